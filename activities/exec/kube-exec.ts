@@ -1,0 +1,208 @@
+// Runs a command in a pod container through the Kubernetes exec API (a websocket to the
+// apiserver, proxied to the node's kubelet). The exit code arrives as a V1Status on the status
+// channel; a stream that ends without one is a transport failure, not an exit code.
+import { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { Exec, type KubeConfig, type V1Status } from '@kubernetes/client-node';
+import {
+  DEFAULT_EXEC_TIMEOUT_MS,
+  describeExec,
+  ExecTransportError,
+  type ExecOptions,
+  type ExecResult,
+  type ExecTarget,
+  type ExecTransport,
+} from './transport.js';
+
+/** The one method used from client-node's Exec, so tests can stand in for the apiserver. */
+export type ExecClient = Pick<Exec, 'exec'>;
+
+export interface KubeExecOptions {
+  /** Connection attempts per run (see shouldRetry). Default 3. */
+  readonly maxAttempts?: number;
+  /** Delay before the first retry; doubles after each. Default 200 ms. */
+  readonly backoffMs?: number;
+  readonly defaultTimeoutMs?: number;
+  /**
+   * Also retry when the socket opened but closed before any output or status. Off by default:
+   * the kubelet answers the upgrade before it starts the command, so the command may have run,
+   * and re-running a non-idempotent command (virtual add) would then be refused. Only for
+   * read-only callers.
+   */
+  readonly retryEarlyDrops?: boolean;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** How one attempt ended. */
+export type AttemptOutcome =
+  | { readonly kind: 'completed'; readonly result: ExecResult }
+  | { readonly kind: 'start-failed'; readonly message: string }
+  | { readonly kind: 'connect-failed'; readonly message: string }
+  | { readonly kind: 'dropped'; readonly sawOutput: boolean }
+  | { readonly kind: 'timeout' }
+  | { readonly kind: 'aborted' };
+
+type StatusMeaning = { readonly exitCode: number } | { readonly startFailure: string };
+
+/**
+ * Success → exit 0. Failure with an ExitCode cause (reason NonZeroExitCode) → that code. Any
+ * other Failure (container not found, executable not found, …) means the command never ran.
+ */
+export function statusToExit(status: V1Status): StatusMeaning {
+  if (status.status === 'Success') return { exitCode: 0 };
+  const cause = status.details?.causes?.find((c) => c.reason === 'ExitCode');
+  if (cause?.message !== undefined && /^\d+$/.test(cause.message)) return { exitCode: Number(cause.message) };
+  // A kubelet reports a non-zero exit as an ExitCode cause. kwok (the local control plane's
+  // kubelet) reports it as an InternalError whose message ends with Go's "exit status N"; the
+  // command did run, so this is its exit code, not a failure to start.
+  const reported = /: exit status (\d+)$/.exec(status.message ?? '');
+  if (status.reason === 'InternalError' && reported) return { exitCode: Number(reported[1]) };
+  return { startFailure: status.message ?? status.reason ?? 'exec failed without an exit code' };
+}
+
+/** Retry only what certainly did not run: a connection that never opened (or, opted in, an early drop). */
+export function shouldRetry(outcome: AttemptOutcome, attempt: number, maxAttempts: number, retryEarlyDrops = false): boolean {
+  if (attempt >= maxAttempts) return false;
+  if (outcome.kind === 'connect-failed') return true;
+  return retryEarlyDrops && outcome.kind === 'dropped' && !outcome.sawOutput;
+}
+
+/** attempt is 1-based: the delay after attempt 1 is baseMs, then 2×, 4×…, capped at 5 s. */
+export function backoffDelayMs(attempt: number, baseMs: number): number {
+  return Math.min(5_000, baseMs * 2 ** (attempt - 1));
+}
+
+export class KubeExecTransport implements ExecTransport {
+  constructor(
+    private readonly client: ExecClient,
+    private readonly options: KubeExecOptions = {},
+  ) {}
+
+  static fromKubeConfig(kc: KubeConfig, options: KubeExecOptions = {}): KubeExecTransport {
+    return new KubeExecTransport(new Exec(kc), options);
+  }
+
+  async run(target: ExecTarget, argv: readonly string[], opts: ExecOptions = {}): Promise<ExecResult> {
+    const what = describeExec(target, argv);
+    const maxAttempts = this.options.maxAttempts ?? 3;
+    const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const deadline = Date.now() + (opts.timeoutMs ?? this.options.defaultTimeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS);
+    for (let attempt = 1; ; attempt++) {
+      if (opts.signal?.aborted) throw new ExecTransportError('aborted', `${what}: aborted`, attempt > 1);
+      const outcome = await attemptExec(this.client, target, argv, deadline - Date.now(), opts.signal);
+      if (outcome.kind === 'completed') return outcome.result;
+      if (!shouldRetry(outcome, attempt, maxAttempts, this.options.retryEarlyDrops)) throw outcomeError(outcome, what, attempt);
+      const delay = backoffDelayMs(attempt, this.options.backoffMs ?? 200);
+      if (Date.now() + delay >= deadline) throw new ExecTransportError('timeout', `${what}: timed out while retrying (${describeOutcome(outcome)})`, false);
+      await sleep(delay);
+    }
+  }
+}
+
+export function outcomeError(outcome: Exclude<AttemptOutcome, { kind: 'completed' }>, what: string, attempts: number): ExecTransportError {
+  const suffix = attempts > 1 ? ` (after ${attempts} attempts)` : '';
+  switch (outcome.kind) {
+    case 'connect-failed':
+      return new ExecTransportError('connect', `${what}: ${describeOutcome(outcome)}${suffix}`, false);
+    case 'start-failed':
+      return new ExecTransportError('start', `${what}: ${describeOutcome(outcome)}`, false);
+    case 'dropped':
+      return new ExecTransportError('dropped', `${what}: ${describeOutcome(outcome)}`, true);
+    case 'timeout':
+      return new ExecTransportError('timeout', `${what}: ${describeOutcome(outcome)}`, true);
+    case 'aborted':
+      return new ExecTransportError('aborted', `${what}: ${describeOutcome(outcome)}`, true);
+  }
+}
+
+function describeOutcome(outcome: Exclude<AttemptOutcome, { kind: 'completed' }>): string {
+  switch (outcome.kind) {
+    case 'connect-failed':
+      return `could not connect: ${outcome.message}`;
+    case 'start-failed':
+      return `command did not start: ${outcome.message}`;
+    case 'dropped':
+      return `stream closed without an exit status${outcome.sawOutput ? ' after output arrived' : ''}; the command may have run`;
+    case 'timeout':
+      return 'timed out waiting for the exit status; the command may have run';
+    case 'aborted':
+      return 'aborted; the command may have run';
+  }
+}
+
+type ExecSocket = Awaited<ReturnType<Exec['exec']>>;
+
+/** One websocket session: resolves with how it ended, never rejects. */
+function attemptExec(client: ExecClient, target: ExecTarget, argv: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<AttemptOutcome> {
+  return new Promise((resolve) => {
+    const stdoutChunks: Buffer[] = [];
+    const stderrChunks: Buffer[] = [];
+    let sawOutput = false;
+    let status: V1Status | undefined;
+    let socket: ExecSocket | undefined;
+    let settled = false;
+    const collector = (chunks: Buffer[]) => {
+      const stream = new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          if (chunk.length > 0) sawOutput = true;
+          chunks.push(Buffer.from(chunk));
+          callback();
+        },
+      });
+      stream.on('error', () => undefined); // a late write after end() must not crash the worker
+      return stream;
+    };
+    const stdout = collector(stdoutChunks);
+    const stderr = collector(stderrChunks);
+
+    const settle = (outcome: AttemptOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      socket?.close();
+      resolve(outcome);
+    };
+    const timer = setTimeout(() => settle({ kind: 'timeout' }), Math.max(0, timeoutMs));
+    const onAbort = () => settle({ kind: 'aborted' });
+    signal?.addEventListener('abort', onAbort, { once: true });
+
+    const onStatus = (s: V1Status) => {
+      status = s;
+      void complete(s);
+    };
+    const complete = async (s: V1Status) => {
+      // client-node ends both streams before reporting the status; wait until they have flushed.
+      for (const stream of [stdout, stderr]) if (!stream.writableEnded) stream.end();
+      await Promise.all([finished(stdout), finished(stderr)]).catch(() => undefined);
+      const meaning = statusToExit(s);
+      if ('startFailure' in meaning) return settle({ kind: 'start-failed', message: meaning.startFailure });
+      settle({
+        kind: 'completed',
+        result: { stdout: Buffer.concat(stdoutChunks).toString('utf8'), stderr: Buffer.concat(stderrChunks).toString('utf8'), exitCode: meaning.exitCode },
+      });
+    };
+
+    client.exec(target.namespace, target.pod, target.container ?? '', [...argv], stdout, stderr, null, false, onStatus).then(
+      (ws) => {
+        socket = ws;
+        if (settled) {
+          ws.close();
+          return;
+        }
+        const onClose = () => {
+          if (status === undefined) settle({ kind: 'dropped', sawOutput });
+        };
+        if (ws.readyState === ws.CLOSED) onClose();
+        else ws.on('close', onClose);
+      },
+      (err: unknown) => settle({ kind: 'connect-failed', message: err instanceof Error ? err.message : describeError(err) }),
+    );
+  });
+}
+
+/** ws rejects the handshake with an ErrorEvent-like object, not always an Error. */
+function describeError(err: unknown): string {
+  if (typeof err === 'object' && err !== null && 'message' in err) return String((err as { message: unknown }).message);
+  return String(err);
+}

@@ -1,0 +1,60 @@
+// Running a command "in a pod": the operator's only way to reach weka-sign-drive and weka. Two
+// implementations: kube-exec.ts (the Kubernetes exec API, production and the local control plane)
+// and local-exec.ts (a local process, for unit tests).
+
+/** The container a command runs in. Without `container`, the pod's default container. */
+export interface ExecTarget {
+  readonly namespace: string;
+  readonly pod: string;
+  readonly container?: string;
+}
+
+export interface ExecOptions {
+  /** Give up after this long; the command may still have run (see ExecTransportError). */
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** A command that ran to completion, whatever its exit code. */
+export interface ExecResult {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly exitCode: number;
+}
+
+export interface ExecTransport {
+  /** argv is passed as is, never through a shell. Rejects only with ExecTransportError. */
+  run(target: ExecTarget, argv: readonly string[], opts?: ExecOptions): Promise<ExecResult>;
+}
+
+export const EXEC_TRANSPORT_ERROR = 'ExecTransportError';
+
+export const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
+
+/**
+ * connect: no connection to the container (command did not run);
+ * start:   connected, but the runtime could not start the command (e.g. executable not found);
+ * dropped: the stream ended without an exit status (the command may have run);
+ * timeout / aborted: we stopped waiting (the command may have run, or may still be running).
+ */
+export type ExecFailureKind = 'connect' | 'start' | 'dropped' | 'timeout' | 'aborted';
+
+/** No exit code came back. Retryable: the caller's idempotency probe settles what happened. */
+export class ExecTransportError extends Error {
+  override readonly name = EXEC_TRANSPORT_ERROR;
+  readonly kind: ExecFailureKind;
+  /** False only when the command certainly did not run. */
+  readonly commandMayHaveRun: boolean;
+
+  constructor(kind: ExecFailureKind, message: string, commandMayHaveRun: boolean) {
+    super(message);
+    this.kind = kind;
+    this.commandMayHaveRun = commandMayHaveRun;
+  }
+}
+
+/** "ns/pod[/container]: argv..." for error messages. */
+export function describeExec(target: ExecTarget, argv: readonly string[]): string {
+  const where = `${target.namespace}/${target.pod}${target.container ? `/${target.container}` : ''}`;
+  return `${where}: ${argv.join(' ')}`;
+}

@@ -1,0 +1,42 @@
+// Installs the project's CRDs (crds/*.yaml) by server-side apply and waits until each is Established.
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { ApiextensionsV1Api, KubernetesObjectApi, loadAllYaml, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+
+export const CRD_DIR = fileURLToPath(new URL('../../crds/', import.meta.url));
+
+export async function readCrds(dir = CRD_DIR): Promise<KubernetesObject[]> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
+  const docs: KubernetesObject[] = [];
+  for (const file of files) {
+    // loadAllYaml turns the documents into client-node's model objects. KubernetesObjectApi
+    // serializes through those models, and would silently drop keys such as
+    // x-kubernetes-validations from a plain parsed object.
+    for (const obj of loadAllYaml(await readFile(join(dir, file), 'utf8')) as (KubernetesObject | null)[]) {
+      if (obj?.kind === 'CustomResourceDefinition') docs.push(obj);
+    }
+  }
+  return docs;
+}
+
+export async function installCrds(kc: KubeConfig, deadlineMs: number, dir = CRD_DIR): Promise<string[]> {
+  const crds = await readCrds(dir);
+  const objects = KubernetesObjectApi.makeApiClient(kc);
+  for (const crd of crds) {
+    await objects.patch(crd, undefined, undefined, 'weka-drives-controlplane', true, PatchStrategy.ServerSideApply);
+  }
+  const ext = kc.makeApiClient(ApiextensionsV1Api);
+  const names = crds.map((c) => c.metadata?.name ?? '');
+  const started = Date.now();
+  for (const name of names) {
+    for (;;) {
+      const crd = await ext.readCustomResourceDefinition({ name });
+      const established = crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+      if (established) break;
+      if (Date.now() - started > deadlineMs) throw new Error(`CRD ${name} was not Established within ${deadlineMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return names;
+}

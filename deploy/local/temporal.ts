@@ -1,0 +1,70 @@
+// The Temporal CLI's dev server with SQLite persistence, its Web UI, and the project's search
+// attributes. Restarting it on the same database file keeps every workflow.
+import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { startServer, waitUntilReady, type ServerProcess } from './processes.js';
+
+/** Custom search attributes the operator sets on its workflows (all Keyword). */
+export const SEARCH_ATTRIBUTES = ['WekaNode', 'WekaCluster', 'WekaContainer', 'WekaPhase'] as const;
+
+export interface TemporalOptions {
+  binary: string;
+  dbFile: string;
+  port: number;
+  uiPort: number;
+  httpPort: number;
+  metricsPort: number;
+  namespace: string;
+  logDir: string;
+  deadlineMs: number;
+}
+
+export interface TemporalServer {
+  process: ServerProcess;
+  address: string;
+  uiUrl: string;
+}
+
+async function searchAttributesRegistered(address: string, namespace: string): Promise<boolean> {
+  const connection = await Connection.connect({ address, connectTimeout: 2000 });
+  try {
+    const res = await connection.operatorService.listSearchAttributes({ namespace });
+    const custom = Object.keys(res.customAttributes ?? {});
+    return SEARCH_ATTRIBUTES.every((name) => custom.includes(name));
+  } finally {
+    await connection.close();
+  }
+}
+
+export async function startTemporal(o: TemporalOptions): Promise<TemporalServer> {
+  const address = `127.0.0.1:${o.port}`;
+  const uiUrl = `http://127.0.0.1:${o.uiPort}`;
+  const proc = startServer({
+    name: 'temporal',
+    command: o.binary,
+    args: [
+      'server',
+      'start-dev',
+      '--ip=127.0.0.1',
+      `--port=${o.port}`,
+      `--ui-port=${o.uiPort}`,
+      `--http-port=${o.httpPort}`,
+      `--metrics-port=${o.metricsPort}`,
+      `--db-filename=${o.dbFile}`,
+      `--namespace=${o.namespace}`,
+      ...SEARCH_ATTRIBUTES.map((name) => `--search-attribute=${name}=Keyword`),
+      '--log-level=warn',
+    ],
+    logPath: join(o.logDir, 'temporal.log'),
+  });
+  await waitUntilReady(
+    proc,
+    async () => {
+      if (!(await searchAttributesRegistered(address, o.namespace))) return false;
+      const ui = await fetch(uiUrl);
+      return ui.ok;
+    },
+    o.deadlineMs,
+  );
+  return { process: proc, address, uiUrl };
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Builds the local control plane's servers from Go modules, once per machine.
+#
+# Each tool lands in $WEKA_TOOLS_CACHE/<tool>-<version>/bin (default ~/.cache/weka-drives); a
+# directory that already holds its binary is never rebuilt, so a fresh clone of the repository
+# reuses what the machine built before. Prints one line per tool and exits non-zero, naming the
+# tool and its build log, when Go is missing or a build fails.
+#
+# Usage: build-tools.sh [--print-env] [tool ...]   (tools: temporal kwok etcd kube-apiserver helm)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cache=${WEKA_TOOLS_CACHE:-$HOME/.cache/weka-drives}
+
+# The versions are part of the cache key; change them here and the next run builds anew.
+TEMPORAL_VERSION=v1.5.1
+KWOK_VERSION=v0.8.0
+HELM_VERSION=v3.21.4
+ETCD_VERSION=$(awk '$1 == "require" && $2 == "go.etcd.io/etcd/server/v3" {print $3}' "$here/etcd/go.mod")
+KUBE_VERSION=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' "$here/kube-apiserver/go.mod")
+
+dir_of() {
+  case "$1" in
+    temporal) echo "$cache/temporal-$TEMPORAL_VERSION" ;;
+    kwok) echo "$cache/kwok-$KWOK_VERSION" ;;
+    helm) echo "$cache/helm-$HELM_VERSION" ;;
+    etcd) echo "$cache/etcd-$ETCD_VERSION" ;;
+    kube-apiserver) echo "$cache/kube-apiserver-$KUBE_VERSION" ;;
+    *) echo "build-tools: unknown tool '$1'" >&2; exit 2 ;;
+  esac
+}
+
+if [[ ${1:-} == --print-env ]]; then
+  shift
+  for tool in temporal kwok etcd kube-apiserver helm; do
+    var=$(echo "${tool}_BIN" | tr 'a-z-' 'A-Z_')
+    echo "WEKA_${var}=$(dir_of "$tool")/bin/$tool"
+  done
+  exit 0
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  echo "build-tools: Go is not installed (need Go >= 1.25 to build the local control plane's servers)." >&2
+  exit 1
+fi
+
+build() {
+  local tool=$1 dir bin log started
+  dir=$(dir_of "$tool")
+  bin="$dir/bin/$tool"
+  if [[ -x $bin ]]; then
+    echo "build-tools: $tool cached at $bin"
+    return 0
+  fi
+  mkdir -p "$dir"
+  log="$dir/build.log"
+  started=$(date +%s)
+  echo "build-tools: building $tool into $dir (log: $log) ..."
+  # Build into a scratch directory first so an interrupted build never looks cached.
+  local tmp="$dir/bin.partial"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  if ! (
+    set -e
+    export GOFLAGS=-mod=mod CGO_ENABLED=0
+    case "$tool" in
+      temporal) GOBIN="$tmp" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_VERSION" ;;
+      kwok) GOBIN="$tmp" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" ;;
+      helm) GOBIN="$tmp" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" ;;
+      etcd) cd "$here/etcd" && go build -trimpath -o "$tmp/etcd" . ;;
+      kube-apiserver) cd "$here/kube-apiserver" && go build -trimpath -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver ;;
+    esac
+  ) >"$log" 2>&1; then
+    echo "build-tools: FAILED to build $tool; the last lines of $log:" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+  rm -rf "$dir/bin" && mv "$tmp" "$dir/bin"
+  echo "build-tools: built $tool in $(($(date +%s) - started)) s"
+}
+
+tools=("$@")
+[[ ${#tools[@]} -gt 0 ]] || tools=(temporal kwok etcd kube-apiserver helm)
+for tool in "${tools[@]}"; do build "$tool"; done

@@ -1,0 +1,160 @@
+// The simulator's command runner. Every command runs under the node lock and is appended to the
+// node's commands.log; `weka` commands also take the shared cluster lock (always node first, then
+// cluster, so two commands can never wait on each other). Handlers change in-memory state; this
+// runner writes back what changed, then applies any "fail after effect" fault.
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { loadClusters, saveClusters } from './cluster-state.js';
+import { drawFaults, readFaults, runFaultsCommand, type FaultDraw } from './faults.js';
+import { runInitNode } from './init-node.js';
+import { LockTimeoutError, sleep, withLock } from './lock.js';
+import { appendLog, ensureNodeDirs, loadDevices, saveDevice, simPaths, type LogEntry, type SimPaths } from './node-state.js';
+import {
+  EXIT_INTERNAL, EXIT_OK, EXIT_REFUSED, EXIT_TEMPFAIL, EXIT_USAGE,
+  SimRefusal, UsageError, type SimResult, type ToolOutput,
+} from './outcome.js';
+import { runSignDrive, type NodeView } from './sign-drive-tool.js';
+import { runWeka } from './weka-tool.js';
+
+export const SIM_USAGE = `usage:
+  weka-sim --state DIR [--clusters DIR] -- weka-sign-drive ARGS...
+  weka-sim --state DIR [--clusters DIR] -- weka ARGS...
+  weka-sim --state DIR init-node --device PATH:GIB:TLC|QLC[:SERIAL] [--device ...]
+  weka-sim --state DIR faults [--latency-ms N] [--fail-rate P] [--fail-after-effect-rate P] [--seed S]
+  weka-sim --state DIR faults --clear`;
+
+interface Invocation {
+  readonly state: string;
+  readonly clusters: string | undefined;
+  /** 'tool': argv after "--" is a weka-sign-drive or weka command line. */
+  readonly kind: 'tool' | 'init-node' | 'faults';
+  readonly argv: readonly string[];
+}
+
+const NO_FAULT: FaultDraw = { failBeforeEffect: false, failAfterEffect: false };
+
+export async function runSimulator(args: readonly string[]): Promise<SimResult> {
+  let invocation: Invocation;
+  try {
+    invocation = parseGlobal(args);
+  } catch (err) {
+    if (err instanceof UsageError) return { exitCode: EXIT_USAGE, stdout: '', stderr: `weka-sim: ${err.message}\n${SIM_USAGE}\n` };
+    throw err;
+  }
+  const { kind, argv } = invocation;
+  const paths = simPaths(invocation.state, invocation.clusters);
+  try {
+    await ensureNodeDirs(paths);
+    if (kind === 'tool') return await runTool(paths, argv);
+    return await withLock(paths.nodeLock, () =>
+      runLogged(paths, [kind, ...argv], NO_FAULT, () =>
+        kind === 'faults' ? runFaultsCommand(argv, paths) : withDevices(paths, (node) => runInitNode(argv, node)),
+      ),
+    );
+  } catch (err) {
+    if (err instanceof LockTimeoutError) return { exitCode: EXIT_TEMPFAIL, stdout: '', stderr: `weka-sim: ${err.message}\n` };
+    return { exitCode: EXIT_INTERNAL, stdout: '', stderr: `weka-sim: internal error: ${errorText(err)}\n` };
+  }
+}
+
+function parseGlobal(args: readonly string[]): Invocation {
+  let state: string | undefined;
+  let clusters: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--state' || arg === '--clusters') {
+      const value = args[++i];
+      if (value === undefined || value === '') throw new UsageError(`${arg} needs a directory`);
+      if (arg === '--state') state = value;
+      else clusters = value;
+      continue;
+    }
+    if (state === undefined) throw new UsageError('--state DIR is required before the command');
+    const rest = args.slice(i + 1);
+    if (arg === '--') {
+      if (rest.length === 0) throw new UsageError('no command after --');
+      return { state, clusters, kind: 'tool', argv: rest };
+    }
+    if (arg === 'init-node' || arg === 'faults') return { state, clusters, kind: arg, argv: rest };
+    throw new UsageError(`unknown command ${JSON.stringify(arg)}`);
+  }
+  throw new UsageError('no command given');
+}
+
+async function runTool(paths: SimPaths, argv: readonly string[]): Promise<SimResult> {
+  // Latency is spent outside the lock: a slow command does not stall the node's other commands.
+  const latency = (await readFaults(paths))?.latencyMs ?? 0;
+  if (latency > 0) await sleep(latency);
+  return withLock(paths.nodeLock, async () => {
+    const settings = await readFaults(paths);
+    const draw = settings ? await drawFaults(paths, settings) : NO_FAULT;
+    return runLogged(paths, argv, draw, () => applyTool(paths, argv));
+  });
+}
+
+async function applyTool(paths: SimPaths, argv: readonly string[]): Promise<ToolOutput> {
+  const [tool = '', ...rest] = argv;
+  switch (basename(tool)) {
+    case 'weka-sign-drive':
+      return withDevices(paths, (node) => runSignDrive(rest, node, randomUUID));
+    case 'weka':
+      await mkdir(paths.clustersDir, { recursive: true });
+      return withDevices(paths, (node) =>
+        withLock(paths.clustersLock, async () => {
+          const clusters = await loadClusters(paths);
+          const before = JSON.stringify(clusters);
+          const out = runWeka(rest, { node, clusters, newUUID: randomUUID });
+          if (JSON.stringify(clusters) !== before) await saveClusters(paths, clusters);
+          return out;
+        }),
+      );
+    default:
+      throw new UsageError(`unknown tool ${JSON.stringify(tool)}; the simulator answers weka-sign-drive and weka`);
+  }
+}
+
+/** Loads the node's device headers, runs fn, and writes back the headers fn changed. */
+async function withDevices(paths: SimPaths, fn: (node: NodeView) => ToolOutput | Promise<ToolOutput>): Promise<ToolOutput> {
+  const devices = await loadDevices(paths);
+  const before = new Map([...devices].map(([path, header]) => [path, JSON.stringify(header)]));
+  const out = await fn({ nodeName: paths.nodeName, devices });
+  for (const [path, header] of devices) {
+    if (before.get(path) !== JSON.stringify(header)) await saveDevice(paths, header);
+  }
+  return out;
+}
+
+/** Runs one command under the node lock and appends its outcome to commands.log. */
+async function runLogged(paths: SimPaths, argv: readonly string[], draw: FaultDraw, fn: () => Promise<ToolOutput>): Promise<SimResult> {
+  const tool = basename(argv[0] ?? 'weka-sim');
+  const log = (exitCode: number, rest: Partial<LogEntry> = {}) =>
+    appendLog(paths, { time: new Date().toISOString(), argv, exitCode, changes: [], ...rest });
+  if (draw.failBeforeEffect) {
+    const message = 'simulated failure (fault injection); nothing was changed';
+    await log(EXIT_TEMPFAIL, { fault: 'fail-before-effect', message });
+    return { exitCode: EXIT_TEMPFAIL, stdout: '', stderr: `${tool}: ${message}\n` };
+  }
+  let out: ToolOutput;
+  try {
+    out = await fn();
+  } catch (err) {
+    if (err instanceof LockTimeoutError) throw err; // the cluster lock: reported as exit 75 by runSimulator
+    const exitCode = err instanceof SimRefusal ? EXIT_REFUSED : err instanceof UsageError ? EXIT_USAGE : EXIT_INTERNAL;
+    const message = exitCode === EXIT_INTERNAL ? `internal error: ${errorText(err)}` : errorText(err);
+    await log(exitCode, { message });
+    return { exitCode, stdout: '', stderr: `${tool}: ${message}\n` };
+  }
+  if (draw.failAfterEffect) {
+    // The change is on disk; the caller sees a crash and never gets the answer.
+    const message = 'simulated crash after the change was made (fault injection)';
+    await log(EXIT_TEMPFAIL, { changes: out.changes, fault: 'fail-after-effect', message });
+    return { exitCode: EXIT_TEMPFAIL, stdout: '', stderr: `${tool}: ${message}\n` };
+  }
+  await log(EXIT_OK, { changes: out.changes });
+  return { exitCode: EXIT_OK, stdout: out.stdout, stderr: '' };
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,45 @@
+// How a simulated command ends. Exit codes follow sysexits.h and match REFUSAL_EXIT_CODES in
+// src/weka/call.ts, which is how the operator tells a refusal from a transient failure.
+
+export const EXIT_OK = 0;
+/** Bad argv: unknown command, missing or malformed option. Refusal. */
+export const EXIT_USAGE = 64;
+/** The request conflicts with the device or cluster state. Refusal. */
+export const EXIT_REFUSED = 65;
+/** A bug or a corrupt state file. Transient as far as the operator can tell. */
+export const EXIT_INTERNAL = 70;
+/** Injected fault, or the state lock could not be taken in time. Transient. */
+export const EXIT_TEMPFAIL = 75;
+/** The simulator is not set up (e.g. the shim has no WEKA_SIM_STATE). Refusal. */
+export const EXIT_CONFIG = 78;
+
+/** What the real tool would refuse; reported on stderr with exit 65. */
+export class SimRefusal extends Error {}
+
+/** Malformed arguments; reported on stderr with exit 64. */
+export class UsageError extends Error {}
+
+export interface SimResult {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** One state change, recorded in commands.log so tests can count what really happened. */
+export type Change =
+  | { readonly kind: 'device-init'; readonly device: string; readonly capacityGiB: number; readonly type: string; readonly serial: string }
+  | { readonly kind: 'sign-proxy'; readonly device: string; readonly physicalUUID: string }
+  | { readonly kind: 'virtual-add'; readonly device: string; readonly virtualUUID: string; readonly ownerClusterGUID: string; readonly sizeGiB: number }
+  | { readonly kind: 'virtual-remove'; readonly device: string; readonly virtualUUID: string; readonly ownerClusterGUID: string }
+  | { readonly kind: 'cluster-create'; readonly name: string; readonly guid: string }
+  | { readonly kind: 'container-add'; readonly containerId: number; readonly clusterGUID: string; readonly name: string; readonly hostname: string }
+  | { readonly kind: 'drive-add'; readonly driveUUID: string; readonly virtualUUID: string; readonly containerId: number }
+  | { readonly kind: 'drive-remove'; readonly driveUUID: string; readonly virtualUUID: string; readonly containerId: number }
+  | { readonly kind: 'faults-set'; readonly faults: unknown }
+  | { readonly kind: 'faults-clear' };
+
+/** What a command handler produced: its stdout and the changes it made to the in-memory state. */
+export interface ToolOutput {
+  readonly stdout: string;
+  readonly changes: readonly Change[];
+}

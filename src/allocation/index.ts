@@ -1,0 +1,59 @@
+// The allocation core: pure functions over plain data. See docs/allocation.md.
+
+export type { ClaimedVirtualDrive, ContainerDriveClaims, DriveSharingRequest, DriveType, DriveTypesRatio, PhysicalDrive, UuidSource, VirtualDrive } from './types.js';
+export { DRIVE_TYPES } from './types.js';
+export { MIN_CHUNK_GIB } from './constants.js';
+
+export type {
+  AllocationError,
+  CapacityShortfallReason,
+  DriveSharingError,
+  DriveSpaceReport,
+  InsufficientDriveCapacityError,
+  InsufficientDrivesError,
+  InvalidAllocationRequestError,
+  InvalidDriveSharingConfigError,
+  PortPurpose,
+  PortsExhaustedError,
+} from './errors.js';
+
+export { allocateVirtualDrives } from './drive-sharing.js';
+export type { DriveSharingInput, DriveSharingResult } from './drive-sharing.js';
+export type { StrategyName, TypeAllocationSummary } from './plan-types.js';
+export { splitCapacityByRatio } from './capacity-mode.js';
+
+export { allocateExclusiveDrives } from './exclusive-drives.js';
+export type { ExclusiveDrivesRequest, ExclusiveDrivesResult } from './exclusive-drives.js';
+
+export {
+  allocateClusterPortRange,
+  allocateContainerPorts,
+  allocateSingletonPorts,
+  CLUSTER_PORT_RANGE_SIZE,
+  CLUSTER_PORT_RANGE_START,
+  containerPortBlocks,
+  SINGLE_PORTS_OFFSET,
+  WEKA_PORT_BLOCK_SIZE,
+} from './ports.js';
+export type { ContainerPorts, PartialSingletonPorts, PortRange, SingletonPorts } from './ports.js';
+export { MAX_PORT } from './port-blocks.js';
+export type { PortBlock } from './port-blocks.js';
+
+export {
+  DEFAULT_ALLOCATION_SETTINGS,
+  DEFAULT_DRIVE_TYPES_RATIO,
+  DEFAULT_ENFORCE_MIN_DRIVES_PER_TYPE_PER_CORE,
+  DEFAULT_MAX_VIRTUAL_DRIVES_PER_CORE,
+  resolveOverrideChain,
+  resolveSettings,
+} from '../settings/index.js';
+export type { AllocationSettings, SettingsOverrides } from '../settings/index.js';
+
+export { decodeSharedDrivesAnnotation, encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../annotations/index.js';
+export type { MalformedAnnotationError, SharedDrivesDecodeResult } from '../annotations/index.js';
+
+export { parsePlanInput } from './plan-input.js';
+export type { PlanInput, PlanInputResult } from './plan-input.js';
+export { formatPlanTable } from './plan-table.js';
+export { parseCommandLine, runPlan, usageOutcome, USAGE } from './plan-command.js';
+export type { CommandLine, CommandOutcome } from './plan-command.js';

@@ -1,0 +1,96 @@
+// WekaCluster: one Weka cluster. Several clusters may select the same nodes; with drive
+// sharing their drive containers share those nodes' physical drives.
+import { Type, type Static } from '@sinclair/typebox';
+import { CAPACITY_CROSS_FIELD_RULES, capacityProperties } from './capacity.js';
+import {
+  celRules,
+  conditionsSchema,
+  MAX_NAME_LENGTH,
+  nodeSelectorSchema,
+  observedGenerationSchema,
+  phaseSchema,
+  portSchema,
+  resourceSchema,
+} from './common.js';
+
+export const WEKA_CLUSTER_KIND = 'WekaCluster';
+export const WEKA_CLUSTER_PLURAL = 'wekaclusters';
+export const WEKA_CLUSTER_SINGULAR = 'wekacluster';
+
+/** Phases the operator writes to status.phase; the schema accepts any string. */
+export const WEKA_CLUSTER_PHASES = ['Pending', 'AllocatingPorts', 'Forming', 'Ready', 'Deleting', 'Error'] as const;
+
+export const DynamicTemplateSchema = Type.Object(
+  {
+    driveContainers: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Number of drive containers of the cluster, at most one per selected node.' }),
+    ),
+    ...capacityProperties('each drive container'),
+  },
+  {
+    description:
+      'Shape of the cluster\'s drive containers, copied into each WekaContainer it creates. Drive sharing is on when driveCapacity (mode 1: numDrives x driveCapacity, TLC only) or containerCapacity (mode 2: split by driveTypesRatio) is set.',
+    ...celRules(...CAPACITY_CROSS_FIELD_RULES),
+  },
+);
+export type DynamicTemplate = Static<typeof DynamicTemplateSchema>;
+
+export const ClusterPortsSpecSchema = Type.Object(
+  {
+    basePort: Type.Optional(portSchema('First port of the cluster\'s port range. Unset: the operator allocates one.')),
+    portRange: Type.Optional(portSchema('Number of ports in the cluster\'s range, starting at basePort. Unset: the operator\'s default.')),
+  },
+  { description: 'Optional overrides of the cluster\'s port range; the ports in use are in status.ports.' },
+);
+
+export const ClusterPortsStatusSchema = Type.Object(
+  {
+    basePort: Type.Optional(portSchema('First port of the cluster\'s allocated port range.')),
+    portRange: Type.Optional(portSchema('Number of ports in the allocated range, starting at basePort.')),
+    lbPort: Type.Optional(portSchema('Cluster-wide load balancer port.')),
+    lbAdminPort: Type.Optional(portSchema('Cluster-wide load balancer admin port.')),
+    s3Port: Type.Optional(portSchema('Cluster-wide S3 port.')),
+  },
+  { description: 'Ports allocated to the cluster: its range and its singleton ports. Written by the cluster workflow.' },
+);
+export type ClusterPortsStatus = Static<typeof ClusterPortsStatusSchema>;
+
+export const WekaClusterSpecSchema = Type.Object(
+  {
+    image: Type.String({ minLength: 1, description: 'Weka container image used by the cluster\'s containers.' }),
+    imagePullSecret: Type.Optional(
+      Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of the Secret, in this namespace, used to pull the image.' }),
+    ),
+    template: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: 'Template name, accepted so Weka operator manifests carry over; this operator always uses dynamicTemplate.',
+      }),
+    ),
+    dynamicTemplate: Type.Optional(DynamicTemplateSchema),
+    nodeSelector: Type.Optional(
+      nodeSelectorSchema('Labels a node must carry to run this cluster\'s containers. Clusters may select the same nodes and share their drives.'),
+    ),
+    ports: Type.Optional(ClusterPortsSpecSchema),
+  },
+  { description: 'Desired state of the Weka cluster.' },
+);
+export type WekaClusterSpec = Static<typeof WekaClusterSpecSchema>;
+
+export const WekaClusterStatusSchema = Type.Object(
+  {
+    phase: Type.Optional(phaseSchema(WEKA_CLUSTER_PHASES)),
+    clusterGUID: Type.Optional(Type.String({ maxLength: 64, description: 'GUID of the Weka cluster once formed.' })),
+    ports: Type.Optional(ClusterPortsStatusSchema),
+    conditions: Type.Optional(conditionsSchema('Detailed observed state, one entry per condition type.')),
+    observedGeneration: Type.Optional(observedGenerationSchema()),
+  },
+  {
+    description:
+      'Observed state, written only through the status subresource by server-side apply (the cluster workflow owns every field). Every field is optional so writers apply only their own.',
+  },
+);
+export type WekaClusterStatus = Static<typeof WekaClusterStatusSchema>;
+
+export const WekaClusterSchema = resourceSchema(WEKA_CLUSTER_KIND, WekaClusterSpecSchema, WekaClusterStatusSchema);
+export type WekaCluster = Static<typeof WekaClusterSchema>;

@@ -1,0 +1,223 @@
+// WekaContainer: one Weka container on one node. This operator acts on drive containers that
+// share drives (mode drive with driveCapacity or containerCapacity) and on the per-node
+// ssdproxy container that owns the physical drives.
+import { Type, type Static } from '@sinclair/typebox';
+import { CAPACITY_CROSS_FIELD_RULES, capacityProperties } from './capacity.js';
+import {
+  celRules,
+  conditionsSchema,
+  MAX_NAME_LENGTH,
+  observedGenerationSchema,
+  phaseSchema,
+  portSchema,
+  resourceSchema,
+  stringSetSchema,
+  VirtualDriveStatusSchema,
+  type CelRule,
+} from './common.js';
+
+export const WEKA_CONTAINER_KIND = 'WekaContainer';
+export const WEKA_CONTAINER_PLURAL = 'wekacontainers';
+export const WEKA_CONTAINER_SINGULAR = 'wekacontainer';
+
+/** The modes of the Weka operator, so its manifests carry over; this operator acts on the last two. */
+export const WEKA_CONTAINER_MODES = [
+  'compute',
+  'client',
+  'dist',
+  'drivers-dist',
+  'drivers-loader',
+  'drivers-builder',
+  'discovery',
+  's3',
+  'adhoc-op-with-container',
+  'adhoc-op',
+  'envoy',
+  'nfs',
+  'smbw',
+  'telemetry',
+  'data-services',
+  'data-services-fe',
+  'drive',
+  'ssdproxy',
+] as const;
+export type WekaContainerMode = (typeof WEKA_CONTAINER_MODES)[number];
+export const DRIVE_SHARING_MODES = ['drive', 'ssdproxy'] as const satisfies readonly WekaContainerMode[];
+
+/** Phases the operator writes to status.phase; the schema accepts any string. */
+export const WEKA_CONTAINER_PHASES = [
+  'Pending',
+  'Allocating',
+  'WaitingForCluster',
+  'Signing',
+  'AddingDrives',
+  'Ready',
+  'Deleting',
+  'Error',
+] as const;
+
+const CHANGE_NOT_SUPPORTED = 'changing the capacity of a drive container (growing, shrinking or re-splitting it) is not supported yet';
+
+/**
+ * "Cannot change once set": a field unset at creation may be set later (the operator or a user
+ * fills it in once), but never changed or removed afterwards.
+ */
+function setOnce(field: string, why: string): CelRule {
+  return {
+    rule: `!has(oldSelf.${field}) || (has(self.${field}) && self.${field} == oldSelf.${field})`,
+    message: `${field} cannot change once set: ${why}`,
+    fieldPath: `.${field}`,
+    reason: 'FieldValueForbidden',
+  };
+}
+
+export const WEKA_CONTAINER_RULES = {
+  modeImmutable: {
+    rule: 'self == oldSelf',
+    message: 'mode cannot change once set: create a new WekaContainer for another mode',
+    reason: 'FieldValueForbidden',
+  },
+  nodeNameSetOnce: setOnce(
+    'nodeName',
+    "a container's virtual drives live on its node; create a new WekaContainer for another node",
+  ),
+  driveCoresSetOnce: setOnce('driveCores', CHANGE_NOT_SUPPORTED),
+  numDrivesSetOnce: setOnce('numDrives', CHANGE_NOT_SUPPORTED),
+  driveCapacitySetOnce: setOnce('driveCapacity', CHANGE_NOT_SUPPORTED),
+  containerCapacitySetOnce: setOnce('containerCapacity', CHANGE_NOT_SUPPORTED),
+  driveTypesRatioSetOnce: setOnce('driveTypesRatio', CHANGE_NOT_SUPPORTED),
+  virtualDriveCountMatches: {
+    rule: '!has(self.virtualDriveCount) || self.virtualDriveCount == (has(self.virtualDrives) ? size(self.virtualDrives) : 0)',
+    message: 'virtualDriveCount must equal the number of entries in virtualDrives',
+    fieldPath: '.virtualDriveCount',
+  },
+} as const satisfies Record<string, CelRule>;
+
+export const WekaContainerSpecSchema = Type.Object(
+  {
+    mode: Type.Union(
+      WEKA_CONTAINER_MODES.map((mode) => Type.Literal(mode)),
+      {
+        description:
+          'What the container runs, as in the Weka operator. This operator acts on drive (a drive container; with driveCapacity or containerCapacity it uses shared drives) and ssdproxy (the per-node proxy that owns the shared physical drives); it leaves the other modes alone. Cannot change once set.',
+        ...celRules(WEKA_CONTAINER_RULES.modeImmutable),
+      },
+    ),
+    nodeName: Type.Optional(
+      Type.String({
+        maxLength: MAX_NAME_LENGTH,
+        description:
+          'Name of the Kubernetes node the container runs on; its virtual drives are carved from this node\'s shared drives. May be left empty and set once later (for example by the WekaCluster that places the container); cannot change once set.',
+      }),
+    ),
+    cluster: Type.Optional(
+      Type.String({
+        maxLength: MAX_NAME_LENGTH,
+        description:
+          'Name of the WekaCluster, in this namespace, the container belongs to. Empty for a standalone container and for the ssdproxy container, which serves every cluster on its node.',
+      }),
+    ),
+    image: Type.String({ minLength: 1, description: 'Weka container image, for example quay.io/weka.io/weka-in-container:4.4.10.183.' }),
+    imagePullSecret: Type.Optional(
+      Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of the Secret, in this namespace, used to pull the image.' }),
+    ),
+    ...capacityProperties('this container'),
+  },
+  {
+    description:
+      'Desired state of the container, written by users or by the WekaCluster controller. mode, nodeName and the capacity fields (driveCores, numDrives, driveCapacity, containerCapacity, driveTypesRatio) cannot change once set.',
+    ...celRules(
+      ...CAPACITY_CROSS_FIELD_RULES,
+      WEKA_CONTAINER_RULES.nodeNameSetOnce,
+      WEKA_CONTAINER_RULES.driveCoresSetOnce,
+      WEKA_CONTAINER_RULES.numDrivesSetOnce,
+      WEKA_CONTAINER_RULES.driveCapacitySetOnce,
+      WEKA_CONTAINER_RULES.containerCapacitySetOnce,
+      WEKA_CONTAINER_RULES.driveTypesRatioSetOnce,
+    ),
+  },
+);
+export type WekaContainerSpec = Static<typeof WekaContainerSpecSchema>;
+
+/** At most this many virtual drives per container; bounds list sizes for CEL cost and etcd size. */
+export const MAX_VIRTUAL_DRIVES = 256;
+
+export const ContainerAllocationsSchema = Type.Object(
+  {
+    drives: Type.Optional(
+      stringSetSchema(
+        'Serial numbers of whole physical drives allocated exclusively to this container (when not sharing drives).',
+        { description: 'Serial number of a physical drive.', maxLength: 128 },
+        MAX_VIRTUAL_DRIVES,
+      ),
+    ),
+    wekaPort: Type.Optional(portSchema('First port of the port range allocated to the Weka container.')),
+    agentPort: Type.Optional(portSchema('Port allocated to the Weka agent of the container.')),
+    virtualDrives: Type.Optional(
+      Type.Array(VirtualDriveStatusSchema, {
+        maxItems: MAX_VIRTUAL_DRIVES,
+        description: 'Virtual drives allocated to this container from the node\'s shared physical drives; the source of truth for capacity claims on the node.',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['virtualUUID'],
+      }),
+    ),
+    virtualDriveCount: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: 'Number of entries in virtualDrives, written with them, because a printer column cannot count a list.',
+      }),
+    ),
+  },
+  {
+    description: 'Resources allocated to this container. Written by the container workflow.',
+    ...celRules(WEKA_CONTAINER_RULES.virtualDriveCountMatches),
+  },
+);
+export type ContainerAllocations = Static<typeof ContainerAllocationsSchema>;
+
+export const AddedDriveSchema = Type.Object(
+  {
+    uuid: Type.String({ maxLength: 64, description: 'UUID of the drive in the Weka cluster (weka cluster drive list).' }),
+    serial: Type.Optional(Type.String({ maxLength: 128, description: 'Serial number of the physical drive.' })),
+    virtualUUID: Type.Optional(Type.String({ maxLength: 64, description: 'Virtual drive this Weka drive is, when sharing drives.' })),
+  },
+  { description: 'A drive that was added to the Weka cluster.' },
+);
+export type AddedDrive = Static<typeof AddedDriveSchema>;
+
+export const WekaContainerStatusSchema = Type.Object(
+  {
+    phase: Type.Optional(phaseSchema(WEKA_CONTAINER_PHASES)),
+    clusterGUID: Type.Optional(Type.String({ maxLength: 64, description: 'GUID of the Weka cluster the container joined.' })),
+    containerID: Type.Optional(Type.Integer({ minimum: 0, description: 'Id of the container inside the Weka cluster.' })),
+    allocations: Type.Optional(ContainerAllocationsSchema),
+    addedVirtualDrives: Type.Optional(
+      stringSetSchema(
+        'Virtual UUIDs that completed allocate, sign (weka-sign-drive virtual add) and add (weka cluster drive add); they are skipped on retries.',
+        { description: 'A virtual UUID from allocations.virtualDrives.', maxLength: 64 },
+        MAX_VIRTUAL_DRIVES,
+      ),
+    ),
+    addedDrives: Type.Optional(
+      Type.Array(AddedDriveSchema, {
+        maxItems: MAX_VIRTUAL_DRIVES,
+        description: 'Drives added to the Weka cluster, as Weka tracks them; removed from the cluster on teardown.',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['uuid'],
+      }),
+    ),
+    conditions: Type.Optional(conditionsSchema('Detailed observed state, one entry per condition type.')),
+    observedGeneration: Type.Optional(observedGenerationSchema()),
+    workflowID: Type.Optional(
+      Type.String({ maxLength: 512, description: 'Id of the Temporal workflow that drives this container. Written by the watcher.' }),
+    ),
+  },
+  {
+    description:
+      'Observed state, written only through the status subresource by server-side apply: the container workflow owns phase, clusterGUID, containerID, allocations, addedVirtualDrives, addedDrives, conditions and observedGeneration; the watcher owns workflowID. Every field is optional so each writer applies only its own.',
+  },
+);
+export type WekaContainerStatus = Static<typeof WekaContainerStatusSchema>;
+
+export const WekaContainerSchema = resourceSchema(WEKA_CONTAINER_KIND, WekaContainerSpecSchema, WekaContainerStatusSchema);
+export type WekaContainer = Static<typeof WekaContainerSchema>;

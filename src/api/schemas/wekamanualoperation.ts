@@ -1,0 +1,162 @@
+// WekaManualOperation: a one-off operation a user asks for. This operator runs sign-drives, and
+// with `shared: true` signs physical drives for the ssdproxy so several clusters can share them.
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  celRules,
+  conditionsSchema,
+  MAX_NAME_LENGTH,
+  nodeSelectorSchema,
+  observedGenerationSchema,
+  phaseSchema,
+  resourceSchema,
+  type CelRule,
+} from './common.js';
+
+export const WEKA_MANUAL_OPERATION_KIND = 'WekaManualOperation';
+export const WEKA_MANUAL_OPERATION_PLURAL = 'wekamanualoperations';
+export const WEKA_MANUAL_OPERATION_SINGULAR = 'wekamanualoperation';
+
+export const SIGN_DRIVES_ACTION = 'sign-drives';
+
+/** Phases the operator writes to status.phase; the schema accepts any string. */
+export const WEKA_MANUAL_OPERATION_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed'] as const;
+
+/** Longest device path and most paths per operation; bounds the CEL cost of the path rule. */
+export const MAX_DEVICE_PATH_LENGTH = 256;
+export const MAX_DEVICE_PATHS = 64;
+
+export const WEKA_MANUAL_OPERATION_RULES = {
+  signDrivesNeedsNodeSelector: {
+    rule: `self.action != '${SIGN_DRIVES_ACTION}' || (has(self.payload.signDrivesPayload) && has(self.payload.signDrivesPayload.nodeSelector) && size(self.payload.signDrivesPayload.nodeSelector) > 0)`,
+    message:
+      'sign-drives needs payload.signDrivesPayload.nodeSelector with at least one label: signing erases drives, so the nodes must be chosen explicitly',
+    fieldPath: '.payload.signDrivesPayload.nodeSelector',
+    reason: 'FieldValueRequired',
+  },
+  devicePathsNeededForDevicePaths: {
+    rule: "self.type != 'device-paths' || (has(self.devicePaths) && size(self.devicePaths) > 0)",
+    message: 'type device-paths needs at least one entry in devicePaths',
+    fieldPath: '.devicePaths',
+    reason: 'FieldValueRequired',
+  },
+  devicePathShape: {
+    // Each path component starts with a letter, digit or underscore, so ".." cannot climb out of /dev.
+    rule: "self.matches('^/dev/[A-Za-z0-9_][A-Za-z0-9._:+-]*(/[A-Za-z0-9_][A-Za-z0-9._:+-]*)*$')",
+    message: 'devicePaths entries must be device paths under /dev, such as /dev/nvme0n1 or /dev/disk/by-id/nvme-...',
+  },
+} as const satisfies Record<string, CelRule>;
+
+export const SignDrivesPayloadSchema = Type.Object(
+  {
+    type: Type.String({
+      maxLength: 64,
+      description:
+        'How the drives to sign are chosen on each selected node: device-paths (the listed devicePaths), all-not-root (every drive except the root disk), aws-all or gcp-all (every local NVMe drive of the cloud instance), as in the Weka operator.',
+    }),
+    nodeSelector: Type.Optional(
+      nodeSelectorSchema('Labels of the nodes whose drives are signed. Required for sign-drives: signing erases drives.'),
+    ),
+    devicePaths: Type.Optional(
+      Type.Array(
+        Type.String({
+          maxLength: MAX_DEVICE_PATH_LENGTH,
+          description: 'A device path such as /dev/nvme0n1.',
+          ...celRules(WEKA_MANUAL_OPERATION_RULES.devicePathShape),
+        }),
+        { maxItems: MAX_DEVICE_PATHS, description: 'Device paths to sign when type is device-paths.' },
+      ),
+    ),
+    shared: Type.Optional(
+      Type.Boolean({
+        description:
+          'Sign the drives for the ssdproxy (weka-sign-drive sign proxy) so several Weka clusters can share them through virtual drives, instead of for one cluster.',
+      }),
+    ),
+  },
+  {
+    description: 'Parameters of sign-drives.',
+    ...celRules(WEKA_MANUAL_OPERATION_RULES.devicePathsNeededForDevicePaths),
+  },
+);
+export type SignDrivesPayload = Static<typeof SignDrivesPayloadSchema>;
+
+export const WekaManualOperationSpecSchema = Type.Object(
+  {
+    action: Type.String({
+      maxLength: 64,
+      description: `Operation to run. This operator runs ${SIGN_DRIVES_ACTION}; it leaves the Weka operator's other actions alone.`,
+    }),
+    image: Type.Optional(Type.String({ description: 'Weka container image to run the operation with, when it needs one.' })),
+    imagePullSecret: Type.Optional(
+      Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of the Secret, in this namespace, used to pull the image.' }),
+    ),
+    payload: Type.Object(
+      { signDrivesPayload: Type.Optional(SignDrivesPayloadSchema) },
+      { description: 'Parameters of the action, one member per action.' },
+    ),
+  },
+  {
+    description: 'The operation to run. Not changed by the operator.',
+    ...celRules(WEKA_MANUAL_OPERATION_RULES.signDrivesNeedsNodeSelector),
+  },
+);
+export type WekaManualOperationSpec = Static<typeof WekaManualOperationSpecSchema>;
+
+export const SignedDriveSchema = Type.Object(
+  {
+    uuid: Type.String({ maxLength: 64, description: 'UUID written onto the drive by signing.' }),
+    serial: Type.Optional(Type.String({ maxLength: 128, description: 'Serial number of the drive.' })),
+    capacityGiB: Type.Optional(Type.Integer({ format: 'int64', minimum: 0, description: 'Capacity of the drive, in GiB.' })),
+    type: Type.Optional(Type.String({ maxLength: 16, description: 'Type of the drive: TLC or QLC.' })),
+    devicePath: Type.Optional(Type.String({ maxLength: MAX_DEVICE_PATH_LENGTH, description: 'Device path the drive was signed at.' })),
+  },
+  { description: 'A drive that was signed.' },
+);
+export type SignedDrive = Static<typeof SignedDriveSchema>;
+
+export const NodeResultSchema = Type.Object(
+  {
+    node: Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of the node.' }),
+    drives: Type.Optional(
+      Type.Array(SignedDriveSchema, {
+        maxItems: MAX_DEVICE_PATHS,
+        description: 'Drives signed on the node.',
+        'x-kubernetes-list-type': 'atomic',
+      }),
+    ),
+    error: Type.Optional(Type.String({ maxLength: 32768, description: 'Why the operation failed on this node; empty on success.' })),
+  },
+  { description: 'Result of the operation on one node.' },
+);
+export type NodeResult = Static<typeof NodeResultSchema>;
+
+export const WekaManualOperationStatusSchema = Type.Object(
+  {
+    phase: Type.Optional(phaseSchema(WEKA_MANUAL_OPERATION_PHASES)),
+    results: Type.Optional(
+      Type.Array(NodeResultSchema, {
+        maxItems: 5000,
+        description: 'Per-node results, one entry per selected node.',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['node'],
+      }),
+    ),
+    conditions: Type.Optional(conditionsSchema('Detailed observed state, one entry per condition type.')),
+    observedGeneration: Type.Optional(observedGenerationSchema()),
+    workflowID: Type.Optional(
+      Type.String({ maxLength: 512, description: 'Id of the Temporal workflow that runs this operation. Written by the watcher.' }),
+    ),
+  },
+  {
+    description:
+      'Observed state, written only through the status subresource by server-side apply: the operation workflow owns phase, results, conditions and observedGeneration; the watcher owns workflowID. Every field is optional so each writer applies only its own.',
+  },
+);
+export type WekaManualOperationStatus = Static<typeof WekaManualOperationStatusSchema>;
+
+export const WekaManualOperationSchema = resourceSchema(
+  WEKA_MANUAL_OPERATION_KIND,
+  WekaManualOperationSpecSchema,
+  WekaManualOperationStatusSchema,
+);
+export type WekaManualOperation = Static<typeof WekaManualOperationSchema>;

@@ -1,0 +1,99 @@
+// Idempotency probes. Each mutating call is preceded by a read (show, list); these functions decide
+// from that read whether to run the command, whether an earlier attempt already did it (it took
+// effect but its answer was lost), or whether the state contradicts the request so that running
+// it would be refused or wrong.
+import type { ClusterDrive, DriveAddRequest } from './cluster-drive.js';
+import type { ContainerAddRequest, WekaClusterInfo, WekaContainerInfo } from './cluster-formation.js';
+import { freeCapacityGiB, type DriveInfo, type VirtualAddRequest, type VirtualRemoveRequest } from './sign-drive.js';
+import { sameUUID } from './validate.js';
+
+export type Plan = 'run' | 'already-done' | { readonly conflict: string };
+
+export function planSignProxy(info: DriveInfo): Plan {
+  switch (info.signature) {
+    case 'none':
+      return 'run';
+    case 'proxy':
+      return 'already-done';
+    case 'other':
+      return { conflict: `${info.devicePath} is signed, but not for proxy use; refusing to re-sign it` };
+  }
+}
+
+export function planVirtualAdd(info: DriveInfo, req: VirtualAddRequest): Plan {
+  const mismatch = deviceMismatch(info, req.devicePath);
+  if (mismatch) return mismatch;
+  const existing = info.virtualDrives.find((vd) => sameUUID(vd.virtualUUID, req.virtualUUID));
+  if (existing) {
+    if (!sameUUID(existing.ownerClusterGUID, req.ownerClusterGUID)) {
+      return { conflict: `virtual drive ${req.virtualUUID} on ${info.devicePath} belongs to cluster ${existing.ownerClusterGUID}, not ${req.ownerClusterGUID}` };
+    }
+    if (existing.sizeGiB !== req.sizeGiB) {
+      return { conflict: `virtual drive ${req.virtualUUID} on ${info.devicePath} has ${existing.sizeGiB} GiB, not the requested ${req.sizeGiB} GiB` };
+    }
+    return 'already-done';
+  }
+  if (info.signature !== 'proxy') return { conflict: `${info.devicePath} is not signed for proxy use` };
+  const free = freeCapacityGiB(info);
+  if (free < req.sizeGiB) {
+    return { conflict: `${info.devicePath} has ${free} GiB left, ${req.sizeGiB} GiB requested for ${req.virtualUUID}` };
+  }
+  return 'run';
+}
+
+export function planVirtualRemove(info: DriveInfo, req: VirtualRemoveRequest): Plan {
+  const mismatch = deviceMismatch(info, req.devicePath);
+  if (mismatch) return mismatch;
+  const existing = info.virtualDrives.find((vd) => sameUUID(vd.virtualUUID, req.virtualUUID));
+  if (!existing) return 'already-done';
+  if (!sameUUID(existing.ownerClusterGUID, req.ownerClusterGUID)) {
+    return { conflict: `virtual drive ${req.virtualUUID} on ${info.devicePath} belongs to cluster ${existing.ownerClusterGUID}, not ${req.ownerClusterGUID}` };
+  }
+  return 'run';
+}
+
+/** `drives` is the output of `weka cluster drive list` for req.containerId. */
+export function planDriveAdd(drives: readonly ClusterDrive[], req: DriveAddRequest): Plan {
+  const existing = findDriveByVirtualUUID(drives, req.virtualUUID);
+  if (!existing) return 'run';
+  if (existing.containerId !== req.containerId) {
+    return { conflict: `virtual drive ${req.virtualUUID} is already added to container ${existing.containerId}, not ${req.containerId}` };
+  }
+  return 'already-done';
+}
+
+/** `drives` is the output of `weka cluster drive list` for the container that holds the drive. */
+export function planDriveRemove(drives: readonly ClusterDrive[], driveUUID: string): Plan {
+  return drives.some((d) => sameUUID(d.driveUUID, driveUUID)) ? 'run' : 'already-done';
+}
+
+export function planClusterCreate(clusters: readonly WekaClusterInfo[], name: string): Plan {
+  return findClusterByName(clusters, name) ? 'already-done' : 'run';
+}
+
+/** `containers` is the output of `weka cluster container list` for req.clusterGUID. */
+export function planContainerAdd(containers: readonly WekaContainerInfo[], req: ContainerAddRequest): Plan {
+  const existing = findContainerByName(containers, req.name);
+  if (!existing) return 'run';
+  if (existing.hostname !== req.hostname) {
+    return { conflict: `container ${req.name} already exists on ${existing.hostname}, not ${req.hostname}` };
+  }
+  return 'already-done';
+}
+
+export function findDriveByVirtualUUID(drives: readonly ClusterDrive[], virtualUUID: string): ClusterDrive | undefined {
+  return drives.find((d) => sameUUID(d.virtualUUID, virtualUUID));
+}
+
+export function findClusterByName(clusters: readonly WekaClusterInfo[], name: string): WekaClusterInfo | undefined {
+  return clusters.find((c) => c.name === name);
+}
+
+export function findContainerByName(containers: readonly WekaContainerInfo[], name: string): WekaContainerInfo | undefined {
+  return containers.find((c) => c.name === name);
+}
+
+function deviceMismatch(info: DriveInfo, devicePath: string): Plan | undefined {
+  if (info.devicePath === devicePath) return undefined;
+  return { conflict: `probe read ${info.devicePath} but the request is for ${devicePath}` };
+}

@@ -1,0 +1,192 @@
+// One manifest (or one change) per CEL rule that the apiserver must reject with that rule's
+// message. The integration test sends them to a real apiserver; a unit test checks that every
+// rule in the generated CRDs has an entry here, so a new rule cannot go untested.
+import {
+  API_GROUP_VERSION,
+  CAPACITY_RULES,
+  DRIVE_TYPES_RATIO_RULES,
+  WEKA_CLUSTER_KIND,
+  WEKA_CONTAINER_KIND,
+  WEKA_CONTAINER_RULES,
+  WEKA_MANUAL_OPERATION_KIND,
+  WEKA_MANUAL_OPERATION_RULES,
+  type CelRule,
+} from '../../../src/api/index.js';
+
+type Manifest = Record<string, unknown>;
+type Fields = Record<string, unknown>;
+
+/** Rejected on create. */
+export interface CreateViolation {
+  what: string;
+  kind: string;
+  rule: CelRule;
+  manifest: Manifest;
+}
+
+/** Accepted on create; the change of `spec` (or of `status`, through /status) is rejected. */
+export interface UpdateViolation {
+  what: string;
+  kind: string;
+  rule: CelRule;
+  manifest: Manifest;
+  subresource: 'main' | 'status';
+  change: Fields;
+}
+
+const IMAGE = 'quay.io/weka.io/weka-in-container:4.4.10.183';
+
+export function container(name: string, spec: Fields): Manifest {
+  return {
+    apiVersion: API_GROUP_VERSION,
+    kind: WEKA_CONTAINER_KIND,
+    metadata: { name },
+    spec: { mode: 'drive', nodeName: 'weka-node-1', image: IMAGE, ...spec },
+  };
+}
+
+export function cluster(name: string, dynamicTemplate: Fields): Manifest {
+  return {
+    apiVersion: API_GROUP_VERSION,
+    kind: WEKA_CLUSTER_KIND,
+    metadata: { name },
+    spec: { image: IMAGE, nodeSelector: { 'weka.io/drive-sharing': 'true' }, dynamicTemplate: { driveContainers: 3, ...dynamicTemplate } },
+  };
+}
+
+export function signDrives(name: string, payload: Fields): Manifest {
+  return {
+    apiVersion: API_GROUP_VERSION,
+    kind: WEKA_MANUAL_OPERATION_KIND,
+    metadata: { name },
+    spec: { action: 'sign-drives', payload: { signDrivesPayload: { type: 'all-not-root', ...payload } } },
+  };
+}
+
+/** Capacity field sets that break one capacity rule each; valid for both kinds. */
+const CAPACITY_CASES: Array<{ what: string; rule: CelRule; fields: Fields }> = [
+  { what: 'driveCores 0', rule: CAPACITY_RULES.driveCoresPositive, fields: { driveCores: 0 } },
+  { what: 'numDrives 0', rule: CAPACITY_RULES.numDrivesPositive, fields: { numDrives: 0 } },
+  { what: 'driveCapacity 0', rule: CAPACITY_RULES.driveCapacityPositive, fields: { numDrives: 2, driveCapacity: 0 } },
+  { what: 'containerCapacity -1', rule: CAPACITY_RULES.containerCapacityPositive, fields: { containerCapacity: -1 } },
+  {
+    what: 'driveCapacity with containerCapacity',
+    rule: CAPACITY_RULES.driveCapacityExcludesContainerCapacity,
+    fields: { driveCapacity: 1000, containerCapacity: 4000 },
+  },
+  {
+    what: 'numDrives with containerCapacity',
+    rule: CAPACITY_RULES.numDrivesExcludesContainerCapacity,
+    fields: { numDrives: 4, containerCapacity: 4000 },
+  },
+  {
+    what: 'driveTypesRatio with driveCapacity',
+    rule: CAPACITY_RULES.driveTypesRatioNeedsContainerCapacity,
+    fields: { numDrives: 4, driveCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } },
+  },
+  {
+    what: 'fewer numDrives than driveCores',
+    rule: CAPACITY_RULES.numDrivesCoversDriveCores,
+    fields: { driveCores: 4, numDrives: 2, driveCapacity: 1000 },
+  },
+  {
+    what: 'negative tlc',
+    rule: DRIVE_TYPES_RATIO_RULES.tlcNotNegative,
+    fields: { containerCapacity: 4000, driveTypesRatio: { tlc: -1, qlc: 2 } },
+  },
+  {
+    what: 'negative qlc',
+    rule: DRIVE_TYPES_RATIO_RULES.qlcNotNegative,
+    fields: { containerCapacity: 4000, driveTypesRatio: { tlc: 2, qlc: -1 } },
+  },
+  {
+    what: 'ratio 0:0',
+    rule: DRIVE_TYPES_RATIO_RULES.notBothZero,
+    fields: { containerCapacity: 4000, driveTypesRatio: { tlc: 0, qlc: 0 } },
+  },
+];
+
+export const CREATE_VIOLATIONS: CreateViolation[] = [
+  ...CAPACITY_CASES.map(({ what, rule, fields }, i) => ({
+    what,
+    kind: WEKA_CONTAINER_KIND,
+    rule,
+    manifest: container(`bad-capacity-${i}`, fields),
+  })),
+  ...CAPACITY_CASES.map(({ what, rule, fields }, i) => ({
+    what,
+    kind: WEKA_CLUSTER_KIND,
+    rule,
+    manifest: cluster(`bad-template-${i}`, fields),
+  })),
+  {
+    what: 'sign-drives without nodeSelector',
+    kind: WEKA_MANUAL_OPERATION_KIND,
+    rule: WEKA_MANUAL_OPERATION_RULES.signDrivesNeedsNodeSelector,
+    manifest: signDrives('no-selector', {}),
+  },
+  {
+    what: 'sign-drives with an empty nodeSelector',
+    kind: WEKA_MANUAL_OPERATION_KIND,
+    rule: WEKA_MANUAL_OPERATION_RULES.signDrivesNeedsNodeSelector,
+    manifest: signDrives('empty-selector', { nodeSelector: {} }),
+  },
+  {
+    what: 'device-paths without devicePaths',
+    kind: WEKA_MANUAL_OPERATION_KIND,
+    rule: WEKA_MANUAL_OPERATION_RULES.devicePathsNeededForDevicePaths,
+    manifest: signDrives('no-paths', { type: 'device-paths', nodeSelector: { a: 'b' } }),
+  },
+  {
+    what: 'a device name that is not a path',
+    kind: WEKA_MANUAL_OPERATION_KIND,
+    rule: WEKA_MANUAL_OPERATION_RULES.devicePathShape,
+    manifest: signDrives('bare-name', { type: 'device-paths', nodeSelector: { a: 'b' }, devicePaths: ['nvme0n1'] }),
+  },
+  {
+    what: 'a path that climbs out of /dev',
+    kind: WEKA_MANUAL_OPERATION_KIND,
+    rule: WEKA_MANUAL_OPERATION_RULES.devicePathShape,
+    manifest: signDrives('dotdot', { type: 'device-paths', nodeSelector: { a: 'b' }, devicePaths: ['/dev/../etc/passwd'] }),
+  },
+];
+
+const MODE_1 = { driveCores: 2, numDrives: 4, driveCapacity: 1000 };
+const MODE_2 = { driveCores: 2, containerCapacity: 12000, driveTypesRatio: { tlc: 4, qlc: 1 } };
+
+export const UPDATE_VIOLATIONS: UpdateViolation[] = [
+  { what: 'drive to compute', rule: WEKA_CONTAINER_RULES.modeImmutable, spec: MODE_1, change: { mode: 'compute' } },
+  { what: 'move to another node', rule: WEKA_CONTAINER_RULES.nodeNameSetOnce, spec: MODE_1, change: { nodeName: 'weka-node-2' } },
+  { what: 'unset the node', rule: WEKA_CONTAINER_RULES.nodeNameSetOnce, spec: MODE_1, change: { nodeName: undefined } },
+  { what: 'more drive cores', rule: WEKA_CONTAINER_RULES.driveCoresSetOnce, spec: MODE_1, change: { driveCores: 3 } },
+  { what: 'more drives', rule: WEKA_CONTAINER_RULES.numDrivesSetOnce, spec: MODE_1, change: { numDrives: 6 } },
+  { what: 'bigger drives', rule: WEKA_CONTAINER_RULES.driveCapacitySetOnce, spec: MODE_1, change: { driveCapacity: 2000 } },
+  { what: 'bigger container', rule: WEKA_CONTAINER_RULES.containerCapacitySetOnce, spec: MODE_2, change: { containerCapacity: 16000 } },
+  {
+    what: 'another ratio',
+    rule: WEKA_CONTAINER_RULES.driveTypesRatioSetOnce,
+    spec: MODE_2,
+    change: { driveTypesRatio: { tlc: 3, qlc: 1 } },
+  },
+].map(({ what, rule, spec, change }, i) => ({
+  what,
+  kind: WEKA_CONTAINER_KIND,
+  rule,
+  manifest: container(`immutable-${i}`, spec),
+  subresource: 'main' as const,
+  change,
+}));
+
+UPDATE_VIOLATIONS.push({
+  what: 'a virtual drive count that disagrees with the list',
+  kind: WEKA_CONTAINER_KIND,
+  rule: WEKA_CONTAINER_RULES.virtualDriveCountMatches,
+  manifest: container('wrong-count', MODE_1),
+  subresource: 'status',
+  change: {
+    allocations: {
+      virtualDrives: [{ virtualUUID: 'v-1', physicalUUID: 'p-1', capacityGiB: 1000 }],
+      virtualDriveCount: 2,
+    },
+  },
+});

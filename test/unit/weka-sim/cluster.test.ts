@@ -1,0 +1,142 @@
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { changesOfKind, expectOk, nodeDir, readLog, signedNode, sim, simRoot, tool, uuid, virtualAdd } from './helpers.js';
+
+async function createCluster(state: string, name: string): Promise<string> {
+  const out = await expectOk(tool(state, 'weka', 'cluster', 'create', name, '--json'));
+  return (JSON.parse(out.stdout) as { guid: string }).guid;
+}
+
+async function addContainer(state: string, guid: string, name: string, hostname = 'node-1'): Promise<number> {
+  const out = await expectOk(tool(state, 'weka', 'cluster', 'container', 'add', '--cluster-guid', guid, '--name', name, '--hostname', hostname, '--json'));
+  return (JSON.parse(out.stdout) as { containerId: number }).containerId;
+}
+
+async function driveList(state: string, containerId: number): Promise<Array<Record<string, unknown>>> {
+  const out = await expectOk(tool(state, 'weka', 'cluster', 'drive', 'list', String(containerId), '--json'));
+  return JSON.parse(out.stdout) as Array<Record<string, unknown>>;
+}
+
+/** A signed node, a cluster, a container in it, and a virtual drive signed for that cluster. */
+async function readyToAdd(root: string) {
+  const state = await signedNode(root);
+  const guid = await createCluster(state, 'tenant-a');
+  const containerId = await addContainer(state, guid, 'drive-0');
+  await expectOk(virtualAdd(state, '/dev/nvme0n1', uuid(1), guid, 300));
+  return { state, guid, containerId };
+}
+
+describe('weka-sim cluster formation', () => {
+  it('creates clusters with distinct GUIDs and lists them', async () => {
+    const state = await signedNode(await simRoot());
+    const a = await createCluster(state, 'tenant-a');
+    const b = await createCluster(state, 'tenant-b');
+    expect(a).not.toBe(b);
+    const list = JSON.parse((await tool(state, 'weka', 'cluster', 'list', '--json')).stdout) as unknown;
+    expect(list).toEqual([{ name: 'tenant-a', guid: a }, { name: 'tenant-b', guid: b }]);
+  });
+
+  it('refuses a second cluster with the same name', async () => {
+    const state = await signedNode(await simRoot());
+    await createCluster(state, 'tenant-a');
+    const result = await tool(state, 'weka', 'cluster', 'create', 'tenant-a', '--json');
+    expect(result.exitCode).toBe(65);
+    expect(await changesOfKind(state, 'cluster-create')).toBe(1);
+  });
+
+  it('numbers containers uniquely across every cluster and node of the root', async () => {
+    const root = await simRoot();
+    const node1 = await signedNode(root, 'node-1');
+    const node2 = await signedNode(root, 'node-2');
+    const a = await createCluster(node1, 'tenant-a');
+    const b = await createCluster(node2, 'tenant-b');
+    const ids = [await addContainer(node1, a, 'd0'), await addContainer(node2, b, 'd0', 'node-2'), await addContainer(node2, a, 'd1', 'node-2')];
+    expect(new Set(ids).size).toBe(3);
+    const listed = JSON.parse((await tool(node1, 'weka', 'cluster', 'container', 'list', '--cluster-guid', a, '--json')).stdout) as Array<{ name: string }>;
+    expect(listed.map((c) => c.name)).toEqual(['d0', 'd1']);
+  });
+
+  it('refuses a container name already used in the cluster, and an unknown cluster', async () => {
+    const state = await signedNode(await simRoot());
+    const guid = await createCluster(state, 'tenant-a');
+    await addContainer(state, guid, 'drive-0');
+    const duplicate = await tool(state, 'weka', 'cluster', 'container', 'add', '--cluster-guid', guid, '--name', 'drive-0', '--hostname', 'node-1');
+    expect(duplicate.exitCode).toBe(65);
+    const unknown = await tool(state, 'weka', 'cluster', 'container', 'list', '--cluster-guid', uuid(77));
+    expect(unknown.exitCode).toBe(65);
+    expect(unknown.stderr).toContain('no cluster');
+  });
+});
+
+describe('weka-sim cluster drives', () => {
+  it('adds a signed virtual drive to a container and removes it by drive UUID', async () => {
+    const { state, containerId } = await readyToAdd(await simRoot());
+    const added = JSON.parse((await expectOk(tool(state, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(1), '--json'))).stdout) as { driveUUID: string };
+    expect(await driveList(state, containerId)).toEqual([{ driveUUID: added.driveUUID, virtualUUID: uuid(1), containerId, sizeGiB: 300, status: 'ACTIVE' }]);
+    await expectOk(tool(state, 'weka', 'cluster', 'drive', 'remove', added.driveUUID));
+    expect(await driveList(state, containerId)).toEqual([]);
+    expect(await changesOfKind(state, 'drive-add')).toBe(1);
+    expect(await changesOfKind(state, 'drive-remove')).toBe(1);
+  });
+
+  it('refuses a drive add of a virtual UUID signed for another cluster', async () => {
+    const { state, containerId } = await readyToAdd(await simRoot());
+    const other = await createCluster(state, 'tenant-b');
+    await expectOk(virtualAdd(state, '/dev/nvme0n1', uuid(2), other, 10));
+    const result = await tool(state, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(2));
+    expect(result.exitCode).toBe(65);
+    expect(result.stderr).toContain(`signed for cluster ${other}`);
+  });
+
+  it('refuses a drive add of a virtual UUID not signed on this node', async () => {
+    const root = await simRoot();
+    const { guid, containerId } = await readyToAdd(root);
+    const node2 = await signedNode(root, 'node-2');
+    await expectOk(virtualAdd(node2, '/dev/nvme0n1', uuid(5), guid, 10));
+    // uuid(1) is signed on node-1 only: node-2 cannot add it.
+    const result = await tool(node2, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(1));
+    expect(result.exitCode).toBe(65);
+    expect(result.stderr).toContain('not signed on any device of node node-2');
+    // ...but node-2 can add its own, into the same cluster state.
+    await expectOk(tool(node2, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(5)));
+    expect(await driveList(nodeDir(root, 'node-1'), containerId)).toHaveLength(1);
+  });
+
+  it('refuses adding the same virtual drive twice', async () => {
+    const { state, containerId } = await readyToAdd(await simRoot());
+    await expectOk(tool(state, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(1)));
+    const result = await tool(state, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(1));
+    expect(result.exitCode).toBe(65);
+    expect(result.stderr).toContain('already added');
+    expect(await driveList(state, containerId)).toHaveLength(1);
+  });
+
+  it('refuses a drive add to an unknown container and a remove of an unknown drive', async () => {
+    const { state } = await readyToAdd(await simRoot());
+    expect((await tool(state, 'weka', 'cluster', 'drive', 'add', '42', uuid(1))).exitCode).toBe(65);
+    const remove = await tool(state, 'weka', 'cluster', 'drive', 'remove', uuid(99));
+    expect(remove.exitCode).toBe(65);
+    expect(remove.stderr).toContain('no drive with UUID');
+    expect((await readLog(state)).slice(-2).every((e) => e.changes.length === 0)).toBe(true);
+  });
+
+  it('rejects a malformed container ID as a usage error', async () => {
+    const { state } = await readyToAdd(await simRoot());
+    expect((await tool(state, 'weka', 'cluster', 'drive', 'list', '-1')).exitCode).toBe(64);
+    expect((await tool(state, 'weka', 'cluster', 'drive', 'list', '0x1')).exitCode).toBe(64);
+  });
+});
+
+describe('weka-sim cluster state location', () => {
+  it('shares <root>/clusters between nodes by default and honours --clusters', async () => {
+    const root = await simRoot();
+    const node1 = await signedNode(root, 'node-1');
+    const node2 = await signedNode(root, 'node-2');
+    await createCluster(node1, 'tenant-a');
+    expect(JSON.parse((await tool(node2, 'weka', 'cluster', 'list', '--json')).stdout)).toHaveLength(1);
+    await expect(access(join(root, 'clusters', 'clusters.json'))).resolves.toBeUndefined();
+    const elsewhere = await sim('--state', node2, '--clusters', join(root, 'other'), '--', 'weka', 'cluster', 'list', '--json');
+    expect(JSON.parse(elsewhere.stdout)).toEqual([]);
+  });
+});

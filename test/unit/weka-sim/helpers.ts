@@ -1,0 +1,121 @@
+// Shared setup for simulator tests: a temporary simulator root, in-process and child-process ways
+// to run weka-sim, and readers for its on-disk state and log.
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import ts from 'typescript';
+import { afterAll, afterEach } from 'vitest';
+import { runSimulator } from '../../../deploy/local/weka-sim/cli.js';
+import type { LogEntry } from '../../../deploy/local/weka-sim/node-state.js';
+import type { SimResult } from '../../../deploy/local/weka-sim/outcome.js';
+
+export const REPO_ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+export const SIM_MAIN_TS = join(REPO_ROOT, 'deploy', 'local', 'weka-sim', 'main.ts');
+/** Lets plain `node` run the TypeScript entry point, as `node --import tsx` would from the repo. */
+export const TSX_IMPORT = ['--import', pathToFileURL(join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href];
+
+export const CLUSTER_A = 'aaaaaaaa-0000-4000-8000-000000000001';
+export const CLUSTER_B = 'bbbbbbbb-0000-4000-8000-000000000002';
+
+export function uuid(n: number): string {
+  return `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+}
+
+const roots: string[] = [];
+const builds: string[] = [];
+afterEach(async () => {
+  await Promise.all(roots.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+afterAll(async () => {
+  await Promise.all(builds.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** A fresh simulator root; nodes live under <root>/nodes/<name>. Removed after the test. */
+export async function simRoot(): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), 'weka-sim-'));
+  roots.push(root);
+  return root;
+}
+
+export function nodeDir(root: string, node: string): string {
+  return join(root, 'nodes', node);
+}
+
+/** Runs a tool command in-process: `weka-sim --state DIR -- ...argv`. */
+export function tool(state: string, ...argv: string[]): Promise<SimResult> {
+  return runSimulator(['--state', state, '--', ...argv]);
+}
+
+export function sim(...args: string[]): Promise<SimResult> {
+  return runSimulator(args);
+}
+
+/**
+ * Transpiles the simulator (and the src/weka modules it imports) to plain JavaScript in a
+ * temporary directory, like `npm run build` would, without type checking. A process started from
+ * it takes ~0.1 s instead of ~0.4 s under tsx, which matters when tests spawn dozens.
+ */
+export async function buildSimulator(): Promise<string> {
+  const outDir = await mkdtemp(join(tmpdir(), 'weka-sim-build-'));
+  for (const dir of [join('deploy', 'local', 'weka-sim'), join('src', 'weka')]) {
+    await mkdir(join(outDir, dir), { recursive: true });
+    for (const name of (await readdir(join(REPO_ROOT, dir))).filter((n) => n.endsWith('.ts'))) {
+      const source = await readFile(join(REPO_ROOT, dir, name), 'utf8');
+      const { outputText } = ts.transpileModule(source, {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
+        fileName: name,
+      });
+      await writeFile(join(outDir, dir, name.replace(/\.ts$/, '.js')), outputText);
+    }
+  }
+  // package.json "type": "module" is what makes Node load these .js files as ES modules.
+  await writeFile(join(outDir, 'package.json'), '{"type":"module"}\n');
+  builds.push(outDir);
+  return join(outDir, 'deploy', 'local', 'weka-sim', 'main.js');
+}
+
+/** Runs weka-sim as a separate process, the way the shims do; from `mainJs` if given, else under tsx. */
+export function spawnSim(args: readonly string[], mainJs?: string): Promise<SimResult> {
+  const nodeArgs = mainJs ? [mainJs] : [...TSX_IMPORT, SIM_MAIN_TS];
+  return new Promise((done) => {
+    execFile(process.execPath, [...nodeArgs, ...args], (error, stdout, stderr) => {
+      const code = error && typeof error.code === 'number' ? error.code : error ? -1 : 0;
+      done({ exitCode: code, stdout, stderr });
+    });
+  });
+}
+
+export async function readLog(state: string): Promise<LogEntry[]> {
+  const text = await readFile(join(state, 'commands.log'), 'utf8');
+  return text.trim().split('\n').map((line) => JSON.parse(line) as LogEntry);
+}
+
+export async function changesOfKind(state: string, kind: string): Promise<number> {
+  return (await readLog(state)).flatMap((e) => e.changes).filter((c) => c.kind === kind).length;
+}
+
+export async function showJson(state: string, device: string): Promise<Record<string, unknown>> {
+  const result = await tool(state, 'weka-sign-drive', 'show', '--json', device);
+  if (result.exitCode !== 0) throw new Error(`show failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as Record<string, unknown>;
+}
+
+/** A node with one proxy-signed 1000 GiB TLC device and one unsigned QLC device. */
+export async function signedNode(root: string, node = 'node-1'): Promise<string> {
+  const state = nodeDir(root, node);
+  await expectOk(sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:1000:TLC', '--device', '/dev/nvme1n1:2000:QLC'));
+  await expectOk(tool(state, 'weka-sign-drive', 'sign', 'proxy', '/dev/nvme0n1'));
+  return state;
+}
+
+export async function expectOk(result: Promise<SimResult> | SimResult): Promise<SimResult> {
+  const r = await result;
+  if (r.exitCode !== 0) throw new Error(`expected exit 0, got ${r.exitCode}: ${r.stderr}`);
+  return r;
+}
+
+export function virtualAdd(state: string, device: string, virtualUUID: string, owner: string, sizeGiB: number): Promise<SimResult> {
+  return tool(state, 'weka-sign-drive', 'virtual', 'add', device, '--virtual-uuid', virtualUUID, '--owner-cluster-guid', owner, '--size', String(sizeGiB));
+}

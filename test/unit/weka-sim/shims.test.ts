@@ -1,0 +1,65 @@
+import { execFile } from 'node:child_process';
+import { readFile, stat } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SIMULATOR_MAIN_RELATIVE, shellQuote, simulatorMainPath, writeSimulatorShims } from '../../../deploy/local/weka-sim/shims.js';
+import type { SimResult } from '../../../deploy/local/weka-sim/outcome.js';
+import { REPO_ROOT, buildSimulator, expectOk, nodeDir, sim, simRoot } from './helpers.js';
+
+function runShim(shimDir: string, env: Record<string, string | undefined>, argv: string[]): Promise<SimResult> {
+  return new Promise((done) => {
+    execFile(argv[0]!, argv.slice(1), { env: { ...process.env, PATH: `${shimDir}:${process.env['PATH'] ?? ''}`, ...env } }, (error, stdout, stderr) => {
+      done({ exitCode: error ? Number(error.code) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('simulator shims', () => {
+  let mainJs = '';
+  beforeAll(async () => {
+    mainJs = await buildSimulator();
+  });
+
+  it('answer weka-sign-drive and weka from the node named by WEKA_SIM_STATE', async () => {
+    const root = await simRoot();
+    const state = nodeDir(root, 'node-1');
+    await expectOk(sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:100:TLC'));
+    const shimDir = join(root, 'bin');
+    await writeSimulatorShims(shimDir, mainJs);
+
+    const show = await runShim(shimDir, { WEKA_SIM_STATE: state }, ['weka-sign-drive', 'show', '--json', '/dev/nvme0n1']);
+    expect(show.exitCode).toBe(0);
+    expect(JSON.parse(show.stdout)).toMatchObject({ devicePath: '/dev/nvme0n1', capacityGiB: 100 });
+    const list = await runShim(shimDir, { WEKA_SIM_STATE: state }, ['weka', 'cluster', 'list', '--json']);
+    expect(list).toMatchObject({ exitCode: 0, stdout: '[]\n' });
+    // Arguments pass through untouched, so a refusal still names the odd argument.
+    const odd = await runShim(shimDir, { WEKA_SIM_STATE: state }, ['weka-sign-drive', 'show', '--json', '/dev/$(id) x']);
+    expect(odd.exitCode).toBe(64);
+    expect(odd.stderr).toContain('"/dev/$(id) x"');
+  });
+
+  it('fail with a configuration error when WEKA_SIM_STATE is unset', async () => {
+    const shimDir = join(await simRoot(), 'bin');
+    await writeSimulatorShims(shimDir, mainJs);
+    const result = await runShim(shimDir, { WEKA_SIM_STATE: undefined }, ['weka', 'cluster', 'list']);
+    expect(result.exitCode).toBe(78);
+    expect(result.stderr).toContain('WEKA_SIM_STATE is not set');
+  });
+
+  it('are executable and quote paths containing spaces and quotes', async () => {
+    const shimDir = join(await simRoot(), "it's a bin");
+    await writeSimulatorShims(shimDir, "/opt/it's here/main.js", { nodePath: '/usr/bin/node', nodeArgs: ['--import', 'tsx'] });
+    const script = await readFile(join(shimDir, 'weka'), 'utf8');
+    expect(script).toContain(`exec '/usr/bin/node' '--import' 'tsx' '/opt/it'\\''s here/main.js' --state "$WEKA_SIM_STATE" -- weka "$@"`);
+    expect((await stat(join(shimDir, 'weka-sign-drive'))).mode & 0o111).toBe(0o111);
+  });
+
+  it('single-quote words for sh', () => {
+    expect(shellQuote("a'b")).toBe(`'a'\\''b'`);
+  });
+
+  it('point at the compiled bin under the repository root', () => {
+    expect(isAbsolute(simulatorMainPath())).toBe(true);
+    expect(simulatorMainPath()).toBe(join(REPO_ROOT, SIMULATOR_MAIN_RELATIVE));
+  });
+});

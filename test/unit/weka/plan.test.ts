@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import {
+  findDriveByVirtualUUID,
+  planClusterCreate,
+  planContainerAdd,
+  planDriveAdd,
+  planDriveRemove,
+  planSignProxy,
+  planVirtualAdd,
+  planVirtualRemove,
+  type ClusterDrive,
+  type DriveInfo,
+} from '../../../src/weka/index.js';
+
+const VIRTUAL = '11111111-2222-4333-8444-555555555555';
+const OTHER_VIRTUAL = '22222222-2222-4333-8444-555555555555';
+const CLUSTER = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee';
+const OTHER_CLUSTER = 'bbbbbbbb-bbbb-4ccc-8ddd-eeeeeeeeeeee';
+const DRIVE = '99999999-8888-4777-8666-555555555555';
+
+const unsigned: DriveInfo = {
+  devicePath: '/dev/nvme0n1', serial: 'S1', capacityGiB: 1000, type: 'TLC', signature: 'none', physicalUUID: null, virtualDrives: [],
+};
+const proxy: DriveInfo = { ...unsigned, signature: 'proxy', physicalUUID: 'fb05d910-0000-4000-8000-000000000001' };
+const withVirtual: DriveInfo = { ...proxy, virtualDrives: [{ virtualUUID: VIRTUAL, ownerClusterGUID: CLUSTER, sizeGiB: 400 }] };
+const addRequest = { devicePath: '/dev/nvme0n1', virtualUUID: VIRTUAL, ownerClusterGUID: CLUSTER, sizeGiB: 400 };
+
+describe('planSignProxy', () => {
+  it('signs an unsigned device and skips one already signed for proxy', () => {
+    expect(planSignProxy(unsigned)).toBe('run');
+    expect(planSignProxy(proxy)).toBe('already-done');
+  });
+
+  it('will not re-sign a device signed for another use', () => {
+    expect(planSignProxy({ ...proxy, signature: 'other' })).toEqual({ conflict: expect.stringContaining('not for proxy') });
+  });
+});
+
+describe('planVirtualAdd', () => {
+  it('runs when the UUID is absent and capacity suffices', () => {
+    expect(planVirtualAdd(proxy, addRequest)).toBe('run');
+    expect(planVirtualAdd(withVirtual, { ...addRequest, virtualUUID: OTHER_VIRTUAL, sizeGiB: 600 })).toBe('run');
+  });
+
+  it('is already done when the same UUID is signed for the same cluster and size (a lost answer)', () => {
+    expect(planVirtualAdd(withVirtual, addRequest)).toBe('already-done');
+    expect(planVirtualAdd(withVirtual, { ...addRequest, virtualUUID: VIRTUAL.toUpperCase() })).toBe('already-done');
+  });
+
+  it('reports a conflict when the UUID is signed for another cluster or size', () => {
+    expect(planVirtualAdd(withVirtual, { ...addRequest, ownerClusterGUID: OTHER_CLUSTER })).toHaveProperty('conflict');
+    expect(planVirtualAdd(withVirtual, { ...addRequest, sizeGiB: 401 })).toHaveProperty('conflict');
+  });
+
+  it('reports a conflict when the device is not signed for proxy or too full', () => {
+    expect(planVirtualAdd(unsigned, addRequest)).toEqual({ conflict: expect.stringContaining('not signed for proxy') });
+    expect(planVirtualAdd(withVirtual, { ...addRequest, virtualUUID: OTHER_VIRTUAL, sizeGiB: 601 })).toEqual({
+      conflict: expect.stringContaining('600 GiB left'),
+    });
+  });
+
+  it('reports a conflict when the probe read a different device', () => {
+    expect(planVirtualAdd(proxy, { ...addRequest, devicePath: '/dev/nvme1n1' })).toHaveProperty('conflict');
+  });
+});
+
+describe('planVirtualRemove', () => {
+  const removeRequest = { devicePath: '/dev/nvme0n1', virtualUUID: VIRTUAL, ownerClusterGUID: CLUSTER };
+
+  it('runs when the UUID is signed for the cluster and is done when it is gone', () => {
+    expect(planVirtualRemove(withVirtual, removeRequest)).toBe('run');
+    expect(planVirtualRemove(proxy, removeRequest)).toBe('already-done');
+  });
+
+  it('will not remove another cluster\'s virtual drive', () => {
+    expect(planVirtualRemove(withVirtual, { ...removeRequest, ownerClusterGUID: OTHER_CLUSTER })).toHaveProperty('conflict');
+  });
+});
+
+describe('planDriveAdd and planDriveRemove', () => {
+  const added: ClusterDrive = { driveUUID: DRIVE, virtualUUID: VIRTUAL, containerId: 4, sizeGiB: 400, status: 'ACTIVE' };
+
+  it('adds a drive only when the container does not list it yet', () => {
+    expect(planDriveAdd([], { containerId: 4, virtualUUID: VIRTUAL })).toBe('run');
+    expect(planDriveAdd([added], { containerId: 4, virtualUUID: VIRTUAL })).toBe('already-done');
+    expect(findDriveByVirtualUUID([added], VIRTUAL)?.driveUUID).toBe(DRIVE);
+  });
+
+  it('reports a conflict when the listed drive belongs to another container', () => {
+    expect(planDriveAdd([added], { containerId: 5, virtualUUID: VIRTUAL })).toHaveProperty('conflict');
+  });
+
+  it('removes a drive only while it is listed', () => {
+    expect(planDriveRemove([added], DRIVE)).toBe('run');
+    expect(planDriveRemove([added], DRIVE.toUpperCase())).toBe('run');
+    expect(planDriveRemove([], DRIVE)).toBe('already-done');
+  });
+});
+
+describe('cluster formation plans', () => {
+  it('creates a cluster unless one with the name exists', () => {
+    expect(planClusterCreate([], 'a')).toBe('run');
+    expect(planClusterCreate([{ name: 'a', guid: CLUSTER }], 'a')).toBe('already-done');
+  });
+
+  it('adds a container unless it exists on the same host, and flags one on another host', () => {
+    const existing = [{ containerId: 1, name: 'drive-0', hostname: 'node-1', clusterGUID: CLUSTER }];
+    expect(planContainerAdd([], { clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1' })).toBe('run');
+    expect(planContainerAdd(existing, { clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1' })).toBe('already-done');
+    expect(planContainerAdd(existing, { clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-2' })).toHaveProperty('conflict');
+  });
+});
