@@ -44,6 +44,8 @@ export interface CrdSource {
   spec: TSchema;
   status: TSchema;
   printerColumns: PrinterColumn[];
+  /** Spec fields clients may filter lists by with a field selector (e.g. spec.nodeName). */
+  selectableFields?: string[];
 }
 
 export interface CustomResourceDefinition {
@@ -61,6 +63,7 @@ export interface CustomResourceDefinition {
       schema: { openAPIV3Schema: JsonSchemaProps };
       subresources: { status: Record<string, never> };
       additionalPrinterColumns: PrinterColumn[];
+      selectableFields?: Array<{ jsonPath: string }>;
     }>;
   };
 }
@@ -221,6 +224,7 @@ export function buildCrd(source: CrdSource): CustomResourceDefinition {
           schema: { openAPIV3Schema },
           subresources: { status: {} },
           additionalPrinterColumns: source.printerColumns,
+          ...(source.selectableFields ? { selectableFields: source.selectableFields.map((jsonPath) => ({ jsonPath })) } : {}),
         },
       ],
     },

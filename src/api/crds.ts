@@ -58,6 +58,9 @@ export const WEKA_CONTAINER_CRD_SOURCE: CrdSource = {
   description: 'A Weka container on one node: a drive container carving virtual drives from shared NVMe drives, the per-node ssdproxy that owns those drives, or another Weka container mode.',
   spec: WekaContainerSpecSchema,
   status: WekaContainerStatusSchema,
+  // The allocator lists every container on a node, in every namespace, straight from the
+  // apiserver; a field selector keeps that read proportional to the node, not the cluster.
+  selectableFields: ['.spec.nodeName', '.spec.cluster'],
   printerColumns: [
     { name: 'Mode', type: 'string', jsonPath: '.spec.mode', description: 'Container mode.' },
     { name: 'Node', type: 'string', jsonPath: '.spec.nodeName', description: 'Node the container runs on.' },
