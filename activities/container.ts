@@ -1,0 +1,129 @@
+// Activities a drive container's workflow runs against the Kubernetes API: read the container,
+// its pod, its cluster's GUID; write its status (as the workflow's field manager); record
+// Events; remove the finalizer as the last step of a teardown.
+import { ApplicationFailure } from '@temporalio/activity';
+import type { CoreV1Event } from '@kubernetes/client-node';
+import { FINALIZER, FIELD_MANAGER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/lifecycle/names.js';
+import { wekaPod } from '../src/lifecycle/pods.js';
+import type { ActivityDeps } from './deps.js';
+import { isConflict, isNotFound } from './kube/errors.js';
+import { deletePod, ensurePod, waitPodRunning } from './kube/pods.js';
+import { WekaApi } from './kube/weka-api.js';
+import type { ContainerActivities, ContainerAllocation, ContainerSnapshot, ExecTargetRef } from './types.js';
+
+export function createContainerActivities(deps: ActivityDeps): ContainerActivities {
+  const api = new WekaApi(deps.kubeConfig);
+
+  return {
+    async readContainer(ref: ObjectRef): Promise<ContainerSnapshot | null> {
+      const c = await api.getContainer(ref);
+      if (!c) return null;
+      const s = c.status ?? {};
+      const allocation = s.allocations?.virtualDrives?.length ? (s.allocations as ContainerAllocation) : undefined;
+      return {
+        uid: c.metadata.uid ?? '',
+        generation: c.metadata.generation ?? 0,
+        deleting: c.metadata.deletionTimestamp !== undefined,
+        spec: JSON.parse(JSON.stringify(c.spec)) as ContainerSnapshot['spec'],
+        status: {
+          ...(s.phase !== undefined ? { phase: s.phase } : {}),
+          ...(s.clusterGUID !== undefined ? { clusterGUID: s.clusterGUID } : {}),
+          ...(s.containerID !== undefined ? { containerID: s.containerID } : {}),
+          ...(allocation ? { allocation } : {}),
+          addedVirtualDrives: s.addedVirtualDrives ?? [],
+          addedDrives: (s.addedDrives ?? []).map((d) => ({ ...d })),
+          conditions: (s.conditions ?? []).map((c) => ({ ...c })),
+        },
+      };
+    },
+
+    async ensureContainerPod(ref: ObjectRef): Promise<ExecTargetRef> {
+      const c = await api.getContainer(ref);
+      if (!c) throw ApplicationFailure.nonRetryable(`${refText(ref)} does not exist`, 'NotFound');
+      if (!c.spec.nodeName) throw ApplicationFailure.nonRetryable(`${refText(ref)} has no spec.nodeName`, 'InvalidObject');
+      await ensurePod(
+        api.core,
+        wekaPod({
+          name: ref.name,
+          namespace: ref.namespace,
+          node: c.spec.nodeName,
+          image: c.spec.image,
+          role: 'drive',
+          owner: refText(ref),
+          imagePullSecret: c.spec.imagePullSecret,
+        }),
+      );
+      return { namespace: ref.namespace, pod: ref.name, container: WEKA_POD_CONTAINER };
+    },
+
+    async waitPodRunning(target: ExecTargetRef): Promise<void> {
+      await waitPodRunning(api.core, target.namespace, target.pod, deps.podStartTimeoutMs ?? 60_000);
+    },
+
+    async deleteContainerPod(ref: ObjectRef): Promise<void> {
+      await deletePod(api.core, ref.namespace, ref.name);
+    },
+
+    async readClusterGUID(ref: ObjectRef): Promise<string | null> {
+      const c = await api.getContainer(ref);
+      if (!c) return null;
+      if (!c.spec.cluster) return c.status?.clusterGUID ?? null;
+      const cluster = await api.getCluster({ namespace: ref.namespace, name: c.spec.cluster });
+      return cluster?.status?.clusterGUID ?? null;
+    },
+
+    async writeContainerStatus({ ref, update }): Promise<void> {
+      try {
+        await api.applyStatus('WekaContainer', ref, { ...update }, FIELD_MANAGER.workflow);
+      } catch (err) {
+        // The object is gone: there is no status left to show.
+        if (!isNotFound(err)) throw err;
+      }
+    },
+
+    async recordEvent({ kind, ref, type, reason, message }): Promise<void> {
+      const obj = await api.get(kind, ref);
+      if (!obj) return;
+      const now = new Date();
+      const event: CoreV1Event = {
+        metadata: { generateName: `${ref.name}.`, namespace: ref.namespace },
+        involvedObject: {
+          apiVersion: obj.apiVersion,
+          kind,
+          name: ref.name,
+          namespace: ref.namespace,
+          ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}),
+          ...(obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {}),
+        },
+        type,
+        reason,
+        message: message.slice(0, 1024),
+        source: { component: 'weka-drives-operator' },
+        firstTimestamp: now,
+        lastTimestamp: now,
+        count: 1,
+      };
+      await api.core.createNamespacedEvent({ namespace: ref.namespace, body: event });
+    },
+
+    async removeFinalizer({ kind, ref }): Promise<void> {
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const obj = await api.get(kind, ref);
+        const finalizers = obj?.metadata.finalizers ?? [];
+        if (!obj || !finalizers.includes(FINALIZER)) return;
+        try {
+          // Conditional on the version read, so another writer's finalizers are never dropped.
+          await api.patchMetadata(kind, ref, {
+            resourceVersion: obj.metadata.resourceVersion,
+            finalizers: finalizers.filter((f) => f !== FINALIZER),
+          });
+          return;
+        } catch (err) {
+          if (isNotFound(err)) return;
+          if (!isConflict(err)) throw err;
+        }
+      }
+      throw new Error(`could not remove the finalizer of ${refText(ref)}: it kept changing`);
+    },
+  };
+}

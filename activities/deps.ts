@@ -1,0 +1,24 @@
+// What the activities close over. Built once per worker process.
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { AllocationSettings } from '../src/allocation/index.js';
+import type { ExecTransport } from './exec/transport.js';
+
+export interface ActivityDeps {
+  kubeConfig: KubeConfig;
+  exec: ExecTransport;
+  /** Used to signal-with-start mutex workflows. */
+  temporal: Client;
+  /** The task queue the operator's workflows run on. */
+  taskQueue: string;
+  logger: Logger;
+  /** Operator defaults, the first link of the settings chain. */
+  settings: AllocationSettings;
+  /** Where the operator's own objects (ssdproxy containers and pods) live. */
+  operatorNamespace: string;
+  /** Image of the ssdproxy containers the operator creates. */
+  proxyImage: string;
+  /** How long to wait for a pod to run before the activity fails and is retried. */
+  podStartTimeoutMs?: number;
+}

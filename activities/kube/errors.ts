@@ -1,0 +1,20 @@
+// Reading the HTTP status out of client-node's errors.
+
+export function httpStatus(err: unknown): number | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+export const isNotFound = (err: unknown): boolean => httpStatus(err) === 404;
+export const isConflict = (err: unknown): boolean => httpStatus(err) === 409;
+export const isAlreadyExists = isConflict;
+
+/** Runs `work`; a 404 becomes `fallback`. */
+export async function orIfMissing<T, F>(work: Promise<T>, fallback: F): Promise<T | F> {
+  try {
+    return await work;
+  } catch (err) {
+    if (isNotFound(err)) return fallback;
+    throw err;
+  }
+}

@@ -1,0 +1,48 @@
+// Creating, waiting for and deleting the pods the operator owns.
+import { Context } from '@temporalio/activity';
+import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
+import type { PodManifest } from '../../src/lifecycle/pods.js';
+import { isAlreadyExists, orIfMissing } from './errors.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Heartbeats when running inside an activity, so a long wait is not mistaken for a hang. */
+function heartbeat(detail: string): void {
+  try {
+    Context.current().heartbeat(detail);
+  } catch {
+    // Not in an activity (a unit test or a script): nothing to report to.
+  }
+}
+
+export async function ensurePod(core: CoreV1Api, manifest: PodManifest): Promise<void> {
+  try {
+    await core.createNamespacedPod({ namespace: manifest.metadata.namespace, body: manifest as V1Pod });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+}
+
+export async function waitPodRunning(core: CoreV1Api, namespace: string, name: string, timeoutMs: number): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    const pod = await orIfMissing(core.readNamespacedPod({ namespace, name }), null);
+    if (pod?.status?.phase === 'Running') return;
+    if (Date.now() - started > timeoutMs) {
+      throw new Error(`pod ${namespace}/${name} is ${pod ? `in phase ${pod.status?.phase ?? 'unknown'}` : 'missing'} after ${timeoutMs} ms`);
+    }
+    heartbeat(`waiting for pod ${namespace}/${name}`);
+    await sleep(200);
+  }
+}
+
+/** Deletes the pod and waits until it is gone. */
+export async function deletePod(core: CoreV1Api, namespace: string, name: string, timeoutMs = 60_000): Promise<void> {
+  await orIfMissing(core.deleteNamespacedPod({ namespace, name }), null);
+  const started = Date.now();
+  while ((await orIfMissing(core.readNamespacedPod({ namespace, name }), null)) !== null) {
+    if (Date.now() - started > timeoutMs) throw new Error(`pod ${namespace}/${name} still exists ${timeoutMs} ms after deletion`);
+    heartbeat(`waiting for pod ${namespace}/${name} to go away`);
+    await sleep(200);
+  }
+}

@@ -1,0 +1,115 @@
+// Typed access to the operator's custom resources. Status writes go through the status
+// subresource by server-side apply, each writer with its own field manager.
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import {
+  API_GROUP,
+  API_VERSION,
+  WEKA_CLUSTER_KIND,
+  WEKA_CLUSTER_PLURAL,
+  WEKA_CONTAINER_KIND,
+  WEKA_CONTAINER_PLURAL,
+  WEKA_MANUAL_OPERATION_KIND,
+  WEKA_MANUAL_OPERATION_PLURAL,
+  type WekaCluster,
+  type WekaContainer,
+  type WekaManualOperation,
+} from '../../src/api/index.js';
+import type { ObjectRef } from '../../src/lifecycle/names.js';
+import { orIfMissing } from './errors.js';
+
+export type WekaKind = typeof WEKA_CONTAINER_KIND | typeof WEKA_CLUSTER_KIND | typeof WEKA_MANUAL_OPERATION_KIND;
+
+export const PLURAL: Record<WekaKind, string> = {
+  WekaContainer: WEKA_CONTAINER_PLURAL,
+  WekaCluster: WEKA_CLUSTER_PLURAL,
+  WekaManualOperation: WEKA_MANUAL_OPERATION_PLURAL,
+};
+
+const applyHeaders = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+const mergeHeaders = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+export class WekaApi {
+  readonly custom: CustomObjectsApi;
+  readonly core: CoreV1Api;
+
+  constructor(readonly kubeConfig: KubeConfig) {
+    this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
+    this.core = kubeConfig.makeApiClient(CoreV1Api);
+  }
+
+  private params(kind: WekaKind, ref: ObjectRef) {
+    return { group: API_GROUP, version: API_VERSION, plural: PLURAL[kind], namespace: ref.namespace, name: ref.name };
+  }
+
+  async get<T extends WekaContainer | WekaCluster | WekaManualOperation>(kind: WekaKind, ref: ObjectRef): Promise<T | null> {
+    return orIfMissing(this.custom.getNamespacedCustomObject(this.params(kind, ref)) as Promise<T>, null);
+  }
+
+  getContainer(ref: ObjectRef): Promise<WekaContainer | null> {
+    return this.get<WekaContainer>(WEKA_CONTAINER_KIND, ref);
+  }
+
+  getCluster(ref: ObjectRef): Promise<WekaCluster | null> {
+    return this.get<WekaCluster>(WEKA_CLUSTER_KIND, ref);
+  }
+
+  getOperation(ref: ObjectRef): Promise<WekaManualOperation | null> {
+    return this.get<WekaManualOperation>(WEKA_MANUAL_OPERATION_KIND, ref);
+  }
+
+  /** Every WekaContainer on the node, in every namespace, read from the apiserver now. */
+  async listContainersOnNode(node: string): Promise<WekaContainer[]> {
+    const list = (await this.custom.listClusterCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: WEKA_CONTAINER_PLURAL,
+      fieldSelector: `spec.nodeName=${node}`,
+    })) as { items: WekaContainer[] };
+    return list.items;
+  }
+
+  async listClusters(): Promise<WekaCluster[]> {
+    const list = (await this.custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural: WEKA_CLUSTER_PLURAL })) as { items: WekaCluster[] };
+    return list.items;
+  }
+
+  async createContainer(body: WekaContainer): Promise<WekaContainer> {
+    return (await this.custom.createNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: WEKA_CONTAINER_PLURAL,
+      namespace: body.metadata.namespace ?? 'default',
+      body,
+    })) as WekaContainer;
+  }
+
+  async delete(kind: WekaKind, ref: ObjectRef): Promise<void> {
+    await orIfMissing(this.custom.deleteNamespacedCustomObject(this.params(kind, ref)), undefined);
+  }
+
+  /**
+   * Server-side apply of `status` on the status subresource as `fieldManager`. With
+   * `resourceVersion`, the write happens only if the object is still at that version (409
+   * otherwise).
+   */
+  async applyStatus(kind: WekaKind, ref: ObjectRef, status: Record<string, unknown>, fieldManager: string, resourceVersion?: string): Promise<void> {
+    const body = {
+      apiVersion: `${API_GROUP}/${API_VERSION}`,
+      kind,
+      metadata: { name: ref.name, namespace: ref.namespace, ...(resourceVersion ? { resourceVersion } : {}) },
+      status,
+    };
+    await this.custom.patchNamespacedCustomObjectStatus({ ...this.params(kind, ref), body, fieldManager, force: true }, applyHeaders);
+  }
+
+  /** A JSON merge patch of metadata (finalizers), conditional on resourceVersion. */
+  async patchMetadata(kind: WekaKind, ref: ObjectRef, metadata: Record<string, unknown>): Promise<void> {
+    await this.custom.patchNamespacedCustomObject({ ...this.params(kind, ref), body: { metadata } }, mergeHeaders);
+  }
+}

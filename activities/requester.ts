@@ -1,0 +1,21 @@
+// The requester's side of the mutex protocol: deliver a request by signal-with-start, so the
+// mutex workflow is started if it is not running.
+import { mutexRequestSignal } from '../workflows/definitions.js';
+import type { mutexWorkflow } from '../workflows/mutex.js';
+import type { ActivityDeps } from './deps.js';
+import type { RequesterActivities } from './types.js';
+
+export function createRequesterActivities(deps: ActivityDeps): RequesterActivities {
+  return {
+    async sendMutexRequest({ mutexId, node, request }): Promise<void> {
+      await deps.temporal.workflow.signalWithStart<typeof mutexWorkflow, [typeof request]>('mutexWorkflow', {
+        workflowId: mutexId,
+        taskQueue: deps.taskQueue,
+        args: [{ key: mutexId, ...(node === undefined ? {} : { node }) }],
+        signal: mutexRequestSignal,
+        signalArgs: [request],
+        ...(node === undefined ? {} : { staticSummary: `Allocation mutex of node ${node}` }),
+      });
+    },
+  };
+}

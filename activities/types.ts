@@ -1,0 +1,107 @@
+// The activities' contracts, imported by workflows as types only (through proxyActivities).
+import type { VirtualDrive } from '../src/allocation/index.js';
+import type { MutexError, MutexRequest } from '../src/lifecycle/mutex-queue.js';
+import type { ObjectRef } from '../src/lifecycle/names.js';
+import type { Condition } from '../src/api/index.js';
+
+/** What a mutex-executed activity answers: a result, or a refusal as data (not an exception). */
+export type MutexOutcome = { ok: true; result?: unknown } | { ok: false; error: MutexError; waitForCapacity?: boolean };
+
+export interface ContainerOnNode extends ObjectRef {
+  node: string;
+}
+
+/** What a drive container was given: lives only in its status.allocations. */
+export interface ContainerAllocation {
+  virtualDrives: VirtualDrive[];
+  wekaPort?: number;
+  agentPort?: number;
+}
+
+export interface MutexActivities {
+  allocateForContainer(input: ContainerOnNode): Promise<MutexOutcome>;
+  releaseAllocation(input: ContainerOnNode): Promise<MutexOutcome>;
+  ensureProxy(input: { node: string }): Promise<MutexOutcome>;
+  removeProxyIfUnused(input: { node: string }): Promise<MutexOutcome>;
+  allocateClusterPorts(input: ObjectRef): Promise<MutexOutcome>;
+  releaseClusterPorts(input: ObjectRef): Promise<MutexOutcome>;
+}
+
+export interface RequesterActivities {
+  sendMutexRequest(input: { mutexId: string; node?: string; request: MutexRequest }): Promise<void>;
+}
+
+/** A WekaContainer as a workflow sees it: plain data, no client types. */
+export interface ContainerSnapshot {
+  uid: string;
+  generation: number;
+  deleting: boolean;
+  spec: {
+    mode: string;
+    nodeName?: string;
+    cluster?: string;
+    image: string;
+    driveCores?: number;
+    numDrives?: number;
+    driveCapacity?: number;
+    containerCapacity?: number;
+    driveTypesRatio?: { tlc?: number; qlc?: number };
+  };
+  status: {
+    phase?: string;
+    clusterGUID?: string;
+    containerID?: number;
+    allocation?: ContainerAllocation;
+    addedVirtualDrives: string[];
+    addedDrives: AddedDriveRecord[];
+    conditions: Condition[];
+  };
+}
+
+export interface AddedDriveRecord {
+  uuid: string;
+  virtualUUID?: string;
+  serial?: string;
+}
+
+export interface ExecTargetRef {
+  namespace: string;
+  pod: string;
+  container: string;
+}
+
+export interface StatusUpdate {
+  phase?: string;
+  conditions?: Condition[];
+  containerID?: number;
+  addedVirtualDrives?: string[];
+  addedDrives?: AddedDriveRecord[];
+  observedGeneration?: number;
+}
+
+export interface EventInput {
+  kind: 'WekaContainer' | 'WekaCluster' | 'WekaManualOperation';
+  ref: ObjectRef;
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+export interface ContainerActivities {
+  readContainer(ref: ObjectRef): Promise<ContainerSnapshot | null>;
+  ensureContainerPod(ref: ObjectRef): Promise<ExecTargetRef>;
+  waitPodRunning(target: ExecTargetRef): Promise<void>;
+  deleteContainerPod(ref: ObjectRef): Promise<void>;
+  readClusterGUID(ref: ObjectRef): Promise<string | null>;
+  writeContainerStatus(input: { ref: ObjectRef; update: StatusUpdate }): Promise<void>;
+  recordEvent(input: EventInput): Promise<void>;
+  removeFinalizer(input: { kind: EventInput['kind']; ref: ObjectRef }): Promise<void>;
+}
+
+export interface WekaActivities {
+  joinCluster(input: { target: ExecTargetRef; clusterGUID: string; name: string; hostname: string }): Promise<number>;
+  signVirtualDrive(input: { target: ExecTargetRef; node: string; drive: VirtualDrive; clusterGUID: string }): Promise<void>;
+  addDriveToCluster(input: { target: ExecTargetRef; containerId: number; virtualUUID: string }): Promise<{ driveUUID: string }>;
+  removeDriveFromCluster(input: { target: ExecTargetRef; containerId: number; virtualUUID: string }): Promise<void>;
+  unsignVirtualDrive(input: { target: ExecTargetRef; node: string; drive: VirtualDrive; clusterGUID: string }): Promise<void>;
+}

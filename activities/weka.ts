@@ -1,0 +1,99 @@
+// Activities that change Weka state by running the Weka CLIs in the container's pod. Each one
+// probes first (reads the device header or the cluster's drive list) and acts only if the change
+// is not already there, so a retry after a lost answer neither fails nor repeats the change.
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { VirtualDrive } from '../src/allocation/index.js';
+import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/index.js';
+import {
+  completeCall,
+  containerAddCall,
+  containerListCall,
+  driveAddCall,
+  driveListCall,
+  driveRemoveCall,
+  findContainerByName,
+  findDriveByVirtualUUID,
+  planContainerAdd,
+  planDriveAdd,
+  planVirtualAdd,
+  planVirtualRemove,
+  showDriveCall,
+  virtualAddCall,
+  virtualRemoveCall,
+  type Plan,
+  type WekaCall,
+} from '../src/weka/index.js';
+import type { ActivityDeps } from './deps.js';
+import { WekaApi } from './kube/weka-api.js';
+import type { ExecTargetRef, WekaActivities } from './types.js';
+
+const CLI_TIMEOUT_MS = 60_000;
+
+function conflict(plan: Plan, what: string): void {
+  if (typeof plan === 'object') throw ApplicationFailure.nonRetryable(`${what}: ${plan.conflict}`, 'WekaStateConflict');
+}
+
+export function createWekaActivities(deps: ActivityDeps): WekaActivities {
+  const api = new WekaApi(deps.kubeConfig);
+
+  async function run<T>(target: ExecTargetRef, call: WekaCall<T>): Promise<T> {
+    let signal: AbortSignal | undefined;
+    try {
+      signal = Context.current().cancellationSignal;
+    } catch {
+      signal = undefined;
+    }
+    const result = await deps.exec.run(target, call.argv, { timeoutMs: CLI_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+    return completeCall(call, result);
+  }
+
+  /** The device that holds a virtual drive's physical drive, from the node's shared-drives annotation. */
+  async function devicePathOf(node: string, drive: VirtualDrive): Promise<string> {
+    const nodeObject = await api.core.readNode({ name: node });
+    const decoded = decodeSharedDrivesAnnotation(nodeObject.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '[]');
+    if (!decoded.ok) throw ApplicationFailure.retryable(`node ${node}: ${decoded.error.message}`, 'MalformedAnnotation');
+    const physical = decoded.drives.find((d) => d.physicalUUID === drive.physicalUUID);
+    if (!physical) throw ApplicationFailure.retryable(`node ${node} lists no shared drive ${drive.physicalUUID} (serial ${drive.serial})`, 'PhysicalDriveMissing');
+    return physical.devicePath;
+  }
+
+  return {
+    async joinCluster({ target, clusterGUID, name, hostname }): Promise<number> {
+      const request = { clusterGUID, name, hostname };
+      const members = await run(target, containerListCall(clusterGUID));
+      const plan = planContainerAdd(members, request);
+      conflict(plan, `joining ${name} to cluster ${clusterGUID}`);
+      if (plan === 'already-done') return findContainerByName(members, name)!.containerId;
+      return (await run(target, containerAddCall(request))).containerId;
+    },
+
+    async signVirtualDrive({ target, node, drive, clusterGUID }): Promise<void> {
+      const devicePath = await devicePathOf(node, drive);
+      const request = { devicePath, virtualUUID: drive.virtualUUID, ownerClusterGUID: clusterGUID, sizeGiB: drive.capacityGiB };
+      const plan = planVirtualAdd(await run(target, showDriveCall(devicePath)), request);
+      conflict(plan, `signing virtual drive ${drive.virtualUUID} on ${devicePath}`);
+      if (plan === 'run') await run(target, virtualAddCall(request));
+    },
+
+    async addDriveToCluster({ target, containerId, virtualUUID }): Promise<{ driveUUID: string }> {
+      const drives = await run(target, driveListCall(containerId));
+      const plan = planDriveAdd(drives, { containerId, virtualUUID });
+      conflict(plan, `adding virtual drive ${virtualUUID} to container ${containerId}`);
+      if (plan === 'already-done') return { driveUUID: findDriveByVirtualUUID(drives, virtualUUID)!.driveUUID };
+      return { driveUUID: (await run(target, driveAddCall({ containerId, virtualUUID }))).driveUUID };
+    },
+
+    async removeDriveFromCluster({ target, containerId, virtualUUID }): Promise<void> {
+      const drive = findDriveByVirtualUUID(await run(target, driveListCall(containerId)), virtualUUID);
+      if (drive) await run(target, driveRemoveCall(drive.driveUUID));
+    },
+
+    async unsignVirtualDrive({ target, node, drive, clusterGUID }): Promise<void> {
+      const devicePath = await devicePathOf(node, drive);
+      const request = { devicePath, virtualUUID: drive.virtualUUID, ownerClusterGUID: clusterGUID };
+      const plan = planVirtualRemove(await run(target, showDriveCall(devicePath)), request);
+      conflict(plan, `removing virtual drive ${drive.virtualUUID} from ${devicePath}`);
+      if (plan === 'run') await run(target, virtualRemoveCall(request));
+    },
+  };
+}

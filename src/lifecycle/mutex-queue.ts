@@ -1,0 +1,91 @@
+// The state of a mutex workflow (per node, or the global cluster-ports one) as plain data and
+// pure transitions, so the workflow only sequences and the rules are unit-tested on their own.
+//
+// Requests run one at a time in arrival order. A request id is executed at most once: a request
+// that arrives again while queued or running is ignored, and one that was already answered is
+// answered again from the record. Requesters refused for lack of capacity become waiters; when a
+// request that frees capacity completes, every waiter is told, in the order they were refused.
+
+export interface MutexRequest {
+  requestId: string;
+  kind: string;
+  /** Workflow id of the requester, which gets the answer by signal. */
+  replyTo: string;
+  payload: unknown;
+}
+
+export interface MutexError {
+  type: string;
+  message: string;
+  [field: string]: unknown;
+}
+
+export interface MutexResponse {
+  requestId: string;
+  kind: string;
+  ok: boolean;
+  result?: unknown;
+  error?: MutexError;
+  /** Refused for lack of capacity: the requester should wait for a release, then ask again. */
+  waitForCapacity?: boolean;
+}
+
+export interface MutexState {
+  queue: MutexRequest[];
+  /** Request ids already answered, oldest first, bounded to ANSWERED_MEMORY. */
+  answered: MutexResponse[];
+  /** Requesters (workflow ids) waiting for capacity, in the order they were refused. */
+  waiters: string[];
+  /** Requests executed since this mutex was first started (across continue-as-new). */
+  executed: number;
+}
+
+/** Enough to recognise retries of recent requests; older ids are not expected to come back. */
+export const ANSWERED_MEMORY = 500;
+
+/** Request kinds whose completion frees capacity on the mutex's resource. */
+export const RELEASING_KINDS: ReadonlySet<string> = new Set(['release', 'release-cluster-ports']);
+
+export function emptyMutexState(): MutexState {
+  return { queue: [], answered: [], waiters: [], executed: 0 };
+}
+
+export type Arrival =
+  | { action: 'queued'; state: MutexState }
+  | { action: 'duplicate'; state: MutexState }
+  | { action: 'reanswer'; state: MutexState; response: MutexResponse; replyTo: string };
+
+/** A request arrives; `running` is the id of the request being executed, if any. */
+export function receive(state: MutexState, request: MutexRequest, running: string | undefined): Arrival {
+  const answered = state.answered.find((r) => r.requestId === request.requestId);
+  if (answered) return { action: 'reanswer', state, response: answered, replyTo: request.replyTo };
+  if (running === request.requestId || state.queue.some((r) => r.requestId === request.requestId)) {
+    return { action: 'duplicate', state };
+  }
+  return { action: 'queued', state: { ...state, queue: [...state.queue, request] } };
+}
+
+export function takeNext(state: MutexState): { state: MutexState; next: MutexRequest | undefined } {
+  const [next, ...rest] = state.queue;
+  return { state: { ...state, queue: rest }, next };
+}
+
+/**
+ * Records the answer to an executed request. Returns the waiters to notify (in order) when the
+ * request freed capacity.
+ */
+export function complete(state: MutexState, request: MutexRequest, response: MutexResponse): { state: MutexState; notify: string[] } {
+  const answered = [...state.answered, response].slice(-ANSWERED_MEMORY);
+  let waiters = state.waiters;
+  let notify: string[] = [];
+  if (response.ok && RELEASING_KINDS.has(request.kind)) {
+    notify = waiters;
+    waiters = [];
+  }
+  if (!response.ok && response.waitForCapacity && !waiters.includes(request.replyTo)) {
+    waiters = [...waiters, request.replyTo];
+  }
+  // A requester that got what it asked for is no longer waiting.
+  if (response.ok) waiters = waiters.filter((w) => w !== request.replyTo);
+  return { state: { ...state, answered, waiters, executed: state.executed + 1 }, notify };
+}

@@ -1,0 +1,72 @@
+// Names shared by the workflows, the activities and the watcher: workflow ids, the task queue,
+// the finalizer, the field managers, and the objects the operator creates.
+
+export const TASK_QUEUE = 'weka-drives';
+
+/** Added by the watcher, removed by the last activity of a teardown. */
+export const FINALIZER = 'weka.weka.io/teardown';
+
+/** One server-side-apply field manager per writer of Status (see docs/architecture.md). */
+export const FIELD_MANAGER = {
+  allocator: 'weka-drives-allocator',
+  workflow: 'weka-drives-workflow',
+  watcher: 'weka-drives-watcher',
+  nodeSigner: 'weka-drives-signer',
+} as const;
+
+/** Label on everything the operator creates (pods, proxy containers). */
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY = 'weka-drives-operator';
+export const ROLE_LABEL = 'weka.weka.io/role';
+
+/** The node annotation holding the node's signed shared drives. */
+export const SHARED_DRIVES_CAPACITY_TLC = 'weka.io/shared-drives-capacity';
+export const SHARED_DRIVES_CAPACITY_QLC = 'weka.io/shared-drives-capacity-qlc';
+
+/** Host directory through which drive containers reach the node's ssdproxy, and where they see it. */
+export const SSDPROXY_HOST_PATH = '/opt/k8s-weka/ssdproxy/';
+export const SSDPROXY_MOUNT_PATH = '/host-binds/ssdproxy';
+
+/** The container name inside every pod the operator creates (exec targets it). */
+export const WEKA_POD_CONTAINER = 'weka';
+
+export function nodeMutexId(node: string): string {
+  return `weka-node/${node}`;
+}
+
+/** One global mutex serializes cluster port-range allocation across all clusters. */
+export const CLUSTER_PORTS_MUTEX_ID = 'weka-cluster-ports';
+
+export function containerWorkflowId(uid: string): string {
+  return `weka-container/${uid}`;
+}
+
+export function operationWorkflowId(uid: string): string {
+  return `weka-operation/${uid}`;
+}
+
+export function clusterWorkflowId(uid: string): string {
+  return `weka-cluster/${uid}`;
+}
+
+/** The node's ssdproxy WekaContainer and its pod share this name, in the operator's namespace. */
+export function proxyName(node: string): string {
+  return `weka-drives-proxy-${node}`;
+}
+
+/**
+ * A container's name inside its Weka cluster. Kubernetes names never contain "_", so
+ * namespace and name stay unambiguous.
+ */
+export function wekaContainerName(namespace: string, name: string): string {
+  return `${namespace}_${name}`;
+}
+
+export interface ObjectRef {
+  namespace: string;
+  name: string;
+}
+
+export function refText(ref: ObjectRef): string {
+  return `${ref.namespace}/${ref.name}`;
+}

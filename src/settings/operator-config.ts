@@ -1,0 +1,91 @@
+// The operator process's configuration, read from its environment (the Helm chart sets it).
+// Every malformed value is reported by variable name; nothing falls back silently.
+import type { AllocationSettings } from './allocation-settings.js';
+import { DEFAULT_ALLOCATION_SETTINGS } from './allocation-settings.js';
+
+export interface OperatorConfig {
+  temporalAddress: string;
+  temporalNamespace: string;
+  temporalApiKey?: string;
+  temporalTlsCertPath?: string;
+  temporalTlsKeyPath?: string;
+  temporalTlsCaPath?: string;
+  temporalTlsServerName?: string;
+  taskQueue: string;
+  operatorNamespace: string;
+  proxyImage: string;
+  settings: AllocationSettings;
+  logLevel: string;
+  /** Port of /metrics, /healthz and /readyz; 0 turns the endpoint off. */
+  httpPort: number;
+  runWorker: boolean;
+  runWatcher: boolean;
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfig } | { ok: false; errors: string[] } {
+  const errors: string[] = [];
+  const text = (name: string, fallback: string): string => {
+    const v = env[name]?.trim();
+    return v === undefined || v === '' ? fallback : v;
+  };
+  const optional = (name: string): string | undefined => {
+    const v = env[name]?.trim();
+    return v === undefined || v === '' ? undefined : v;
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const v = optional(name);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      errors.push(`${name} must be a whole number from ${min} to ${max}, got "${v}"`);
+      return fallback;
+    }
+    return n;
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const v = optional(name)?.toLowerCase();
+    if (v === undefined) return fallback;
+    if (v === 'true' || v === '1') return true;
+    if (v === 'false' || v === '0') return false;
+    errors.push(`${name} must be true or false, got "${env[name]}"`);
+    return fallback;
+  };
+  const ratioText = optional('WEKA_DRIVE_TYPES_RATIO');
+  let driveTypesRatio = DEFAULT_ALLOCATION_SETTINGS.driveTypesRatio;
+  if (ratioText !== undefined) {
+    const m = /^(\d+):(\d+)$/.exec(ratioText);
+    if (!m || Number(m[1]) + Number(m[2]) === 0) errors.push(`WEKA_DRIVE_TYPES_RATIO must look like TLC:QLC with at least one part above 0, such as 1:10, got "${ratioText}"`);
+    else driveTypesRatio = { tlc: Number(m[1]), qlc: Number(m[2]) };
+  }
+  const logLevel = text('LOG_LEVEL', 'info');
+  if (!LOG_LEVELS.includes(logLevel)) errors.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const certPath = optional('TEMPORAL_TLS_CERT');
+  const keyPath = optional('TEMPORAL_TLS_KEY');
+  if ((certPath === undefined) !== (keyPath === undefined)) errors.push('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both or neither');
+  const config: OperatorConfig = {
+    temporalAddress: text('TEMPORAL_ADDRESS', '127.0.0.1:7233'),
+    temporalNamespace: text('TEMPORAL_NAMESPACE', 'default'),
+    taskQueue: text('WEKA_TASK_QUEUE', 'weka-drives'),
+    operatorNamespace: text('WEKA_OPERATOR_NAMESPACE', 'weka-operator-system'),
+    proxyImage: text('WEKA_PROXY_IMAGE', 'quay.io/weka.io/weka-in-container:4.4.10.183'),
+    settings: {
+      driveTypesRatio,
+      maxVirtualDrivesPerCore: integer('WEKA_MAX_VIRTUAL_DRIVES_PER_CORE', DEFAULT_ALLOCATION_SETTINGS.maxVirtualDrivesPerCore, 1, 64),
+      enforceMinDrivesPerTypePerCore: bool('WEKA_ENFORCE_MIN_DRIVES_PER_TYPE_PER_CORE', DEFAULT_ALLOCATION_SETTINGS.enforceMinDrivesPerTypePerCore),
+    },
+    logLevel,
+    httpPort: integer('WEKA_HTTP_PORT', 8080, 0, 65535),
+    runWorker: bool('WEKA_RUN_WORKER', true),
+    runWatcher: bool('WEKA_RUN_WATCHER', true),
+    ...(optional('TEMPORAL_API_KEY') !== undefined ? { temporalApiKey: optional('TEMPORAL_API_KEY')! } : {}),
+    ...(certPath !== undefined ? { temporalTlsCertPath: certPath } : {}),
+    ...(keyPath !== undefined ? { temporalTlsKeyPath: keyPath } : {}),
+    ...(optional('TEMPORAL_TLS_CA') !== undefined ? { temporalTlsCaPath: optional('TEMPORAL_TLS_CA')! } : {}),
+    ...(optional('TEMPORAL_TLS_SERVER_NAME') !== undefined ? { temporalTlsServerName: optional('TEMPORAL_TLS_SERVER_NAME')! } : {}),
+  };
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, config };
+}

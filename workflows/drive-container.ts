@@ -1,0 +1,208 @@
+// The drive container's lifecycle (`weka-container/<uid>`), for WekaContainers of mode drive:
+// ensure the node's proxy, run the pod, allocate virtual drives (through the node's mutex), wait
+// for the cluster GUID, sign and add every virtual drive, then stay Ready until deletion. Deletion
+// (the deleteRequested signal, or cancelling the workflow) tears it all down in reverse, in a
+// scope that cannot be cancelled. Every step is idempotent, so a restart redoes nothing.
+import {
+  CancellationScope,
+  condition,
+  isCancellation,
+  setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
+  ActivityFailure,
+} from '@temporalio/workflow';
+import type { ContainerAllocation, ContainerSnapshot, ExecTargetRef } from '../activities/types.js';
+import { nodeMutexId, WEKA_POD_CONTAINER, wekaContainerName, type ObjectRef } from '../src/lifecycle/names.js';
+import { kube, weka } from './activities.js';
+import { ContainerStatus } from './container-status.js';
+import { deleteRequestedSignal, specChangedSignal, stateQuery, wakeUpSignal } from './definitions.js';
+import { installMutexClient } from './mutex-client.js';
+import { WekaCluster, WekaContainer, WekaNode, WekaPhase } from './search-attributes.js';
+
+export interface DriveContainerInput {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+/** A refused allocation is asked again after a release on the node, a spec change, or this long. */
+const CAPACITY_RETRY = '30 seconds';
+
+function messageOf(err: unknown): string {
+  const cause = err instanceof ActivityFailure && err.cause ? err.cause : err;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+export async function driveContainerWorkflow(input: DriveContainerInput): Promise<void> {
+  const ref: ObjectRef = { namespace: input.namespace, name: input.name };
+  const mutex = installMutexClient();
+  const status = new ContainerStatus(ref);
+  let deleteRequested = false;
+  let specChanges = 0;
+  let wakeUps = 0;
+  const scope = new CancellationScope();
+  setHandler(deleteRequestedSignal, () => {
+    deleteRequested = true;
+    scope.cancel();
+  });
+  setHandler(specChangedSignal, () => void specChanges++);
+  setHandler(wakeUpSignal, () => void wakeUps++);
+  setHandler(stateQuery, () => status.view());
+
+  let snapshot = await kube.readContainer(ref);
+  if (!snapshot || snapshot.uid !== input.uid) return; // deleted before we started, or another object now
+  const node = snapshot.spec.nodeName ?? '';
+  upsertMemo({ namespace: ref.namespace, name: ref.name, uid: input.uid });
+  upsertSearchAttributes([
+    { key: WekaContainer, value: `${ref.namespace}/${ref.name}` },
+    { key: WekaNode, value: node },
+    { key: WekaCluster, value: snapshot.spec.cluster ?? '' },
+    { key: WekaPhase, value: 'Pending' },
+  ]);
+  status.addedVirtualDrives = [...snapshot.status.addedVirtualDrives];
+  status.addedDrives = [...snapshot.status.addedDrives];
+  status.conditions = [...snapshot.status.conditions];
+  status.containerID = snapshot.status.containerID;
+  status.observedGeneration = snapshot.generation;
+
+  let target: ExecTargetRef = { namespace: ref.namespace, pod: ref.name, container: WEKA_POD_CONTAINER };
+  let allocation: ContainerAllocation | undefined = snapshot.status.allocation;
+  let clusterGUID: string | undefined;
+
+  const nodeCall = (kind: string) => mutex.call(nodeMutexId(node), kind, { namespace: ref.namespace, name: ref.name, node }, node);
+
+  async function ensureProxy(): Promise<void> {
+    await status.enter('Pending', 'ensuring the node\'s ssdproxy');
+    for (;;) {
+      const answer = await mutex.call(nodeMutexId(node), 'ensure-proxy', { node }, node);
+      if (answer.ok) return;
+      await status.condition('ProxyReady', 'False', answer.error?.type ?? 'ProxyFailed', answer.error?.message ?? 'ensuring the proxy failed', 'Warning');
+      await condition(() => false, CAPACITY_RETRY);
+    }
+  }
+
+  async function allocate(): Promise<ContainerAllocation> {
+    for (;;) {
+      await status.enter('Allocating', `allocating on node ${node}`);
+      const releases = mutex.releases();
+      const changes = specChanges;
+      const answer = await nodeCall('allocate');
+      if (answer.ok) {
+        const result = answer.result as ContainerAllocation;
+        const gib = result.virtualDrives.reduce((sum, d) => sum + d.capacityGiB, 0);
+        await status.condition('Allocated', 'True', 'Allocated', `${result.virtualDrives.length} virtual drives, ${gib} GiB on node ${node}`, 'Normal');
+        return result;
+      }
+      const error = answer.error ?? { type: 'AllocationFailed', message: 'allocation failed' };
+      await status.condition('Allocated', 'False', error.type, error.message, 'Warning');
+      if (answer.waitForCapacity) {
+        await status.enter('Allocating', `waiting for capacity on node ${node}: ${error.message}`);
+        await condition(() => mutex.releases() > releases || specChanges > changes, CAPACITY_RETRY);
+      } else {
+        await status.enter('Allocating', `waiting for the spec to change: ${error.message}`);
+        await condition(() => specChanges > changes);
+      }
+      snapshot = (await kube.readContainer(ref)) ?? snapshot;
+    }
+  }
+
+  async function waitForClusterGUID(): Promise<string> {
+    await status.enter('WaitingForCluster', 'waiting for the cluster GUID');
+    for (let delaySeconds = 1; ; delaySeconds = Math.min(delaySeconds * 2, 30)) {
+      const guid = await kube.readClusterGUID(ref);
+      if (guid) return guid;
+      const seen = { wakeUps, specChanges };
+      await condition(() => wakeUps > seen.wakeUps || specChanges > seen.specChanges, `${delaySeconds} seconds`);
+    }
+  }
+
+  async function signAndAdd(alloc: ContainerAllocation, guid: string): Promise<void> {
+    if (status.containerID === undefined) {
+      await status.enter('Signing', `joining cluster ${guid}`);
+      status.containerID = await weka.joinCluster({ target, clusterGUID: guid, name: wekaContainerName(ref.namespace, ref.name), hostname: node });
+      await status.publish();
+    }
+    const containerId = status.containerID;
+    for (const [i, drive] of alloc.virtualDrives.entries()) {
+      if (status.addedVirtualDrives.includes(drive.virtualUUID)) continue;
+      await status.enter('Signing', `signing virtual drive ${i + 1} of ${alloc.virtualDrives.length} (${drive.capacityGiB} GiB on ${drive.serial})`);
+      await weka.signVirtualDrive({ target, node, drive, clusterGUID: guid });
+      await status.enter('AddingDrives', `adding virtual drive ${i + 1} of ${alloc.virtualDrives.length} to the cluster`);
+      const { driveUUID } = await weka.addDriveToCluster({ target, containerId, virtualUUID: drive.virtualUUID });
+      status.addedVirtualDrives = [...status.addedVirtualDrives, drive.virtualUUID];
+      status.addedDrives = [...status.addedDrives, { uuid: driveUUID, virtualUUID: drive.virtualUUID, serial: drive.serial }];
+      await status.publish();
+    }
+    await status.condition('DrivesAdded', 'True', 'DrivesAdded', `${alloc.virtualDrives.length} virtual drives signed and added to cluster ${guid}`, 'Normal');
+  }
+
+  async function bringUp(): Promise<void> {
+    await ensureProxy();
+    await status.enter('Pending', 'starting the pod');
+    target = await kube.ensureContainerPod(ref);
+    await kube.waitPodRunning(target);
+    allocation ??= await allocate();
+    status.allocation = allocation;
+    clusterGUID = await waitForClusterGUID();
+    await signAndAdd(allocation, clusterGUID);
+    await status.condition('Ready', 'True', 'Ready', 'all virtual drives are signed and in the cluster');
+    await status.enter('Ready', 'ready; waiting for deletion');
+  }
+
+  try {
+    await scope.run(async () => {
+      for (;;) {
+        try {
+          await bringUp();
+          await condition(() => deleteRequested);
+          return;
+        } catch (err) {
+          if (isCancellation(err)) throw err;
+          // A failure retrying cannot fix (a refusal by a Weka tool, a state conflict): show it
+          // and wait for a spec change or deletion instead of failing with resources held.
+          const changes = specChanges;
+          await status.condition('Ready', 'False', 'StepFailed', `${status.step}: ${messageOf(err)}`, 'Warning');
+          await status.enter('Error', `failed while ${status.step}; waiting for a spec change or deletion`);
+          await condition(() => specChanges > changes);
+        }
+      }
+    });
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+  }
+  await CancellationScope.nonCancellable(() => teardown());
+
+  async function teardown(): Promise<void> {
+    await status.enter('Deleting', 'tearing down');
+    const current: ContainerSnapshot | null = await kube.readContainer(ref);
+    const alloc = current?.status.allocation ?? allocation;
+    const guid = clusterGUID ?? current?.status.clusterGUID ?? (status.containerID !== undefined ? ((await kube.readClusterGUID(ref)) ?? undefined) : undefined);
+    // Weka state exists only once the container joined its cluster; undo it from the pod.
+    if (alloc && guid && status.containerID !== undefined) {
+      await status.enter('Deleting', 'removing the virtual drives from the cluster and the devices');
+      target = await kube.ensureContainerPod(ref);
+      await kube.waitPodRunning(target);
+      for (const drive of alloc.virtualDrives) {
+        await weka.removeDriveFromCluster({ target, containerId: status.containerID, virtualUUID: drive.virtualUUID });
+        status.addedVirtualDrives = status.addedVirtualDrives.filter((u) => u !== drive.virtualUUID);
+        status.addedDrives = status.addedDrives.filter((d) => d.virtualUUID !== drive.virtualUUID);
+        await weka.unsignVirtualDrive({ target, node, drive, clusterGUID: guid });
+        await status.publish();
+      }
+    }
+    if (alloc) {
+      await status.enter('Deleting', 'releasing the allocation');
+      await nodeCall('release');
+    }
+    await status.enter('Deleting', 'deleting the pod');
+    await kube.deleteContainerPod(ref);
+    await status.enter('Deleting', 'removing the node\'s proxy if no drive container is left');
+    await mutex.call(nodeMutexId(node), 'remove-proxy-if-unused', { node }, node);
+    status.containerID = undefined;
+    status.allocation = undefined;
+    await status.condition('Ready', 'False', 'Deleted', 'torn down: no virtual drive, allocation or pod is left');
+    await status.enter('Deleted', 'torn down');
+    await kube.removeFinalizer({ kind: 'WekaContainer', ref });
+  }
+}

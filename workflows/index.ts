@@ -1,0 +1,3 @@
+// Every workflow the worker registers.
+export { mutexWorkflow } from './mutex.js';
+export { driveContainerWorkflow } from './drive-container.js';

@@ -1,0 +1,48 @@
+// The requester's side of the mutex protocol: send a request (signal-with-start, from an
+// activity), then wait durably for the answer signal. A request that gets no answer in time is
+// sent again under the same id, which the mutex executes at most once.
+import { condition, proxyActivities, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import type { RequesterActivities } from '../activities/types.js';
+import { HEARTBEAT_TIMEOUT } from './activities.js';
+import type { MutexResponse } from '../src/lifecycle/mutex-queue.js';
+import { capacityReleasedSignal, mutexResponseSignal } from './definitions.js';
+
+const acts = proxyActivities<RequesterActivities>({
+  startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
+});
+
+/** How long to wait for an answer before sending the same request again. */
+const RESEND_AFTER = '1 minute';
+
+export interface MutexClient {
+  call(mutexId: string, kind: string, payload: unknown, node?: string): Promise<MutexResponse>;
+  /** Counts capacity-released notifications, so a waiter can tell a new one arrived. */
+  releases(): number;
+}
+
+export function installMutexClient(): MutexClient {
+  const responses = new Map<string, MutexResponse>();
+  let releases = 0;
+  setHandler(mutexResponseSignal, (response) => {
+    responses.set(response.requestId, response);
+  });
+  setHandler(capacityReleasedSignal, () => {
+    releases++;
+  });
+  return {
+    releases: () => releases,
+    async call(mutexId, kind, payload, node) {
+      const request = { requestId: uuid4(), kind, replyTo: workflowInfo().workflowId, payload };
+      for (;;) {
+        await acts.sendMutexRequest({ mutexId, request, ...(node === undefined ? {} : { node }) });
+        if (await condition(() => responses.has(request.requestId), RESEND_AFTER)) {
+          const response = responses.get(request.requestId)!;
+          responses.delete(request.requestId);
+          return response;
+        }
+      }
+    },
+  };
+}
