@@ -11,6 +11,7 @@ import {
   upsertMemo,
   upsertSearchAttributes,
   ActivityFailure,
+  CancelledFailure,
 } from '@temporalio/workflow';
 import type { ContainerAllocation, ContainerSnapshot, ExecTargetRef } from '../activities/types.js';
 import { nodeMutexId, WEKA_POD_CONTAINER, wekaContainerName, type ObjectRef } from '../src/lifecycle/names.js';
@@ -150,7 +151,10 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
     await status.enter('Ready', 'ready; waiting for deletion');
   }
 
+  // Started (or restarted) for an object already being deleted: straight to teardown.
+  if (snapshot.deleting) deleteRequested = true;
   try {
+    if (deleteRequested) throw new CancelledFailure('deletion started before the workflow');
     await scope.run(async () => {
       for (;;) {
         try {

@@ -18,6 +18,8 @@ import {
   type TestOperator,
 } from './support/operator.js';
 import { changeCounts, createWekaCluster, showDevice, simulatorLog } from './support/simulator.js';
+import { recordHistory } from './support/histories.js';
+import { nodeMutexId } from '../../src/lifecycle/names.js';
 
 let op: TestOperator;
 beforeAll(async () => {
@@ -64,6 +66,8 @@ describe('drive container workflow', () => {
     await deleteDriveContainer(op, ref, uid);
     await waitGone(ref);
     await handle.result();
+    await recordHistory(handle.workflowId, 'drive-container-standalone');
+    await recordHistory(nodeMutexId(node), 'node-mutex-one-container');
     for (const device of TLC_QLC) expect((await showDevice(node, device.path)).virtualDrives).toEqual([]);
     const after = await simulatorLog(node);
     for (const d of drives) {
@@ -135,5 +139,7 @@ describe('drive container workflow', () => {
     expect(ready.status?.allocations?.virtualDrives?.length).toBeGreaterThanOrEqual(2);
     await deleteDriveContainer(op, ref, uid);
     await waitGone(ref);
+    await handle.result();
+    await recordHistory(handle.workflowId, 'drive-container-spec-fixed');
   });
 });

@@ -1,0 +1,23 @@
+// Recording workflow histories from real runs, for the replay test (test/unit/workflows).
+// Set RECORD_HISTORIES=1 when running an integration test to (re)write the fixtures. The
+// Temporal CLI writes the JSON form that historyFromJSON reads.
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { toolPaths } from '../../../deploy/local/tools.js';
+import { temporalAddress, temporalNamespace } from '../harness.js';
+
+const run = promisify(execFile);
+const dir = fileURLToPath(new URL('../../fixtures/histories/', import.meta.url));
+
+export async function recordHistory(workflowId: string, fixture: string): Promise<void> {
+  if (process.env['RECORD_HISTORIES'] !== '1') return;
+  const { temporal } = await toolPaths();
+  const { stdout } = await run(
+    temporal,
+    ['workflow', 'show', '--workflow-id', workflowId, '--address', temporalAddress(), '--namespace', temporalNamespace(), '--output', 'json'],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  await writeFile(`${dir}${fixture}.json`, stdout);
+}
