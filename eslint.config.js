@@ -31,7 +31,7 @@ export default tseslint.config(
           paths: nodeBuiltins.map((name) => ({ name, message: 'Workflows must not use Node built-ins; do it in an activity.' })),
           patterns: [
             { group: ['@kubernetes/*', 'pino', '@temporalio/worker', '@temporalio/client', '@temporalio/activity'], message: 'Workflows only import @temporalio/workflow, the pure core and activity types.' },
-            { group: ['**/activities/*', '!**/activities/types*', '!**/activities/index*'], message: 'Import activities as types through proxyActivities only.' },
+            { group: ['**/activities/*', '!**/activities/*types*', '!**/activities/index*'], message: 'Import activities as types through proxyActivities only.' },
           ],
         },
       ],

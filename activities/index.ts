@@ -1,24 +1,36 @@
 // createActivities(deps): every activity of the operator, closed over the Kubernetes client, the
 // exec transport, the Temporal client and the logger.
+import { createClusterActivities } from './cluster.js';
+import type { ClusterActivities } from './cluster-types.js';
 import { createContainerActivities } from './container.js';
 import type { ActivityDeps } from './deps.js';
 import { createNodeDecisions } from './node-decisions.js';
 import { createClusterPortDecisions } from './cluster-ports.js';
 import { createRequesterActivities } from './requester.js';
-import type { ContainerActivities, MutexActivities, RequesterActivities, WekaActivities } from './types.js';
+import type { ContainerActivities, MutexActivities, RequesterActivities, SignDrivesActivities, WekaActivities } from './types.js';
 import { createWekaActivities } from './weka.js';
 import { heartbeating } from './heartbeat.js';
+import { createSignDrivesActivities } from './sign-drives.js';
 
-export type Activities = MutexActivities & RequesterActivities & ContainerActivities & WekaActivities;
+export type Activities = ClusterActivities & MutexActivities & RequesterActivities & ContainerActivities & WekaActivities & SignDrivesActivities;
 
 export function createActivities(deps: ActivityDeps): Activities {
-  return heartbeating({
+  return heartbeating(instrumented(deps, {
     ...createNodeDecisions(deps),
     ...createClusterPortDecisions(deps),
     ...createRequesterActivities(deps),
     ...createContainerActivities(deps),
+    ...createClusterActivities(deps),
     ...createWekaActivities(deps),
-  });
+    ...createSignDrivesActivities(deps),
+  }));
+}
+
+/** Applies deps.instrument, when given, to every activity. */
+function instrumented<T extends object>(deps: ActivityDeps, activities: T): T {
+  const wrap = deps.instrument;
+  if (!wrap) return activities;
+  return Object.fromEntries(Object.entries(activities).map(([name, fn]) => [name, typeof fn === 'function' ? wrap(name, fn as (...a: unknown[]) => Promise<unknown>) : fn])) as T;
 }
 
 export type { ActivityDeps } from './deps.js';

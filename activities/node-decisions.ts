@@ -111,6 +111,10 @@ export function createNodeDecisions(deps: ActivityDeps): Pick<MutexActivities, '
     async ensureProxy({ node }): Promise<MutexOutcome> {
       const name = proxyName(node);
       const ns = deps.operatorNamespace;
+      // A proxy pod for a node that does not exist would never run; say so instead.
+      if (!(await orIfMissing(api.core.readNode({ name: node }), null))) {
+        return refused('NodeNotFound', `node ${node} does not exist; the container waits until it does or its spec changes`, true);
+      }
       try {
         await api.createContainer({
           apiVersion: 'weka.weka.io/v1alpha1',

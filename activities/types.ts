@@ -105,3 +105,57 @@ export interface WekaActivities {
   removeDriveFromCluster(input: { target: ExecTargetRef; containerId: number; virtualUUID: string }): Promise<void>;
   unsignVirtualDrive(input: { target: ExecTargetRef; node: string; drive: VirtualDrive; clusterGUID: string }): Promise<void>;
 }
+
+/** A WekaManualOperation as its workflow sees it: plain data, no client types. */
+export interface OperationSnapshot {
+  uid: string;
+  generation: number;
+  deleting: boolean;
+  spec: {
+    action: string;
+    payload?: { signDrivesPayload?: { type: string; nodeSelector?: Record<string, string>; devicePaths?: string[]; shared?: boolean } };
+  };
+}
+
+/** A physical drive signed for the node's ssdproxy, as `weka-sign-drive show --json` reports it. */
+export interface ProxySignedDrive {
+  physicalUUID: string;
+  serial: string;
+  capacityGiB: number;
+  type: 'TLC' | 'QLC';
+  devicePath: string;
+}
+
+/** What signing one node's devices did: the drives now signed, and the devices that were refused. */
+export interface NodeSigning {
+  drives: ProxySignedDrive[];
+  /** Device paths this run signed; the other drives were signed already. */
+  newlySigned: string[];
+  failures: { devicePath: string; message: string }[];
+}
+
+/** The node's shared drives after publishing, and the capacity advertised for them. */
+export interface NodeDrivesPublished {
+  driveCount: number;
+  tlcGiB: number;
+  qlcGiB: number;
+}
+
+/** The status fields the operation's workflow owns (applied whole, as FIELD_MANAGER.workflow). */
+export interface OperationStatusUpdate {
+  phase: string;
+  conditions: Condition[];
+  results: { node: string; drives?: { uuid: string; serial: string; capacityGiB: number; type: string; devicePath: string }[]; error?: string }[];
+  observedGeneration: number;
+}
+
+export interface SignDrivesActivities {
+  readOperation(ref: ObjectRef): Promise<OperationSnapshot | null>;
+  /** Names of the nodes whose labels match every entry of the selector, sorted. */
+  listSelectedNodes(input: { nodeSelector: Record<string, string> }): Promise<string[]>;
+  /** Signs each device for proxy use inside the node's proxy pod, skipping devices already signed. */
+  signNodeDrives(input: { node: string; devicePaths: string[]; shared: boolean }): Promise<NodeSigning>;
+  /** Merges the drives into the node's shared-drives annotation and sets its capacity resources. */
+  publishNodeDrives(input: { node: string; drives: ProxySignedDrive[] }): Promise<NodeDrivesPublished>;
+  writeOperationStatus(input: { ref: ObjectRef; status: OperationStatusUpdate }): Promise<void>;
+}

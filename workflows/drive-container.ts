@@ -58,7 +58,8 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
   upsertSearchAttributes([
     { key: WekaContainer, value: `${ref.namespace}/${ref.name}` },
     { key: WekaNode, value: node },
-    { key: WekaCluster, value: snapshot.spec.cluster ?? '' },
+    // Clusters are named namespace/name in every search attribute (the cluster workflow's too).
+    { key: WekaCluster, value: snapshot.spec.cluster ? `${ref.namespace}/${snapshot.spec.cluster}` : '' },
     { key: WekaPhase, value: 'Pending' },
   ]);
   status.addedVirtualDrives = [...snapshot.status.addedVirtualDrives];
@@ -104,7 +105,11 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
         await status.enter('Allocating', `waiting for the spec to change: ${error.message}`);
         await condition(() => specChanges > changes);
       }
-      snapshot = (await kube.readContainer(ref)) ?? snapshot;
+      const fresh = await kube.readContainer(ref);
+      if (fresh) {
+        snapshot = fresh;
+        status.observedGeneration = fresh.generation;
+      }
     }
   }
 

@@ -69,3 +69,12 @@ export async function createKubeletCert(pki: Pki, nodeName: string): Promise<{ c
   const serving = `subjectAltName=DNS:localhost,DNS:${nodeName},IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`;
   return signedCert(pki, `kubelet-${nodeName}`, `/CN=system:node:${nodeName}`, serving);
 }
+
+/**
+ * A client certificate for `user` in `groups`, signed by the CA: the apiserver authenticates it
+ * as that user (CN) and those groups (O). Written into `pki.dir`, which may be any directory.
+ */
+export async function createClientCert(pki: { dir: string; caCert: string; caKey: string }, user: string, groups: readonly string[] = []): Promise<{ cert: string; key: string }> {
+  const subject = [...groups.map((g) => `/O=${g}`), `/CN=${user}`].join('');
+  return signedCert(pki, `client-${user.replace(/[^A-Za-z0-9_.-]/g, '_')}`, subject, 'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n');
+}

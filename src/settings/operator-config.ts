@@ -18,6 +18,8 @@ export interface OperatorConfig {
   logLevel: string;
   /** Port of /metrics, /healthz and /readyz; 0 turns the endpoint off. */
   httpPort: number;
+  /** Address the endpoint binds: 0.0.0.0 in a pod, 127.0.0.1 in tests. */
+  httpAddress: string;
   runWorker: boolean;
   runWatcher: boolean;
 }
@@ -79,6 +81,7 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
     },
     logLevel,
     httpPort: integer('WEKA_HTTP_PORT', 8080, 0, 65535),
+    httpAddress: text('WEKA_HTTP_ADDRESS', '0.0.0.0'),
     runWorker: bool('WEKA_RUN_WORKER', true),
     runWatcher: bool('WEKA_RUN_WATCHER', true),
     ...(optional('TEMPORAL_API_KEY') !== undefined ? { temporalApiKey: optional('TEMPORAL_API_KEY')! } : {}),

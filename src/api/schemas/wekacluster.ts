@@ -84,10 +84,13 @@ export const WekaClusterStatusSchema = Type.Object(
     ports: Type.Optional(ClusterPortsStatusSchema),
     conditions: Type.Optional(conditionsSchema('Detailed observed state, one entry per condition type.')),
     observedGeneration: Type.Optional(observedGenerationSchema()),
+    workflowID: Type.Optional(
+      Type.String({ maxLength: 512, description: 'Id of the Temporal workflow that drives this cluster. Written by the watcher.' }),
+    ),
   },
   {
     description:
-      'Observed state, written only through the status subresource by server-side apply (the cluster workflow owns every field). Every field is optional so writers apply only their own.',
+      'Observed state, written only through the status subresource by server-side apply: the cluster workflow owns phase, clusterGUID, conditions and observedGeneration, the allocator owns ports, the watcher owns workflowID. Every field is optional so writers apply only their own.',
   },
 );
 export type WekaClusterStatus = Static<typeof WekaClusterStatusSchema>;

@@ -59,9 +59,9 @@ export async function startTestOperator(overrides: Partial<ActivityDeps> = {}): 
 }
 
 /** A fake node whose devices are signed for proxy and listed in its shared-drives annotation. */
-export async function sharedDrivesNode(devices: SimulatedDevice[], prefix = 'weka-node'): Promise<string> {
+export async function sharedDrivesNode(devices: SimulatedDevice[], prefix = 'weka-node', labels: Record<string, string> = {}): Promise<string> {
   const node = uniqueName(prefix);
-  await addNode({ name: node, devices });
+  await addNode({ name: node, devices, labels });
   const drives = [];
   for (const d of devices) {
     await sim(node, '--', 'weka-sign-drive', 'sign', 'proxy', d.path);

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -16,6 +16,7 @@ import {
 import { CREATE_VIOLATIONS, UPDATE_VIOLATIONS } from './rule-violations.js';
 
 const CRD_DIR = fileURLToPath(new URL('../../../crds/', import.meta.url));
+const CHART_CRD_DIR = fileURLToPath(new URL('../../../deploy/helm/weka-drives-operator/crds/', import.meta.url));
 const files = buildCrdFiles();
 const crdOf = (kind: string): CustomResourceDefinition => {
   const file = files.find((f) => f.crd.spec.names.kind === kind);
@@ -64,6 +65,13 @@ describe('generated CRDs', () => {
   it('match the committed crds/*.yaml byte for byte', () => {
     for (const { fileName, crd } of files) {
       expect(readFileSync(`${CRD_DIR}${fileName}`, 'utf8'), fileName).toBe(renderCrdYaml(crd));
+    }
+  });
+
+  it("match the Helm chart's copies in deploy/helm/weka-drives-operator/crds byte for byte", () => {
+    expect(readdirSync(CHART_CRD_DIR).sort()).toEqual(files.map((f) => f.fileName).sort());
+    for (const { fileName, crd } of files) {
+      expect(readFileSync(`${CHART_CRD_DIR}${fileName}`, 'utf8'), fileName).toBe(renderCrdYaml(crd));
     }
   });
 

@@ -1,0 +1,155 @@
+// Activities of the sign-drives operation: read the operation, find its nodes, sign each node's
+// devices for its ssdproxy (inside the proxy pod, probing each device first so a retry never
+// signs twice), and publish the signed drives on the node: the shared-drives annotation and the
+// capacity resources the scheduler sees.
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { decodeSharedDrivesAnnotation, encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/index.js';
+import { mergeSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../src/lifecycle/node-drives.js';
+import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER } from '../src/lifecycle/names.js';
+import { labelSelectorText, ONLY_SHARED_MESSAGE } from '../src/lifecycle/sign-drives-request.js';
+import { completeCall, NON_RETRYABLE_WEKA_ERRORS, planSignProxy, showDriveCall, signProxyCall, type WekaCall } from '../src/weka/index.js';
+import type { ActivityDeps } from './deps.js';
+import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
+import { WekaApi } from './kube/weka-api.js';
+import type { ExecTargetRef, NodeSigning, OperationSnapshot, ProxySignedDrive, SignDrivesActivities } from './types.js';
+
+const CLI_TIMEOUT_MS = 60_000;
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/** Conditional writes to a node give up after this many lost races (then the activity is retried). */
+const NODE_WRITE_ATTEMPTS = 10;
+
+/** A device whose state rules signing out; signing it again would be refused the same way. */
+class DeviceRefused extends Error {}
+
+/** Errors about one device that retrying cannot fix: recorded for that device, the others go on. */
+function isDeviceRefusal(err: unknown): err is Error {
+  return err instanceof DeviceRefused || (err instanceof Error && NON_RETRYABLE_WEKA_ERRORS.includes(err.name));
+}
+
+export function createSignDrivesActivities(deps: ActivityDeps): SignDrivesActivities {
+  const api = new WekaApi(deps.kubeConfig);
+
+  async function run<T>(target: ExecTargetRef, call: WekaCall<T>): Promise<T> {
+    let signal: AbortSignal | undefined;
+    try {
+      signal = Context.current().cancellationSignal;
+    } catch {
+      signal = undefined; // not inside an activity
+    }
+    const result = await deps.exec.run(target, call.argv, { timeoutMs: CLI_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+    return completeCall(call, result);
+  }
+
+  /** Probe, sign only an unsigned device, and read back what signing assigned. */
+  async function signForProxy(target: ExecTargetRef, devicePath: string): Promise<{ drive: ProxySignedDrive; signed: boolean }> {
+    const before = await run(target, showDriveCall(devicePath));
+    const plan = planSignProxy(before);
+    if (typeof plan === 'object') throw new DeviceRefused(plan.conflict);
+    // Already signed: the probe read everything the annotation needs.
+    let after = before;
+    let signedNow = false;
+    if (plan === 'run') {
+      try {
+        await run(target, signProxyCall(devicePath));
+        signedNow = true;
+      } catch (err) {
+        // Refused because another operation signed it since our probe? Then it is done.
+        if (!isDeviceRefusal(err)) throw err;
+        if (planSignProxy(await run(target, showDriveCall(devicePath))) !== 'already-done') throw err;
+      }
+      after = await run(target, showDriveCall(devicePath));
+    }
+    if (after.signature !== 'proxy' || after.physicalUUID === null) throw new DeviceRefused(`${devicePath} is not signed for proxy use after signing it`);
+    const { physicalUUID, serial, capacityGiB, type } = after;
+    return { drive: { physicalUUID, serial, capacityGiB, type, devicePath: after.devicePath }, signed: signedNow };
+  }
+
+  return {
+    async readOperation(ref): Promise<OperationSnapshot | null> {
+      const op = await api.getOperation(ref);
+      if (!op) return null;
+      return {
+        uid: op.metadata.uid ?? '',
+        generation: op.metadata.generation ?? 0,
+        deleting: op.metadata.deletionTimestamp !== undefined,
+        spec: JSON.parse(JSON.stringify(op.spec)) as OperationSnapshot['spec'],
+      };
+    },
+
+    async listSelectedNodes({ nodeSelector }): Promise<string[]> {
+      // An empty selector selects every node: never what a signing operation means.
+      if (Object.keys(nodeSelector).length === 0) throw ApplicationFailure.nonRetryable('an empty node selector would sign every node', 'InvalidObject');
+      const list = await api.core.listNode({ labelSelector: labelSelectorText(nodeSelector) });
+      return list.items.map((n) => n.metadata?.name ?? '').filter((name) => name !== '').sort();
+    },
+
+    async signNodeDrives({ node, devicePaths, shared }): Promise<NodeSigning> {
+      if (!shared) throw ApplicationFailure.nonRetryable(ONLY_SHARED_MESSAGE, 'InvalidObject');
+      if (devicePaths.length === 0) throw ApplicationFailure.nonRetryable(`no device paths to sign on node ${node}`, 'InvalidObject');
+      const target = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };
+      const outcome: NodeSigning = { drives: [], newlySigned: [], failures: [] };
+      for (const devicePath of devicePaths) {
+        try {
+          const { drive, signed } = await signForProxy(target, devicePath);
+          outcome.drives.push(drive);
+          if (signed) outcome.newlySigned.push(devicePath);
+        } catch (err) {
+          // A transient failure retries the whole activity; the probes make that safe.
+          if (!isDeviceRefusal(err)) throw err;
+          outcome.failures.push({ devicePath, message: err.message });
+        }
+      }
+      deps.logger.info({ node, signed: outcome.newlySigned, drives: outcome.drives.length, failures: outcome.failures.length }, 'signed drives for proxy');
+      return outcome;
+    },
+
+    async publishNodeDrives({ node, drives }) {
+      for (let attempt = 0; attempt < NODE_WRITE_ATTEMPTS; attempt++) {
+        const current = await orIfMissing(api.core.readNode({ name: node }), null);
+        if (!current) throw ApplicationFailure.nonRetryable(`node ${node} no longer exists`, 'NotFound');
+        const text = current.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION];
+        const decoded = decodeSharedDrivesAnnotation(text ?? '[]');
+        if (!decoded.ok) {
+          // Rewriting it would drop the drives we cannot read; a person has to look at it.
+          throw ApplicationFailure.nonRetryable(`node ${node}: ${decoded.error.message}; not overwriting it`, 'MalformedAnnotation');
+        }
+        const merged = mergeSharedDrives(decoded.drives, drives);
+        const next = encodeSharedDrivesAnnotation(merged);
+        let resourceVersion = current.metadata?.resourceVersion;
+        const capacity = sharedCapacityGiB(merged);
+        const resources = sharedCapacityResources(capacity);
+        try {
+          if (next !== text) {
+            const patched = await api.core.patchNode(
+              { name: node, fieldManager: FIELD_MANAGER.nodeSigner, body: { metadata: { resourceVersion, annotations: { [SHARED_DRIVES_ANNOTATION]: next } } } },
+              mergePatch,
+            );
+            resourceVersion = patched.metadata?.resourceVersion;
+          }
+          // Conditional too: a concurrent publisher's larger list must not be undercut by ours.
+          await api.core.patchNodeStatus(
+            { name: node, fieldManager: FIELD_MANAGER.nodeSigner, body: { metadata: { resourceVersion }, status: { capacity: resources, allocatable: resources } } },
+            mergePatch,
+          );
+        } catch (err) {
+          if (isConflict(err)) continue; // the node changed since we read it: merge again
+          if (isNotFound(err)) throw ApplicationFailure.nonRetryable(`node ${node} no longer exists`, 'NotFound');
+          throw err;
+        }
+        deps.logger.info({ node, drives: merged.length, ...capacity }, 'published shared drives');
+        return { driveCount: merged.length, tlcGiB: capacity.tlc, qlcGiB: capacity.qlc };
+      }
+      throw ApplicationFailure.retryable(`node ${node} kept changing while its shared drives were published`, 'NodeConflict');
+    },
+
+    async writeOperationStatus({ ref, status }): Promise<void> {
+      try {
+        await api.applyStatus('WekaManualOperation', ref, { ...status }, FIELD_MANAGER.workflow);
+      } catch (err) {
+        // The object is gone: there is no status left to show.
+        if (!isNotFound(err)) throw err;
+      }
+    },
+  };
+}

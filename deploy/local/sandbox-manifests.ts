@@ -1,0 +1,49 @@
+// What the sandbox creates: three nodes with two TLC and two QLC drives each, a sign-drives
+// operation for all of them, and two WekaClusters that share the three nodes.
+import type { SimulatedDevice } from './fake-nodes.js';
+
+export const SANDBOX_NODES = ['weka-node-1', 'weka-node-2', 'weka-node-3'];
+export const SANDBOX_OPERATOR_NAMESPACE = 'weka-operator-system';
+
+export const SANDBOX_DEVICES: SimulatedDevice[] = [
+  { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' },
+  { path: '/dev/nvme1n1', capacityGiB: 7680, type: 'TLC' },
+  { path: '/dev/nvme2n1', capacityGiB: 30720, type: 'QLC' },
+  { path: '/dev/nvme3n1', capacityGiB: 30720, type: 'QLC' },
+];
+
+export const SANDBOX_OPERATION = {
+  apiVersion: 'weka.weka.io/v1alpha1',
+  kind: 'WekaManualOperation',
+  metadata: { name: 'sign-sandbox-drives', namespace: SANDBOX_OPERATOR_NAMESPACE },
+  spec: {
+    action: 'sign-drives',
+    payload: {
+      signDrivesPayload: {
+        type: 'device-paths',
+        shared: true,
+        nodeSelector: { 'weka.weka.io/sandbox': 'true' },
+        devicePaths: SANDBOX_DEVICES.map((d) => d.path),
+      },
+    },
+  },
+};
+
+function sandboxCluster(namespace: string, name: string, dynamicTemplate: Record<string, unknown> & { driveContainers: number }) {
+  return {
+    apiVersion: 'weka.weka.io/v1alpha1',
+    kind: 'WekaCluster',
+    metadata: { name, namespace },
+    spec: {
+      image: 'quay.io/weka.io/weka-in-container:4.4.10.183',
+      nodeSelector: { 'weka.weka.io/sandbox': 'true' },
+      dynamicTemplate,
+    },
+  };
+}
+
+/** One cluster per allocation mode: containerCapacity with a TLC:QLC ratio, and numDrives x driveCapacity. */
+export const SANDBOX_CLUSTERS = [
+  sandboxCluster('tenant-a', 'analytics', { driveContainers: 3, driveCores: 2, containerCapacity: 12000, driveTypesRatio: { tlc: 1, qlc: 3 } }),
+  sandboxCluster('tenant-b', 'builds', { driveContainers: 3, driveCores: 2, numDrives: 4, driveCapacity: 1000 }),
+];

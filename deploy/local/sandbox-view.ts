@@ -1,0 +1,81 @@
+// The sandbox's live progress view, as a pure function of what the apiserver shows: drive
+// containers by phase, and per node the GiB given out of the GiB signed, per drive type.
+
+export interface ViewContainer {
+  namespace: string;
+  name: string;
+  node: string;
+  phase: string;
+  virtualDrives: { capacityGiB: number; type: string; physicalUUID: string }[];
+}
+
+export interface ViewNode {
+  name: string;
+  drives: { physicalUUID: string; capacityGiB: number; type?: string | undefined }[];
+}
+
+export interface ViewCluster {
+  namespace: string;
+  name: string;
+  phase: string;
+  guid?: string | undefined;
+}
+
+export interface SandboxSnapshot {
+  clusters: ViewCluster[];
+  containers: ViewContainer[];
+  nodes: ViewNode[];
+  elapsedMs: number;
+  stage: string;
+}
+
+const pad = (text: string, width: number): string => (text.length >= width ? text : text + ' '.repeat(width - text.length));
+
+export function phaseCounts(containers: ViewContainer[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const c of containers) counts.set(c.phase, (counts.get(c.phase) ?? 0) + 1);
+  return new Map([...counts.entries()].sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** GiB given out and GiB signed, per node and drive type. */
+export function nodeUsage(node: ViewNode, containers: ViewContainer[]): { type: string; usedGiB: number; totalGiB: number }[] {
+  const types = [...new Set(node.drives.map((d) => d.type ?? 'untyped'))].sort();
+  const onNode = new Set(node.drives.map((d) => d.physicalUUID));
+  return types.map((type) => {
+    const totalGiB = node.drives.filter((d) => (d.type ?? 'untyped') === type).reduce((s, d) => s + d.capacityGiB, 0);
+    const usedGiB = containers
+      .flatMap((c) => c.virtualDrives)
+      .filter((v) => onNode.has(v.physicalUUID) && v.type === type)
+      .reduce((s, v) => s + v.capacityGiB, 0);
+    return { type, usedGiB, totalGiB };
+  });
+}
+
+function bar(used: number, total: number, width = 20): string {
+  const filled = total === 0 ? 0 : Math.round((used / total) * width);
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
+}
+
+export function renderSnapshot(s: SandboxSnapshot): string {
+  const lines: string[] = [];
+  lines.push(`weka-drives sandbox — ${s.stage} (${Math.round(s.elapsedMs / 1000)} s)`);
+  lines.push('');
+  lines.push('Clusters:');
+  if (s.clusters.length === 0) lines.push('  (none yet)');
+  for (const c of s.clusters) lines.push(`  ${pad(`${c.namespace}/${c.name}`, 28)} ${pad(c.phase, 16)} ${c.guid ?? ''}`);
+  lines.push('');
+  const counts = phaseCounts(s.containers);
+  lines.push(`Drive containers: ${s.containers.length}${counts.size ? ` (${[...counts].map(([p, n]) => `${p} ${n}`).join(', ')})` : ''}`);
+  for (const c of [...s.containers].sort((x, y) => `${x.namespace}/${x.name}`.localeCompare(`${y.namespace}/${y.name}`))) {
+    const gib = c.virtualDrives.reduce((sum, v) => sum + v.capacityGiB, 0);
+    lines.push(`  ${pad(`${c.namespace}/${c.name}`, 28)} ${pad(c.node, 14)} ${pad(c.phase, 18)} ${c.virtualDrives.length} virtual drives, ${gib} GiB`);
+  }
+  lines.push('');
+  lines.push('Nodes (GiB given out of GiB signed):');
+  for (const n of [...s.nodes].sort((x, y) => x.name.localeCompare(y.name))) {
+    const usage = nodeUsage(n, s.containers);
+    if (usage.length === 0) lines.push(`  ${pad(n.name, 14)} no signed drives yet`);
+    for (const u of usage) lines.push(`  ${pad(n.name, 14)} ${pad(u.type, 4)} ${bar(u.usedGiB, u.totalGiB)} ${u.usedGiB} / ${u.totalGiB}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,114 @@
+// The operator's Prometheus metrics: one registry per process, served on /metrics (see
+// docs/observability.md). Workflows cannot touch prom-client (they are replayed in a sandbox), so
+// everything is measured where it runs: activities through ActivityDeps.instrument, Weka CLI calls
+// through a counting ExecTransport, the watcher's actions in the watcher, and mutex queues by
+// querying the mutex workflows (mutex-depth.ts).
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ActivityDeps } from '../../activities/deps.js';
+import { EXEC_TRANSPORT_ERROR, type ExecTransport } from '../../activities/exec/transport.js';
+import { classifyExit } from '../../src/weka/call.js';
+
+const SECONDS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+export class OperatorMetrics {
+  readonly registry = new Registry();
+  readonly allocationDuration = new Histogram({
+    name: 'weka_allocation_duration_seconds',
+    help: 'Time of one allocation decision (allocateForContainer, inside the node mutex), by result: allocated, refused, error.',
+    labelNames: ['result'] as const,
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly stepDuration = new Histogram({
+    name: 'weka_workflow_step_duration_seconds',
+    help: 'Time of each workflow step, that is each activity attempt, by activity and result: ok, refused (a mutex decision said no), error.',
+    labelNames: ['activity', 'result'] as const,
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly cliCalls = new Counter({
+    name: 'weka_cli_calls_total',
+    help: 'Weka CLI calls (weka, weka-sign-drive) run in pods, by command and result: success, refused, transient (non-zero exit), transport-error (no exit code came back).',
+    labelNames: ['command', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly mutexQueueDepth = new Gauge({
+    name: 'weka_node_mutex_queue_depth',
+    help: 'Requests waiting in a node mutex (not counting the one running), sampled by querying the running mutex workflows.',
+    labelNames: ['node'] as const,
+    registers: [this.registry],
+  });
+  readonly mutexBusy = new Gauge({
+    name: 'weka_node_mutex_busy',
+    help: '1 while a node mutex is running a request, sampled with weka_node_mutex_queue_depth.',
+    labelNames: ['node'] as const,
+    registers: [this.registry],
+  });
+  readonly watcherActions = new Counter({
+    name: 'weka_watcher_actions_total',
+    help: 'Actions the CR watcher took, by kind, action (addFinalizer, startWorkflow, signalSpecChanged, signalDelete, writeWorkflowId) and result: ok, error.',
+    labelNames: ['kind', 'action', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** ActivityDeps.instrument: times every activity; allocateForContainer also as an allocation. */
+  readonly instrument: NonNullable<ActivityDeps['instrument']> = (name, fn) => {
+    return async (...args) => {
+      const end = this.stepDuration.startTimer({ activity: name });
+      const endAllocation = name === 'allocateForContainer' ? this.allocationDuration.startTimer() : undefined;
+      try {
+        const value = await fn(...args);
+        const refused = isRefusal(value);
+        end({ result: refused ? 'refused' : 'ok' });
+        endAllocation?.({ result: refused ? 'refused' : 'allocated' });
+        return value;
+      } catch (err) {
+        end({ result: 'error' });
+        endAllocation?.({ result: 'error' });
+        throw err;
+      }
+    };
+  };
+
+  /** Counts every command the transport runs, by command and result. */
+  countingExec(inner: ExecTransport): ExecTransport {
+    return {
+      run: async (target, argv, opts) => {
+        const command = cliCommandLabel(argv);
+        try {
+          const result = await inner.run(target, argv, opts);
+          this.cliCalls.inc({ command, result: classifyExit(result.exitCode) });
+          return result;
+        } catch (err) {
+          this.cliCalls.inc({ command, result: (err as Error | null)?.name === EXEC_TRANSPORT_ERROR ? 'transport-error' : 'error' });
+          throw err;
+        }
+      },
+    };
+  }
+}
+
+/** A mutex-executed activity answers a refusal as data ({ ok: false }), not as an exception. */
+function isRefusal(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as { ok?: unknown }).ok === false;
+}
+
+const VERBS = new Set(['add', 'remove', 'list', 'show', 'create', 'delete', 'sign', 'join', 'status', 'update']);
+
+/**
+ * The command without its arguments, as a label of bounded cardinality: the tool and its
+ * sub-commands up to the verb, e.g. "weka cluster drive add", "weka-sign-drive virtual add".
+ */
+export function cliCommandLabel(argv: readonly string[]): string {
+  const words: string[] = [];
+  for (const word of argv) {
+    if (!/^[a-z][a-z-]*$/.test(word) || words.length === 4) break;
+    words.push(word);
+    if (words.length > 1 && VERBS.has(word)) break;
+  }
+  return words.length > 0 ? words.join(' ') : 'unknown';
+}

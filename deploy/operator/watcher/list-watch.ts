@@ -1,0 +1,162 @@
+// A resumable list+watch of one custom resource in all namespaces: list, then watch from the
+// list's resourceVersion; a watch that ends (server timeout, dropped connection, error) resumes
+// from the last resourceVersion seen; a 410 Gone (that version is compacted away) lists again;
+// every failure waits a jittered, capped back-off. A periodic re-list (resync) lets the handler
+// converge on anything a bug or a lost update could have left behind.
+import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { backoffDelay, DEFAULT_BACKOFF, sleep, type Backoff } from './backoff.js';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface ListWatchHandlers {
+  /** Every object that exists now: at start, after a 410 Gone or a failed list, and at each resync. */
+  onList(items: unknown[]): void;
+  onEvent(type: WatchEventType, obj: unknown): void;
+}
+
+export interface ListWatchOptions {
+  kubeConfig: KubeConfig;
+  group: string;
+  version: string;
+  plural: string;
+  handlers: ListWatchHandlers;
+  logger: Logger;
+  signal: AbortSignal;
+  backoff?: Backoff;
+  /** List again this often even when the watch is healthy. */
+  resyncMs?: number;
+  /** The server ends each watch after this long; it is then resumed. */
+  watchTimeoutSeconds?: number;
+}
+
+const DEFAULT_RESYNC_MS = 10 * 60_000;
+const LIST_PAGE = 500;
+/** A watch that ends sooner than this without an event counts as a failure, so it cannot spin. */
+const SHORT_WATCH_MS = 1_000;
+
+interface WatchOutcome {
+  resourceVersion: string;
+  gone: boolean;
+  events: number;
+  error?: unknown;
+}
+
+function resourceVersionOf(obj: unknown): string | undefined {
+  const rv = (obj as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
+  return typeof rv === 'string' && rv !== '' ? rv : undefined;
+}
+
+function isGone(err: unknown): boolean {
+  const e = err as { statusCode?: unknown; code?: unknown } | null;
+  return e?.statusCode === 410 || e?.code === 410;
+}
+
+/** Runs until `signal` aborts. */
+export async function runListWatch(o: ListWatchOptions): Promise<void> {
+  const api = o.kubeConfig.makeApiClient(CustomObjectsApi);
+  const watch = new Watch(o.kubeConfig);
+  const path = `/apis/${o.group}/${o.version}/${o.plural}`;
+  const resyncMs = o.resyncMs ?? DEFAULT_RESYNC_MS;
+  const log = o.logger.child({ plural: o.plural });
+  let resourceVersion: string | undefined;
+  let listedAt = 0;
+  let failures = 0;
+
+  async function list(): Promise<void> {
+    const items: unknown[] = [];
+    let next: string | undefined;
+    let version: string | undefined;
+    do {
+      const page = (await api.listClusterCustomObject({ group: o.group, version: o.version, plural: o.plural, limit: LIST_PAGE, ...(next ? { _continue: next } : {}) })) as {
+        items?: unknown[];
+        metadata?: { resourceVersion?: string; continue?: string };
+      };
+      items.push(...(page.items ?? []));
+      version = page.metadata?.resourceVersion;
+      next = page.metadata?.continue || undefined;
+    } while (next && !o.signal.aborted);
+    if (o.signal.aborted) return;
+    if (!version) throw new Error(`list of ${o.plural} carried no resourceVersion`);
+    resourceVersion = version;
+    listedAt = Date.now();
+    log.debug({ count: items.length, resourceVersion }, 'listed');
+    o.handlers.onList(items);
+  }
+
+  while (!o.signal.aborted) {
+    try {
+      if (resourceVersion === undefined || Date.now() - listedAt >= resyncMs) await list();
+      if (o.signal.aborted || resourceVersion === undefined) break;
+      const untilResync = Math.ceil((resyncMs - (Date.now() - listedAt)) / 1000);
+      const timeoutSeconds = Math.max(1, Math.min(o.watchTimeoutSeconds ?? 300, untilResync));
+      const started = Date.now();
+      const outcome = await watchOnce(watch, path, resourceVersion, timeoutSeconds, o.handlers, o.signal);
+      resourceVersion = outcome.resourceVersion;
+      if (outcome.gone) {
+        log.info({ resourceVersion }, 'watch expired (410 Gone): listing again');
+        resourceVersion = undefined;
+        failures = 0;
+        continue;
+      }
+      if (outcome.error !== undefined) throw outcome.error;
+      if (outcome.events === 0 && Date.now() - started < SHORT_WATCH_MS && !o.signal.aborted) throw new Error('watch closed at once');
+      failures = 0;
+    } catch (err) {
+      if (o.signal.aborted) break;
+      if (isGone(err)) {
+        resourceVersion = undefined;
+        continue;
+      }
+      failures++;
+      const delayMs = backoffDelay(failures, o.backoff ?? DEFAULT_BACKOFF);
+      log.warn({ err: err instanceof Error ? err.message : String(err), failures, delayMs }, 'list/watch failed; retrying');
+      await sleep(delayMs, o.signal);
+    }
+  }
+}
+
+function watchOnce(watch: Watch, path: string, fromVersion: string, timeoutSeconds: number, handlers: ListWatchHandlers, signal: AbortSignal): Promise<WatchOutcome> {
+  return new Promise((resolve) => {
+    const outcome: WatchOutcome = { resourceVersion: fromVersion, gone: false, events: 0 };
+    let controller: AbortController | undefined;
+    let settled = false;
+    const finish = (error?: unknown) => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      controller?.abort();
+      if (isGone(error)) outcome.gone = true;
+      else if (error !== undefined && error !== null && !signal.aborted) outcome.error = error;
+      resolve(outcome);
+    };
+    const onAbort = () => finish();
+    signal.addEventListener('abort', onAbort, { once: true });
+
+    const onLine = (type: string, obj: unknown) => {
+      if (settled) return;
+      if (type === 'ERROR') {
+        // The apiserver reports an expired resourceVersion as an ERROR event carrying a Status.
+        const status = obj as { code?: number; message?: string } | null;
+        if (status?.code === 410) outcome.gone = true;
+        finish(outcome.gone ? undefined : new Error(`watch error ${status?.code ?? ''}: ${status?.message ?? 'unknown'}`));
+        return;
+      }
+      const rv = resourceVersionOf(obj);
+      if (rv) outcome.resourceVersion = rv;
+      if (type === 'BOOKMARK') return;
+      if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
+      outcome.events++;
+      handlers.onEvent(type, obj);
+    };
+    watch
+      .watch(path, { resourceVersion: fromVersion, allowWatchBookmarks: true, timeoutSeconds }, onLine, (err: unknown) => finish(err))
+      .then(
+        (c) => {
+          controller = c;
+          if (settled) c.abort();
+        },
+        (err: unknown) => finish(err ?? new Error('watch failed')),
+      );
+  });
+}

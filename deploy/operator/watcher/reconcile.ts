@@ -1,0 +1,186 @@
+// Executes the watcher's decision for one object (src/lifecycle/watch-decision.ts), one action
+// after another, and remembers per uid what this process already did. Every action is
+// idempotent and keyed by the workflow id, so running it twice (two replicas, a restart, a retry)
+// changes nothing: starting uses USE_EXISTING, a duplicated signal only makes the workflow re-read
+// its object, the finalizer is added only if absent, the workflow id is applied only if different.
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { Client, WorkflowStartOptions } from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
+import type { Logger } from 'pino';
+import { isConflict, isNotFound } from '../../../activities/kube/errors.js';
+import { PLURAL, type WekaApi } from '../../../activities/kube/weka-api.js';
+import { API_GROUP, API_VERSION } from '../../../src/api/index.js';
+import { FIELD_MANAGER, FINALIZER } from '../../../src/lifecycle/names.js';
+import {
+  decideWatchActions,
+  firstSighting,
+  forgetDone,
+  lifecycleWorkflowOf,
+  recordDone,
+  type LifecycleWorkflow,
+  type SeenState,
+  type WatchAction,
+  type WatchedKind,
+  type WatchedObject,
+} from '../../../src/lifecycle/watch-decision.js';
+import { deleteRequestedSignal, specChangedSignal } from '../../../workflows/definitions.js';
+import { WekaCluster, WekaContainer, WekaNode } from '../../../workflows/search-attributes.js';
+import type { OperatorMetrics } from '../metrics.js';
+import { recordWatcherEvent } from './events.js';
+
+export interface ReconcilerDeps {
+  api: WekaApi;
+  temporal: Client;
+  taskQueue: string;
+  logger: Logger;
+  enabled: ReadonlySet<WatchedKind>;
+  metrics?: OperatorMetrics;
+}
+
+const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const SEARCH_ATTRIBUTE_KEYS = { WekaContainer, WekaNode, WekaCluster } as const;
+
+/** Whether the remaining actions still apply: false when the object vanished or began deleting. */
+type Proceed = boolean;
+
+/** One per watched kind: what this process did for each uid of that kind. */
+export class Reconciler {
+  private readonly seen = new Map<string, SeenState>();
+
+  constructor(private readonly deps: ReconcilerDeps) {}
+
+  /** A fresh list: forget the uids that are gone, and what was done for the others. */
+  relisted(uids: ReadonlySet<string>): void {
+    for (const [uid, state] of this.seen) {
+      if (uids.has(uid)) this.seen.set(uid, forgetDone(state));
+      else this.seen.delete(uid);
+    }
+  }
+
+  forget(uid: string): void {
+    this.seen.delete(uid);
+  }
+
+  async reconcile(obj: WatchedObject): Promise<void> {
+    const actions = decideWatchActions(obj, this.seen.get(obj.uid), this.deps.enabled);
+    const workflow = lifecycleWorkflowOf(obj);
+    if (actions.length === 0 || !workflow) return;
+    const log = this.deps.logger.child({
+      kind: obj.kind,
+      namespace: obj.namespace,
+      name: obj.name,
+      workflowId: workflow.id,
+      ...(obj.spec.nodeName ? { node: obj.spec.nodeName } : {}),
+    });
+    let state = this.seen.get(obj.uid) ?? firstSighting(obj);
+    for (const action of actions) {
+      let proceed: Proceed;
+      try {
+        proceed = await this.execute(action, obj, workflow, log);
+        this.deps.metrics?.watcherActions.inc({ kind: obj.kind, action: action.type, result: 'ok' });
+      } catch (err) {
+        this.deps.metrics?.watcherActions.inc({ kind: obj.kind, action: action.type, result: 'error' });
+        log.warn({ action: action.type, err: err instanceof Error ? err.message : String(err) }, 'watcher action failed; will retry');
+        throw err;
+      }
+      if (!proceed) return;
+      state = recordDone(state, action);
+      this.seen.set(obj.uid, state);
+    }
+  }
+
+  private async execute(action: WatchAction, obj: WatchedObject, workflow: LifecycleWorkflow, log: Logger): Promise<Proceed> {
+    const ref = { namespace: obj.namespace, name: obj.name };
+    switch (action.type) {
+      case 'addFinalizer':
+        return this.addFinalizer(obj, log);
+      case 'startWorkflow':
+        await this.deps.temporal.workflow.start(workflow.type, this.startOptions(obj, workflow));
+        log.debug('workflow started (or already running)');
+        return true;
+      case 'signalSpecChanged':
+        await this.deps.temporal.workflow.signalWithStart(workflow.type, { ...this.startOptions(obj, workflow), signal: specChangedSignal, signalArgs: [] });
+        log.info({ generation: action.generation }, 'spec change signalled');
+        await this.event(obj, 'SpecChangeSignalled', `generation ${action.generation}: workflow ${workflow.id} re-reads the spec`, log);
+        return true;
+      case 'signalDelete':
+        // With start: a workflow that never ran (created and deleted while no watcher ran) or
+        // that ended starts now and goes straight to its teardown, which removes the finalizer.
+        await this.deps.temporal.workflow.signalWithStart(workflow.type, { ...this.startOptions(obj, workflow), signal: deleteRequestedSignal, signalArgs: [] });
+        log.info('deletion signalled: the workflow tears down and then removes the finalizer');
+        await this.event(obj, 'TeardownRequested', `deletion started: workflow ${workflow.id} tears down, then removes the finalizer`, log);
+        return true;
+      case 'writeWorkflowId':
+        try {
+          await this.deps.api.applyStatus(obj.kind, ref, { workflowID: action.workflowId }, FIELD_MANAGER.watcher);
+        } catch (err) {
+          if (isNotFound(err)) return false;
+          throw err;
+        }
+        log.info('workflow id written to status');
+        await this.event(obj, 'WorkflowStarted', `lifecycle workflow ${workflow.id} (${workflow.type}) runs this object`, log);
+        return true;
+    }
+  }
+
+  private startOptions(obj: WatchedObject, workflow: LifecycleWorkflow): WorkflowStartOptions {
+    const typedSearchAttributes: SearchAttributePair[] = Object.entries(workflow.searchAttributes).map(([key, value]) => ({
+      key: SEARCH_ATTRIBUTE_KEYS[key as keyof typeof SEARCH_ATTRIBUTE_KEYS],
+      value,
+    }));
+    return {
+      taskQueue: this.deps.taskQueue,
+      workflowId: workflow.id,
+      args: [{ namespace: obj.namespace, name: obj.name, uid: obj.uid }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      // A workflow that ended while its object still exists is started again.
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      staticSummary: workflow.summary,
+      memo: { kind: obj.kind, namespace: obj.namespace, name: obj.name, uid: obj.uid },
+      typedSearchAttributes,
+    };
+  }
+
+  /**
+   * Adds our finalizer by a JSON merge patch of metadata.finalizers, conditional on the
+   * resourceVersion read (so another writer's finalizers are never dropped), only if absent,
+   * as the watcher's field manager (so managedFields show who added it).
+   */
+  private async addFinalizer(obj: WatchedObject, log: Logger): Promise<Proceed> {
+    const ref = { namespace: obj.namespace, name: obj.name };
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const current = await this.deps.api.get(obj.kind, ref);
+      if (!current || current.metadata.uid !== obj.uid || current.metadata.deletionTimestamp !== undefined) return false;
+      const finalizers = current.metadata.finalizers ?? [];
+      if (finalizers.includes(FINALIZER)) return true;
+      try {
+        await this.deps.api.custom.patchNamespacedCustomObject(
+          {
+            group: API_GROUP,
+            version: API_VERSION,
+            plural: PLURAL[obj.kind],
+            ...ref,
+            body: { metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: [...finalizers, FINALIZER] } },
+            fieldManager: FIELD_MANAGER.watcher,
+          },
+          MERGE_PATCH,
+        );
+        log.info('finalizer added');
+        return true;
+      } catch (err) {
+        if (isNotFound(err)) return false;
+        if (!isConflict(err)) throw err;
+      }
+    }
+    throw new Error(`could not add the finalizer to ${obj.namespace}/${obj.name}: it kept changing`);
+  }
+
+  private async event(obj: WatchedObject, reason: string, message: string, log: Logger): Promise<void> {
+    try {
+      await recordWatcherEvent(this.deps.api.core, obj, reason, message);
+    } catch (err) {
+      // An Event is for people; failing to record one must not make the action count as failed.
+      log.debug({ reason, err: err instanceof Error ? err.message : String(err) }, 'could not record an Event');
+    }
+  }
+}

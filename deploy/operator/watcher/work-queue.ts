@@ -1,0 +1,139 @@
+// A keyed, coalescing work queue: one item per key (the newest replaces an older one not yet
+// handled), one handler at a time per key so one object's actions never interleave, a bounded
+// number of keys at once, and a failed key retried after a jittered back-off with the newest item.
+// The handling is level-based (the decision looks at the object as it is), so skipping
+// intermediate versions of an object loses nothing.
+import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from './backoff.js';
+
+interface KeyState<T> {
+  item: T;
+  /** A newer item arrived and has not been handled yet. */
+  dirty: boolean;
+  running: boolean;
+  failures: number;
+  retry?: NodeJS.Timeout | undefined;
+}
+
+export interface WorkQueueOptions {
+  concurrency?: number;
+  backoff?: Backoff;
+  onError?: (key: string, err: unknown, failures: number) => void;
+}
+
+export class KeyedWorkQueue<T> {
+  private readonly keys = new Map<string, KeyState<T>>();
+  private readonly ready: string[] = [];
+  private active = 0;
+  private stopped = false;
+  private idleWaiters: Array<() => void> = [];
+  private readonly concurrency: number;
+
+  constructor(
+    private readonly handle: (key: string, item: T) => Promise<void>,
+    private readonly options: WorkQueueOptions = {},
+  ) {
+    this.concurrency = options.concurrency ?? 8;
+  }
+
+  add(key: string, item: T): void {
+    if (this.stopped) return;
+    const state = this.keys.get(key);
+    if (!state) {
+      this.keys.set(key, { item, dirty: true, running: false, failures: 0 });
+      this.enqueue(key);
+      return;
+    }
+    state.item = item;
+    state.dirty = true;
+    // A key waiting out its back-off keeps waiting (with the newest item) so a stream of events
+    // during an outage does not turn into a stream of failing calls.
+    if (!state.running && state.retry === undefined) this.enqueue(key);
+  }
+
+  /**
+   * Drops the key (its object is gone): nothing pending, no retry. A handler already running
+   * finishes; uids are never reused, so no new item for the key is expected meanwhile.
+   */
+  forget(key: string): void {
+    const state = this.keys.get(key);
+    if (!state) return;
+    if (state.retry) clearTimeout(state.retry);
+    this.keys.delete(key);
+    this.notifyIfIdle();
+  }
+
+  /** Resolves when no key is queued or running (keys waiting out a back-off do not count). */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Stops taking work, cancels retries, and waits for the handlers that are running. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.ready.length = 0;
+    for (const state of this.keys.values()) if (state.retry) clearTimeout(state.retry);
+    await this.idle();
+    this.keys.clear();
+  }
+
+  private isIdle(): boolean {
+    return this.active === 0 && this.ready.length === 0;
+  }
+
+  private notifyIfIdle(): void {
+    if (!this.isIdle()) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  private enqueue(key: string): void {
+    if (!this.ready.includes(key)) this.ready.push(key);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (!this.stopped && this.active < this.concurrency && this.ready.length > 0) {
+      const key = this.ready.shift()!;
+      const state = this.keys.get(key);
+      if (!state || state.running || !state.dirty) continue;
+      void this.run(key, state);
+    }
+    this.notifyIfIdle();
+  }
+
+  private async run(key: string, state: KeyState<T>): Promise<void> {
+    this.active++;
+    state.running = true;
+    state.dirty = false;
+    const item = state.item;
+    let failed = false;
+    try {
+      await this.handle(key, item);
+      state.failures = 0;
+    } catch (err) {
+      failed = true;
+      state.failures++;
+      this.options.onError?.(key, err, state.failures);
+    } finally {
+      state.running = false;
+      this.active--;
+    }
+    if (this.keys.get(key) !== state || this.stopped) {
+      this.pump();
+      return;
+    }
+    if (failed) {
+      state.dirty = true;
+      state.retry = setTimeout(() => {
+        state.retry = undefined;
+        if (this.keys.get(key) === state) this.enqueue(key);
+      }, backoffDelay(state.failures, this.options.backoff ?? DEFAULT_BACKOFF));
+      state.retry.unref();
+    } else if (state.dirty) {
+      this.ready.push(key);
+    }
+    this.pump();
+  }
+}

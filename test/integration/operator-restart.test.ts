@@ -1,0 +1,195 @@
+// The operator as a process (watcher + worker): SIGKILLed in the middle of a rollout and started
+// again, it converges — every container Ready, every virtual drive signed and added exactly once
+// — and deleting everything then leaves nothing behind. Also: its HTTP endpoint, and SIGTERM.
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePorts } from '../../deploy/local/ports.js';
+import type { WekaContainer } from '../../src/api/index.js';
+import { containerWorkflowId, FINALIZER, type ObjectRef } from '../../src/lifecycle/names.js';
+import { eventually, kubeConfig, temporalAddress, temporalNamespace, uniqueName, uniqueNamespace } from './harness.js';
+import { readContainer, sharedDrivesNode, waitGone } from './support/operator.js';
+import { startOperatorProcess, type OperatorProcess } from './support/operator-process.js';
+import { changeCounts, createWekaCluster, showDevice, sim, simulatorLog } from './support/simulator.js';
+
+const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
+const DEVICES = [
+  { path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const },
+  { path: '/dev/nvme1n1', capacityGiB: 3840, type: 'TLC' as const },
+];
+const PER_NODE = 3;
+const SPEC = { driveCores: 2, numDrives: 2, driveCapacity: 500 };
+
+let connection: Connection;
+let client: Client;
+const processes: OperatorProcess[] = [];
+
+beforeAll(async () => {
+  connection = await Connection.connect({ address: temporalAddress() });
+  client = new Client({ connection, namespace: temporalNamespace() });
+});
+afterAll(async () => {
+  for (const p of processes) await p.kill('SIGKILL');
+  await connection?.close();
+});
+
+async function operator(env: Record<string, string>): Promise<OperatorProcess> {
+  const p = await startOperatorProcess(env);
+  processes.push(p);
+  return p;
+}
+
+async function stopCleanly(p: OperatorProcess): Promise<number | null> {
+  await p.kill('SIGTERM');
+  return p.child.exitCode;
+}
+
+async function listContainers(namespace: string): Promise<WekaContainer[]> {
+  const list = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ ...GROUP, namespace })) as { items: WekaContainer[] };
+  return list.items;
+}
+
+async function runsOf(workflowId: string): Promise<number> {
+  let n = 0;
+  for await (const _ of client.workflow.list({ query: `WorkflowId="${workflowId}"` })) n++;
+  return n;
+}
+
+async function metricsText(port: number): Promise<string> {
+  return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+}
+
+/** The value of one sample line of /metrics, e.g. `name{a="b"}`; undefined when absent. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+async function createContainer(ref: ObjectRef, node: string, guid: string): Promise<void> {
+  const custom = kubeConfig().makeApiClient(CustomObjectsApi);
+  await custom.createNamespacedCustomObject({
+    ...GROUP,
+    namespace: ref.namespace,
+    body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, spec: { mode: 'drive', image: 'weka:test', nodeName: node, ...SPEC } },
+  });
+  await custom.patchNamespacedCustomObjectStatus(
+    { ...GROUP, ...ref, body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, status: { clusterGUID: guid } }, fieldManager: 'test-cluster-admin', force: true },
+    setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+  );
+}
+
+describe('the operator process', () => {
+  it('converges after a SIGKILL mid-rollout, signs every virtual drive exactly once, and leaves nothing after deletion', { timeout: 600_000 }, async () => {
+    const nodes = [await sharedDrivesNode(DEVICES, 'restart-a'), await sharedDrivesNode(DEVICES, 'restart-b')];
+    const guid = await createWekaCluster(nodes[0]!, 'restart');
+    // Slow Weka commands so that the kill lands while containers are being signed.
+    for (const node of nodes) await sim(node, 'faults', '--latency-ms', '300');
+    const operatorNamespace = await uniqueNamespace('weka-operator');
+    const env = { WEKA_TASK_QUEUE: uniqueName('restart'), WEKA_OPERATOR_NAMESPACE: operatorNamespace, WEKA_HTTP_PORT: '0' };
+    const first = await operator(env);
+
+    const ns = await uniqueNamespace('rollout');
+    const refs = nodes.flatMap((node, n) => Array.from({ length: PER_NODE }, (_, i) => ({ ref: { namespace: ns, name: `drive-${n}-${i}` }, node })));
+    for (const { ref, node } of refs) await createContainer(ref, node, guid);
+
+    await eventually('signing to be under way', async () => {
+      const adds = (await Promise.all(nodes.map(simulatorLog))).map((log) => changeCounts(log, 'virtual-add', 'virtualUUID').size);
+      return adds.some((n) => n > 0) ? true : undefined;
+    }, 240_000);
+    await first.kill('SIGKILL');
+    const readyAtKill = (await listContainers(ns)).filter((c) => c.status?.phase === 'Ready').length;
+    expect(readyAtKill).toBeLessThan(refs.length);
+
+    const [port] = await freePorts(1);
+    const second = await operator({ ...env, WEKA_HTTP_PORT: String(port), WEKA_HTTP_ADDRESS: '127.0.0.1' });
+    const ready = await eventually('every container to be Ready', async () => {
+      const all = await listContainers(ns);
+      return all.length === refs.length && all.every((c) => c.status?.phase === 'Ready') ? all : undefined;
+    }, 360_000);
+    console.log(`${readyAtKill} of ${refs.length} containers were Ready at the kill`);
+
+    for (const node of nodes) await sim(node, 'faults', '--clear');
+    const logs = new Map(await Promise.all(nodes.map(async (node) => [node, await simulatorLog(node)] as const)));
+    for (const c of ready) {
+      const log = logs.get(c.spec.nodeName!)!;
+      const drives = c.status?.allocations?.virtualDrives ?? [];
+      expect(drives).toHaveLength(SPEC.numDrives);
+      for (const d of drives) {
+        expect(changeCounts(log, 'virtual-add', 'virtualUUID').get(d.virtualUUID), `virtual add of ${d.virtualUUID}`).toBe(1);
+        expect(changeCounts(log, 'drive-add', 'virtualUUID').get(d.virtualUUID), `drive add of ${d.virtualUUID}`).toBe(1);
+      }
+      expect(c.metadata.finalizers).toEqual([FINALIZER]);
+      expect(c.status?.workflowID).toBe(containerWorkflowId(c.metadata.uid!));
+      expect(await runsOf(containerWorkflowId(c.metadata.uid!)), `runs of ${c.metadata.name}`).toBe(1);
+    }
+    // Nothing signed that no container holds: each node carries exactly its containers' drives.
+    for (const node of nodes) {
+      const held = ready.filter((c) => c.spec.nodeName === node).flatMap((c) => (c.status?.allocations?.virtualDrives ?? []).map((d) => d.virtualUUID));
+      const onDevices = (await Promise.all(DEVICES.map((d) => showDevice(node, d.path)))).flatMap((d) => d.virtualDrives.map((v) => v.virtualUUID));
+      expect(onDevices.sort()).toEqual(held.sort());
+    }
+
+    // The restarted watcher started (use-existing) every container once on its first list.
+    const afterRollout = await metricsText(port!);
+    expect(sample(afterRollout, 'weka_watcher_actions_total{kind="WekaContainer",action="startWorkflow",result="ok"}')).toBeGreaterThanOrEqual(refs.length);
+    // The node mutexes stay running while idle; the sampler reports their (empty) queues.
+    const sampled = await eventually('the node mutexes to be sampled', async () => {
+      const text = await metricsText(port!);
+      return nodes.every((n) => sample(text, `weka_node_mutex_queue_depth{node="${n}"}`) === 0) ? text : undefined;
+    }, 60_000);
+    expect(sample(sampled, `weka_node_mutex_busy{node="${nodes[0]}"}`)).toBe(0);
+
+    for (const { ref } of refs) await kubeConfig().makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({ ...GROUP, ...ref });
+    for (const { ref } of refs) await waitGone(ref, 240_000);
+    expect(await listContainers(ns)).toEqual([]);
+    for (const node of nodes) {
+      for (const device of DEVICES) expect((await showDevice(node, device.path)).virtualDrives).toEqual([]);
+    }
+    // The last drive container on each node took the node's ssdproxy container with it.
+    await eventually('the proxy containers to be gone', async () => ((await listContainers(operatorNamespace)).length === 0 ? true : undefined), 60_000);
+    for (const { ref } of refs) expect(await readContainer(ref)).toBeNull();
+
+    const afterTeardown = await metricsText(port!);
+    const unsigned = sample(afterTeardown, 'weka_cli_calls_total{command="weka-sign-drive virtual remove",result="success"}') ?? 0;
+    expect(unsigned).toBeGreaterThanOrEqual(refs.length * SPEC.numDrives);
+    expect(sample(afterTeardown, 'weka_watcher_actions_total{kind="WekaContainer",action="signalDelete",result="ok"}')).toBeGreaterThanOrEqual(refs.length);
+    expect(sample(afterTeardown, 'weka_workflow_step_duration_seconds_count{activity="unsignVirtualDrive",result="ok"}')).toBeGreaterThanOrEqual(refs.length * SPEC.numDrives);
+
+    expect(await stopCleanly(second), second.output().slice(-4000)).toBe(0);
+    expect(second.output()).toContain('"msg":"stopped"');
+  });
+
+  it('answers /healthz, /readyz and /metrics, and exits 0 on SIGTERM', { timeout: 120_000 }, async () => {
+    const [port] = await freePorts(1);
+    const p = await operator({
+      WEKA_TASK_QUEUE: uniqueName('http'),
+      WEKA_OPERATOR_NAMESPACE: await uniqueNamespace('weka-operator'),
+      WEKA_HTTP_PORT: String(port),
+      WEKA_HTTP_ADDRESS: '127.0.0.1',
+    });
+    const base = `http://127.0.0.1:${port}`;
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    await eventually('/readyz to answer 200', async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), 60_000);
+    expect(p.output()).toContain('watcher running');
+
+    const metrics = await fetch(`${base}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await metrics.text();
+    for (const name of [
+      'weka_allocation_duration_seconds',
+      'weka_workflow_step_duration_seconds',
+      'weka_cli_calls_total',
+      'weka_node_mutex_queue_depth',
+      'weka_node_mutex_busy',
+      'weka_watcher_actions_total',
+      'process_cpu_seconds_total',
+    ]) {
+      expect(text, name).toContain(`# TYPE ${name} `);
+    }
+    expect((await fetch(`${base}/nowhere`)).status).toBe(404);
+
+    expect(await stopCleanly(p), p.output().slice(-4000)).toBe(0);
+    await expect(fetch(`${base}/healthz`)).rejects.toThrow();
+  });
+});

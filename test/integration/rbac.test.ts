@@ -1,0 +1,181 @@
+// The operator runs with nothing but the Helm chart's ClusterRole: a user bound only to that role
+// (rendered by `helm template`, authenticated by a client certificate outside system:masters)
+// runs the worker and the CR watcher, signs a node's drives and drives a container through its
+// whole lifecycle, and cannot do what the role does not grant. The test's own setup (nodes, the
+// custom resources a user creates and deletes) uses the admin.
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type V1PolicyRule } from '@kubernetes/client-node';
+import type { WorkflowHandle } from '@temporalio/client';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
+import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
+import { containerWorkflowId, FINALIZER, operationWorkflowId, proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../../src/lifecycle/names.js';
+import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
+import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
+import { HELM_BUILD_TIMEOUT_MS, onlyOne, renderChart } from '../support/helm-chart.js';
+import { addNode, kubeConfig, uniqueName, uniqueNamespace } from './harness.js';
+import { readNode, readOperation, waitFinished } from './support/manual-operation.js';
+import {
+  podExists,
+  readContainer,
+  sharedDrivesNode,
+  startTestOperator,
+  waitForPhase,
+  waitGone,
+  type TestOperator,
+} from './support/operator.js';
+import { restrictedUser, type RestrictedUser } from './support/restricted-user.js';
+import { createWekaCluster } from './support/simulator.js';
+
+const DEVICES: SimulatedDevice[] = [
+  { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' },
+  { path: '/dev/nvme1n1', capacityGiB: 7680, type: 'TLC' },
+  { path: '/dev/nvme2n1', capacityGiB: 15360, type: 'QLC' },
+];
+
+let chartRules: V1PolicyRule[];
+let operatorUser: RestrictedUser;
+let op: TestOperator;
+let watcher: RunningWatcher | undefined;
+const extraUsers: RestrictedUser[] = [];
+
+beforeAll(async () => {
+  const role = onlyOne(await renderChart({ release: 'rbac-test', namespace: 'weka-drives-system' }), 'ClusterRole');
+  chartRules = (role as unknown as { rules: V1PolicyRule[] }).rules;
+  operatorUser = await restrictedUser('weka-drives-rbac-test', uniqueName('weka-drives-rbac'), chartRules);
+  op = await startTestOperator({ kubeConfig: operatorUser.kubeConfig, exec: KubeExecTransport.fromKubeConfig(operatorUser.kubeConfig) });
+  // Every kind, so that the role's list and watch on all three are exercised: the watcher is
+  // ready only once its first list of each kind succeeded.
+  watcher = startWatcher({
+    kubeConfig: operatorUser.kubeConfig,
+    temporal: op.client,
+    taskQueue: op.deps.taskQueue,
+    logger: pino({ level: 'warn' }),
+    kinds: ['WekaContainer', 'WekaManualOperation', 'WekaCluster'],
+  });
+  await watcher.ready;
+}, HELM_BUILD_TIMEOUT_MS);
+
+afterAll(async () => {
+  await watcher?.stop();
+  await op?.stop();
+  for (const u of [operatorUser, ...extraUsers]) await u?.remove();
+});
+
+/** A wait that, when it times out, says what the workflow's activities are failing with (a 403 shows here). */
+async function explained<T>(handle: WorkflowHandle, wait: Promise<T>): Promise<T> {
+  try {
+    return await wait;
+  } catch (err) {
+    const pending = await handle.describe().then(
+      (d) => (d.raw.pendingActivities ?? []).map((a) => `${a.activityType?.name ?? '?'}: ${a.lastFailure?.message ?? 'no failure yet'}`).join('\n  ') || '(none)',
+      (e: unknown) => `(no workflow ${handle.workflowId}: ${String(e)}; did the watcher start it?)`,
+    );
+    throw new Error(`${(err as Error).message}\npending activities:\n  ${pending}`);
+  }
+}
+
+const custom = () => kubeConfig().makeApiClient(CustomObjectsApi);
+const group = (plural: string) => ({ group: 'weka.weka.io', version: 'v1alpha1', plural });
+
+/** Creates a custom resource the way a user does: no finalizer, no workflow; the watcher does the rest. */
+async function createAsUser(plural: string, ref: ObjectRef, kind: string, spec: object): Promise<string> {
+  const created = (await custom().createNamespacedCustomObject({
+    ...group(plural),
+    namespace: ref.namespace,
+    body: { apiVersion: 'weka.weka.io/v1alpha1', kind, metadata: { name: ref.name }, spec },
+  })) as { metadata: { uid: string } };
+  return created.metadata.uid;
+}
+
+describe("the operator with only the chart's ClusterRole", () => {
+  it('signs the drives of a selected node and publishes them on the node', async () => {
+    const selector = { 'weka.io/drive-sharing': uniqueName('rbac-pool') };
+    const node = uniqueName('rbac-sign');
+    await addNode({ name: node, labels: selector, devices: DEVICES });
+    const ref = { namespace: await uniqueNamespace('rbac-sign'), name: 'sign' };
+    const uid = await createAsUser('wekamanualoperations', ref, 'WekaManualOperation', {
+      action: 'sign-drives',
+      payload: { signDrivesPayload: { type: 'device-paths', nodeSelector: selector, devicePaths: DEVICES.map((d) => d.path), shared: true } },
+    });
+    const handle = op.client.workflow.getHandle(operationWorkflowId(uid));
+
+    const done = await explained(handle, waitFinished(ref));
+    expect(done.status?.phase).toBe('Succeeded');
+    // The watcher's own writes: the finalizer and the workflow id.
+    expect(done.metadata.finalizers).toEqual([FINALIZER]);
+    expect(done.status?.workflowID).toBe(operationWorkflowId(uid));
+    const published = decodeSharedDrivesAnnotation((await readNode(node)).metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '');
+    expect(published.ok && published.drives.map((d) => d.devicePath).sort()).toEqual(DEVICES.map((d) => d.path));
+    expect((await readNode(node)).status?.capacity?.['weka.io/shared-drives-capacity']).toBeDefined();
+
+    await custom().deleteNamespacedCustomObject({ ...group('wekamanualoperations'), ...ref });
+    await explained(handle, handle.result());
+    expect(await readOperation(ref)).toBeNull();
+  });
+
+  it('brings a drive container to Ready and tears it down on deletion', async () => {
+    const node = await sharedDrivesNode(DEVICES, 'rbac-node');
+    const guid = await createWekaCluster(node, 'rbac');
+    const ref = { namespace: await uniqueNamespace('rbac-drive'), name: 'drive-0' };
+    const uid = await createAsUser('wekacontainers', ref, 'WekaContainer', {
+      mode: 'drive',
+      image: 'quay.io/weka.io/weka-in-container:test',
+      nodeName: node,
+      driveCores: 2,
+      containerCapacity: 6000,
+      driveTypesRatio: { tlc: 1, qlc: 1 },
+    });
+    // The standalone container's cluster GUID, as the cluster's admin would record it.
+    await custom().patchNamespacedCustomObjectStatus(
+      { ...group('wekacontainers'), ...ref, body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, status: { clusterGUID: guid } }, fieldManager: 'test-cluster-admin', force: true },
+      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+    );
+    const handle = op.client.workflow.getHandle(containerWorkflowId(uid));
+
+    const ready = await explained(handle, waitForPhase(ref, 'Ready', 120_000));
+    expect(ready.metadata.finalizers).toEqual([FINALIZER]);
+    expect(ready.status?.workflowID).toBe(containerWorkflowId(uid));
+    expect(ready.status?.addedVirtualDrives?.length).toBe(ready.status?.allocations?.virtualDrives?.length);
+    expect(await podExists(op.operatorNamespace, proxyName(node))).toBe(true);
+
+    // Exec over a websocket needs both verbs on pods/exec: get (the upgrade is a GET) and, since
+    // Kubernetes 1.35, create. With either alone the apiserver refuses it.
+    const target = { namespace: ref.namespace, pod: ref.name, container: WEKA_POD_CONTAINER };
+    for (const verbs of [['get'], ['create']]) {
+      const user = await restrictedUser(`weka-drives-exec-${verbs[0]}`, uniqueName(`weka-drives-exec-${verbs[0]}`), [{ apiGroups: [''], resources: ['pods/exec'], verbs }]);
+      extraUsers.push(user);
+      const exec = KubeExecTransport.fromKubeConfig(user.kubeConfig, { maxAttempts: 1 });
+      await expect(exec.run(target, ['true']), `pods/exec with only ${verbs[0]}`).rejects.toThrow(/403/);
+    }
+    expect((await KubeExecTransport.fromKubeConfig(operatorUser.kubeConfig).run(target, ['true'])).exitCode).toBe(0);
+
+    await custom().deleteNamespacedCustomObject({ ...group('wekacontainers'), ...ref });
+    await explained(handle, waitGone(ref, 120_000));
+    await handle.result();
+    expect(await podExists(ref.namespace, ref.name)).toBe(false);
+    expect(await podExists(op.operatorNamespace, proxyName(node))).toBe(false);
+    expect(await readContainer({ namespace: op.operatorNamespace, name: proxyName(node) })).toBeNull();
+  });
+
+  it('cannot delete nodes, read Secrets, list pods or grant itself more', async () => {
+    const core = operatorUser.kubeConfig.makeApiClient(CoreV1Api);
+    const node = (await core.listNode()).items[0]?.metadata?.name;
+    expect(node).toBeDefined();
+    const forbidden = async (what: string, call: () => Promise<unknown>) => {
+      await expect(call().then(() => 'allowed', (err: { code?: number }) => err.code), what).resolves.toBe(403);
+    };
+    await forbidden('delete a node', () => core.deleteNode({ name: node! }));
+    await forbidden('list Secrets', () => core.listNamespacedSecret({ namespace: op.operatorNamespace }));
+    await forbidden('read a Secret', () => core.readNamespacedSecret({ namespace: op.operatorNamespace, name: 'anything' }));
+    await forbidden('list pods', () => core.listPodForAllNamespaces());
+    await forbidden('create a namespace', () => core.createNamespace({ body: { metadata: { name: uniqueName('rbac-ns') } } }));
+    await forbidden('create a ClusterRoleBinding', () =>
+      operatorUser.kubeConfig.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
+        body: { metadata: { name: uniqueName('escalate') }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: operatorUser.user }] },
+      }),
+    );
+    // The admin still sees the node: the refusal was authorization, not a missing object.
+    expect((await readNode(node!)).metadata?.name).toBe(node);
+  });
+});

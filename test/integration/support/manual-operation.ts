@@ -1,0 +1,88 @@
+// WekaManualOperations for integration tests: create one the way the watcher would see it (with
+// the operator's finalizer) and start its workflow; read it; delete it and tell the workflow.
+import { CoreV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { WekaManualOperation } from '../../../src/api/index.js';
+import { FINALIZER, operationWorkflowId, type ObjectRef } from '../../../src/lifecycle/names.js';
+import { deleteRequestedSignal } from '../../../workflows/definitions.js';
+import { signDrivesWorkflow } from '../../../workflows/sign-drives.js';
+import { eventually, kubeConfig } from '../harness.js';
+import type { TestOperator } from './operator.js';
+
+const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekamanualoperations' };
+
+export interface SignDrivesPayloadInput {
+  type: string;
+  nodeSelector: Record<string, string>;
+  devicePaths?: string[];
+  shared?: boolean;
+}
+
+/** Creates the operation the way the watcher would see it: with the operator's finalizer. */
+export async function createSignDrivesOperation(ref: ObjectRef, payload: SignDrivesPayloadInput): Promise<{ uid: string }> {
+  const created = (await kubeConfig().makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+    ...GROUP,
+    namespace: ref.namespace,
+    body: {
+      apiVersion: 'weka.weka.io/v1alpha1',
+      kind: 'WekaManualOperation',
+      metadata: { name: ref.name, finalizers: [FINALIZER] },
+      spec: { action: 'sign-drives', payload: { signDrivesPayload: payload } },
+    },
+  })) as WekaManualOperation;
+  return { uid: created.metadata.uid! };
+}
+
+export async function startSignDrivesWorkflow(op: TestOperator, ref: ObjectRef, uid: string): Promise<WorkflowHandle<typeof signDrivesWorkflow>> {
+  return op.client.workflow.start(signDrivesWorkflow, {
+    taskQueue: op.deps.taskQueue,
+    workflowId: operationWorkflowId(uid),
+    args: [{ namespace: ref.namespace, name: ref.name, uid }],
+  });
+}
+
+export async function startSignDrivesOperation(
+  op: TestOperator,
+  ref: ObjectRef,
+  payload: SignDrivesPayloadInput,
+): Promise<{ uid: string; handle: WorkflowHandle<typeof signDrivesWorkflow> }> {
+  const { uid } = await createSignDrivesOperation(ref, payload);
+  return { uid, handle: await startSignDrivesWorkflow(op, ref, uid) };
+}
+
+export async function readOperation(ref: ObjectRef): Promise<WekaManualOperation | null> {
+  try {
+    return (await kubeConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ ...GROUP, ...ref })) as WekaManualOperation;
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return null;
+    throw err;
+  }
+}
+
+/** Waits until the operation has finished (Succeeded or Failed) and returns it. */
+export async function waitFinished(ref: ObjectRef, timeoutMs = 90_000): Promise<WekaManualOperation> {
+  return eventually(`${ref.namespace}/${ref.name} to finish`, async () => {
+    const o = await readOperation(ref);
+    return o?.status?.phase === 'Succeeded' || o?.status?.phase === 'Failed' ? o : undefined;
+  }, timeoutMs);
+}
+
+/** Deletes the operation the way a user would; the finalizer keeps it until the workflow is done. */
+export async function deleteOperationObject(ref: ObjectRef): Promise<void> {
+  await kubeConfig().makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({ ...GROUP, ...ref });
+}
+
+/** Deletes the operation and tells its workflow (the watcher's job). */
+export async function deleteOperation(op: TestOperator, ref: ObjectRef, uid: string): Promise<void> {
+  await deleteOperationObject(ref);
+  await op.client.workflow.getHandle(operationWorkflowId(uid)).signal(deleteRequestedSignal);
+}
+
+export async function readNode(name: string): Promise<V1Node> {
+  return kubeConfig().makeApiClient(CoreV1Api).readNode({ name });
+}
+
+export async function eventReasons(namespace: string, name: string): Promise<string[]> {
+  const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace });
+  return events.items.filter((e) => e.involvedObject.name === name).map((e) => `${e.type ?? ''}/${e.reason ?? ''}`);
+}

@@ -1,0 +1,106 @@
+// Renders the operator's Helm chart with the helm binary the tool builds provide, for the unit
+// tests of the chart and for the RBAC integration test.
+import { execFile } from 'node:child_process';
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments, stringify } from 'yaml';
+import { ensureTools, toolPaths } from '../../deploy/local/tools.js';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+export const CHART_DIR = fileURLToPath(new URL('../../deploy/helm/weka-drives-operator', import.meta.url));
+
+/** Long enough for a cold `go install` of helm on two cores; a no-op when it is cached. */
+export const HELM_BUILD_TIMEOUT_MS = 15 * 60_000;
+
+/** The Kubernetes version of the local control plane's apiserver; the chart requires >= 1.31. */
+export function kubeVersion(): string {
+  const goMod = readFileSync(`${repoRoot}deploy/local/tools/kube-apiserver/go.mod`, 'utf8');
+  const version = /^require k8s\.io\/kubernetes (v\S+)$/m.exec(goMod)?.[1];
+  if (!version) throw new Error('cannot find the k8s.io/kubernetes version in deploy/local/tools/kube-apiserver/go.mod');
+  return version;
+}
+
+let helmPath: Promise<string> | undefined;
+
+/**
+ * Builds helm if this machine has not yet (build-tools.sh caches it) and returns its path. Test
+ * files run in parallel processes, and two concurrent builds would share build-tools.sh's scratch
+ * directory, so a build happens only under a lock directory (mkdir is atomic).
+ */
+export function helmBinary(): Promise<string> {
+  helmPath ??= (async () => {
+    const { helm } = await toolPaths();
+    if (isExecutable(helm)) return helm;
+    const lock = join(tmpdir(), 'weka-drives-helm-build.lock');
+    const started = Date.now();
+    for (;;) {
+      try {
+        await mkdir(lock);
+        break;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'EEXIST') throw err;
+        if (isExecutable(helm)) return helm; // another process built it meanwhile
+        // A lock older than any build is left over from a killed run.
+        if (Date.now() - (await stat(lock).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs > HELM_BUILD_TIMEOUT_MS) await rm(lock, { recursive: true, force: true });
+        if (Date.now() - started > HELM_BUILD_TIMEOUT_MS) throw new Error(`timed out waiting for another process to build helm (lock ${lock})`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+    try {
+      return (await ensureTools(['helm'])).helm;
+    } finally {
+      await rm(lock, { recursive: true, force: true });
+    }
+  })();
+  return helmPath;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  [field: string]: unknown;
+}
+
+export interface RenderOptions {
+  release?: string;
+  namespace?: string;
+  /** Values over the chart's values.yaml, as a nested object. */
+  values?: Record<string, unknown>;
+  kubeVersion?: string;
+}
+
+/** `helm template`: every document the chart renders (CRDs excluded, as helm template does). */
+export async function renderChart(o: RenderOptions = {}): Promise<Manifest[]> {
+  const helm = await helmBinary();
+  const args = ['template', o.release ?? 'weka', CHART_DIR, '--namespace', o.namespace ?? 'weka-system', '--kube-version', o.kubeVersion ?? kubeVersion(), '--values', '-'];
+  const stdout = await new Promise<string>((resolve, reject) => {
+    const child = execFile(helm, args, { maxBuffer: 16 * 1024 * 1024 }, (err, out, stderr) => {
+      if (err) reject(new Error(`helm ${args.join(' ')} failed: ${stderr || err.message}`));
+      else resolve(out);
+    });
+    child.stdin?.end(stringify(o.values ?? {}));
+  });
+  return parseAllDocuments(stdout)
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((m): m is Manifest => m !== null);
+}
+
+export function onlyOne(manifests: Manifest[], kind: string): Manifest {
+  const found = manifests.filter((m) => m.kind === kind);
+  if (found.length !== 1) throw new Error(`expected one ${kind}, the chart rendered ${found.length}`);
+  return found[0]!;
+}

@@ -1,0 +1,107 @@
+// The chart's ClusterRole is exactly the set of permissions the operator's code needs: adding
+// one must be a deliberate change here, in the chart's README table, and in the code that uses it.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CHART_DIR, HELM_BUILD_TIMEOUT_MS, helmBinary, onlyOne, renderChart, type Manifest } from '../../support/helm-chart.js';
+
+interface PolicyRule {
+  apiGroups?: string[];
+  resources?: string[];
+  verbs: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+}
+
+/** "group/resource" (core group: just "resource") → verbs, sorted. */
+const EXPECTED: Record<string, string[]> = {
+  'weka.weka.io/wekacontainers': ['create', 'delete', 'get', 'list', 'patch', 'watch'],
+  'weka.weka.io/wekaclusters': ['get', 'list', 'patch', 'watch'],
+  'weka.weka.io/wekamanualoperations': ['get', 'list', 'patch', 'watch'],
+  'weka.weka.io/wekacontainers/status': ['patch'],
+  'weka.weka.io/wekaclusters/status': ['patch'],
+  'weka.weka.io/wekamanualoperations/status': ['patch'],
+  pods: ['create', 'delete', 'get'],
+  'pods/exec': ['create', 'get'],
+  nodes: ['get', 'list', 'patch'],
+  'nodes/status': ['patch'],
+  events: ['create'],
+};
+
+/** Every (group, resource) a rule grants, with its verbs merged across rules. */
+function grants(rules: PolicyRule[]): Record<string, string[]> {
+  const out: Record<string, Set<string>> = {};
+  for (const rule of rules) {
+    for (const group of rule.apiGroups ?? []) {
+      for (const resource of rule.resources ?? []) {
+        const key = group === '' ? resource : `${group}/${resource}`;
+        for (const verb of rule.verbs) (out[key] ??= new Set()).add(verb);
+      }
+    }
+  }
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [...v].sort()]));
+}
+
+let manifests: Manifest[];
+beforeAll(async () => {
+  await helmBinary();
+  manifests = await renderChart({ release: 'weka', namespace: 'weka-system' });
+}, HELM_BUILD_TIMEOUT_MS);
+
+const rulesOf = (m: Manifest) => (m as unknown as { rules: PolicyRule[] }).rules;
+
+describe("the chart's ClusterRole", () => {
+  it('grants exactly the permissions the operator uses', () => {
+    expect(grants(rulesOf(onlyOne(manifests, 'ClusterRole')))).toEqual(EXPECTED);
+  });
+
+  it('has no wildcard, no resourceNames and no non-resource URLs', () => {
+    for (const rule of rulesOf(onlyOne(manifests, 'ClusterRole'))) {
+      expect([...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs]).not.toContain('*');
+      expect(rule.resourceNames).toBeUndefined();
+      expect(rule.nonResourceURLs).toBeUndefined();
+    }
+  });
+
+  it("is bound to the chart's ServiceAccount, which the Deployment runs as", () => {
+    const role = onlyOne(manifests, 'ClusterRole');
+    const binding = onlyOne(manifests, 'ClusterRoleBinding') as unknown as { roleRef: { kind: string; name: string }; subjects: Array<{ kind: string; name: string; namespace: string }> };
+    const account = onlyOne(manifests, 'ServiceAccount');
+    const deployment = onlyOne(manifests, 'Deployment') as unknown as { spec: { template: { spec: { serviceAccountName: string } } } };
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role.metadata.name });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: account.metadata.name, namespace: 'weka-system' }]);
+    expect(account.metadata.namespace).toBe('weka-system');
+    expect(deployment.spec.template.spec.serviceAccountName).toBe(account.metadata.name);
+  });
+
+  it('is left out with rbac.create=false', async () => {
+    const kinds = (await renderChart({ values: { rbac: { create: false } } })).map((m) => m.kind);
+    expect(kinds).not.toContain('ClusterRole');
+    expect(kinds).not.toContain('ClusterRoleBinding');
+    expect(kinds).toContain('Deployment');
+  });
+});
+
+/** Rows of the table in a document's "## RBAC" section: | `group` | `resource` | `verb`, `verb` | why | */
+function rbacTable(path: string): Record<string, string[]> {
+  const section = readFileSync(path, 'utf8').split(/^## /m).find((s) => s.startsWith('RBAC\n')) ?? '';
+  const out: Record<string, string[]> = {};
+  for (const line of section.split('\n')) {
+    const cells = line.split('|').map((c) => c.trim());
+    const [, group, resource, verbs] = cells;
+    if (cells.length < 6 || !resource?.startsWith('`') || !verbs?.startsWith('`')) continue;
+    const g = group!.replaceAll('`', '').replaceAll('"', '');
+    const r = resource.replaceAll('`', '');
+    out[g === '' ? r : `${g}/${r}`] = verbs.split(',').map((v) => v.replaceAll('`', '').trim()).sort();
+  }
+  return out;
+}
+
+describe('the RBAC tables', () => {
+  it.each([
+    ["the chart's README", `${CHART_DIR}/README.md`],
+    ['docs/production.md', fileURLToPath(new URL('../../../docs/production.md', import.meta.url))],
+  ])('in %s list every rule of the ClusterRole with its verbs', (_name, path) => {
+    expect(rbacTable(path)).toEqual(EXPECTED);
+  });
+});

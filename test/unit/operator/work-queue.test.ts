@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { backoffDelay } from '../../../deploy/operator/watcher/backoff.js';
+import { KeyedWorkQueue } from '../../../deploy/operator/watcher/work-queue.js';
+import { cliCommandLabel } from '../../../deploy/operator/metrics.js';
+
+const FAST = { initialMs: 5, maxMs: 20 };
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('KeyedWorkQueue', () => {
+  it('hands a busy key only its newest item once the running one finishes', async () => {
+    const seen: string[] = [];
+    const gate = deferred();
+    const q = new KeyedWorkQueue<string>(async (_k, item) => {
+      seen.push(item);
+      if (item === 'v1') await gate.promise;
+    });
+    q.add('a', 'v1');
+    q.add('a', 'v2');
+    q.add('a', 'v3');
+    gate.resolve();
+    await q.idle();
+    expect(seen).toEqual(['v1', 'v3']);
+  });
+
+  it('never runs one key twice at once, but runs different keys side by side', async () => {
+    let running = 0;
+    let most = 0;
+    const perKey = new Map<string, number>();
+    const q = new KeyedWorkQueue<number>(async (key) => {
+      running++;
+      most = Math.max(most, running);
+      perKey.set(key, (perKey.get(key) ?? 0) + 1);
+      expect(perKey.get(key)).toBe(1);
+      await new Promise((r) => setTimeout(r, 5));
+      perKey.set(key, perKey.get(key)! - 1);
+      running--;
+    }, { concurrency: 3 });
+    for (let i = 0; i < 20; i++) q.add(`k${i % 5}`, i);
+    await q.idle();
+    expect(most).toBe(3);
+  });
+
+  it('retries a failed key after a back-off, with the newest item', async () => {
+    const seen: string[] = [];
+    let failures = 0;
+    const q = new KeyedWorkQueue<string>(async (_k, item) => {
+      seen.push(item);
+      if (item === 'v1') {
+        failures++;
+        throw new Error('apiserver down');
+      }
+    }, { backoff: FAST, onError: () => q.add('a', 'v2') });
+    q.add('a', 'v1');
+    await q.idle(); // a key waiting out its back-off does not count as busy
+    expect(seen).toEqual(['v1']);
+    await new Promise((r) => setTimeout(r, 60));
+    await q.idle();
+    expect(seen).toEqual(['v1', 'v2']);
+    expect(failures).toBe(1);
+  });
+
+  it('keeps retrying a failing key until it succeeds', async () => {
+    let calls = 0;
+    const q = new KeyedWorkQueue<string>(async () => {
+      if (++calls < 4) throw new Error('not yet');
+    }, { backoff: FAST });
+    q.add('a', 'x');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(calls).toBe(4);
+    await q.stop();
+  });
+
+  it('drops a forgotten key: no retry', async () => {
+    let calls = 0;
+    const q = new KeyedWorkQueue<string>(async () => {
+      calls++;
+      throw new Error('fails');
+    }, { backoff: FAST });
+    q.add('a', 'x');
+    await q.idle();
+    q.forget('a');
+    await new Promise((r) => setTimeout(r, 60));
+    expect(calls).toBe(1);
+  });
+
+  it('stops taking work and waits for the handlers that run', async () => {
+    const gate = deferred();
+    const finished: string[] = [];
+    const q = new KeyedWorkQueue<string>(async (_k, item) => {
+      await gate.promise;
+      finished.push(item);
+    });
+    q.add('a', 'x');
+    const stopped = q.stop();
+    q.add('b', 'y');
+    setTimeout(gate.resolve, 10);
+    await stopped;
+    expect(finished).toEqual(['x']);
+  });
+});
+
+describe('backoffDelay', () => {
+  it('doubles from the initial delay up to the cap, jittered within the upper half', () => {
+    const b = { initialMs: 200, maxMs: 30_000 };
+    expect(backoffDelay(1, b, () => 0)).toBe(100);
+    expect(backoffDelay(1, b, () => 1)).toBe(200);
+    expect(backoffDelay(3, b, () => 1)).toBe(800);
+    expect(backoffDelay(30, b, () => 1)).toBe(30_000);
+    expect(backoffDelay(30, b, () => 0)).toBe(15_000);
+  });
+});
+
+describe('cliCommandLabel', () => {
+  it('keeps the tool and sub-commands up to the verb, never the arguments', () => {
+    expect(cliCommandLabel(['weka', 'cluster', 'drive', 'add', '3', '0b1c', '--json'])).toBe('weka cluster drive add');
+    expect(cliCommandLabel(['weka-sign-drive', 'virtual', 'add', '/dev/nvme0n1', '--virtual-uuid', 'u'])).toBe('weka-sign-drive virtual add');
+    expect(cliCommandLabel(['weka-sign-drive', 'sign', 'proxy', '/dev/nvme0n1'])).toBe('weka-sign-drive sign');
+    expect(cliCommandLabel(['weka', 'cluster', 'create', 'my-cluster', '--json'])).toBe('weka cluster create');
+    expect(cliCommandLabel(['weka-sign-drive', 'show', '--json', '/dev/nvme0n1'])).toBe('weka-sign-drive show');
+    expect(cliCommandLabel(['/usr/bin/weka'])).toBe('unknown');
+  });
+});
