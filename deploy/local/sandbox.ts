@@ -29,6 +29,20 @@ if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
 const started = Date.now();
 const log = (m: string): void => console.log(m);
 
+/** The apiserver answers 429 or 5xx while a new CRD's storage initializes: wait and ask again. */
+async function retryTransient<T>(what: string, work: () => Promise<T>, attempts = 30): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await work();
+    } catch (err) {
+      const code = (err as { code?: number }).code ?? 0;
+      if (i >= attempts || !(code === 429 || code >= 500)) throw err;
+      if (i === 1) log(`${what}: the apiserver answered ${code}; retrying`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
 const dataDir = values.keep ? join(repoRoot, '.tmp', 'sandbox') : undefined;
 if (dataDir) await mkdir(dataDir, { recursive: true });
 const cp = await ControlPlane.start({ ...(dataDir ? { dataDir } : {}), log });
@@ -73,9 +87,11 @@ try {
   });
 
   const create = async (plural: string, namespace: string, body: object) =>
-    custom.createNamespacedCustomObject({ group: 'weka.weka.io', version: 'v1alpha1', plural, namespace, body }).catch((e: { code?: number }) => {
-      if (e.code !== 409) throw e;
-    });
+    retryTransient(`creating a ${plural} object`, () =>
+      custom.createNamespacedCustomObject({ group: 'weka.weka.io', version: 'v1alpha1', plural, namespace, body }).catch((e: { code?: number }) => {
+        if (e.code !== 409) throw e;
+      }),
+    );
   await create('wekamanualoperations', SANDBOX_OPERATOR_NAMESPACE, SANDBOX_OPERATION);
   for (const c of SANDBOX_CLUSTERS) {
     await ensureNamespace(c.metadata.namespace);
@@ -127,7 +143,7 @@ Where to look:
   let last = '';
   for (;;) {
     if (operator.hasExited()) await shutdown(1, `the operator exited (${String(await operator.exited)}); see ${operator.logPath}`);
-    const s = await snapshot();
+    const s = await retryTransient('reading the progress', snapshot);
     const text = renderSnapshot(s);
     if (text !== last) {
       // A terminal gets a redrawn screen; a log (CI) gets each change once.

@@ -126,8 +126,11 @@ describe('drive container workflow', () => {
     });
     expect(refused.reason).toBe('InvalidDriveSharingConfig');
     expect(refused.message).toMatch(/driveCores/);
-    const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: ns });
-    expect(events.items.some((e) => e.involvedObject.name === 'no-cores' && e.type === 'Warning' && e.reason === 'InvalidDriveSharingConfig')).toBe(true);
+    // The Event follows the condition (same step, written right after it).
+    await eventually('a Warning Event about the invalid spec', async () => {
+      const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: ns });
+      return events.items.some((e) => e.involvedObject.name === 'no-cores' && e.type === 'Warning' && e.reason === 'InvalidDriveSharingConfig') ? true : undefined;
+    });
 
     // driveCores was never set, so setting it is allowed; the watcher would signal the change.
     await kubeConfig().makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
