@@ -26,6 +26,8 @@ export interface MutexInput {
   /** The node this mutex serializes, if it is a node's. */
   node?: string;
   state?: MutexState;
+  /** Continue as new past this many history events (default HISTORY_LIMIT). */
+  historyLimit?: number;
 }
 
 const acts = proxyActivities<MutexActivities>({
@@ -85,7 +87,8 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
   setHandler(mutexStateQuery, () => ({ key: input.key, holder, queue: state.queue, waiters: state.waiters, executed: state.executed }));
   if (input.node) upsertSearchAttributes([{ key: WekaNode, value: input.node }]);
 
-  const mustContinue = (): boolean => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_LIMIT;
+  const limit = input.historyLimit ?? HISTORY_LIMIT;
+  const mustContinue = (): boolean => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > limit;
   for (;;) {
     setCurrentDetails(`idle; ${state.waiters.length} waiting for capacity`);
     const busy = await condition(() => state.queue.length > 0 || reanswers.length > 0 || mustContinue(), IDLE_TIMEOUT);

@@ -9,6 +9,7 @@ import { deleteRequestedSignal } from '../../workflows/definitions.js';
 import { eventually, kubeConfig, uniqueName, uniqueNamespace } from './harness.js';
 import { podExists, sharedDrivesNode, startTestOperator, type TestOperator } from './support/operator.js';
 import { showDevice } from './support/simulator.js';
+import { recordHistory } from './support/histories.js';
 
 let op: TestOperator;
 beforeAll(async () => {
@@ -103,6 +104,7 @@ describe('cluster formation', () => {
     await custom.deleteNamespacedCustomObject({ ...group, plural: 'wekaclusters', namespace: ns, name: 'tenant-a' });
     await handles[0]!.signal(deleteRequestedSignal);
     await handles[0]!.result();
+    await recordHistory(handles[0]!.workflowId, 'cluster-formed-and-deleted');
     expect(await getCluster(ns, 'tenant-a')).toBeNull();
     expect(await members(ns, 'tenant-a')).toEqual([]);
     for (const node of nodes) {

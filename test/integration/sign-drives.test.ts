@@ -3,6 +3,7 @@
 // published on the node (annotation and capacity resources). The tests share three nodes and run
 // in order: later operations find the drives the first one signed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordHistory } from './support/histories.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { PhysicalDrive } from '../../src/allocation/types.js';
 import { operationWorkflowId, proxyName } from '../../src/lifecycle/names.js';
@@ -192,6 +193,7 @@ describe('sign-drives operation', () => {
       await eventually('a node to be signing', async () => (/signing \d+ devices/.test((await handle.query(stateQuery)).detail) ? true : undefined));
       await deleteOperation(op, ref, uid);
       await handle.result();
+      await recordHistory(handle.workflowId, 'sign-drives-deleted-while-running');
 
       expect(await readOperation(ref)).toBeNull();
       const history = await handle.fetchHistory();
