@@ -6,7 +6,7 @@ import type { CoreV1Event } from '@kubernetes/client-node';
 import { FINALIZER, FIELD_MANAGER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/lifecycle/names.js';
 import { wekaPod } from '../src/lifecycle/pods.js';
 import type { ActivityDeps } from './deps.js';
-import { isConflict, isNotFound } from './kube/errors.js';
+import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
 import { deletePod, ensurePod, waitPodRunning } from './kube/pods.js';
 import { WekaApi } from './kube/weka-api.js';
 import type { ContainerActivities, ContainerAllocation, ContainerSnapshot, ExecTargetRef } from './types.js';
@@ -62,6 +62,10 @@ export function createContainerActivities(deps: ActivityDeps): ContainerActiviti
 
     async deleteContainerPod(ref: ObjectRef): Promise<void> {
       await deletePod(api.core, ref.namespace, ref.name);
+    },
+
+    async nodeExists(node: string): Promise<boolean> {
+      return (await orIfMissing(api.core.readNode({ name: node }), null)) !== null;
     },
 
     async readClusterGUID(ref: ObjectRef): Promise<string | null> {

@@ -8,6 +8,7 @@ import {
   allocateContainerPorts,
   containerPortBlocks,
   type ContainerDriveClaims,
+  type DriveSharingError,
   type PhysicalDrive,
 } from '../src/allocation/index.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/index.js';
@@ -70,7 +71,7 @@ export function createNodeDecisions(deps: ActivityDeps): Pick<MutexActivities, '
         { physicalDrives: found.drives, claimed, request: allocationRequest(container.spec, cluster?.spec.dynamicTemplate), settings: deps.settings },
         randomUUID,
       );
-      if (!result.ok) return refused(result.error.type, result.error.message, result.error.type !== 'InvalidDriveSharingConfig', { ...result.error });
+      if (!result.ok) return refused(result.error.type, result.error.message, waitsForNode(result.error), { ...result.error });
       const allocation: ContainerAllocation = { virtualDrives: [...result.virtualDrives] };
       const range = cluster?.status?.ports;
       if (range?.basePort !== undefined && range.portRange !== undefined) {
@@ -145,6 +146,18 @@ export function createNodeDecisions(deps: ActivityDeps): Pick<MutexActivities, '
       return { ok: true, result: { removed: true, users: 0 } };
     },
   };
+}
+
+/** Fields of an InvalidDriveSharingConfig that describe the node's drives and claims, not the request. */
+const NODE_STATE_FIELDS = ['physicalDrives', 'claimed'];
+
+/**
+ * Whether the requester should ask again when the node changes. A shortfall, or a problem with
+ * the node's drives (none of a type the request needs, a bad entry), can pass once drives are
+ * signed or released there; a problem in the request or the settings only with a spec change.
+ */
+function waitsForNode(error: DriveSharingError): boolean {
+  return error.type !== 'InvalidDriveSharingConfig' || NODE_STATE_FIELDS.some((field) => error.field.startsWith(field));
 }
 
 function containerPortsOf(c: WekaContainer) {

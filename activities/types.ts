@@ -92,6 +92,7 @@ export interface ContainerActivities {
   ensureContainerPod(ref: ObjectRef): Promise<ExecTargetRef>;
   waitPodRunning(target: ExecTargetRef): Promise<void>;
   deleteContainerPod(ref: ObjectRef): Promise<void>;
+  nodeExists(node: string): Promise<boolean>;
   readClusterGUID(ref: ObjectRef): Promise<string | null>;
   writeContainerStatus(input: { ref: ObjectRef; update: StatusUpdate }): Promise<void>;
   recordEvent(input: EventInput): Promise<void>;

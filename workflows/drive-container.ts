@@ -12,6 +12,7 @@ import {
   upsertSearchAttributes,
   ActivityFailure,
   CancelledFailure,
+  patched,
 } from '@temporalio/workflow';
 import type { ContainerAllocation, ContainerSnapshot, ExecTargetRef } from '../activities/types.js';
 import { nodeMutexId, WEKA_POD_CONTAINER, wekaContainerName, type ObjectRef } from '../src/lifecycle/names.js';
@@ -187,8 +188,15 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
     const current: ContainerSnapshot | null = await kube.readContainer(ref);
     const alloc = current?.status.allocation ?? allocation;
     const guid = clusterGUID ?? current?.status.clusterGUID ?? (status.containerID !== undefined ? ((await kube.readClusterGUID(ref)) ?? undefined) : undefined);
+    // A vanished node takes its devices and the container's pod with it: nothing can be undone
+    // from there. Say what is left behind instead of retrying forever, and go on.
+    const nodeGone = patched('teardown-skips-weka-on-a-vanished-node') && !(await kube.nodeExists(node));
+    if (nodeGone && alloc && guid && status.containerID !== undefined) {
+      const uuids = alloc.virtualDrives.map((d) => d.virtualUUID).join(', ');
+      await status.condition('Ready', 'False', 'NodeGone', `node ${node} no longer exists; virtual drives ${uuids} may remain in Weka cluster ${guid} (container ${status.containerID}): remove them with 'weka cluster drive remove' from another member`, 'Warning');
+    }
     // Weka state exists only once the container joined its cluster; undo it from the pod.
-    if (alloc && guid && status.containerID !== undefined) {
+    if (!nodeGone && alloc && guid && status.containerID !== undefined) {
       await status.enter('Deleting', 'removing the virtual drives from the cluster and the devices');
       target = await kube.ensureContainerPod(ref);
       await kube.waitPodRunning(target);

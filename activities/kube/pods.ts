@@ -36,9 +36,17 @@ export async function waitPodRunning(core: CoreV1Api, namespace: string, name: s
   }
 }
 
-/** Deletes the pod and waits until it is gone. */
+/**
+ * Deletes the pod and waits until it is gone. A pod bound to a node that no longer exists never
+ * finishes terminating (no kubelet will confirm it), so it is deleted at once, as Kubernetes' pod
+ * garbage collector does for the pods of deleted nodes.
+ */
 export async function deletePod(core: CoreV1Api, namespace: string, name: string, timeoutMs = 60_000): Promise<void> {
-  await orIfMissing(core.deleteNamespacedPod({ namespace, name }), null);
+  const pod = await orIfMissing(core.readNamespacedPod({ namespace, name }), null);
+  if (!pod) return;
+  const node = pod.spec?.nodeName;
+  const orphaned = node !== undefined && (await orIfMissing(core.readNode({ name: node }), null)) === null;
+  await orIfMissing(core.deleteNamespacedPod({ namespace, name, ...(orphaned ? { gracePeriodSeconds: 0 } : {}) }), null);
   const started = Date.now();
   while ((await orIfMissing(core.readNamespacedPod({ namespace, name }), null)) !== null) {
     if (Date.now() - started > timeoutMs) throw new Error(`pod ${namespace}/${name} still exists ${timeoutMs} ms after deletion`);
