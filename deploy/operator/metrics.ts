@@ -6,6 +6,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ActivityDeps } from '../../activities/deps.js';
 import { EXEC_TRANSPORT_ERROR, type ExecTransport } from '../../activities/exec/transport.js';
+import { queuedFor } from '../../src/lifecycle/mutex-queue.js';
 import { classifyExit } from '../../src/weka/call.js';
 
 const SECONDS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -44,6 +45,13 @@ export class OperatorMetrics {
     labelNames: ['node'] as const,
     registers: [this.registry],
   });
+  readonly mutexWait = new Histogram({
+    name: 'weka_node_mutex_wait_seconds',
+    help: 'Time a request waited in its mutex, from being sent to the start of the activity that executes it, by activity (allocateForContainer, releaseAllocation, ensureProxy, ...).',
+    labelNames: ['activity'] as const,
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
   readonly watcherActions = new Counter({
     name: 'weka_watcher_actions_total',
     help: 'Actions the CR watcher took, by kind, action (addFinalizer, startWorkflow, signalSpecChanged, signalDelete, writeWorkflowId) and result: ok, error.',
@@ -58,6 +66,8 @@ export class OperatorMetrics {
   /** ActivityDeps.instrument: times every activity; allocateForContainer also as an allocation. */
   readonly instrument: NonNullable<ActivityDeps['instrument']> = (name, fn) => {
     return async (...args) => {
+      const waited = MUTEX_EXECUTED.has(name) ? queuedFor(args[0], Date.now()) : undefined;
+      if (waited !== undefined) this.mutexWait.observe({ activity: name }, waited / 1000);
       const end = this.stepDuration.startTimer({ activity: name });
       const endAllocation = name === 'allocateForContainer' ? this.allocationDuration.startTimer() : undefined;
       try {
@@ -91,6 +101,12 @@ export class OperatorMetrics {
     };
   }
 }
+
+/**
+ * The activities a mutex runs for its queued requests. A retried attempt is observed again, with
+ * the wait up to that attempt (what the requester experienced).
+ */
+const MUTEX_EXECUTED: ReadonlySet<string> = new Set(['allocateForContainer', 'releaseAllocation', 'ensureProxy', 'removeProxyIfUnused', 'allocateClusterPorts', 'releaseClusterPorts']);
 
 /** A mutex-executed activity answers a refusal as data ({ ok: false }), not as an exception. */
 function isRefusal(value: unknown): boolean {

@@ -89,3 +89,26 @@ export function complete(state: MutexState, request: MutexRequest, response: Mut
   if (response.ok) waiters = waiters.filter((w) => w !== request.replyTo);
   return { state: { ...state, answered, waiters, executed: state.executed + 1 }, notify };
 }
+
+/**
+ * The payload field carrying when a request was sent to its mutex (ms since the epoch), so the
+ * activity that finally executes it can tell how long it waited in the queue. Stamped by the
+ * sending activity, not the workflow: a workflow's clock is its history's, and the wait is a
+ * measurement, not a decision.
+ */
+export const QUEUED_AT_FIELD = 'queuedAtMs';
+
+/** The payload with its send time; payloads that are not plain objects are left as they are. */
+export function stampQueuedAt(payload: unknown, nowMs: number): unknown {
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return payload;
+  return { ...payload, [QUEUED_AT_FIELD]: nowMs };
+}
+
+/** How long the request whose payload this is waited, or undefined when it carries no valid stamp. */
+export function queuedFor(payload: unknown, nowMs: number): number | undefined {
+  if (typeof payload !== 'object' || payload === null) return undefined;
+  const at = (payload as Record<string, unknown>)[QUEUED_AT_FIELD];
+  if (typeof at !== 'number' || !Number.isFinite(at)) return undefined;
+  // Clocks of two operator replicas may disagree a little: never report a negative wait.
+  return Math.max(0, nowMs - at);
+}

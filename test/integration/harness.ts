@@ -67,10 +67,20 @@ export async function startTemporal(): Promise<{ startupMs: number }> {
   return (await control('POST', '/temporal/start')) as { startupMs: number };
 }
 
-/** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+/**
+ * Polls every `intervalMs` (default 100) until `check` returns a value other than undefined, or
+ * fails after `timeoutMs` with `progress()` and the last error; prints `progress()` every 30 s.
+ */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+  o: { intervalMs?: number; progress?: () => Promise<string> } = {},
+): Promise<T> {
   const started = Date.now();
+  let lastPrint = started;
   let lastError: unknown;
+  const progress = async (): Promise<string> => (o.progress ? ` (${await o.progress().catch(String)})` : '');
   while (Date.now() - started < timeoutMs) {
     try {
       const value = await check();
@@ -78,7 +88,11 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     } catch (err) {
       lastError = err;
     }
-    await new Promise((r) => setTimeout(r, 100));
+    if (o.progress && Date.now() - lastPrint >= 30_000) {
+      lastPrint = Date.now();
+      console.log(`  waiting ${Math.round((lastPrint - started) / 1000)} s for ${what}${await progress()}`);
+    }
+    await new Promise((r) => setTimeout(r, o.intervalMs ?? 100));
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${await progress()}${lastError ? `: ${String(lastError)}` : ''}`);
 }

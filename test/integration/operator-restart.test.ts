@@ -154,6 +154,8 @@ describe('the operator process', () => {
     expect(unsigned).toBeGreaterThanOrEqual(refs.length * SPEC.numDrives);
     expect(sample(afterTeardown, 'weka_watcher_actions_total{kind="WekaContainer",action="signalDelete",result="ok"}')).toBeGreaterThanOrEqual(refs.length);
     expect(sample(afterTeardown, 'weka_workflow_step_duration_seconds_count{activity="unsignVirtualDrive",result="ok"}')).toBeGreaterThanOrEqual(refs.length * SPEC.numDrives);
+    // Every release went through a node mutex, and its wait in the queue was measured.
+    expect(sample(afterTeardown, 'weka_node_mutex_wait_seconds_count{activity="releaseAllocation"}')).toBeGreaterThanOrEqual(refs.length);
 
     expect(await stopCleanly(second), second.output().slice(-4000)).toBe(0);
     expect(second.output()).toContain('"msg":"stopped"');
@@ -181,6 +183,7 @@ describe('the operator process', () => {
       'weka_workflow_step_duration_seconds',
       'weka_cli_calls_total',
       'weka_node_mutex_queue_depth',
+      'weka_node_mutex_wait_seconds',
       'weka_node_mutex_busy',
       'weka_watcher_actions_total',
       'process_cpu_seconds_total',

@@ -6,7 +6,10 @@ import {
   ANSWERED_MEMORY,
   complete,
   emptyMutexState,
+  QUEUED_AT_FIELD,
+  queuedFor,
   receive,
+  stampQueuedAt,
   takeNext,
   type MutexRequest,
   type MutexResponse,
@@ -115,5 +118,34 @@ describe('mutex queue', () => {
         expect(new Set(executed)).toEqual(new Set(arrivals.map((id) => `r${id}`)));
       }),
     );
+  });
+});
+
+describe('queue wait stamps', () => {
+  it('stamps plain-object payloads and reads back how long they waited', () => {
+    const stamped = stampQueuedAt({ namespace: 'ns', name: 'a', node: 'n1' }, 1_000);
+    expect(stamped).toEqual({ namespace: 'ns', name: 'a', node: 'n1', [QUEUED_AT_FIELD]: 1_000 });
+    expect(queuedFor(stamped, 1_250)).toBe(250);
+  });
+
+  it.each([
+    ['a string', 'payload'],
+    ['null', null],
+    ['an array', [1, 2]],
+  ])('leaves %s payload unchanged and unmeasured', (_what, payload) => {
+    expect(stampQueuedAt(payload, 1_000)).toBe(payload);
+    expect(queuedFor(payload, 2_000)).toBeUndefined();
+  });
+
+  it.each([
+    ['no stamp', { node: 'n1' }],
+    ['a text stamp', { node: 'n1', [QUEUED_AT_FIELD]: '1000' }],
+    ['a non-finite stamp', { node: 'n1', [QUEUED_AT_FIELD]: Number.NaN }],
+  ])('measures nothing for a payload with %s', (_what, payload) => {
+    expect(queuedFor(payload, 2_000)).toBeUndefined();
+  });
+
+  it('never reports a negative wait when the executing clock is behind the sending one', () => {
+    expect(queuedFor(stampQueuedAt({}, 5_000), 4_000)).toBe(0);
   });
 });

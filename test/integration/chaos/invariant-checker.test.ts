@@ -1,0 +1,107 @@
+// The chaos tests' invariant checker must be able to fail: on hand-made observations it reports
+// each kind of violation, and nothing for a consistent one. (Pure: no server is touched.)
+import { describe, expect, it } from 'vitest';
+import type { WekaContainer } from '../../../src/api/index.js';
+import { allDeletedViolations, steadyStateViolations, type ObservedState } from '../support/invariants.js';
+import type { SimLogEntry } from '../support/simulator.js';
+
+const GUID = 'c1a55e00-0000-4000-8000-000000000001';
+const PHYSICAL = 'f0000000-0000-4000-8000-000000000001';
+const VIRTUAL = 'a0000000-0000-4000-8000-000000000001';
+
+function container(overrides: Partial<NonNullable<WekaContainer['status']>> = {}): WekaContainer {
+  return {
+    apiVersion: 'weka.weka.io/v1alpha1',
+    kind: 'WekaContainer',
+    metadata: { namespace: 'ns', name: 'drive-0', uid: 'u0', finalizers: ['weka.weka.io/teardown'] },
+    spec: { mode: 'drive', image: 'weka:test', nodeName: 'n1' },
+    status: {
+      phase: 'Ready',
+      clusterGUID: GUID,
+      containerID: 7,
+      allocations: { virtualDrives: [{ virtualUUID: VIRTUAL, physicalUUID: PHYSICAL, capacityGiB: 400 }], virtualDriveCount: 1 },
+      addedVirtualDrives: [VIRTUAL],
+      ...overrides,
+    },
+  } as WekaContainer;
+}
+
+const log = (...changes: Array<{ kind: string; [k: string]: unknown }>): SimLogEntry[] => changes.map((c) => ({ argv: [], exitCode: 0, changes: [c] }));
+
+function consistent(): ObservedState {
+  return {
+    containers: [container()],
+    proxies: [],
+    pods: [],
+    devices: [
+      {
+        node: 'n1',
+        info: { devicePath: '/dev/nvme0n1', serial: 'S1', capacityGiB: 1000, type: 'TLC', signature: 'proxy', physicalUUID: PHYSICAL, virtualDrives: [{ virtualUUID: VIRTUAL, ownerClusterGUID: GUID, sizeGiB: 400 }] },
+      },
+    ],
+    clusterMembers: [{ containerId: 7, name: 'ns_drive-0', hostname: 'n1', clusterGUID: GUID }],
+    clusterDrives: [{ driveUUID: 'd0000000-0000-4000-8000-000000000001', virtualUUID: VIRTUAL, containerId: 7, sizeGiB: 400, status: 'ACTIVE' }],
+    logs: [{ node: 'n1', entries: log({ kind: 'virtual-add', virtualUUID: VIRTUAL }, { kind: 'drive-add', virtualUUID: VIRTUAL }) }],
+  };
+}
+
+function withDevice(state: ObservedState, change: Partial<ObservedState['devices'][number]['info']>): ObservedState {
+  return { ...state, devices: state.devices.map((d) => ({ ...d, info: { ...d.info, ...change } })) };
+}
+
+describe('the chaos invariant checker', () => {
+  it('finds nothing wrong with a consistent observation', () => {
+    expect(steadyStateViolations(consistent())).toEqual([]);
+  });
+
+  it('reports an over-committed physical drive, on the device and in the statuses', () => {
+    const violations = steadyStateViolations(withDevice(consistent(), { capacityGiB: 300 }));
+    expect(violations).toContain('device n1 /dev/nvme0n1: 400 GiB signed on 300 GiB');
+    expect(violations).toContain('statuses allocate 400 GiB of n1 /dev/nvme0n1, which has 300 GiB');
+  });
+
+  it('reports an added virtual drive that is not signed, signed for another cluster, or with another size', () => {
+    expect(steadyStateViolations(withDevice(consistent(), { virtualDrives: [] })).join('\n')).toMatch(/virtual drive .* is signed 0 times/);
+    const other = withDevice(consistent(), { virtualDrives: [{ virtualUUID: VIRTUAL, ownerClusterGUID: 'other', sizeGiB: 500 }] });
+    expect(steadyStateViolations(other).join('\n')).toMatch(/signed for cluster other[\s\S]*signed with 500 GiB, allocated 400/);
+  });
+
+  it('reports a virtual drive that is in the Weka cluster twice, or not at all', () => {
+    const state = consistent();
+    const twice = { ...state, clusterDrives: [...state.clusterDrives, { ...state.clusterDrives[0]!, driveUUID: 'd2' }] };
+    expect(steadyStateViolations(twice).join('\n')).toMatch(/is in the Weka cluster 2 times/);
+    expect(steadyStateViolations({ ...state, clusterDrives: [] }).join('\n')).toMatch(/is in the Weka cluster 0 times/);
+  });
+
+  it('reports a Ready container that has not added every drive it was allocated', () => {
+    expect(steadyStateViolations({ ...consistent(), containers: [container({ addedVirtualDrives: [] })] }).join('\n')).toMatch(/Ready but added \[\] of allocated/);
+  });
+
+  it('reports a signature and a Weka drive that no container holds', () => {
+    const violations = steadyStateViolations({ ...consistent(), containers: [] }).join('\n');
+    expect(violations).toMatch(/is signed on n1 \/dev\/nvme0n1 but no container there holds it/);
+    expect(violations).toMatch(/is in the cluster but no status lists it as added/);
+  });
+
+  it('reports a virtual drive signed or added twice according to the log', () => {
+    const state = consistent();
+    const doubled = { ...state, logs: [{ node: 'n1', entries: [...state.logs[0]!.entries, ...log({ kind: 'virtual-add', virtualUUID: VIRTUAL }, { kind: 'drive-add', virtualUUID: VIRTUAL })] }] };
+    expect(steadyStateViolations(doubled)).toEqual([`log: virtual-add of ${VIRTUAL} happened 2 times`, `log: drive-add of ${VIRTUAL} happened 2 times`]);
+  });
+
+  it('after deletion, reports every container, proxy, pod, signature and Weka drive left, and adds never undone', () => {
+    const state = { ...consistent(), proxies: [container()], pods: ['ns/drive-0'] };
+    const violations = allDeletedViolations(state).join('\n');
+    for (const expected of ['ns/drive-0 is left', 'proxy container ns/drive-0 is left', 'pod ns/drive-0 is left', `virtual drive ${VIRTUAL} is left signed`, 'is left in container 7', `virtual-add of ${VIRTUAL} was followed by 0 virtual-remove`, `drive-add of ${VIRTUAL} was followed by 0 drive-remove`]) {
+      expect(violations).toContain(expected);
+    }
+    const clean: ObservedState = {
+      ...consistent(),
+      containers: [],
+      devices: [],
+      clusterDrives: [],
+      logs: [{ node: 'n1', entries: [...consistent().logs[0]!.entries, ...log({ kind: 'drive-remove', virtualUUID: VIRTUAL }, { kind: 'virtual-remove', virtualUUID: VIRTUAL })] }],
+    };
+    expect(allDeletedViolations(clean)).toEqual([]);
+  });
+});

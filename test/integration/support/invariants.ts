@@ -1,0 +1,274 @@
+// The drive-sharing invariants, checked from outside the operator: from the apiserver (every
+// WekaContainer's status.allocations and addedVirtualDrives, the proxies, the pods) and from the
+// Weka simulator (every device header, the Weka cluster's drives, every node's commands.log).
+// `observe` gathers; `steadyStateViolations` and `allDeletedViolations` are pure and return
+// what is wrong, one line each, so a test asserts `toEqual([])` and a failure reads as a list.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { simulatorMainPath } from '../../../deploy/local/weka-sim/shims.js';
+import type { WekaContainer } from '../../../src/api/index.js';
+import { parseContainerList, parseDriveList, parseDriveShow, type ClusterDrive, type DriveInfo, type WekaContainerInfo } from '../../../src/weka/index.js';
+import { kubeConfig, simulatorNodeDir } from '../harness.js';
+import { simulatorLog, type SimLogEntry } from './simulator.js';
+
+const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
+const run = promisify(execFile);
+
+/** What one chaos test owns: its nodes (and their device paths), Weka clusters and namespaces. */
+export interface InvariantScope {
+  nodes: readonly string[];
+  devices: readonly string[];
+  clusterGUIDs: readonly string[];
+  /** The namespaces holding the test's drive containers. */
+  namespaces: readonly string[];
+  /** The operator's namespace, where it keeps the per-node ssdproxy containers and pods. */
+  operatorNamespace: string;
+}
+
+export interface ObservedState {
+  /** Every WekaContainer in the scope's namespaces. */
+  containers: WekaContainer[];
+  /** Every WekaContainer in the operator's namespace (the ssdproxies). */
+  proxies: WekaContainer[];
+  /** Every pod in the scope's namespaces and the operator's, as namespace/name. */
+  pods: string[];
+  devices: Array<{ node: string; info: DriveInfo }>;
+  /** The members of the scope's Weka clusters, and every drive they hold. */
+  clusterMembers: WekaContainerInfo[];
+  clusterDrives: ClusterDrive[];
+  logs: Array<{ node: string; entries: SimLogEntry[] }>;
+}
+
+/** Runs the simulator directly on a node's state, retrying the exit 75 an injected fault causes. */
+async function simRead(node: string, ...argv: string[]): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const { stdout } = await run(process.execPath, [simulatorMainPath(), '--state', simulatorNodeDir(node), '--', ...argv]);
+      return stdout;
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 75 || attempt >= 20) throw err;
+    }
+  }
+}
+
+async function inBatches<T, R>(items: readonly T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(fn))));
+  return out;
+}
+
+export async function observe(scope: InvariantScope): Promise<ObservedState> {
+  const kc = kubeConfig();
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
+  const containersIn = async (namespace: string) => ((await custom.listNamespacedCustomObject({ ...GROUP, namespace })) as { items: WekaContainer[] }).items;
+  const containers = (await Promise.all(scope.namespaces.map(containersIn))).flat();
+  const proxies = await containersIn(scope.operatorNamespace);
+  const pods = (
+    await Promise.all([...scope.namespaces, scope.operatorNamespace].map(async (namespace) => (await core.listNamespacedPod({ namespace })).items))
+  )
+    .flat()
+    .map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`);
+
+  const devices = await inBatches(
+    scope.nodes.flatMap((node) => scope.devices.map((path) => ({ node, path }))),
+    4,
+    async ({ node, path }) => ({ node, info: parseDriveShow(await simRead(node, 'weka-sign-drive', 'show', '--json', path)) }),
+  );
+  // Cluster state is shared by all nodes: any node can answer for it.
+  const anyNode = scope.nodes[0]!;
+  const clusterMembers = (
+    await Promise.all(scope.clusterGUIDs.map(async (guid) => parseContainerList(await simRead(anyNode, 'weka', 'cluster', 'container', 'list', '--cluster-guid', guid, '--json'))))
+  ).flat();
+  const clusterDrives = (
+    await inBatches(clusterMembers, 4, async (m) => parseDriveList(await simRead(anyNode, 'weka', 'cluster', 'drive', 'list', String(m.containerId), '--json')))
+  ).flat();
+  const logs = await Promise.all(scope.nodes.map(async (node) => ({ node, entries: await simulatorLog(node) })));
+  return { containers, proxies, pods, devices, clusterMembers, clusterDrives, logs };
+}
+
+function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
+  return counts;
+}
+
+type Change = { kind: string; [k: string]: unknown };
+
+function changesOf(state: ObservedState, kind: string): Array<Change & { node: string }> {
+  return state.logs.flatMap(({ node, entries }) => entries.flatMap((e) => e.changes.filter((c) => c.kind === kind).map((c) => ({ ...c, node }))));
+}
+
+const nameOf = (c: WekaContainer) => `${c.metadata.namespace}/${c.metadata.name}`;
+
+/**
+ * Nothing in the simulator's logs happened twice: no device signed for proxy twice, no container
+ * joined a cluster twice, no virtual drive signed, added, removed from the cluster or unsigned
+ * twice. (A virtual UUID could legitimately be signed again after its removal; nothing in these
+ * tests does that, so at most once is the rule here.)
+ */
+function logViolations(state: ObservedState): string[] {
+  const rules: Array<[kind: string, subject: (c: Change & { node: string }) => string]> = [
+    ['sign-proxy', (c) => `${c.node} ${String(c['device'])}`],
+    ['container-add', (c) => `${String(c['clusterGUID'])} ${String(c['name'])}`],
+    ['virtual-add', (c) => String(c['virtualUUID'])],
+    ['drive-add', (c) => String(c['virtualUUID'])],
+    ['drive-remove', (c) => String(c['virtualUUID'])],
+    ['virtual-remove', (c) => String(c['virtualUUID'])],
+  ];
+  const out: string[] = [];
+  for (const [kind, subject] of rules) {
+    for (const [s, n] of countBy(changesOf(state, kind), subject)) if (n > 1) out.push(`log: ${kind} of ${s} happened ${n} times`);
+  }
+  return out;
+}
+
+/**
+ * The invariants of a system at rest (no container half-way, e.g. after convergence):
+ * - no physical drive is over-committed, neither on the device nor by the statuses' allocations;
+ * - every virtual drive a status lists as added is signed on its device (on the container's node,
+ *   found by physical UUID) exactly once, with the container's cluster GUID and the allocated
+ *   size, and is in the Weka cluster exactly once, as a drive of the container's containerID;
+ * - a Ready container has added exactly the virtual drives it was allocated;
+ * - nothing is signed or in the cluster that no container holds;
+ * - nothing in the simulator's logs happened twice.
+ */
+export function steadyStateViolations(state: ObservedState): string[] {
+  const out: string[] = [];
+  for (const { node, info } of state.devices) {
+    const used = info.virtualDrives.reduce((sum, v) => sum + v.sizeGiB, 0);
+    if (used > info.capacityGiB) out.push(`device ${node} ${info.devicePath}: ${used} GiB signed on ${info.capacityGiB} GiB`);
+  }
+
+  const allocated = state.containers.flatMap((c) => (c.status?.allocations?.virtualDrives ?? []).map((vd) => ({ container: c, vd })));
+  for (const [uuid, n] of countBy(allocated, (a) => a.vd.virtualUUID)) if (n > 1) out.push(`virtual drive ${uuid} is allocated to ${n} containers`);
+  const deviceOf = (node: string, physicalUUID: string) => state.devices.find((d) => d.node === node && d.info.physicalUUID === physicalUUID)?.info;
+  const claimedPerDevice = new Map<string, number>();
+  for (const { container, vd } of allocated) {
+    const key = `${container.spec.nodeName} ${vd.physicalUUID}`;
+    claimedPerDevice.set(key, (claimedPerDevice.get(key) ?? 0) + vd.capacityGiB);
+  }
+  for (const [key, gib] of claimedPerDevice) {
+    const [node, physicalUUID] = key.split(' ') as [string, string];
+    const device = deviceOf(node, physicalUUID);
+    if (!device) out.push(`statuses allocate from physical drive ${physicalUUID}, which node ${node} does not have`);
+    else if (gib > device.capacityGiB) out.push(`statuses allocate ${gib} GiB of ${node} ${device.devicePath}, which has ${device.capacityGiB} GiB`);
+  }
+
+  const signatures = state.devices.flatMap(({ node, info }) => info.virtualDrives.map((v) => ({ node, device: info, v })));
+  for (const c of state.containers) {
+    const node = c.spec.nodeName ?? '';
+    const drives = c.status?.allocations?.virtualDrives ?? [];
+    const added = c.status?.addedVirtualDrives ?? [];
+    for (const uuid of added) {
+      const vd = drives.find((d) => d.virtualUUID === uuid);
+      if (!vd) {
+        out.push(`${nameOf(c)}: added virtual drive ${uuid} is not in its allocations`);
+        continue;
+      }
+      const signed = signatures.filter((s) => s.v.virtualUUID === uuid);
+      const onItsDevice = signed.filter((s) => s.node === node && s.device.physicalUUID === vd.physicalUUID);
+      if (signed.length !== 1 || onItsDevice.length !== 1) {
+        out.push(`${nameOf(c)}: virtual drive ${uuid} is signed ${signed.length} times, ${onItsDevice.length} on its device ${vd.physicalUUID} of ${node}`);
+      } else {
+        const { v } = onItsDevice[0]!;
+        if (v.ownerClusterGUID !== c.status?.clusterGUID) out.push(`${nameOf(c)}: virtual drive ${uuid} is signed for cluster ${v.ownerClusterGUID}, not ${c.status?.clusterGUID}`);
+        if (v.sizeGiB !== vd.capacityGiB) out.push(`${nameOf(c)}: virtual drive ${uuid} is signed with ${v.sizeGiB} GiB, allocated ${vd.capacityGiB}`);
+      }
+      const inCluster = state.clusterDrives.filter((d) => d.virtualUUID === uuid);
+      if (inCluster.length !== 1) out.push(`${nameOf(c)}: virtual drive ${uuid} is in the Weka cluster ${inCluster.length} times`);
+      else if (inCluster[0]!.containerId !== c.status?.containerID) {
+        out.push(`${nameOf(c)}: virtual drive ${uuid} is a drive of Weka container ${inCluster[0]!.containerId}, not ${c.status?.containerID}`);
+      }
+    }
+    if (c.status?.phase === 'Ready') {
+      const want = drives.map((d) => d.virtualUUID).sort();
+      if (want.length === 0) out.push(`${nameOf(c)}: Ready with no virtual drive allocated`);
+      if (JSON.stringify([...added].sort()) !== JSON.stringify(want)) out.push(`${nameOf(c)}: Ready but added [${added.join(', ')}] of allocated [${want.join(', ')}]`);
+      if (c.status.containerID === undefined) out.push(`${nameOf(c)}: Ready without a Weka containerID`);
+    }
+  }
+
+  const holderOf = new Map(allocated.map((a) => [a.vd.virtualUUID, a]));
+  for (const s of signatures) {
+    const holder = holderOf.get(s.v.virtualUUID);
+    if (!holder || holder.container.spec.nodeName !== s.node || holder.vd.physicalUUID !== s.device.physicalUUID) {
+      out.push(`virtual drive ${s.v.virtualUUID} is signed on ${s.node} ${s.device.devicePath} but no container there holds it`);
+    }
+  }
+  const addedBy = new Map(state.containers.flatMap((c) => (c.status?.addedVirtualDrives ?? []).map((uuid) => [uuid, c] as const)));
+  for (const d of state.clusterDrives) {
+    const holder = addedBy.get(d.virtualUUID);
+    if (!holder || holder.status?.containerID !== d.containerId) out.push(`Weka drive ${d.driveUUID} (virtual ${d.virtualUUID}, container ${d.containerId}) is in the cluster but no status lists it as added`);
+  }
+  return [...out, ...logViolations(state)];
+}
+
+/**
+ * After every drive container was deleted: no WekaContainer left in the test's namespaces (so no
+ * finalizer and no allocation), no proxy container or pod, no virtual drive on any device and
+ * none in the Weka cluster; every virtual drive signed and added was removed exactly once.
+ */
+export function allDeletedViolations(state: ObservedState): string[] {
+  const out: string[] = [];
+  for (const c of state.containers) {
+    out.push(`${nameOf(c)} is left (finalizers [${(c.metadata.finalizers ?? []).join(', ')}], ${c.status?.allocations?.virtualDrives?.length ?? 0} virtual drives allocated, phase ${c.status?.phase})`);
+  }
+  for (const p of state.proxies) out.push(`proxy container ${nameOf(p)} is left`);
+  for (const p of state.pods) out.push(`pod ${p} is left`);
+  for (const { node, info } of state.devices) {
+    for (const v of info.virtualDrives) out.push(`virtual drive ${v.virtualUUID} is left signed on ${node} ${info.devicePath}`);
+  }
+  for (const d of state.clusterDrives) out.push(`Weka drive ${d.driveUUID} (virtual ${d.virtualUUID}) is left in container ${d.containerId}`);
+  const removedOnce = (addKind: string, removeKind: string) => {
+    const removed = countBy(changesOf(state, removeKind), (c) => String(c['virtualUUID']));
+    for (const c of changesOf(state, addKind)) {
+      const uuid = String(c['virtualUUID']);
+      if (removed.get(uuid) !== 1) out.push(`log: ${addKind} of ${uuid} was followed by ${removed.get(uuid) ?? 0} ${removeKind}`);
+    }
+  };
+  removedOnce('virtual-add', 'virtual-remove');
+  removedOnce('drive-add', 'drive-remove');
+  return [...out, ...logViolations(state)];
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+/**
+ * For a failure message: who held each virtual drive a violation names (in `earlier`, e.g. the
+ * steady state before deleting, and now) and every simulator command that touched it.
+ */
+export function explain(violations: readonly string[], state: ObservedState, earlier?: ObservedState): string[] {
+  const uuids = new Set(violations.flatMap((v) => v.match(UUID) ?? []));
+  const out: string[] = [];
+  for (const uuid of uuids) {
+    const holders = (s: ObservedState | undefined) =>
+      (s?.containers ?? []).filter((c) => (c.status?.allocations?.virtualDrives ?? []).some((d) => d.virtualUUID === uuid)).map((c) => `${nameOf(c)} (uid ${c.metadata.uid}, phase ${c.status?.phase})`);
+    const commands = state.logs.flatMap(({ node, entries }) =>
+      entries
+        .filter((e) => e.argv.some((a) => a.toLowerCase() === uuid) || e.changes.some((c) => Object.values(c).includes(uuid)))
+        .map((e) => {
+          const { time, fault } = e as { time?: string; fault?: string };
+          return `    ${time} ${node}: ${e.argv.join(' ')} -> exit ${e.exitCode}${fault ? ` (${fault})` : ''}${e.changes.length > 0 ? ` [${e.changes.map((c) => c.kind).join(', ')}]` : ''}`;
+        }),
+    );
+    if (commands.length === 0 && holders(earlier).length === 0 && holders(state).length === 0) continue;
+    out.push(`${uuid}: held by [${holders(earlier).join(', ')}] before, [${holders(state).join(', ')}] now; simulator commands:`, ...commands);
+  }
+  return out;
+}
+
+/** The steady-state violations, each followed by what explains it, or [] when there is none. */
+export async function checkSteadyState(scope: InvariantScope): Promise<{ violations: string[]; state: ObservedState }> {
+  const state = await observe(scope);
+  const violations = steadyStateViolations(state);
+  return { violations: violations.length > 0 ? [...violations, ...explain(violations, state)] : [], state };
+}
+
+/** The all-deleted violations, each followed by what explains it (with who held what in `earlier`), or []. */
+export async function checkAllDeleted(scope: InvariantScope, earlier?: ObservedState): Promise<{ violations: string[]; state: ObservedState }> {
+  const state = await observe(scope);
+  const violations = allDeletedViolations(state);
+  return { violations: violations.length > 0 ? [...violations, ...explain(violations, state, earlier)] : [], state };
+}

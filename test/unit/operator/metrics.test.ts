@@ -1,0 +1,47 @@
+// The operator's activity instrumentation: step times for every activity, and for the activities a
+// mutex executes, how long their request waited in the queue.
+import { describe, expect, it } from 'vitest';
+import { OperatorMetrics } from '../../../deploy/operator/metrics.js';
+import { stampQueuedAt } from '../../../src/lifecycle/mutex-queue.js';
+
+async function waitSamples(metrics: OperatorMetrics): Promise<Map<string, { count: number; sum: number }>> {
+  const byActivity = new Map<string, { count: number; sum: number }>();
+  for (const v of (await metrics.mutexWait.get()).values) {
+    const activity = String(v.labels.activity);
+    const entry = byActivity.get(activity) ?? { count: 0, sum: 0 };
+    if (v.metricName === 'weka_node_mutex_wait_seconds_count') entry.count = v.value;
+    if (v.metricName === 'weka_node_mutex_wait_seconds_sum') entry.sum = v.value;
+    byActivity.set(activity, entry);
+  }
+  return byActivity;
+}
+
+describe('operator metrics instrumentation', () => {
+  it('observes the queue wait of a stamped request when the mutex executes it', async () => {
+    const metrics = new OperatorMetrics({ processMetrics: false });
+    const allocate = metrics.instrument('allocateForContainer', async (_input: unknown) => ({ ok: true }));
+    await allocate(stampQueuedAt({ namespace: 'ns', name: 'a', node: 'n1' }, Date.now() - 2_000));
+    const samples = await waitSamples(metrics);
+    expect(samples.get('allocateForContainer')?.count).toBe(1);
+    expect(samples.get('allocateForContainer')?.sum).toBeGreaterThanOrEqual(2);
+    expect(samples.get('allocateForContainer')?.sum).toBeLessThan(10);
+  });
+
+  it('observes no wait for activities outside a mutex or requests without a stamp', async () => {
+    const metrics = new OperatorMetrics({ processMetrics: false });
+    await metrics.instrument('addDrivesToCluster', async (_input: unknown) => undefined)(stampQueuedAt({ node: 'n1' }, Date.now() - 1_000));
+    await metrics.instrument('releaseAllocation', async (_input: unknown) => ({ ok: true }))({ namespace: 'ns', name: 'a', node: 'n1' });
+    expect([...(await waitSamples(metrics)).values()].every((s) => s.count === 0)).toBe(true);
+  });
+
+  it('still times the step and passes the error on when the activity fails', async () => {
+    const metrics = new OperatorMetrics({ processMetrics: false });
+    const failing = metrics.instrument('ensureProxy', async (_input: unknown) => {
+      throw new Error('apiserver down');
+    });
+    await expect(failing(stampQueuedAt({ node: 'n1' }, Date.now()))).rejects.toThrow('apiserver down');
+    expect((await waitSamples(metrics)).get('ensureProxy')?.count).toBe(1);
+    const steps = (await metrics.stepDuration.get()).values.find((v) => v.metricName === 'weka_workflow_step_duration_seconds_count');
+    expect(steps?.labels).toEqual({ activity: 'ensureProxy', result: 'error' });
+  });
+});
