@@ -14,7 +14,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { MutexActivities, MutexOutcome } from '../activities/types.js';
+import type { MutexActivities, MutexOutcome, SignDrivesActivities } from '../activities/types.js';
 import { complete, emptyMutexState, receive, takeNext, type MutexRequest, type MutexResponse, type MutexState } from '../src/lifecycle/mutex-queue.js';
 import { capacityReleasedSignal, mutexRequestSignal, mutexResponseSignal, mutexStateQuery } from './definitions.js';
 import { HEARTBEAT_TIMEOUT } from './activities.js';
@@ -30,7 +30,7 @@ export interface MutexInput {
   historyLimit?: number;
 }
 
-const acts = proxyActivities<MutexActivities>({
+const acts = proxyActivities<MutexActivities & Pick<SignDrivesActivities, 'publishNodeDrives'>>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
   // A decision cannot be made without the apiserver: keep retrying transient failures.
@@ -44,6 +44,9 @@ const executors: Record<string, (payload: never) => Promise<MutexOutcome>> = {
   'remove-proxy-if-unused': acts.removeProxyIfUnused,
   'allocate-cluster-ports': acts.allocateClusterPorts,
   'release-cluster-ports': acts.releaseClusterPorts,
+  // Publishing signed drives adds capacity, so it is serialized with the node's allocations and
+  // its completion wakes the containers that were refused for lack of it.
+  'publish-drives': async (payload: Parameters<typeof acts.publishNodeDrives>[0]) => ({ ok: true, result: await acts.publishNodeDrives(payload) }),
 };
 
 /** An idle mutex ends after this long; the next request starts it again. */

@@ -1,7 +1,7 @@
 // The sign-drives operation (`weka-operation/<uid>`), for WekaManualOperations with action
 // sign-drives and shared: true: on every node the selector matches, ensure the node's ssdproxy
 // (through the node's mutex), sign the listed devices for it, and publish the signed drives on the
-// node. Nodes run concurrently and independently: one node's failure is that node's result only.
+// node (through the mutex too: publishing adds capacity, which wakes refused containers). Nodes run concurrently and independently: one node's failure is that node's result only.
 // Then the workflow waits for the operation's deletion. Signing is never reverted, so deletion
 // (the deleteRequested signal, or cancelling the workflow) only removes the finalizer.
 import {
@@ -11,12 +11,13 @@ import {
   CancelledFailure,
   condition,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { OperationSnapshot, SignDrivesActivities } from '../activities/types.js';
+import type { NodeDrivesPublished, OperationSnapshot, ProxySignedDrive, SignDrivesActivities } from '../activities/types.js';
 import { nodeMutexId, type ObjectRef } from '../src/lifecycle/names.js';
 import { labelSelectorText, signDrivesRequest, unsupportedTypeMessage, type SignDrivesRequest } from '../src/lifecycle/sign-drives-request.js';
 import { HEARTBEAT_TIMEOUT, kube } from './activities.js';
@@ -66,6 +67,13 @@ export async function signDrivesWorkflow(input: SignDrivesInput): Promise<void> 
   upsertSearchAttributes([{ key: WekaPhase, value: status.phase }]);
   status.observedGeneration = op.generation;
 
+  /** In the node's mutex, so that containers refused for lack of capacity are woken at once. */
+  async function publishThroughMutex(node: string, drives: ProxySignedDrive[]): Promise<NodeDrivesPublished> {
+    const answer = await mutex.call(nodeMutexId(node), 'publish-drives', { node, drives }, node);
+    if (!answer.ok) throw new Error(`publishing the signed drives: ${answer.error?.message ?? 'failed'}`);
+    return answer.result as NodeDrivesPublished;
+  }
+
   async function signNode(request: SignDrivesRequest, node: string): Promise<NodeResult> {
     const unsupported = unsupportedTypeMessage(request.type);
     if (unsupported) return { node, error: unsupported };
@@ -77,7 +85,7 @@ export async function signDrivesWorkflow(input: SignDrivesInput): Promise<void> 
     const drives = signing.drives.map(({ physicalUUID, ...rest }) => ({ uuid: physicalUUID, ...rest }));
     if (signing.drives.length > 0) {
       status.nodeStep(node, `publishing ${signing.drives.length} drives on the node`);
-      const published = await acts.publishNodeDrives({ node, drives: signing.drives });
+      const published = patched('publish-drives-through-node-mutex') ? await publishThroughMutex(node, signing.drives) : await acts.publishNodeDrives({ node, drives: signing.drives });
       await status.event('Normal', 'NodeSigned', `node ${node}: ${signing.newlySigned.length} drives signed now, ${signing.drives.length - signing.newlySigned.length} already signed; the node shares ${published.driveCount} drives, ${published.tlcGiB} GiB TLC and ${published.qlcGiB} GiB QLC`);
     }
     if (signing.failures.length === 0) return { node, drives };

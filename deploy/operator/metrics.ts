@@ -106,7 +106,7 @@ export class OperatorMetrics {
  * The activities a mutex runs for its queued requests. A retried attempt is observed again, with
  * the wait up to that attempt (what the requester experienced).
  */
-const MUTEX_EXECUTED: ReadonlySet<string> = new Set(['allocateForContainer', 'releaseAllocation', 'ensureProxy', 'removeProxyIfUnused', 'allocateClusterPorts', 'releaseClusterPorts']);
+const MUTEX_EXECUTED: ReadonlySet<string> = new Set(['allocateForContainer', 'releaseAllocation', 'ensureProxy', 'removeProxyIfUnused', 'allocateClusterPorts', 'releaseClusterPorts', 'publishNodeDrives']);
 
 /** A mutex-executed activity answers a refusal as data ({ ok: false }), not as an exception. */
 function isRefusal(value: unknown): boolean {

@@ -43,8 +43,8 @@ export interface MutexState {
 /** Enough to recognise retries of recent requests; older ids are not expected to come back. */
 export const ANSWERED_MEMORY = 500;
 
-/** Request kinds whose completion frees capacity on the mutex's resource. */
-export const RELEASING_KINDS: ReadonlySet<string> = new Set(['release', 'release-cluster-ports']);
+/** Request kinds whose completion frees or adds capacity on the mutex's resource. */
+export const RELEASING_KINDS: ReadonlySet<string> = new Set(['release', 'release-cluster-ports', 'publish-drives']);
 
 export function emptyMutexState(): MutexState {
   return { queue: [], answered: [], waiters: [], executed: 0 };

@@ -7,7 +7,7 @@ import { recordHistory } from './support/histories.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { PhysicalDrive } from '../../src/allocation/types.js';
 import { operationWorkflowId, proxyName } from '../../src/lifecycle/names.js';
-import { stateQuery } from '../../workflows/definitions.js';
+import { capacityReleasedSignal, stateQuery } from '../../workflows/definitions.js';
 import { WekaNode, WekaPhase } from '../../workflows/search-attributes.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { addNode, eventually, uniqueName, uniqueNamespace } from './harness.js';
@@ -22,7 +22,7 @@ import {
   startSignDrivesWorkflow,
   waitFinished,
 } from './support/manual-operation.js';
-import { podExists, startTestOperator, type TestOperator } from './support/operator.js';
+import { createDriveContainer, podExists, readContainer, startTestOperator, type TestOperator } from './support/operator.js';
 import { changeCounts, sim, simulatorLog } from './support/simulator.js';
 
 const DEVICES: SimulatedDevice[] = [
@@ -113,6 +113,29 @@ describe('sign-drives operation', () => {
     expect((await readNode(outsider)).metadata?.annotations?.[SHARED_DRIVES_ANNOTATION]).toBeUndefined();
     expect(await capacityOf(outsider)).toEqual({});
     expect(await podExists(op.operatorNamespace, proxyName(outsider))).toBe(false);
+    await recordHistory(handle.workflowId, 'sign-drives-published-through-mutex');
+  });
+
+  it('wakes a drive container refused for lack of shared drives as soon as the drives are published', async () => {
+    const late = uniqueName('sign-late');
+    const lateSelector = { 'weka.io/drive-sharing': uniqueName('late-pool') };
+    await addNode({ name: late, labels: lateSelector, devices: DEVICES });
+    const ref = { namespace: ns, name: 'early-container' };
+    const { handle } = await createDriveContainer(op, ref, { nodeName: late, driveCores: 1, numDrives: 1, driveCapacity: 400 });
+    await eventually('the container to be refused for lack of shared drives', async () => {
+      const c = await readContainer(ref);
+      return c?.status?.conditions?.find((x) => x.type === 'Allocated' && x.status === 'False' && x.reason === 'NoSharedDrives');
+    }, 60_000);
+
+    await startSignDrivesOperation(op, { namespace: ns, name: 'sign-late' }, { type: 'device-paths', nodeSelector: lateSelector, devicePaths: PATHS, shared: true });
+    // Woken by the mutex when the publish completed, not by its next periodic re-ask.
+    const signals = await eventually('the container to be allocated', async () => {
+      const c = await readContainer(ref);
+      if (!c?.status?.allocations?.virtualDrives?.length) return undefined;
+      const history = await handle.fetchHistory();
+      return (history.events ?? []).map((e) => e.workflowExecutionSignaledEventAttributes?.signalName).filter(Boolean);
+    }, 60_000);
+    expect(signals).toContain(capacityReleasedSignal.name);
   });
 
   it('signs nothing again when the same devices are signed a second time, and keeps the annotation', async () => {

@@ -58,8 +58,8 @@ describe('mutex queue', () => {
     }
   });
 
-  it('tells capacity waiters, in the order they were refused, when a release completes', () => {
-    const [x, y, release] = [req('x', 'allocate', 'wf-x'), req('y', 'allocate', 'wf-y'), req('r', 'release', 'wf-r')];
+  it.each(['release', 'publish-drives'])('tells capacity waiters, in the order they were refused, when a %s completes', (kind) => {
+    const [x, y, release] = [req('x', 'allocate', 'wf-x'), req('y', 'allocate', 'wf-y'), req('r', kind, 'wf-r')];
     let state = emptyMutexState();
     state = complete(state, y, refusedForCapacity(y)).state;
     state = complete(state, x, refusedForCapacity(x)).state;
