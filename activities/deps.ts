@@ -10,7 +10,7 @@ export interface ActivityDeps {
   exec: ExecTransport;
   /** Used to signal-with-start mutex workflows. */
   temporal: Client;
-  /** The task queue the operator's workflows run on. */
+  /** The task queue the operator's workflows run on; mutex workflows run on mutexTaskQueue(taskQueue). */
   taskQueue: string;
   logger: Logger;
   /** Operator defaults, the first link of the settings chain. */

@@ -1,6 +1,7 @@
 // The requester's side of the mutex protocol: deliver a request by signal-with-start, so the
 // mutex workflow is started if it is not running.
 import { stampQueuedAt } from '../src/lifecycle/mutex-queue.js';
+import { mutexTaskQueue } from '../src/lifecycle/names.js';
 import { mutexRequestSignal } from '../workflows/definitions.js';
 import type { mutexWorkflow } from '../workflows/mutex.js';
 import type { ActivityDeps } from './deps.js';
@@ -13,7 +14,7 @@ export function createRequesterActivities(deps: ActivityDeps): RequesterActiviti
       const request = { ...asked, payload: stampQueuedAt(asked.payload, Date.now()) };
       await deps.temporal.workflow.signalWithStart<typeof mutexWorkflow, [typeof request]>('mutexWorkflow', {
         workflowId: mutexId,
-        taskQueue: deps.taskQueue,
+        taskQueue: mutexTaskQueue(deps.taskQueue),
         args: [{ key: mutexId, ...(node === undefined ? {} : { node }) }],
         signal: mutexRequestSignal,
         signalArgs: [request],

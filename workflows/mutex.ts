@@ -8,6 +8,7 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -81,6 +82,8 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
   let state = input.state ?? emptyMutexState();
   let holder: MutexRequest | null = null;
   const reanswers: { replyTo: string; response: MutexResponse }[] = [];
+  /** Answers sent but not yet acknowledged by the server. */
+  let unacknowledged = 0;
 
   setHandler(mutexRequestSignal, (request) => {
     const arrival = receive(state, request, holder?.requestId);
@@ -96,6 +99,7 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
     setCurrentDetails(`idle; ${state.waiters.length} waiting for capacity`);
     const busy = await condition(() => state.queue.length > 0 || reanswers.length > 0 || mustContinue(), IDLE_TIMEOUT);
     if (!busy && state.waiters.length === 0) {
+      await condition(() => unacknowledged === 0);
       await condition(allHandlersFinished);
       if (state.queue.length === 0 && reanswers.length === 0) return;
     }
@@ -113,10 +117,25 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
       const done = complete(state, next, response);
       state = done.state;
       holder = null;
-      await tell(next.replyTo, (h) => h.signal(mutexResponseSignal, response));
-      for (const waiter of done.notify) await tell(waiter, (h) => h.signal(capacityReleasedSignal, { mutexId: input.key }));
+      if (patched('mutex-answers-without-waiting')) {
+        // The answers go out in the same workflow task that starts the next request's activity:
+        // waiting for the signals' round trip first would add a workflow task to every hand-over.
+        // tell() never throws; the answers are acknowledged before the mutex ends or continues.
+        const sent = [
+          tell(next.replyTo, (h) => h.signal(mutexResponseSignal, response)),
+          ...done.notify.map((waiter) => tell(waiter, (h) => h.signal(capacityReleasedSignal, { mutexId: input.key }))),
+        ];
+        for (const answer of sent) {
+          unacknowledged++;
+          void answer.finally(() => unacknowledged--);
+        }
+      } else {
+        await tell(next.replyTo, (h) => h.signal(mutexResponseSignal, response));
+        for (const waiter of done.notify) await tell(waiter, (h) => h.signal(capacityReleasedSignal, { mutexId: input.key }));
+      }
     }
     if (mustContinue()) {
+      await condition(() => unacknowledged === 0);
       await condition(allHandlersFinished);
       await continueAsNew<typeof mutexWorkflow>({ ...input, state });
     }

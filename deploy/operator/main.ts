@@ -5,7 +5,7 @@
 // worker shuts down and its in-flight activities get the worker's shutdown grace.
 import { KubeConfig } from '@kubernetes/client-node';
 import { Client } from '@temporalio/client';
-import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { pino } from 'pino';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import { parseOperatorConfig } from '../../src/settings/operator-config.js';
@@ -14,7 +14,7 @@ import { OperatorMetrics } from './metrics.js';
 import { startMutexDepthSampler, type MutexDepthSampler } from './mutex-depth.js';
 import { clientConnection, workerConnection } from './temporal-connection.js';
 import { startWatcher, type RunningWatcher } from './watcher/watcher.js';
-import { createOperatorWorker } from './worker.js';
+import { createOperatorWorker, type OperatorWorker } from './worker.js';
 
 const parsed = parseOperatorConfig(process.env);
 if (!parsed.ok) {
@@ -35,7 +35,7 @@ const connection = await clientConnection(config);
 const temporal = new Client({ connection, namespace: config.temporalNamespace });
 
 let nativeConnection: NativeConnection | undefined;
-let worker: Worker | undefined;
+let worker: OperatorWorker | undefined;
 let workerRun: Promise<void> | undefined;
 let watcher: RunningWatcher | undefined;
 let sampler: MutexDepthSampler | undefined;

@@ -3,6 +3,7 @@
 // `weka-node/*` mutex workflows of our task queue and asks each for its state.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
+import { mutexTaskQueue } from '../../src/lifecycle/names.js';
 import { mutexStateQuery } from '../../workflows/definitions.js';
 import type { OperatorMetrics } from './metrics.js';
 
@@ -17,7 +18,8 @@ export interface MutexDepthSampler {
 
 export function startMutexDepthSampler(o: { temporal: Client; taskQueue: string; metrics: OperatorMetrics; logger: Logger; intervalMs?: number }): MutexDepthSampler {
   let running: Promise<void> | undefined;
-  const query = `WorkflowType="mutexWorkflow" AND ExecutionStatus="Running" AND TaskQueue="${o.taskQueue}"`;
+  // A mutex started before the mutex queue existed may still run on the main queue.
+  const query = `WorkflowType="mutexWorkflow" AND ExecutionStatus="Running" AND (TaskQueue="${mutexTaskQueue(o.taskQueue)}" OR TaskQueue="${o.taskQueue}")`;
 
   async function sampleOnce(): Promise<void> {
     const seen = new Set<string>();

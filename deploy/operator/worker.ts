@@ -1,9 +1,15 @@
-// The operator's Temporal worker: every workflow in workflows/ and every activity of
-// createActivities(deps), on one task queue.
+// The operator's Temporal workers: every workflow in workflows/ and every activity of
+// createActivities(deps), polled on two task queues by two workers in one process. The main queue
+// carries the lifecycles (drive containers, clusters, operations); the mutex queue carries the
+// mutex workflows and their decisions, so a node's hand-over from one allocation to the next has
+// its own pollers, slots and workflow thread instead of queueing behind a rollout's Weka calls.
+// Both workers register everything: a mutex started on the main queue before the split keeps
+// running there.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type State, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
+import { mutexTaskQueue } from '../../src/lifecycle/names.js';
 
 /** workflows/index as source (tsx, tests) or compiled (the image). */
 export function workflowsPath(): string {
@@ -18,20 +24,58 @@ export interface OperatorWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   deps: ActivityDeps;
-  /** Overrides for tuning and tests (concurrency, shutdown grace). */
+  /** Overrides for tuning and tests (concurrency, shutdown grace); applied to both workers. */
   tuning?: Partial<Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'shutdownGraceTime' | 'maxCachedWorkflows'>>;
 }
 
-export async function createOperatorWorker(o: OperatorWorkerOptions): Promise<Worker> {
-  return Worker.create({
+/** The two workers as one: run, shut down and report state together. */
+export interface OperatorWorker {
+  run(): Promise<void>;
+  shutdown(): void;
+  /** The main worker's state; the mutex worker follows it. */
+  getState(): State;
+}
+
+export async function createOperatorWorker(o: OperatorWorkerOptions): Promise<OperatorWorker> {
+  // Bundled once for both workers: bundling is seconds of CPU and tens of MB.
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger });
+  const activities = createActivities(o.deps);
+  const common = {
     connection: o.connection,
     namespace: o.namespace,
-    taskQueue: o.deps.taskQueue,
-    workflowsPath: workflowsPath(),
-    activities: createActivities(o.deps),
+    workflowBundle,
+    activities,
     // In-flight activities get this long to finish on SIGTERM before they are cancelled.
     shutdownGraceTime: '20 seconds',
-    maxConcurrentActivityTaskExecutions: 100,
-    ...o.tuning,
-  });
+  };
+  const main = await Worker.create({ ...common, taskQueue: o.deps.taskQueue, maxConcurrentActivityTaskExecutions: 100, ...o.tuning });
+  // One decision at a time per mutex: a few slots serve every node's mutex.
+  const mutex = await Worker.create({ ...common, taskQueue: mutexTaskQueue(o.deps.taskQueue), maxConcurrentActivityTaskExecutions: 50, ...o.tuning });
+  return {
+    async run() {
+      const runs = [main.run(), mutex.run()];
+      try {
+        await Promise.all(runs);
+      } catch (err) {
+        // One failed: stop the other too, so the process never runs half a worker.
+        for (const w of [main, mutex]) if (w.getState() === 'RUNNING') w.shutdown();
+        await Promise.allSettled(runs);
+        throw err;
+      }
+    },
+    shutdown() {
+      for (const w of [main, mutex]) if (w.getState() === 'RUNNING') w.shutdown();
+    },
+    getState: () => main.getState(),
+  };
 }
+
+/** The bundler reports every module at info level; the operator's log wants only problems. */
+const quietBundlerLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string, meta?: Record<string, unknown>) => console.warn(message, meta ?? ''),
+  error: (message: string, meta?: Record<string, unknown>) => console.error(message, meta ?? ''),
+};

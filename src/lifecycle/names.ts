@@ -30,6 +30,15 @@ export const SSDPROXY_MOUNT_PATH = '/host-binds/ssdproxy';
 /** The container name inside every pod the operator creates (exec targets it). */
 export const WEKA_POD_CONTAINER = 'weka';
 
+/**
+ * The task queue the mutex workflows (and so their decisions) run on, beside the operator's main
+ * one: its own pollers, slots and workflow thread, so a hand-over between two allocations never
+ * queues behind the rollout's signing and adding.
+ */
+export function mutexTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-mutex`;
+}
+
 export function nodeMutexId(node: string): string {
   return `weka-node/${node}`;
 }
