@@ -1,0 +1,110 @@
+// Benchmark 5, scale: the operator process's memory and CPU with N drive containers Ready and
+// idle, that is N driveContainerWorkflows parked in `condition(() => deleteRequested)` plus one
+// idle mutex workflow per node, all in the worker's cache. Measured from the operator's own
+// /metrics (prom-client's process metrics: the whole process, Temporal's Rust core included):
+// RSS (and the main thread's heap) once before any container exists and once after all are Ready
+// and quiet, each after a forced full GC of the main thread, and CPU as the growth of
+// process_cpu_seconds_total over an idle window in both states. Workflow state lives in the
+// workflow worker thread's V8 isolate, which RSS includes and the main thread's heap does not.
+import { createSimulatedCluster } from '../../deploy/local/shared-drives.js';
+import {
+  addSharedDrivesNodes,
+  createAndWaitReady,
+  ensureNamespace,
+  OPERATOR_NAMESPACE,
+  roundRobin,
+  sleep,
+  startOperator,
+  withControlPlane,
+  type Log,
+  type OperatorProcess,
+} from './bench-env.js';
+
+export interface ProcessSample {
+  rssBytes: number;
+  heapUsedBytes: number;
+  /** CPU seconds used per wall-clock minute over the idle window (1.0 = one core busy for the whole minute would be 60). */
+  cpuSecondsPerMinute: number;
+}
+
+export interface IdleScaleResult {
+  containers: number;
+  nodes: number;
+  /** Creation of the first container to the last one Ready. */
+  rolloutMs: number;
+  before: ProcessSample;
+  after: ProcessSample;
+  /** (RSS after - RSS before) / containers. */
+  rssPerWorkflowBytes: number;
+  idleWindowSeconds: number;
+}
+
+/** Containers per node: the nodes have room for 80 of the bench's small ones; 50 keeps slack. */
+export const CONTAINERS_PER_NODE = 50;
+/** After the last Ready: let status writes, mutex answers and search-attribute updates drain. */
+const SETTLE_MS = 30_000;
+
+async function sample(op: OperatorProcess, windowSeconds: number): Promise<ProcessSample> {
+  const first = await op.metrics();
+  await sleep(windowSeconds * 1000);
+  // CPU first (the forced GC would count against the idle window), then memory after a full GC.
+  const atEnd = await op.metrics();
+  await op.collectGarbage();
+  const last = new Map([...(await op.metrics()), ['process_cpu_seconds_total', atEnd.get('process_cpu_seconds_total') ?? Number.NaN]]);
+  const cpu = (last.get('process_cpu_seconds_total') ?? Number.NaN) - (first.get('process_cpu_seconds_total') ?? Number.NaN);
+  return {
+    rssBytes: last.get('process_resident_memory_bytes') ?? Number.NaN,
+    heapUsedBytes: last.get('nodejs_heap_size_used_bytes') ?? Number.NaN,
+    cpuSecondsPerMinute: (cpu / windowSeconds) * 60,
+  };
+}
+
+export async function runIdleScale(o: { containers: number; idleSeconds: number; log: Log }): Promise<IdleScaleResult> {
+  return withControlPlane(o.log, async (cp) => {
+    const kc = cp.kubeConfig();
+    const nodeCount = Math.max(1, Math.ceil(o.containers / CONTAINERS_PER_NODE));
+    const nodes = Array.from({ length: nodeCount }, (_, i) => `scale-node-${i}`);
+    const started = Date.now();
+    await addSharedDrivesNodes(cp, nodes);
+    o.log(`${nodeCount} nodes with signed shared drives in ${Date.now() - started} ms`);
+    const guid = await createSimulatedCluster(cp.simulatorRoot, nodes[0]!, 'bench-scale');
+    await ensureNamespace(kc, OPERATOR_NAMESPACE);
+    const namespace = 'bench-scale';
+    await ensureNamespace(kc, namespace);
+    const op = await startOperator(cp, { logName: 'operator', gcOnSignal: true });
+    try {
+      await op.waitReady();
+      await sleep(5_000);
+      const before = await sample(op, o.idleSeconds);
+      o.log(`before: RSS ${mib(before.rssBytes)}, heap ${mib(before.heapUsedBytes)}, ${before.cpuSecondsPerMinute.toFixed(2)} CPU s/min`);
+
+      const { t0, readyAt } = await createAndWaitReady(kc, op, {
+        namespace,
+        placements: roundRobin('idle', o.containers, nodes),
+        clusterGUID: guid,
+        timeoutMs: Math.max(600_000, o.containers * 2_000),
+        pollMs: 2_000,
+        log: o.log,
+      });
+      const rolloutMs = Math.max(...readyAt.values()) - t0;
+      o.log(`all ${o.containers} Ready in ${Math.round(rolloutMs / 1000)} s; settling ${SETTLE_MS / 1000} s, then sampling ${o.idleSeconds} s`);
+      await sleep(SETTLE_MS);
+      const after = await sample(op, o.idleSeconds);
+      o.log(`after: RSS ${mib(after.rssBytes)}, heap ${mib(after.heapUsedBytes)}, ${after.cpuSecondsPerMinute.toFixed(2)} CPU s/min`);
+      return {
+        containers: o.containers,
+        nodes: nodeCount,
+        rolloutMs,
+        before,
+        after,
+        rssPerWorkflowBytes: (after.rssBytes - before.rssBytes) / o.containers,
+        idleWindowSeconds: o.idleSeconds,
+      };
+    } finally {
+      await op.stop();
+    }
+  });
+}
+
+export const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+export const kib = (bytes: number): string => `${(bytes / 2 ** 10).toFixed(0)} KiB`;

@@ -1,0 +1,197 @@
+// Benchmark 3, the baseline side by side: the same N allocations over M nodes, all requested at
+// once, serialized two ways on one control plane:
+//
+// - "mutex": the product's node mutex workflows, run by the operator process (worker only). The
+//   benchmark sends each container's allocate request the way the sendMutexRequest activity does
+//   (signal-with-start to `weka-node/<node>`); the mutex runs the product's allocateForContainer.
+// - "lease": the seed's design, implemented only here (lease-lock.ts), no Temporal: one async task
+//   per container, like one reconcile per container, that acquires the node's Lease, reads the
+//   container, the node's shared drives and every container on the node, runs the same pure
+//   allocator, writes status.allocations conditional on the resourceVersion it read, and releases.
+//
+// Only allocation is serialized either way, so this pair is the like-for-like comparison; the
+// full rollout (benchmark 2) adds proxies, pods and Weka calls around it. Nodes here are bare Node
+// objects with a shared-drives annotation (no kwok, no simulator): nothing is exec'd.
+import { randomUUID } from 'node:crypto';
+import { CoordinationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { WekaApi } from '../../activities/kube/weka-api.js';
+import { allocateVirtualDrives, type PhysicalDrive } from '../../src/allocation/index.js';
+import { decodeSharedDrivesAnnotation, encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
+import { mutexTaskQueue, nodeMutexId } from '../../src/lifecycle/names.js';
+import { allocationRequest } from '../../src/lifecycle/requests.js';
+import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
+import { mutexRequestSignal } from '../../workflows/definitions.js';
+import {
+  BENCH_DEVICES,
+  createDriveContainers,
+  ensureNamespace,
+  isAllocated,
+  mapLimit,
+  OPERATOR_NAMESPACE,
+  operatorLogTail,
+  roundRobin,
+  startOperator,
+  waitForContainers,
+  withControlPlane,
+  type ContainerPlacement,
+  type Log,
+} from './bench-env.js';
+import { LeaseLock, SEED_LEASE_TIMINGS } from './lease-lock.js';
+import { allocationToAllocation, handOversOf, readMutexRuns } from './mutex-handover.js';
+import { spread } from './report.js';
+
+export interface SerializedAllocations {
+  design: 'mutex' | 'lease';
+  totalMs: number;
+  perSecond: number;
+  handOver: ReturnType<typeof spread>;
+}
+
+export interface LeaseBaselineResult {
+  containers: number;
+  nodes: number;
+  mutex: SerializedAllocations;
+  lease: SerializedAllocations;
+}
+
+/** Field manager of the baseline's status writes (the product's allocator has its own). */
+const LEASE_FIELD_MANAGER = 'bench-lease-allocator';
+const LEASE_NAMESPACE = 'weka-operator-system';
+
+/** Bare Node objects carrying a shared-drives annotation: enough for allocation, nothing runs there. */
+async function bareSharedDrivesNodes(kc: KubeConfig, names: readonly string[]): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  await mapLimit(names, 10, async (name) => {
+    const drives: PhysicalDrive[] = BENCH_DEVICES.map((d, i) => ({ physicalUUID: randomUUID(), serial: `${name}-SN${i}`, capacityGiB: d.capacityGiB, type: d.type, devicePath: d.path }));
+    await core.createNode({ body: { metadata: { name, annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } } });
+  });
+}
+
+export async function runLeaseBaseline(o: { containers: number; nodes: number; log: Log }): Promise<LeaseBaselineResult> {
+  return withControlPlane(o.log, async (cp) => {
+    const kc = cp.kubeConfig();
+    await ensureNamespace(kc, OPERATOR_NAMESPACE);
+    const mutexNodes = Array.from({ length: o.nodes }, (_, i) => `mutex-node-${i}`);
+    const leaseNodes = Array.from({ length: o.nodes }, (_, i) => `lease-node-${i}`);
+    await bareSharedDrivesNodes(kc, [...mutexNodes, ...leaseNodes]);
+
+    // The mutex first, with the operator running only its worker (no watcher: nothing else starts).
+    const mutexPlacements = roundRobin('mutex', o.containers, mutexNodes);
+    await ensureNamespace(kc, 'bench-mutex');
+    await createDriveContainers(kc, 'bench-mutex', mutexPlacements);
+    const op = await startOperator(cp, { logName: 'operator-mutex', env: { WEKA_RUN_WATCHER: 'false' } });
+    const connection = await Connection.connect({ address: cp.temporalAddress });
+    let mutex: SerializedAllocations;
+    try {
+      await op.waitReady();
+      const client = new Client({ connection, namespace: cp.temporalNamespace });
+      // Neither lock exists yet: the first request starts each node's mutex workflow, as the
+      // first acquirer creates each node's Lease.
+      const t0 = Date.now();
+      await mapLimit(mutexPlacements, 50, (p) => requestAllocation(client, op.taskQueue, 'bench-mutex', p));
+      await waitForContainers(kc, { namespace: 'bench-mutex', count: o.containers, done: isAllocated, what: 'allocated', timeoutMs: 300_000, pollMs: 500, alive: () => !op.server.hasExited() }).catch(
+        (err: unknown) => {
+          throw new Error(`${err instanceof Error ? err.message : String(err)}\noperator log tail:\n${operatorLogTail(op)}`);
+        },
+      );
+      // The end is the last allocation's completion as Temporal recorded it, not when the poll saw it.
+      const runs = await readMutexRuns(client, op.taskQueue);
+      const ends = runs.flatMap((r) => r.decisions.filter((d) => d.activity === 'allocateForContainer').map((d) => d.endedAt ?? Number.NaN));
+      const totalMs = Math.max(...ends) - t0;
+      mutex = {
+        design: 'mutex',
+        totalMs,
+        perSecond: o.containers / (totalMs / 1000),
+        handOver: spread(runs.flatMap(handOversOf).filter(allocationToAllocation).map((h) => h.ms)),
+      };
+    } finally {
+      await connection.close();
+      await op.stop();
+    }
+    o.log(`mutex: ${o.containers} allocations in ${Math.round(mutex.totalMs)} ms`);
+
+    // Then the Lease baseline, with the operator stopped.
+    const leasePlacements = roundRobin('lease', o.containers, leaseNodes);
+    await ensureNamespace(kc, 'bench-lease');
+    await createDriveContainers(kc, 'bench-lease', leasePlacements);
+    const lease = await leaseAllocations(kc, 'bench-lease', leasePlacements);
+    o.log(`lease: ${o.containers} allocations in ${Math.round(lease.totalMs)} ms`);
+    return { containers: o.containers, nodes: o.nodes, mutex, lease };
+  });
+}
+
+/** What the sendMutexRequest activity sends; the reply goes to a requester that does not exist, which the mutex skips. */
+async function requestAllocation(client: Client, taskQueue: string, namespace: string, p: ContainerPlacement): Promise<void> {
+  const mutexId = nodeMutexId(p.nodeName);
+  await client.workflow.signalWithStart('mutexWorkflow', {
+    workflowId: mutexId,
+    taskQueue: mutexTaskQueue(taskQueue),
+    args: [{ key: mutexId, node: p.nodeName }],
+    signal: mutexRequestSignal,
+    signalArgs: [{ requestId: randomUUID(), kind: 'allocate', replyTo: `bench-requester/${p.name}`, payload: { namespace, name: p.name, node: p.nodeName } }],
+  });
+}
+
+interface LeaseHold {
+  node: string;
+  requestedAt: number;
+  acquiredAt: number;
+  releasedAt: number;
+}
+
+/** Every placement's allocation at once, each serialized by its node's Lease (the seed's design). */
+export async function leaseAllocations(kc: KubeConfig, namespace: string, placements: readonly ContainerPlacement[]): Promise<SerializedAllocations> {
+  const coordination = kc.makeApiClient(CoordinationV1Api);
+  const api = new WekaApi(kc);
+  const t0 = Date.now();
+  const holds = await Promise.all(placements.map((p) => allocateUnderLease(coordination, api, namespace, p)));
+  const totalMs = Math.max(...holds.map((h) => h.releasedAt)) - t0;
+  // Per node, in the order the lease was held: released -> next holder acquired, for holders that
+  // were already waiting when it was released.
+  const handOvers: number[] = [];
+  const byNode = new Map<string, LeaseHold[]>();
+  for (const h of holds) byNode.set(h.node, [...(byNode.get(h.node) ?? []), h]);
+  for (const nodeHolds of byNode.values()) {
+    const ordered = nodeHolds.sort((a, b) => a.acquiredAt - b.acquiredAt);
+    for (let i = 0; i + 1 < ordered.length; i++) {
+      const [prev, next] = [ordered[i]!, ordered[i + 1]!];
+      if (next.requestedAt <= prev.releasedAt) handOvers.push(next.acquiredAt - prev.releasedAt);
+    }
+  }
+  return { design: 'lease', totalMs, perSecond: placements.length / (totalMs / 1000), handOver: spread(handOvers) };
+}
+
+async function allocateUnderLease(coordination: CoordinationV1Api, api: WekaApi, namespace: string, p: ContainerPlacement): Promise<LeaseHold> {
+  const lock = new LeaseLock(coordination, LEASE_NAMESPACE, `weka-allocator-${p.nodeName}`, `${namespace}/${p.name}`, SEED_LEASE_TIMINGS);
+  const requestedAt = Date.now();
+  await lock.acquire();
+  const acquiredAt = Date.now();
+  let lost = false;
+  const stopRenewing = lock.startRenewing(() => (lost = true));
+  try {
+    const ref = { namespace, name: p.name };
+    const container = await api.getContainer(ref);
+    if (!container) throw new Error(`${namespace}/${p.name} is gone`);
+    const node = await api.core.readNode({ name: p.nodeName });
+    const decoded = decodeSharedDrivesAnnotation(node.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '[]');
+    if (!decoded.ok) throw new Error(`node ${p.nodeName}: ${decoded.error.message}`);
+    const others = (await api.listContainersOnNode(p.nodeName)).filter((c) => c.metadata.uid !== container.metadata.uid);
+    const result = allocateVirtualDrives(
+      {
+        physicalDrives: [...decoded.drives],
+        claimed: others.map((c) => ({ container: `${c.metadata.namespace}/${c.metadata.name}`, virtualDrives: c.status?.allocations?.virtualDrives ?? [] })),
+        request: allocationRequest(container.spec),
+        settings: DEFAULT_ALLOCATION_SETTINGS,
+      },
+      randomUUID,
+    );
+    if (!result.ok) throw new Error(`${namespace}/${p.name}: ${result.error.message}`);
+    if (lost) throw new Error(`lost the lease of ${p.nodeName} while allocating`);
+    await api.applyStatus('WekaContainer', ref, { allocations: { virtualDrives: [...result.virtualDrives], virtualDriveCount: result.virtualDrives.length } }, LEASE_FIELD_MANAGER, container.metadata.resourceVersion);
+  } finally {
+    stopRenewing();
+    await lock.release();
+  }
+  return { node: p.nodeName, requestedAt, acquiredAt, releasedAt: Date.now() };
+}

@@ -1,0 +1,135 @@
+// Hand-over latency of the node mutexes, read from their workflow histories (no product change,
+// nothing but what Temporal recorded): for two consecutive decisions on one node where the second
+// request was already queued when the first finished, the time from the first decision's
+// ActivityTaskCompleted to the second one's ActivityTaskStarted. That span is everything the
+// mutex adds between two decisions: the workflow task that records the completion, the answer
+// signal to the requester, the capacity notifications, scheduling the next activity, and the
+// worker picking it up.
+import { defaultPayloadConverter, type Client } from '@temporalio/client';
+import { mutexTaskQueue } from '../../src/lifecycle/names.js';
+
+export interface HandOver {
+  node: string;
+  from: string;
+  to: string;
+  ms: number;
+  /** The same span ending at the next activity's scheduling instead of its start. */
+  toScheduledMs: number;
+}
+
+interface Timestamp {
+  seconds?: number | { toNumber(): number } | null;
+  nanos?: number | null;
+}
+interface Payloads {
+  payloads?: unknown[] | null;
+}
+/** The fields of a history event this module reads (protobufjs objects; unset attributes are null). */
+interface HistoryEvent {
+  eventId?: number | { toNumber(): number } | null;
+  eventTime?: Timestamp | null;
+  workflowExecutionStartedEventAttributes?: { input?: Payloads | null } | null;
+  workflowExecutionSignaledEventAttributes?: { signalName?: string | null; input?: Payloads | null } | null;
+  activityTaskScheduledEventAttributes?: { activityType?: { name?: string | null } | null } | null;
+  activityTaskStartedEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
+  activityTaskCompletedEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
+  activityTaskFailedEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
+  activityTaskTimedOutEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
+}
+
+const num = (v: number | { toNumber(): number } | null | undefined): number => (v == null ? 0 : typeof v === 'number' ? v : v.toNumber());
+const ms = (t: Timestamp | null | undefined): number => num(t?.seconds) * 1000 + (t?.nanos ?? 0) / 1e6;
+const decode = <T>(p: Payloads | null | undefined, i = 0): T | undefined => {
+  const payload = p?.payloads?.[i];
+  return payload === undefined ? undefined : (defaultPayloadConverter.fromPayload(payload as never) as T);
+};
+
+export interface Decision {
+  activity: string;
+  scheduledAt: number;
+  startedAt?: number;
+  endedAt?: number;
+}
+
+/** One run of one node's mutex workflow: its decisions in order, and when each request arrived. */
+export interface MutexRun {
+  node: string;
+  decisions: Decision[];
+  /** Arrival time of the k-th distinct request (-Infinity: carried over from the previous run). */
+  arrivals: number[];
+}
+
+export function mutexRunOf(node: string, events: readonly HistoryEvent[]): MutexRun {
+  // Requests in arrival order, each once (a resend under the same id is dropped by the mutex);
+  // a run continued as new starts with the queue it carried.
+  const arrivals: number[] = [];
+  const seen = new Set<string>();
+  const decisions: Decision[] = [];
+  const bySchedule = new Map<number, Decision>();
+  const arrive = (requestId: string, at: number): void => {
+    if (seen.has(requestId)) return;
+    seen.add(requestId);
+    arrivals.push(at);
+  };
+  for (const e of events) {
+    const at = ms(e.eventTime);
+    if (e.workflowExecutionStartedEventAttributes) {
+      const input = decode<{ state?: { queue?: { requestId: string }[] } }>(e.workflowExecutionStartedEventAttributes.input);
+      for (const r of input?.state?.queue ?? []) arrive(r.requestId, Number.NEGATIVE_INFINITY);
+    }
+    const signal = e.workflowExecutionSignaledEventAttributes;
+    if (signal?.signalName === 'mutexRequest') {
+      const request = decode<{ requestId: string }>(signal.input);
+      if (request) arrive(request.requestId, at);
+    }
+    if (e.activityTaskScheduledEventAttributes) {
+      const d: Decision = { activity: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', scheduledAt: at };
+      decisions.push(d);
+      bySchedule.set(num(e.eventId), d);
+    }
+    const started = e.activityTaskStartedEventAttributes;
+    if (started) {
+      const d = bySchedule.get(num(started.scheduledEventId));
+      if (d) d.startedAt = at;
+    }
+    const ended = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
+    if (ended) {
+      const d = bySchedule.get(num(ended.scheduledEventId));
+      if (d) d.endedAt = at;
+    }
+  }
+  return { node, decisions, arrivals };
+}
+
+/** Hand-overs of one run: consecutive decisions where the second request was already queued. */
+export function handOversOf({ node, decisions, arrivals }: MutexRun): HandOver[] {
+  const result: HandOver[] = [];
+  for (let k = 0; k + 1 < decisions.length; k++) {
+    const [prev, next] = [decisions[k]!, decisions[k + 1]!];
+    if (prev.endedAt === undefined || next.startedAt === undefined) continue;
+    // The mutex executes requests in arrival order, so decision k+1 is request k+1; it was
+    // queued if it had arrived by the time decision k ended.
+    const arrived = arrivals[k + 1];
+    if (arrived === undefined || arrived > prev.endedAt) continue;
+    result.push({ node, from: prev.activity, to: next.activity, ms: next.startedAt - prev.endedAt, toScheduledMs: next.scheduledAt - prev.endedAt });
+  }
+  return result;
+}
+
+/** Every run of every `weka-node/*` mutex workflow on the task queue. */
+export async function readMutexRuns(client: Client, taskQueue: string): Promise<MutexRun[]> {
+  const runs: MutexRun[] = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowType="mutexWorkflow" AND TaskQueue="${mutexTaskQueue(taskQueue)}"` })) {
+    if (!wf.workflowId.startsWith('weka-node/')) continue;
+    const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+    runs.push(mutexRunOf(wf.workflowId.slice('weka-node/'.length), (history.events ?? []) as HistoryEvent[]));
+  }
+  return runs;
+}
+
+export async function mutexHandOvers(client: Client, taskQueue: string): Promise<HandOver[]> {
+  return (await readMutexRuns(client, taskQueue)).flatMap(handOversOf);
+}
+
+/** The hand-overs between two allocations (allocateForContainer to allocateForContainer). */
+export const allocationToAllocation = (h: HandOver): boolean => h.from === 'allocateForContainer' && h.to === 'allocateForContainer';

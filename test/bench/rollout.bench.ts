@@ -1,0 +1,76 @@
+// Benchmark 2, rollout: N standalone drive WekaContainers over M fake nodes, all created at once,
+// through the whole product (the operator process's watcher and worker: proxy, pod, allocation in
+// the node mutex, sign and add through Kubernetes exec into the simulator at latency 0), from the
+// first create until every one is Ready. The per-node hand-over comes from the mutex histories
+// (mutex-handover.ts).
+import { Client, Connection } from '@temporalio/client';
+import { createSimulatedCluster } from '../../deploy/local/shared-drives.js';
+import {
+  addSharedDrivesNodes,
+  createAndWaitReady,
+  ensureNamespace,
+  OPERATOR_NAMESPACE,
+  roundRobin,
+  startOperator,
+  withControlPlane,
+  type Log,
+} from './bench-env.js';
+import { allocationToAllocation, mutexHandOvers, type HandOver } from './mutex-handover.js';
+import { spread } from './report.js';
+
+export interface RolloutResult {
+  containers: number;
+  nodes: number;
+  totalMs: number;
+  perSecond: number;
+  /** Creation to Ready, per container. */
+  readyLatency: ReturnType<typeof spread>;
+  /** Every queued hand-over between two decisions on a node (allocations, proxy checks). */
+  handOvers: HandOver[];
+  /** Only those from one allocation to the next. */
+  allocationHandOvers: ReturnType<typeof spread>;
+  allHandOvers: ReturnType<typeof spread>;
+}
+
+export async function runRollout(o: { containers: number; nodes: number; log: Log }): Promise<RolloutResult> {
+  return withControlPlane(o.log, async (cp) => {
+    const kc = cp.kubeConfig();
+    const nodes = Array.from({ length: o.nodes }, (_, i) => `bench-node-${i}`);
+    const started = Date.now();
+    await addSharedDrivesNodes(cp, nodes);
+    o.log(`${o.nodes} nodes with signed shared drives in ${Date.now() - started} ms`);
+    const guid = await createSimulatedCluster(cp.simulatorRoot, nodes[0]!, 'bench-rollout');
+    await ensureNamespace(kc, OPERATOR_NAMESPACE);
+    const namespace = 'bench-rollout';
+    await ensureNamespace(kc, namespace);
+
+    const op = await startOperator(cp, { logName: 'operator' });
+    const connection = await Connection.connect({ address: cp.temporalAddress });
+    try {
+      await op.waitReady();
+      const { t0, readyAt } = await createAndWaitReady(kc, op, {
+        namespace,
+        placements: roundRobin('drive', o.containers, nodes),
+        clusterGUID: guid,
+        timeoutMs: Math.max(300_000, o.containers * 3_000),
+        pollMs: 250,
+        log: o.log,
+      });
+      const totalMs = Math.max(...readyAt.values()) - t0;
+      const handOvers = await mutexHandOvers(new Client({ connection, namespace: cp.temporalNamespace }), op.taskQueue);
+      return {
+        containers: o.containers,
+        nodes: o.nodes,
+        totalMs,
+        perSecond: o.containers / (totalMs / 1000),
+        readyLatency: spread([...readyAt.values()].map((t) => t - t0)),
+        handOvers,
+        allocationHandOvers: spread(handOvers.filter(allocationToAllocation).map((h) => h.ms)),
+        allHandOvers: spread(handOvers.map((h) => h.ms)),
+      };
+    } finally {
+      await connection.close();
+      await op.stop();
+    }
+  });
+}

@@ -1,0 +1,153 @@
+// npm run bench: the operator's benchmarks, one after the other, each on its own local control
+// plane, then one table (benchmark, figure, goal, met?). Not a test: a missed goal is reported,
+// not failed; the exit code is non-zero only when a benchmark broke (e.g. a rollout never
+// completed). See docs/performance.md for what each figure means and what limits it.
+//
+//   --only LIST            comma-separated: allocator, rollout, lease, crash, scale (default: all)
+//   --containers N         rollout and lease baseline: drive containers (default 100)
+//   --nodes M              rollout and lease baseline: nodes (default 10)
+//   --crash-samples K      crash recovery: interrupted allocations to measure (default 5)
+//   --idle-containers N    scale: Ready idle containers (default 1000; 50 per node)
+//   --idle-seconds S       scale: length of each idle CPU window (default 60)
+//   --json FILE            also write every result as JSON
+import { writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { runAllocatorBench } from './allocator.bench.js';
+import { compileSimulator } from './bench-env.js';
+import { runCrashRecovery, summarizeCrash } from './crash-recovery.bench.js';
+import { kib, mib, runIdleScale } from './idle-scale.bench.js';
+import { runLeaseBaseline, type LeaseBaselineResult } from './lease-baseline.bench.js';
+import { millis, printTable, seconds, spread, type BenchRow } from './report.js';
+import { runRollout, type RolloutResult } from './rollout.bench.js';
+
+const BENCHMARKS = ['allocator', 'rollout', 'lease', 'crash', 'scale'] as const;
+type Benchmark = (typeof BENCHMARKS)[number];
+const HAND_OVER_GOAL_MS = 50;
+const ROLLOUT_RATIO_GOAL = 5;
+const RECOVERY_GOAL_MS = 3_000;
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string', default: BENCHMARKS.join(',') },
+    containers: { type: 'string', default: process.env['BENCH_CONTAINERS'] ?? '100' },
+    nodes: { type: 'string', default: process.env['BENCH_NODES'] ?? '10' },
+    'crash-samples': { type: 'string', default: '5' },
+    'idle-containers': { type: 'string', default: process.env['BENCH_IDLE_CONTAINERS'] ?? '1000' },
+    'idle-seconds': { type: 'string', default: '60' },
+    json: { type: 'string' },
+  },
+});
+
+function count(name: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) {
+    console.error(`--${name} must be a whole number above 0, got "${text}"`);
+    process.exit(2);
+  }
+  return n;
+}
+const only = values.only.split(',').map((s) => s.trim()).filter(Boolean);
+const unknown = only.filter((b) => !(BENCHMARKS as readonly string[]).includes(b));
+if (unknown.length > 0) {
+  console.error(`--only: unknown benchmark(s) ${unknown.join(', ')}; choose from ${BENCHMARKS.join(', ')}`);
+  process.exit(2);
+}
+const selected = new Set(only as Benchmark[]);
+const containers = count('containers', values.containers);
+const nodes = count('nodes', values.nodes);
+const crashSamples = count('crash-samples', values['crash-samples']);
+const idleContainers = count('idle-containers', values['idle-containers']);
+const idleSeconds = count('idle-seconds', values['idle-seconds']);
+
+const log = (m: string): void => console.log(m);
+const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' / ');
+const rows: BenchRow[] = [];
+const results: Record<string, unknown> = {};
+const broken: string[] = [];
+const startLoad = load();
+
+async function bench<T>(name: Benchmark, title: string, work: () => Promise<T>, report: (r: T) => void): Promise<T | undefined> {
+  if (!selected.has(name)) return undefined;
+  log(`\n== ${title} (load average 1/5/15 min: ${load()})`);
+  const started = Date.now();
+  try {
+    const result = await work();
+    results[name] = result;
+    report(result);
+    log(`   (${Math.round((Date.now() - started) / 1000)} s)`);
+    return result;
+  } catch (err) {
+    broken.push(name);
+    log(`   FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    rows.push({ benchmark: title, figure: 'FAILED (see above)', goal: '', met: false });
+    return undefined;
+  }
+}
+
+if ([...selected].some((b) => b !== 'allocator')) await compileSimulator();
+
+await bench('allocator', '1. allocator', async () => runAllocatorBench((line) => log(`   ${line.trimEnd()}`)), (r) => {
+  for (const s of r.scenarios) rows.push({ benchmark: `1. allocator: ${s.name}`, figure: `p50 ${(s.p50Ms * 1000).toFixed(0)} µs, p99 ${(s.p99Ms * 1000).toFixed(0)} µs`, goal: `p50 < ${r.goalP50Ms} ms`, met: s.p50Ms < r.goalP50Ms });
+});
+
+const rollout = await bench('rollout', `2. rollout, ${containers} containers over ${nodes} nodes`, () => runRollout({ containers, nodes, log }), (r: RolloutResult) => {
+  log(`   total ${seconds(r.totalMs)}, ${r.perSecond.toFixed(2)} containers/s; creation to Ready per container p50 ${seconds(r.readyLatency.p50)}, p99 ${seconds(r.readyLatency.p99)}`);
+  log(`   hand-over, allocation to allocation: n=${r.allocationHandOvers.n} p50 ${millis(r.allocationHandOvers.p50)} p99 ${millis(r.allocationHandOvers.p99)} max ${millis(r.allocationHandOvers.max)}`);
+  log(`   hand-over, any two decisions:        n=${r.allHandOvers.n} p50 ${millis(r.allHandOvers.p50)} p99 ${millis(r.allHandOvers.p99)} max ${millis(r.allHandOvers.max)}`);
+  const scheduled = spread(r.handOvers.map((h) => h.toScheduledMs));
+  log(`   (ending at the next activity's scheduling instead of its start: p50 ${millis(scheduled.p50)} p99 ${millis(scheduled.p99)})`);
+  rows.push({ benchmark: '2. rollout: total, CR creation to all Ready', figure: `${seconds(r.totalMs)} (${r.perSecond.toFixed(2)} containers/s)`, goal: '-' });
+  rows.push({
+    benchmark: '2. rollout: per-node hand-over (allocation to allocation)',
+    figure: `p50 ${millis(r.allocationHandOvers.p50)}, p99 ${millis(r.allocationHandOvers.p99)} (n=${r.allocationHandOvers.n})`,
+    goal: `p50 < ${HAND_OVER_GOAL_MS} ms`,
+    met: r.allocationHandOvers.p50 < HAND_OVER_GOAL_MS,
+  });
+});
+
+await bench('lease', `3. baseline: ${containers} allocations over ${nodes} nodes, node mutex vs per-node Lease`, () => runLeaseBaseline({ containers, nodes, log }), (r: LeaseBaselineResult) => {
+  const side = (name: string, s: LeaseBaselineResult['mutex']) =>
+    `   ${name.padEnd(22)} total ${seconds(s.totalMs).padStart(8)}  ${s.perSecond.toFixed(2).padStart(6)} allocations/s   hand-over p50 ${millis(s.handOver.p50).padStart(8)}  p99 ${millis(s.handOver.p99).padStart(8)}  (n=${s.handOver.n})`;
+  log(side('node mutex (Temporal)', r.mutex));
+  log(side('Lease (seed 002)', r.lease));
+  const totalRatio = r.lease.totalMs / r.mutex.totalMs;
+  const handOverRatio = r.lease.handOver.p50 / r.mutex.handOver.p50;
+  log(`   ratio lease / mutex: total ${totalRatio.toFixed(1)}x, hand-over p50 ${handOverRatio.toFixed(1)}x`);
+  rows.push({ benchmark: '3. allocations only: node mutex, total', figure: `${seconds(r.mutex.totalMs)}, hand-over p50 ${millis(r.mutex.handOver.p50)} p99 ${millis(r.mutex.handOver.p99)}`, goal: `hand-over p50 < ${HAND_OVER_GOAL_MS} ms`, met: r.mutex.handOver.p50 < HAND_OVER_GOAL_MS });
+  rows.push({ benchmark: '3. allocations only: Lease baseline, total', figure: `${seconds(r.lease.totalMs)}, hand-over p50 ${millis(r.lease.handOver.p50)} p99 ${millis(r.lease.handOver.p99)}`, goal: '-' });
+  rows.push({ benchmark: '3. ratio lease / mutex, allocations only', figure: `total ${totalRatio.toFixed(1)}x, hand-over p50 ${handOverRatio.toFixed(1)}x`, goal: `total >= ${ROLLOUT_RATIO_GOAL}x`, met: totalRatio >= ROLLOUT_RATIO_GOAL });
+  if (rollout) {
+    rows.push({ benchmark: '3. ratio lease allocations only / full mutex rollout', figure: `${(r.lease.totalMs / rollout.totalMs).toFixed(2)}x (the rollout also runs pods and Weka calls)`, goal: '-' });
+  }
+});
+
+await bench('crash', `4. crash recovery, ${crashSamples} SIGKILLs during an allocation`, () => runCrashRecovery({ samples: crashSamples, log }), (r) => {
+  if (r.samples.length === 0) throw new Error(`no allocation was interrupted in ${r.missed} attempts`);
+  const s = summarizeCrash(r);
+  const sinceKill = r.samples.map((x) => x.sinceKillMs);
+  const restart = r.samples.map((x) => x.restartMs);
+  log(`   "worker running" to allocated: min ${millis(s.min)}, median ${millis(s.median)}, max ${millis(s.max)} (${r.samples.length} samples, ${r.missed} attempts not counted)`);
+  log(`   restart (spawn to "worker running"): ${restart.map(millis).join(', ')}; kill to allocated: ${sinceKill.map(millis).join(', ')}`);
+  rows.push({ benchmark: '4. crash recovery: restart ("worker running") to allocated', figure: `min ${seconds(s.min)}, median ${seconds(s.median)}, max ${seconds(s.max)}`, goal: `< ${RECOVERY_GOAL_MS / 1000} s`, met: s.max < RECOVERY_GOAL_MS });
+  rows.push({ benchmark: '4. crash recovery: SIGKILL to allocated', figure: `min ${seconds(Math.min(...sinceKill))}, max ${seconds(Math.max(...sinceKill))}`, goal: '-' });
+  rows.push({ benchmark: '4. baseline: Lease holder killed, to next holder', figure: `min ${seconds(Math.min(...r.leaseTakeoverMs))}, max ${seconds(Math.max(...r.leaseTakeoverMs))}`, goal: '-' });
+});
+
+await bench('scale', `5. scale, ${idleContainers} Ready idle container workflows`, () => runIdleScale({ containers: idleContainers, idleSeconds, log }), (r) => {
+  log(`   ${r.containers} containers on ${r.nodes} nodes Ready in ${seconds(r.rolloutMs)}`);
+  log(`   operator before: RSS ${mib(r.before.rssBytes)}, heap ${mib(r.before.heapUsedBytes)}, idle CPU ${r.before.cpuSecondsPerMinute.toFixed(2)} s/min`);
+  log(`   operator after:  RSS ${mib(r.after.rssBytes)}, heap ${mib(r.after.heapUsedBytes)}, idle CPU ${r.after.cpuSecondsPerMinute.toFixed(2)} s/min`);
+  log(`   per workflow: RSS ${kib(r.rssPerWorkflowBytes)}`);
+  rows.push({ benchmark: `5. scale: operator with ${r.containers} idle Ready workflows`, figure: `RSS ${mib(r.after.rssBytes)} (${kib(r.rssPerWorkflowBytes)}/workflow), idle CPU ${r.after.cpuSecondsPerMinute.toFixed(2)} s/min`, goal: '-' });
+});
+
+log(`\nload average 1/5/15 min: at start ${startLoad}, at end ${load()} (2 cores)\n`);
+log(printTable(rows));
+if (values.json) await writeFile(values.json, JSON.stringify({ load: { start: startLoad, end: load() }, results }, null, 2));
+if (broken.length > 0) {
+  console.error(`\nbroken: ${broken.join(', ')}`);
+  process.exitCode = 1;
+}
+// Temporal's native connection and leftover sockets must not keep the process up after the table.
+process.exit();

@@ -1,0 +1,68 @@
+// The benchmark's reading of mutex histories: which consecutive decisions count as a hand-over
+// (the second request was already queued when the first ended) and how long each took.
+import { defaultPayloadConverter } from '@temporalio/common';
+import { describe, expect, it } from 'vitest';
+import { handOversOf, mutexRunOf } from '../../bench/mutex-handover.js';
+import { percentile } from '../../bench/bench-env.js';
+
+const at = (ms: number) => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });
+const payloads = (value: unknown) => ({ payloads: [defaultPayloadConverter.toPayload(value)] });
+
+let nextId = 1;
+function event(ms: number, attrs: Record<string, unknown>) {
+  return { eventId: nextId++, eventTime: at(ms), ...attrs };
+}
+const request = (ms: number, requestId: string) => event(ms, { workflowExecutionSignaledEventAttributes: { signalName: 'mutexRequest', input: payloads({ requestId }) } });
+function decision(scheduledMs: number, startedMs: number, endedMs: number, activity = 'allocateForContainer') {
+  const scheduled = event(scheduledMs, { activityTaskScheduledEventAttributes: { activityType: { name: activity } } });
+  return [
+    scheduled,
+    event(startedMs, { activityTaskStartedEventAttributes: { scheduledEventId: scheduled.eventId } }),
+    event(endedMs, { activityTaskCompletedEventAttributes: { scheduledEventId: scheduled.eventId } }),
+  ];
+}
+
+describe('mutex hand-overs from a history', () => {
+  it('counts only decisions whose request was queued before the previous one ended', () => {
+    nextId = 1;
+    const events = [
+      event(0, { workflowExecutionStartedEventAttributes: { input: payloads({ key: 'weka-node/n1' }) } }),
+      request(10, 'a'),
+      request(20, 'b'),
+      ...decision(30, 40, 100),
+      // b was queued at 20, before a ended at 100: a hand-over of 125 - 100 ms.
+      ...decision(110, 125, 200),
+      // c arrives after b ended: the mutex was idle, not a hand-over.
+      request(300, 'c'),
+      ...decision(305, 310, 400, 'releaseAllocation'),
+    ];
+    const run = mutexRunOf('n1', events);
+    expect(run.arrivals).toEqual([10, 20, 300]);
+    expect(handOversOf(run)).toEqual([{ node: 'n1', from: 'allocateForContainer', to: 'allocateForContainer', ms: 25, toScheduledMs: 10 }]);
+  });
+
+  it('treats requests carried over by continue-as-new as queued, and a resent request once', () => {
+    nextId = 1;
+    const events = [
+      event(0, { workflowExecutionStartedEventAttributes: { input: payloads({ key: 'weka-node/n1', state: { queue: [{ requestId: 'a' }, { requestId: 'b' }] } }) } }),
+      request(5, 'a'),
+      ...decision(10, 20, 50),
+      ...decision(60, 70, 90),
+    ];
+    const run = mutexRunOf('n1', events);
+    expect(run.arrivals).toEqual([Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY]);
+    expect(handOversOf(run).map((h) => h.ms)).toEqual([20]);
+  });
+});
+
+describe('nearest-rank percentile', () => {
+  it.each([
+    [[], 50, Number.NaN],
+    [[7], 99, 7],
+    [[1, 2, 3, 4], 50, 2],
+    [[1, 2, 3, 4], 99, 4],
+    [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 90, 9],
+  ])('of %j at p%d is %d', (values, p, expected) => {
+    expect(percentile(values, p)).toEqual(expected);
+  });
+});
