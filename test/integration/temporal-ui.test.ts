@@ -2,16 +2,15 @@
 // drive containers, started by the CR watcher and driven to Ready by the operator's worker, are
 // found by filtering on the WekaNode search attribute, and a container workflow's page shows the
 // summary the watcher gave it and its current step. Screenshots go to test-artifacts/temporal-ui/.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
-import type { WekaContainer } from '../../src/api/index.js';
 import { containerWorkflowId, type ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually, kubeConfig, temporalNamespace, temporalUiUrl, uniqueNamespace } from './harness.js';
 import { ensureChromium, launchBrowser, saveScreenshot, type TestBrowser } from './support/browser.js';
-import { sharedDrivesNode, startTestOperator, waitForPhase, waitGone, type TestOperator } from './support/operator.js';
+import { createContainerObject, sharedDrivesNode, startTestOperator, waitForPhase, waitGone, type TestOperator } from './support/operator.js';
 import { createWekaCluster } from './support/simulator.js';
 
 const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
@@ -31,23 +30,8 @@ let containers: Array<{ ref: ObjectRef; uid: string; summary: string }> = [];
 
 /** A drive WekaContainer as a user creates it (no finalizer: the watcher adds it and starts the workflow). */
 async function createContainer(ref: ObjectRef, guid: string): Promise<string> {
-  const custom = kubeConfig().makeApiClient(CustomObjectsApi);
-  const created = (await custom.createNamespacedCustomObject({
-    ...GROUP,
-    namespace: ref.namespace,
-    body: {
-      apiVersion: 'weka.weka.io/v1alpha1',
-      kind: 'WekaContainer',
-      metadata: { name: ref.name },
-      spec: { mode: 'drive', image: 'quay.io/weka.io/weka-in-container:test', nodeName: node, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } },
-    },
-  })) as WekaContainer;
-  // A standalone container's cluster GUID, as a cluster admin would set it.
-  await custom.patchNamespacedCustomObjectStatus(
-    { ...GROUP, ...ref, body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, status: { clusterGUID: guid } }, fieldManager: 'test-cluster-admin', force: true },
-    setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-  );
-  return created.metadata.uid!;
+  const spec = { nodeName: node, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } };
+  return (await createContainerObject(ref, spec, { clusterGUID: guid })).metadata.uid!;
 }
 
 beforeAll(async () => {

@@ -5,10 +5,9 @@ import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Ma
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
-import type { WekaContainer } from '../../src/api/index.js';
 import { containerWorkflowId, FINALIZER, FIELD_MANAGER, type ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually, kubeConfig, uniqueNamespace } from './harness.js';
-import { readContainer, sharedDrivesNode, startTestOperator, waitForPhase, waitGone, type ContainerSpecInput, type TestOperator } from './support/operator.js';
+import { createContainerObject, readContainer, sharedDrivesNode, startTestOperator, waitForPhase, waitGone, type ContainerSpecInput, type TestOperator } from './support/operator.js';
 import { createWekaCluster, showDevice } from './support/simulator.js';
 
 const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
@@ -56,22 +55,7 @@ async function stop(w: RunningWatcher): Promise<void> {
 
 /** A drive WekaContainer as a user creates it (no finalizer, no workflow), in a standalone cluster. */
 async function createContainer(ref: ObjectRef, spec: Omit<ContainerSpecInput, 'nodeName'>, finalizers: string[] = []): Promise<string> {
-  const custom = kubeConfig().makeApiClient(CustomObjectsApi);
-  const created = (await custom.createNamespacedCustomObject({
-    ...GROUP,
-    namespace: ref.namespace,
-    body: {
-      apiVersion: 'weka.weka.io/v1alpha1',
-      kind: 'WekaContainer',
-      metadata: { name: ref.name, ...(finalizers.length > 0 ? { finalizers } : {}) },
-      spec: { mode: 'drive', image: 'quay.io/weka.io/weka-in-container:test', nodeName: node, ...spec },
-    },
-  })) as WekaContainer;
-  await custom.patchNamespacedCustomObjectStatus(
-    { ...GROUP, ...ref, body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, status: { clusterGUID: guid } }, fieldManager: 'test-cluster-admin', force: true },
-    setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-  );
-  return created.metadata.uid!;
+  return (await createContainerObject(ref, { nodeName: node, ...spec }, { finalizers, clusterGUID: guid })).metadata.uid!;
 }
 
 async function deleteContainer(ref: ObjectRef): Promise<void> {

@@ -87,6 +87,32 @@ export interface ContainerSpecInput {
 }
 
 /**
+ * Creates a drive WekaContainer object (mode drive, the test image, then `spec`) and, for a
+ * standalone container, writes its cluster GUID as the cluster's administrator would: server-side
+ * apply on the status with a field manager of its own. Starts nothing.
+ */
+export async function createContainerObject(ref: ObjectRef, spec: object, o: { finalizers?: string[]; clusterGUID?: string } = {}): Promise<WekaContainer> {
+  const custom = kubeConfig().makeApiClient(CustomObjectsApi);
+  const created = (await custom.createNamespacedCustomObject({
+    ...GROUP,
+    namespace: ref.namespace,
+    body: {
+      apiVersion: 'weka.weka.io/v1alpha1',
+      kind: 'WekaContainer',
+      metadata: { name: ref.name, ...(o.finalizers?.length ? { finalizers: o.finalizers } : {}) },
+      spec: { mode: 'drive', image: 'quay.io/weka.io/weka-in-container:test', ...spec },
+    },
+  })) as WekaContainer;
+  if (o.clusterGUID) {
+    await custom.patchNamespacedCustomObjectStatus(
+      { ...GROUP, ...ref, body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, status: { clusterGUID: o.clusterGUID } }, fieldManager: 'test-cluster-admin', force: true },
+      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+    );
+  }
+  return created;
+}
+
+/**
  * Creates a drive WekaContainer the way the watcher would see it (with the operator's finalizer),
  * sets the GUID of a standalone container's cluster, and starts its workflow.
  */
@@ -96,23 +122,7 @@ export async function createDriveContainer(
   spec: ContainerSpecInput,
   clusterGUID?: string,
 ): Promise<{ uid: string; handle: WorkflowHandle<typeof driveContainerWorkflow> }> {
-  const custom = kubeConfig().makeApiClient(CustomObjectsApi);
-  const created = (await custom.createNamespacedCustomObject({
-    ...GROUP,
-    namespace: ref.namespace,
-    body: {
-      apiVersion: 'weka.weka.io/v1alpha1',
-      kind: 'WekaContainer',
-      metadata: { name: ref.name, finalizers: [FINALIZER] },
-      spec: { mode: 'drive', image: 'quay.io/weka.io/weka-in-container:test', ...spec },
-    },
-  })) as WekaContainer;
-  if (clusterGUID) {
-    await custom.patchNamespacedCustomObjectStatus(
-      { ...GROUP, namespace: ref.namespace, name: ref.name, body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, status: { clusterGUID } }, fieldManager: 'test-cluster-admin', force: true },
-      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-    );
-  }
+  const created = await createContainerObject(ref, spec, { finalizers: [FINALIZER], ...(clusterGUID ? { clusterGUID } : {}) });
   const uid = created.metadata.uid!;
   const handle = await op.client.workflow.start(driveContainerWorkflow, {
     taskQueue: op.deps.taskQueue,

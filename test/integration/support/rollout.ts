@@ -5,7 +5,7 @@
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { expect } from 'vitest';
 import type { SimulatedDevice } from '../../../deploy/local/fake-nodes.js';
@@ -13,7 +13,7 @@ import type { WekaContainer } from '../../../src/api/index.js';
 import { containerWorkflowId, type ObjectRef } from '../../../src/lifecycle/names.js';
 import { eventually, kubeConfig, removeNode, simulatorNodeDir, temporalAddress, temporalNamespace, uniqueName, uniqueNamespace } from '../harness.js';
 import { checkAllDeleted, checkSteadyState, type InvariantScope, type ObservedState } from './invariants.js';
-import { sharedDrivesNode } from './operator.js';
+import { createContainerObject, sharedDrivesNode } from './operator.js';
 import { startOperatorProcess, type OperatorProcess } from './operator-process.js';
 import { createWekaCluster } from './simulator.js';
 
@@ -72,20 +72,11 @@ export function chaosContainerSpec(i: number, nodes: readonly string[]): Record<
 
 /** Creates `count` drive containers as a user would, each with its standalone cluster's GUID in status. */
 export async function createDriveContainers(env: ChaosEnvironment, count: number): Promise<ObjectRef[]> {
-  const custom = kubeConfig().makeApiClient(CustomObjectsApi);
   const refs: ObjectRef[] = [];
   for (let i = 0; i < count; i++) {
     const ref = { namespace: env.namespace, name: `drive-${String(i).padStart(2, '0')}` };
-    await custom.createNamespacedCustomObject({
-      ...GROUP,
-      namespace: ref.namespace,
-      body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, spec: chaosContainerSpec(i, env.nodes) },
-    });
     // A standalone container's cluster GUID comes from whoever formed the cluster (here: the test).
-    await custom.patchNamespacedCustomObjectStatus(
-      { ...GROUP, ...ref, body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, status: { clusterGUID: env.clusterGUID } }, fieldManager: 'test-cluster-admin', force: true },
-      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-    );
+    await createContainerObject(ref, chaosContainerSpec(i, env.nodes), { clusterGUID: env.clusterGUID });
     refs.push(ref);
   }
   return refs;
