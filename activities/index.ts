@@ -4,6 +4,7 @@ import { createClusterActivities } from './cluster.js';
 import type { ClusterActivities } from './cluster-types.js';
 import { createContainerActivities } from './container.js';
 import type { ActivityDeps } from './deps.js';
+import { createAllocationDecisions } from './allocations.js';
 import { createNodeDecisions } from './node-decisions.js';
 import { createClusterPortDecisions } from './cluster-ports.js';
 import { createRequesterActivities } from './requester.js';
@@ -16,6 +17,7 @@ export type Activities = ClusterActivities & MutexActivities & RequesterActiviti
 
 export function createActivities(deps: ActivityDeps): Activities {
   return heartbeating(instrumented(deps, {
+    ...createAllocationDecisions(deps),
     ...createNodeDecisions(deps),
     ...createClusterPortDecisions(deps),
     ...createRequesterActivities(deps),

@@ -20,6 +20,8 @@ export interface ContainerAllocation {
 
 export interface MutexActivities {
   allocateForContainer(input: ContainerOnNode): Promise<MutexOutcome>;
+  /** Every queued allocation of one node at once: one outcome per container, in the same order. */
+  allocateForContainers(input: { node: string; containers: ContainerOnNode[] }): Promise<MutexOutcome[]>;
   releaseAllocation(input: ContainerOnNode): Promise<MutexOutcome>;
   ensureProxy(input: { node: string }): Promise<MutexOutcome>;
   removeProxyIfUnused(input: { node: string }): Promise<MutexOutcome>;

@@ -12,7 +12,10 @@ export const capacityReleasedSignal = defineSignal<[{ mutexId: string }]>('capac
 
 export interface MutexView {
   key: string;
+  /** The first of the requests being executed (kept for readers of older versions), or null. */
   holder: MutexRequest | null;
+  /** Every request being executed: one, or a batch of allocations decided together. */
+  running: MutexRequest[];
   queue: MutexRequest[];
   waiters: string[];
   executed: number;

@@ -15,8 +15,8 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { MutexActivities, MutexOutcome, SignDrivesActivities } from '../activities/types.js';
-import { complete, emptyMutexState, receive, takeNext, type MutexRequest, type MutexResponse, type MutexState } from '../src/lifecycle/mutex-queue.js';
+import type { ContainerOnNode, MutexActivities, MutexOutcome, SignDrivesActivities } from '../activities/types.js';
+import { BATCHED_KINDS, complete, emptyMutexState, receive, takeBatch, takeNext, type MutexRequest, type MutexResponse, type MutexState } from '../src/lifecycle/mutex-queue.js';
 import { capacityReleasedSignal, mutexRequestSignal, mutexResponseSignal, mutexStateQuery } from './definitions.js';
 import { HEARTBEAT_TIMEOUT } from './activities.js';
 import { NON_RETRYABLE_ERRORS } from './retry.js';
@@ -55,17 +55,40 @@ const IDLE_TIMEOUT = '1 hour';
 /** Continue as new well before the history gets heavy to replay. */
 const HISTORY_LIMIT = 2_000;
 
-async function execute(request: MutexRequest): Promise<MutexResponse> {
+/** At most this many allocations are decided in one activity. */
+const MAX_BATCH = 50;
+
+function answer(request: MutexRequest, outcome: MutexOutcome): MutexResponse {
   const base = { requestId: request.requestId, kind: request.kind };
+  return outcome.ok ? { ...base, ok: true, result: outcome.result } : { ...base, ok: false, error: outcome.error, waitForCapacity: outcome.waitForCapacity === true };
+}
+
+/** An activity that failed for good (its retries exhausted or not retryable) answers as a refusal. */
+function failed(err: unknown): MutexOutcome {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  const type = cause instanceof ApplicationFailure ? (cause.type ?? 'Error') : 'Error';
+  return { ok: false, error: { type, message: cause instanceof Error ? cause.message : String(cause) } };
+}
+
+async function execute(request: MutexRequest): Promise<MutexResponse> {
   const run = executors[request.kind];
-  if (!run) return { ...base, ok: false, error: { type: 'UnknownRequestKind', message: `unknown mutex request kind "${request.kind}"` } };
+  if (!run) return answer(request, { ok: false, error: { type: 'UnknownRequestKind', message: `unknown mutex request kind "${request.kind}"` } });
   try {
-    const outcome = await run(request.payload as never);
-    return outcome.ok ? { ...base, ok: true, result: outcome.result } : { ...base, ok: false, error: outcome.error, waitForCapacity: outcome.waitForCapacity === true };
+    return answer(request, await run(request.payload as never));
   } catch (err) {
-    const cause = err instanceof ActivityFailure ? err.cause : err;
-    const type = cause instanceof ApplicationFailure ? (cause.type ?? 'Error') : 'Error';
-    return { ...base, ok: false, error: { type, message: cause instanceof Error ? cause.message : String(cause) } };
+    return answer(request, failed(err));
+  }
+}
+
+/** Allocations queued together, decided in one activity (one read of the node for all of them). */
+async function executeAllocations(node: string | undefined, batch: readonly MutexRequest[]): Promise<MutexResponse[]> {
+  const containers = batch.map((r) => r.payload as ContainerOnNode);
+  try {
+    const outcomes = await acts.allocateForContainers({ node: node ?? containers[0]!.node, containers });
+    return batch.map((r, i) => answer(r, outcomes[i] ?? { ok: false, error: { type: 'Error', message: 'the batch allocation returned no answer for this request' } }));
+  } catch (err) {
+    const outcome = failed(err);
+    return batch.map((r) => answer(r, outcome));
   }
 }
 
@@ -80,17 +103,34 @@ async function tell(workflowId: string, send: (h: ReturnType<typeof getExternalW
 
 export async function mutexWorkflow(input: MutexInput): Promise<void> {
   let state = input.state ?? emptyMutexState();
-  let holder: MutexRequest | null = null;
+  /** The requests being executed: one, or a batch of allocations. */
+  let running: MutexRequest[] = [];
   const reanswers: { replyTo: string; response: MutexResponse }[] = [];
   /** Answers sent but not yet acknowledged by the server. */
   let unacknowledged = 0;
 
+  /**
+   * The answer and the wake-ups go out in the same workflow task that starts the next decision:
+   * waiting for the signals' round trip first would add a workflow task to every hand-over.
+   * tell() never throws; the answers are acknowledged before the mutex ends or continues.
+   */
+  const sendAnswers = (request: MutexRequest, response: MutexResponse, notify: readonly string[]): void => {
+    const sent = [
+      tell(request.replyTo, (h) => h.signal(mutexResponseSignal, response)),
+      ...notify.map((waiter) => tell(waiter, (h) => h.signal(capacityReleasedSignal, { mutexId: input.key }))),
+    ];
+    for (const answer of sent) {
+      unacknowledged++;
+      void answer.finally(() => unacknowledged--);
+    }
+  };
+
   setHandler(mutexRequestSignal, (request) => {
-    const arrival = receive(state, request, holder?.requestId);
+    const arrival = receive(state, request, running.map((r) => r.requestId));
     state = arrival.state;
     if (arrival.action === 'reanswer') reanswers.push({ replyTo: arrival.replyTo, response: arrival.response });
   });
-  setHandler(mutexStateQuery, () => ({ key: input.key, holder, queue: state.queue, waiters: state.waiters, executed: state.executed }));
+  setHandler(mutexStateQuery, () => ({ key: input.key, holder: running[0] ?? null, running, queue: state.queue, waiters: state.waiters, executed: state.executed }));
   if (input.node) upsertSearchAttributes([{ key: WekaNode, value: input.node }]);
 
   const limit = input.historyLimit ?? HISTORY_LIMIT;
@@ -107,31 +147,36 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
       const { replyTo, response } = r;
       await tell(replyTo, (h) => h.signal(mutexResponseSignal, response));
     }
-    const taken = takeNext(state);
-    state = taken.state;
-    const next = taken.next;
-    if (next) {
-      holder = next;
-      setCurrentDetails(`running ${next.kind} for ${next.replyTo}; ${state.queue.length} queued`);
-      const response = await execute(next);
-      const done = complete(state, next, response);
-      state = done.state;
-      holder = null;
-      if (patched('mutex-answers-without-waiting')) {
-        // The answers go out in the same workflow task that starts the next request's activity:
-        // waiting for the signals' round trip first would add a workflow task to every hand-over.
-        // tell() never throws; the answers are acknowledged before the mutex ends or continues.
-        const sent = [
-          tell(next.replyTo, (h) => h.signal(mutexResponseSignal, response)),
-          ...done.notify.map((waiter) => tell(waiter, (h) => h.signal(capacityReleasedSignal, { mutexId: input.key }))),
-        ];
-        for (const answer of sent) {
-          unacknowledged++;
-          void answer.finally(() => unacknowledged--);
+    const head = state.queue[0];
+    if (head && BATCHED_KINDS.has(head.kind) && patched('mutex-allocates-in-batches')) {
+      const taken = takeBatch(state, MAX_BATCH);
+      state = taken.state;
+      running = taken.batch;
+      setCurrentDetails(`allocating for ${running.length} container(s); ${state.queue.length} queued`);
+      const responses = await executeAllocations(input.node, running);
+      running.forEach((request, i) => {
+        const done = complete(state, request, responses[i]!);
+        state = done.state;
+        sendAnswers(request, responses[i]!, done.notify);
+      });
+      running = [];
+    } else {
+      const taken = takeNext(state);
+      state = taken.state;
+      const next = taken.next;
+      if (next) {
+        running = [next];
+        setCurrentDetails(`running ${next.kind} for ${next.replyTo}; ${state.queue.length} queued`);
+        const response = await execute(next);
+        const done = complete(state, next, response);
+        state = done.state;
+        running = [];
+        if (patched('mutex-answers-without-waiting')) {
+          sendAnswers(next, response, done.notify);
+        } else {
+          await tell(next.replyTo, (h) => h.signal(mutexResponseSignal, response));
+          for (const waiter of done.notify) await tell(waiter, (h) => h.signal(capacityReleasedSignal, { mutexId: input.key }));
         }
-      } else {
-        await tell(next.replyTo, (h) => h.signal(mutexResponseSignal, response));
-        for (const waiter of done.notify) await tell(waiter, (h) => h.signal(capacityReleasedSignal, { mutexId: input.key }));
       }
     }
     if (mustContinue()) {

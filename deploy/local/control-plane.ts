@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { installCrds } from './crds.js';
 import { startEtcd, type Etcd } from './etcd.js';
 import { kubeconfigYaml, startApiserver, type Apiserver } from './kube-apiserver.js';
@@ -79,7 +80,7 @@ export class ControlPlane {
   }
 
   kubeConfig(): KubeConfig {
-    const kc = new KubeConfig();
+    const kc = new KeepAliveKubeConfig();
     kc.loadFromFile(this.kubeconfigPath);
     return kc;
   }

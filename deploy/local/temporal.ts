@@ -51,6 +51,11 @@ export async function startTemporal(o: TemporalOptions): Promise<TemporalServer>
       `--http-port=${o.httpPort}`,
       `--metrics-port=${o.metricsPort}`,
       `--db-filename=${o.dbFile}`,
+      // Write-ahead log, synced at checkpoints rather than on every commit: a killed server loses
+      // nothing (the chaos tests kill it), only an OS crash can lose the last commits, which a
+      // local sandbox can afford. Every signal and task is a commit, so this sets its pace.
+      '--sqlite-pragma=journal_mode=wal',
+      '--sqlite-pragma=synchronous=normal',
       `--namespace=${o.namespace}`,
       ...SEARCH_ATTRIBUTES.map((name) => `--search-attribute=${name}=Keyword`),
       '--log-level=warn',

@@ -3,7 +3,7 @@
 // environment (see src/settings/operator-config.ts), with /metrics, /healthz and /readyz.
 // SIGTERM or SIGINT stops it cleanly: the watcher stops first (nothing new starts), then the
 // worker shuts down and its in-flight activities get the worker's shutdown grace.
-import { KubeConfig } from '@kubernetes/client-node';
+import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { pino } from 'pino';
@@ -29,7 +29,8 @@ if (!config.runWorker && !config.runWatcher) {
 const logger = pino({ level: config.logLevel, base: { component: 'weka-drives-operator' } });
 const metrics = new OperatorMetrics();
 
-const kubeConfig = new KubeConfig();
+// One kept-alive connection pool for every API call (client-node alone opens one per call).
+const kubeConfig = new KeepAliveKubeConfig();
 kubeConfig.loadFromDefault();
 const connection = await clientConnection(config);
 const temporal = new Client({ connection, namespace: config.temporalNamespace });

@@ -15,7 +15,7 @@ export class OperatorMetrics {
   readonly registry = new Registry();
   readonly allocationDuration = new Histogram({
     name: 'weka_allocation_duration_seconds',
-    help: 'Time of one allocation decision (allocateForContainer, inside the node mutex), by result: allocated, refused, error.',
+    help: 'Time to decide a container\'s allocation inside its node mutex, by result: allocated, refused, error. Allocations queued together are decided in one allocateForContainers activity; each container is observed with that activity\'s time.',
     labelNames: ['result'] as const,
     buckets: SECONDS_BUCKETS,
     registers: [this.registry],
@@ -63,22 +63,30 @@ export class OperatorMetrics {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
-  /** ActivityDeps.instrument: times every activity; allocateForContainer also as an allocation. */
+  /** ActivityDeps.instrument: times every activity; the allocation activities also per container allocated. */
   readonly instrument: NonNullable<ActivityDeps['instrument']> = (name, fn) => {
     return async (...args) => {
-      const waited = MUTEX_EXECUTED.has(name) ? queuedFor(args[0], Date.now()) : undefined;
-      if (waited !== undefined) this.mutexWait.observe({ activity: name }, waited / 1000);
+      const now = Date.now();
+      for (const request of MUTEX_EXECUTED.has(name) ? requestsOf(name, args[0]) : []) {
+        const waited = queuedFor(request, now);
+        if (waited !== undefined) this.mutexWait.observe({ activity: name }, waited / 1000);
+      }
       const end = this.stepDuration.startTimer({ activity: name });
-      const endAllocation = name === 'allocateForContainer' ? this.allocationDuration.startTimer() : undefined;
+      const started = performance.now();
+      const allocations = (results: readonly string[]) => {
+        if (!ALLOCATING.has(name)) return;
+        for (const result of results) this.allocationDuration.observe({ result }, (performance.now() - started) / 1000);
+      };
       try {
         const value = await fn(...args);
-        const refused = isRefusal(value);
-        end({ result: refused ? 'refused' : 'ok' });
-        endAllocation?.({ result: refused ? 'refused' : 'allocated' });
+        // A batch answers one outcome per container; it is "refused" only when every one was.
+        const outcomes = Array.isArray(value) ? value : [value];
+        end({ result: outcomes.length > 0 && outcomes.every(isRefusal) ? 'refused' : 'ok' });
+        allocations(outcomes.map((o) => (isRefusal(o) ? 'refused' : 'allocated')));
         return value;
       } catch (err) {
         end({ result: 'error' });
-        endAllocation?.({ result: 'error' });
+        allocations(requestsOf(name, args[0]).map(() => 'error'));
         throw err;
       }
     };
@@ -106,7 +114,17 @@ export class OperatorMetrics {
  * The activities a mutex runs for its queued requests. A retried attempt is observed again, with
  * the wait up to that attempt (what the requester experienced).
  */
-const MUTEX_EXECUTED: ReadonlySet<string> = new Set(['allocateForContainer', 'releaseAllocation', 'ensureProxy', 'removeProxyIfUnused', 'allocateClusterPorts', 'releaseClusterPorts', 'publishNodeDrives']);
+const MUTEX_EXECUTED: ReadonlySet<string> = new Set(['allocateForContainer', 'allocateForContainers', 'releaseAllocation', 'ensureProxy', 'removeProxyIfUnused', 'allocateClusterPorts', 'releaseClusterPorts', 'publishNodeDrives']);
+
+/** The activities that allocate, whose time is also observed per container as weka_allocation_duration_seconds. */
+const ALLOCATING: ReadonlySet<string> = new Set(['allocateForContainer', 'allocateForContainers']);
+
+/** The requests (payloads) an activity executes: the batch's containers, or its one input. */
+function requestsOf(name: string, input: unknown): unknown[] {
+  if (name !== 'allocateForContainers') return [input];
+  const containers = (input as { containers?: unknown } | null)?.containers;
+  return Array.isArray(containers) ? containers : [];
+}
 
 /** A mutex-executed activity answers a refusal as data ({ ok: false }), not as an exception. */
 function isRefusal(value: unknown): boolean {

@@ -55,11 +55,11 @@ export type Arrival =
   | { action: 'duplicate'; state: MutexState }
   | { action: 'reanswer'; state: MutexState; response: MutexResponse; replyTo: string };
 
-/** A request arrives; `running` is the id of the request being executed, if any. */
-export function receive(state: MutexState, request: MutexRequest, running: string | undefined): Arrival {
+/** A request arrives; `running` are the ids of the requests being executed. */
+export function receive(state: MutexState, request: MutexRequest, running: readonly string[]): Arrival {
   const answered = state.answered.find((r) => r.requestId === request.requestId);
   if (answered) return { action: 'reanswer', state, response: answered, replyTo: request.replyTo };
-  if (running === request.requestId || state.queue.some((r) => r.requestId === request.requestId)) {
+  if (running.includes(request.requestId) || state.queue.some((r) => r.requestId === request.requestId)) {
     return { action: 'duplicate', state };
   }
   return { action: 'queued', state: { ...state, queue: [...state.queue, request] } };
@@ -68,6 +68,30 @@ export function receive(state: MutexState, request: MutexRequest, running: strin
 export function takeNext(state: MutexState): { state: MutexState; next: MutexRequest | undefined } {
   const [next, ...rest] = state.queue;
   return { state: { ...state, queue: rest }, next };
+}
+
+/** Request kinds that a mutex may decide several of at once, in one activity. */
+export const BATCHED_KINDS: ReadonlySet<string> = new Set(['allocate']);
+
+/**
+ * The next request and, when its kind can be batched, the queued requests of the same kind that
+ * may be decided with it (up to `max` in all), in arrival order. A request may move ahead of
+ * queued requests of other kinds, but never ahead of one that frees or adds capacity: a release
+ * queued before an allocation for the same container must run first, and capacity freed before
+ * an allocation was asked for is the allocation's to take.
+ */
+export function takeBatch(state: MutexState, max: number): { state: MutexState; batch: MutexRequest[] } {
+  const [first, ...others] = state.queue;
+  if (!first) return { state, batch: [] };
+  const batch = [first];
+  const rest: MutexRequest[] = [];
+  let blocked = !BATCHED_KINDS.has(first.kind);
+  for (const r of others) {
+    if (RELEASING_KINDS.has(r.kind)) blocked = true;
+    if (!blocked && r.kind === first.kind && batch.length < max) batch.push(r);
+    else rest.push(r);
+  }
+  return { state: { ...state, queue: rest }, batch };
 }
 
 /**

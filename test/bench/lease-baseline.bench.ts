@@ -3,7 +3,8 @@
 //
 // - "mutex": the product's node mutex workflows, run by the operator process (worker only). The
 //   benchmark sends each container's allocate request the way the sendMutexRequest activity does
-//   (signal-with-start to `weka-node/<node>`); the mutex runs the product's allocateForContainer.
+//   (signal-with-start to `weka-node/<node>`); the mutex decides the allocations queued on it
+//   together with the product's allocateForContainers.
 // - "lease": the seed's design, implemented only here (lease-lock.ts), no Temporal: one async task
 //   per container, like one reconcile per container, that acquires the node's Lease, reads the
 //   container, the node's shared drives and every container on the node, runs the same pure
@@ -38,7 +39,7 @@ import {
   type Log,
 } from './bench-env.js';
 import { LeaseLock, SEED_LEASE_TIMINGS } from './lease-lock.js';
-import { allocationToAllocation, handOversOf, readMutexRuns } from './mutex-handover.js';
+import { allocationToAllocation, handOversOf, isAllocation, readMutexRuns } from './mutex-handover.js';
 import { spread } from './report.js';
 
 export interface SerializedAllocations {
@@ -46,6 +47,8 @@ export interface SerializedAllocations {
   totalMs: number;
   perSecond: number;
   handOver: ReturnType<typeof spread>;
+  /** Allocations decided per mutex decision (the node mutex decides the queued ones together). */
+  perDecision?: ReturnType<typeof spread>;
 }
 
 export interface LeaseBaselineResult {
@@ -97,13 +100,19 @@ export async function runLeaseBaseline(o: { containers: number; nodes: number; l
       );
       // The end is the last allocation's completion as Temporal recorded it, not when the poll saw it.
       const runs = await readMutexRuns(client, op.taskQueue);
-      const ends = runs.flatMap((r) => r.decisions.filter((d) => d.activity === 'allocateForContainer').map((d) => d.endedAt ?? Number.NaN));
+      const allocations = runs.flatMap((r) => r.decisions.filter((d) => isAllocation(d.activity)));
+      const ends = allocations.map((d) => d.endedAt ?? Number.NaN);
       const totalMs = Math.max(...ends) - t0;
+      const lastArrival = Math.max(...runs.flatMap((r) => r.arrivals.filter(Number.isFinite)));
+      const busy = allocations.reduce((sum, d) => sum + ((d.endedAt ?? d.scheduledAt) - (d.startedAt ?? d.scheduledAt)), 0);
+      if (process.env['BENCH_TIMELINE']) for (const r of runs) o.log(`  ${r.node}: arrivals ${r.arrivals.map((a) => Math.round(a - t0)).join(',')} | ${r.decisions.map((d) => `${d.requests}@${Math.round(d.scheduledAt - t0)}/${Math.round((d.startedAt ?? 0) - t0)}-${Math.round((d.endedAt ?? 0) - t0)}`).join(' ')}`);
+      o.log(`mutex: last request sent +${lastArrival - t0} ms; allocation activities ran ${Math.round(busy)} ms in all (${Math.round(busy / o.nodes)} ms per node)`);
       mutex = {
         design: 'mutex',
         totalMs,
         perSecond: o.containers / (totalMs / 1000),
         handOver: spread(runs.flatMap(handOversOf).filter(allocationToAllocation).map((h) => h.ms)),
+        perDecision: spread(allocations.map((d) => d.requests)),
       };
     } finally {
       await connection.close();

@@ -1,7 +1,8 @@
 // Hand-over latency of the node mutexes, read from their workflow histories (no product change,
-// nothing but what Temporal recorded): for two consecutive decisions on one node where the second
-// request was already queued when the first finished, the time from the first decision's
-// ActivityTaskCompleted to the second one's ActivityTaskStarted. That span is everything the
+// nothing but what Temporal recorded): for two consecutive decisions on one node where a request
+// was already queued when the first finished, the time from the first decision's
+// ActivityTaskCompleted to the second one's ActivityTaskStarted. A decision executes one request,
+// or, for allocateForContainers, every allocation queued together. That span is everything the
 // mutex adds between two decisions: the workflow task that records the completion, the answer
 // signal to the requester, the capacity notifications, scheduling the next activity, and the
 // worker picking it up.
@@ -30,7 +31,7 @@ interface HistoryEvent {
   eventTime?: Timestamp | null;
   workflowExecutionStartedEventAttributes?: { input?: Payloads | null } | null;
   workflowExecutionSignaledEventAttributes?: { signalName?: string | null; input?: Payloads | null } | null;
-  activityTaskScheduledEventAttributes?: { activityType?: { name?: string | null } | null } | null;
+  activityTaskScheduledEventAttributes?: { activityType?: { name?: string | null } | null; input?: Payloads | null } | null;
   activityTaskStartedEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
   activityTaskCompletedEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
   activityTaskFailedEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
@@ -46,6 +47,8 @@ const decode = <T>(p: Payloads | null | undefined, i = 0): T | undefined => {
 
 export interface Decision {
   activity: string;
+  /** How many requests it executed: the containers of an allocateForContainers, otherwise one. */
+  requests: number;
   scheduledAt: number;
   startedAt?: number;
   endedAt?: number;
@@ -83,7 +86,9 @@ export function mutexRunOf(node: string, events: readonly HistoryEvent[]): Mutex
       if (request) arrive(request.requestId, at);
     }
     if (e.activityTaskScheduledEventAttributes) {
-      const d: Decision = { activity: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', scheduledAt: at };
+      const activity = e.activityTaskScheduledEventAttributes.activityType?.name ?? '?';
+      const batch = activity === 'allocateForContainers' ? decode<{ containers?: unknown[] }>(e.activityTaskScheduledEventAttributes.input)?.containers?.length : undefined;
+      const d: Decision = { activity, requests: batch ?? 1, scheduledAt: at };
       decisions.push(d);
       bySchedule.set(num(e.eventId), d);
     }
@@ -101,20 +106,25 @@ export function mutexRunOf(node: string, events: readonly HistoryEvent[]): Mutex
   return { node, decisions, arrivals };
 }
 
-/** Hand-overs of one run: consecutive decisions where the second request was already queued. */
+/** Hand-overs of one run: consecutive decisions where a request was already queued when the first ended. */
 export function handOversOf({ node, decisions, arrivals }: MutexRun): HandOver[] {
   const result: HandOver[] = [];
+  let executed = 0;
   for (let k = 0; k + 1 < decisions.length; k++) {
     const [prev, next] = [decisions[k]!, decisions[k + 1]!];
+    executed += prev.requests;
     if (prev.endedAt === undefined || next.startedAt === undefined) continue;
-    // The mutex executes requests in arrival order, so decision k+1 is request k+1; it was
-    // queued if it had arrived by the time decision k ended.
-    const arrived = arrivals[k + 1];
-    if (arrived === undefined || arrived > prev.endedAt) continue;
+    // Every request is executed once: one was still waiting when decision k ended if more had
+    // arrived by then than decisions 0..k executed.
+    const arrivedBy = arrivals.filter((a) => a <= prev.endedAt!).length;
+    if (arrivedBy <= executed) continue;
     result.push({ node, from: prev.activity, to: next.activity, ms: next.startedAt - prev.endedAt, toScheduledMs: next.scheduledAt - prev.endedAt });
   }
   return result;
 }
+
+/** The allocation activities: one container, or every allocation queued on the node together. */
+export const isAllocation = (activity: string): boolean => activity === 'allocateForContainer' || activity === 'allocateForContainers';
 
 /** Every run of every `weka-node/*` mutex workflow on the task queue. */
 export async function readMutexRuns(client: Client, taskQueue: string): Promise<MutexRun[]> {
@@ -127,9 +137,5 @@ export async function readMutexRuns(client: Client, taskQueue: string): Promise<
   return runs;
 }
 
-export async function mutexHandOvers(client: Client, taskQueue: string): Promise<HandOver[]> {
-  return (await readMutexRuns(client, taskQueue)).flatMap(handOversOf);
-}
-
-/** The hand-overs between two allocations (allocateForContainer to allocateForContainer). */
-export const allocationToAllocation = (h: HandOver): boolean => h.from === 'allocateForContainer' && h.to === 'allocateForContainer';
+/** The hand-overs from one allocation decision to the next. */
+export const allocationToAllocation = (h: HandOver): boolean => isAllocation(h.from) && isAllocation(h.to);

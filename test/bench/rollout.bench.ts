@@ -15,7 +15,7 @@ import {
   withControlPlane,
   type Log,
 } from './bench-env.js';
-import { allocationToAllocation, mutexHandOvers, type HandOver } from './mutex-handover.js';
+import { allocationToAllocation, handOversOf, isAllocation, readMutexRuns, type HandOver } from './mutex-handover.js';
 import { spread } from './report.js';
 
 export interface RolloutResult {
@@ -30,6 +30,8 @@ export interface RolloutResult {
   /** Only those from one allocation to the next. */
   allocationHandOvers: ReturnType<typeof spread>;
   allHandOvers: ReturnType<typeof spread>;
+  /** Allocations decided per allocation activity (queued ones are decided together). */
+  perDecision: ReturnType<typeof spread>;
 }
 
 export async function runRollout(o: { containers: number; nodes: number; log: Log }): Promise<RolloutResult> {
@@ -57,7 +59,8 @@ export async function runRollout(o: { containers: number; nodes: number; log: Lo
         log: o.log,
       });
       const totalMs = Math.max(...readyAt.values()) - t0;
-      const handOvers = await mutexHandOvers(new Client({ connection, namespace: cp.temporalNamespace }), op.taskQueue);
+      const runs = await readMutexRuns(new Client({ connection, namespace: cp.temporalNamespace }), op.taskQueue);
+      const handOvers = runs.flatMap(handOversOf);
       return {
         containers: o.containers,
         nodes: o.nodes,
@@ -67,6 +70,7 @@ export async function runRollout(o: { containers: number; nodes: number; log: Lo
         handOvers,
         allocationHandOvers: spread(handOvers.filter(allocationToAllocation).map((h) => h.ms)),
         allHandOvers: spread(handOvers.map((h) => h.ms)),
+        perDecision: spread(runs.flatMap((r) => r.decisions.filter((d) => isAllocation(d.activity)).map((d) => d.requests))),
       };
     } finally {
       await connection.close();

@@ -110,6 +110,7 @@ await bench('lease', `3. baseline: ${containers} allocations over ${nodes} nodes
   const side = (name: string, s: LeaseBaselineResult['mutex']) =>
     `   ${name.padEnd(22)} total ${seconds(s.totalMs).padStart(8)}  ${s.perSecond.toFixed(2).padStart(6)} allocations/s   hand-over p50 ${millis(s.handOver.p50).padStart(8)}  p99 ${millis(s.handOver.p99).padStart(8)}  (n=${s.handOver.n})`;
   log(side('node mutex (Temporal)', r.mutex));
+  if (r.mutex.perDecision) log(`   node mutex: allocations per decision p50 ${r.mutex.perDecision.p50}, max ${r.mutex.perDecision.max} (${r.mutex.perDecision.n} decisions)`);
   log(side('Lease (seed 002)', r.lease));
   const totalRatio = r.lease.totalMs / r.mutex.totalMs;
   const handOverRatio = r.lease.handOver.p50 / r.mutex.handOver.p50;

@@ -1,12 +1,13 @@
 // What an integration test needs from the shared local control plane.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { inject } from 'vitest';
 import type { NodeSpec } from '../../deploy/local/fake-nodes.js';
 
 export function kubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
+  const kc = new KeepAliveKubeConfig();
   kc.loadFromFile(inject('kubeconfigPath'));
   return kc;
 }

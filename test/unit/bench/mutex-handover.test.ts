@@ -13,8 +13,8 @@ function event(ms: number, attrs: Record<string, unknown>) {
   return { eventId: nextId++, eventTime: at(ms), ...attrs };
 }
 const request = (ms: number, requestId: string) => event(ms, { workflowExecutionSignaledEventAttributes: { signalName: 'mutexRequest', input: payloads({ requestId }) } });
-function decision(scheduledMs: number, startedMs: number, endedMs: number, activity = 'allocateForContainer') {
-  const scheduled = event(scheduledMs, { activityTaskScheduledEventAttributes: { activityType: { name: activity } } });
+function decision(scheduledMs: number, startedMs: number, endedMs: number, activity = 'allocateForContainer', input?: unknown) {
+  const scheduled = event(scheduledMs, { activityTaskScheduledEventAttributes: { activityType: { name: activity }, ...(input ? { input: payloads(input) } : {}) } });
   return [
     scheduled,
     event(startedMs, { activityTaskStartedEventAttributes: { scheduledEventId: scheduled.eventId } }),
@@ -52,6 +52,34 @@ describe('mutex hand-overs from a history', () => {
     const run = mutexRunOf('n1', events);
     expect(run.arrivals).toEqual([Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY]);
     expect(handOversOf(run).map((h) => h.ms)).toEqual([20]);
+  });
+});
+
+describe('mutex hand-overs when allocations are decided together', () => {
+  it('counts a batch as all the requests it decided, so only a decision with work still queued is a hand-over', () => {
+    nextId = 1;
+    const batchOf = (n: number) => ({ node: 'n1', containers: Array.from({ length: n }, (_, i) => ({ namespace: 'ns', name: `c${i}`, node: 'n1' })) });
+    const events = [
+      event(0, { workflowExecutionStartedEventAttributes: { input: payloads({ key: 'weka-node/n1' }) } }),
+      request(10, 'a'),
+      ...decision(20, 25, 60, 'allocateForContainers', batchOf(1)),
+      request(30, 'b'),
+      request(40, 'c'),
+      request(50, 'p'),
+      // b and c decided together after a: a hand-over of 70 - 60 ms.
+      ...decision(65, 70, 120, 'allocateForContainers', batchOf(2)),
+      // p (ensure-proxy) was still queued when the batch ended: 130 - 120 ms.
+      ...decision(125, 130, 200, 'ensureProxy'),
+      // d came after everything had been executed: the mutex was idle.
+      request(300, 'd'),
+      ...decision(305, 310, 400, 'allocateForContainers', batchOf(1)),
+    ];
+    const run = mutexRunOf('n1', events);
+    expect(run.decisions.map((d) => d.requests)).toEqual([1, 2, 1, 1]);
+    expect(handOversOf(run).map((h) => [h.from, h.to, h.ms])).toEqual([
+      ['allocateForContainers', 'allocateForContainers', 10],
+      ['allocateForContainers', 'ensureProxy', 10],
+    ]);
   });
 });
 

@@ -9,7 +9,9 @@ import {
   QUEUED_AT_FIELD,
   queuedFor,
   receive,
+  RELEASING_KINDS,
   stampQueuedAt,
+  takeBatch,
   takeNext,
   type MutexRequest,
   type MutexResponse,
@@ -21,7 +23,7 @@ const ok = (r: MutexRequest): MutexResponse => ({ requestId: r.requestId, kind: 
 const refusedForCapacity = (r: MutexRequest): MutexResponse => ({ requestId: r.requestId, kind: r.kind, ok: false, waitForCapacity: true, error: { type: 'InsufficientDriveCapacity', message: 'full' } });
 
 function queued(state: MutexState, ...requests: MutexRequest[]): MutexState {
-  for (const r of requests) state = receive(state, r, undefined).state;
+  for (const r of requests) state = receive(state, r, []).state;
   return state;
 }
 
@@ -39,10 +41,10 @@ describe('mutex queue', () => {
 
   it('ignores a request that arrives again while it is queued or running', () => {
     const state = queued(emptyMutexState(), req('a'));
-    expect(receive(state, req('a'), undefined).action).toBe('duplicate');
+    expect(receive(state, req('a'), []).action).toBe('duplicate');
     const { state: afterTake, next } = takeNext(state);
-    expect(receive(afterTake, req('a'), next!.requestId).action).toBe('duplicate');
-    expect(receive(afterTake, req('b'), next!.requestId).action).toBe('queued');
+    expect(receive(afterTake, req('a'), [next!.requestId]).action).toBe('duplicate');
+    expect(receive(afterTake, req('b'), [next!.requestId]).action).toBe('queued');
   });
 
   it('answers an already executed request from the record instead of executing it again', () => {
@@ -50,7 +52,7 @@ describe('mutex queue', () => {
     let state = queued(emptyMutexState(), a);
     const taken = takeNext(state);
     state = complete(taken.state, a, { ...ok(a), result: { drives: 3 } }).state;
-    const again = receive(state, a, undefined);
+    const again = receive(state, a, []);
     expect(again.action).toBe('reanswer');
     if (again.action === 'reanswer') {
       expect(again.response.result).toEqual({ drives: 3 });
@@ -93,8 +95,8 @@ describe('mutex queue', () => {
     for (let i = 0; i < ANSWERED_MEMORY + 10; i++) state = complete(state, req(`r${i}`), ok(req(`r${i}`))).state;
     expect(state.answered).toHaveLength(ANSWERED_MEMORY);
     expect(state.answered[0]!.requestId).toBe('r10');
-    expect(receive(state, req('r5'), undefined).action).toBe('queued');
-    expect(receive(state, req(`r${ANSWERED_MEMORY + 9}`), undefined).action).toBe('reanswer');
+    expect(receive(state, req('r5'), []).action).toBe('queued');
+    expect(receive(state, req(`r${ANSWERED_MEMORY + 9}`), []).action).toBe('reanswer');
   });
 
   it('executes every distinct request exactly once, whatever the duplicates and interleaving', () => {
@@ -110,12 +112,63 @@ describe('mutex queue', () => {
           state = complete(t.state, t.next, ok(t.next)).state;
         };
         for (const id of arrivals) {
-          state = receive(state, req(`r${id}`), undefined).state;
+          state = receive(state, req(`r${id}`), []).state;
           if (steps[i++]) drain();
         }
         while (state.queue.length > 0) drain();
         expect(new Set(executed).size).toBe(executed.length);
         expect(new Set(executed)).toEqual(new Set(arrivals.map((id) => `r${id}`)));
+      }),
+    );
+  });
+});
+
+describe('batches of allocations', () => {
+  const ids = (rs: readonly MutexRequest[]) => rs.map((r) => r.requestId);
+
+  it.each([
+    { name: 'takes every queued allocation when only allocations wait', queue: ['a1:allocate', 'a2:allocate', 'a3:allocate'], batch: ['a1', 'a2', 'a3'], left: [] },
+    { name: 'lets allocations pass requests that do not change capacity', queue: ['a1:allocate', 'p:ensure-proxy', 'a2:allocate', 'u:remove-proxy-if-unused', 'a3:allocate'], batch: ['a1', 'a2', 'a3'], left: ['p', 'u'] },
+    { name: 'never lets an allocation pass a release queued before it', queue: ['a1:allocate', 'a2:allocate', 'r:release', 'a3:allocate'], batch: ['a1', 'a2'], left: ['r', 'a3'] },
+    { name: 'never lets an allocation pass drives being published', queue: ['a1:allocate', 'd:publish-drives', 'a2:allocate'], batch: ['a1'], left: ['d', 'a2'] },
+    { name: 'runs any other kind alone, in its turn', queue: ['p:ensure-proxy', 'a1:allocate', 'a2:allocate'], batch: ['p'], left: ['a1', 'a2'] },
+    { name: 'runs a release alone', queue: ['r:release', 'r2:release'], batch: ['r'], left: ['r2'] },
+    { name: 'stops at the size limit, leaving the rest in order', queue: ['a1:allocate', 'a2:allocate', 'a3:allocate', 'a4:allocate', 'a5:allocate'], batch: ['a1', 'a2', 'a3'], left: ['a4', 'a5'] },
+  ])('$name', ({ queue, batch, left }) => {
+    const state = queued(emptyMutexState(), ...queue.map((q) => req(q.split(':')[0]!, q.split(':')[1])));
+    const taken = takeBatch(state, 3);
+    expect(ids(taken.batch)).toEqual(batch);
+    expect(ids(taken.state.queue)).toEqual(left);
+  });
+
+  it('takes nothing from an empty queue', () => {
+    const taken = takeBatch(emptyMutexState(), 10);
+    expect(taken.batch).toEqual([]);
+    expect(taken.state.queue).toEqual([]);
+  });
+
+  it('loses no request, keeps allocations in arrival order and never moves one past a capacity change', () => {
+    const kinds = ['allocate', 'allocate', 'allocate', 'release', 'ensure-proxy', 'publish-drives', 'remove-proxy-if-unused'];
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: kinds.length - 1 }), { maxLength: 40 }), fc.integer({ min: 1, max: 8 }), (picks, max) => {
+        const arrivals = picks.map((k, i) => req(`r${i}`, kinds[k]));
+        let state = queued(emptyMutexState(), ...arrivals);
+        const order: MutexRequest[] = [];
+        for (let t = takeBatch(state, max); t.batch.length > 0; t = takeBatch(state, max)) {
+          expect(t.batch.length).toBeLessThanOrEqual(max);
+          expect(t.batch.length === 1 || t.batch.every((r) => r.kind === 'allocate')).toBe(true);
+          order.push(...t.batch);
+          state = t.state;
+        }
+        expect(ids(order).sort()).toEqual(ids(arrivals).sort());
+        const position = (r: MutexRequest) => order.indexOf(r);
+        for (const [i, a] of arrivals.entries()) {
+          for (const b of arrivals.slice(i + 1)) {
+            // Allocations keep their order, and nothing moves past a release or a publish.
+            if (a.kind === b.kind && a.kind === 'allocate') expect(position(a)).toBeLessThan(position(b));
+            if (RELEASING_KINDS.has(a.kind)) expect(position(a)).toBeLessThan(position(b));
+          }
+        }
       }),
     );
   });

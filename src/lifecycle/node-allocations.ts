@@ -1,0 +1,164 @@
+// The allocation decisions of one node's mutex, as a pure function over one read of the node:
+// its shared drives, every WekaContainer on it, and the clusters they belong to. The mutex may
+// decide several queued allocations at once; they are decided in arrival order, each counting
+// the virtual drives and ports given to the ones before it, exactly as if they had been decided
+// one after the other with a fresh read each time.
+import {
+  allocateContainerPorts,
+  allocateVirtualDrives,
+  containerPortBlocks,
+  type ContainerDriveClaims,
+  type DriveSharingError,
+  type PhysicalDrive,
+  type PortBlock,
+  type UuidSource,
+  type VirtualDrive,
+} from '../allocation/index.js';
+import type { AllocationSettings } from '../settings/index.js';
+import type { WekaCluster, WekaContainer } from '../api/index.js';
+import { refText, type ObjectRef } from './names.js';
+import { allocationRequest, usesDriveSharing } from './requests.js';
+
+/** A container's request to its node's mutex: which container, on which node. */
+export interface AllocationAsk extends ObjectRef {
+  node: string;
+}
+
+export interface NodeAllocation {
+  virtualDrives: VirtualDrive[];
+  wekaPort?: number;
+  agentPort?: number;
+}
+
+export interface AllocationRefusal {
+  type: string;
+  message: string;
+  [field: string]: unknown;
+}
+
+/** The answer to one ask: its allocation, or a refusal saying whether more capacity could help. */
+export type AllocationOutcome = { ok: true; result: NodeAllocation } | { ok: false; error: AllocationRefusal; waitForCapacity: boolean };
+
+/** The node's shared drives as read, or why there are none to allocate from. */
+export type NodeDrives = { ok: true; drives: PhysicalDrive[] } | { ok: false; refusal: AllocationOutcome & { ok: false } };
+
+export interface NodeAllocationInput {
+  node: string;
+  drives: NodeDrives;
+  /** Every WekaContainer whose spec.nodeName is the node, as listed. */
+  onNode: readonly WekaContainer[];
+  /** The asks, in arrival order. */
+  asks: readonly AllocationAsk[];
+  /** An asked-for container that is not on the node's list, read on its own (null: it does not exist). */
+  notListed: ReadonlyMap<string, WekaContainer | null>;
+  /** The clusters the asking containers name, by "namespace/name" (null: it does not exist). */
+  clusters: ReadonlyMap<string, WekaCluster | null>;
+  settings: AllocationSettings;
+}
+
+/** One decision per ask; `write` is set when the allocation is new and must be written to the container's status. */
+export interface NodeAllocationDecision {
+  outcome: AllocationOutcome;
+  write?: { ref: ObjectRef; resourceVersion: string | undefined };
+  /** The same container asked before, at this index: this ask shares that one's decision. */
+  sameAs?: number;
+}
+
+export const refusal = (type: string, message: string, waitForCapacity: boolean, data: Record<string, unknown> = {}): AllocationOutcome & { ok: false } => ({
+  ok: false,
+  error: { ...data, type, message },
+  waitForCapacity,
+});
+
+export const objectKey = (ref: ObjectRef): string => `${ref.namespace}/${ref.name}`;
+const containerKey = (c: WekaContainer): string => `${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`;
+const idOf = (c: WekaContainer): string => c.metadata.uid ?? containerKey(c);
+
+/** The "namespace/name" of the clusters the asks' containers belong to: what the caller must read. */
+export function clustersToRead(containers: readonly (WekaContainer | null | undefined)[]): ObjectRef[] {
+  const refs = new Map<string, ObjectRef>();
+  for (const c of containers) {
+    if (c?.spec.cluster) refs.set(objectKey({ namespace: c.metadata.namespace ?? '', name: c.spec.cluster }), { namespace: c.metadata.namespace ?? '', name: c.spec.cluster });
+  }
+  return [...refs.values()];
+}
+
+export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidSource): NodeAllocationDecision[] {
+  const { node, drives, settings } = input;
+  const listed = new Map(input.onNode.map((c) => [containerKey(c), c]));
+  // What every container on the node holds, by uid, updated as decisions are made.
+  const claims = new Map<string, ContainerDriveClaims>(input.onNode.map((c) => [idOf(c), { container: containerKey(c), virtualDrives: c.status?.allocations?.virtualDrives ?? [] }]));
+  const ports = new Map<string, PortBlock[]>(input.onNode.map((c) => [idOf(c), portsOf(c.status?.allocations)]));
+  const firstAsk = new Map<string, number>();
+
+  const decide = (ask: AllocationAsk): NodeAllocationDecision => {
+    const ref = { namespace: ask.namespace, name: ask.name };
+    if (ask.node !== node) return { outcome: refusal('InvalidObject', `${refText(ref)} asked the mutex of node ${node} for node ${ask.node}`, false) };
+    const container = listed.get(objectKey(ref)) ?? input.notListed.get(objectKey(ref)) ?? null;
+    if (!container || container.metadata.deletionTimestamp) return { outcome: refusal('ContainerGone', `${refText(ref)} no longer exists or is being deleted`, false) };
+    if (container.spec.nodeName !== node) return { outcome: refusal('InvalidObject', `${refText(ref)} is on node ${container.spec.nodeName ?? '(none)'}, not ${node}`, false) };
+    const existing = container.status?.allocations;
+    // Already allocated (a retry after the answer was lost): the status is the truth.
+    if (existing?.virtualDrives && existing.virtualDrives.length > 0) return { outcome: { ok: true, result: existing as NodeAllocation } };
+    if (!drives.ok) return { outcome: drives.refusal };
+    const clusterKey = container.spec.cluster ? objectKey({ namespace: ask.namespace, name: container.spec.cluster }) : undefined;
+    const cluster = clusterKey ? (input.clusters.get(clusterKey) ?? null) : null;
+    if (clusterKey && !cluster) return { outcome: refusal('ClusterNotFound', `WekaCluster ${clusterKey} does not exist`, true) };
+    if (!usesDriveSharing(container.spec, cluster?.spec.dynamicTemplate)) {
+      const message = `${refText(ref)} sets neither driveCapacity nor containerCapacity (here or in its cluster's dynamicTemplate); exclusive drives are not supported yet`;
+      return { outcome: refusal('InvalidDriveSharingConfig', message, false) };
+    }
+    const self = idOf(container);
+    const result = allocateVirtualDrives(
+      {
+        physicalDrives: drives.drives,
+        claimed: [...claims].filter(([id]) => id !== self).map(([, claim]) => claim),
+        request: allocationRequest(container.spec, cluster?.spec.dynamicTemplate),
+        settings,
+      },
+      newUuid,
+    );
+    if (!result.ok) return { outcome: refusal(result.error.type, result.error.message, waitsForNode(result.error), { ...result.error }) };
+    const allocation: NodeAllocation = { virtualDrives: [...result.virtualDrives] };
+    const range = cluster?.status?.ports;
+    if (range?.basePort !== undefined && range.portRange !== undefined) {
+      const taken = [...ports].filter(([id]) => id !== self).flatMap(([, blocks]) => blocks);
+      const given = allocateContainerPorts({ basePort: range.basePort, size: range.portRange }, taken, range);
+      if (!given.ok) return { outcome: refusal(given.error.type, given.error.message, true) };
+      allocation.wekaPort = given.ports.wekaPort;
+      allocation.agentPort = given.ports.agentPort;
+    }
+    claims.set(self, { container: containerKey(container), virtualDrives: allocation.virtualDrives });
+    ports.set(self, portsOf(allocation));
+    return { outcome: { ok: true, result: allocation }, write: { ref, resourceVersion: container.metadata.resourceVersion } };
+  };
+
+  const decisions: NodeAllocationDecision[] = [];
+  for (const [i, ask] of input.asks.entries()) {
+    const first = firstAsk.get(objectKey(ask));
+    if (first !== undefined) {
+      // The same container asked twice: both get the first decision, written once.
+      decisions.push({ outcome: decisions[first]!.outcome, sameAs: first });
+      continue;
+    }
+    firstAsk.set(objectKey(ask), i);
+    decisions.push(decide(ask));
+  }
+  return decisions;
+}
+
+/** Fields of an InvalidDriveSharingConfig that describe the node's drives and claims, not the request. */
+const NODE_STATE_FIELDS = ['physicalDrives', 'claimed'];
+
+/**
+ * Whether the requester should ask again when the node changes. A shortfall, or a problem with
+ * the node's drives (none of a type the request needs, a bad entry), can pass once drives are
+ * signed or released there; a problem in the request or the settings only with a spec change.
+ */
+function waitsForNode(error: DriveSharingError): boolean {
+  return error.type !== 'InvalidDriveSharingConfig' || NODE_STATE_FIELDS.some((field) => error.field.startsWith(field));
+}
+
+function portsOf(a: { wekaPort?: number; agentPort?: number } | undefined): PortBlock[] {
+  return a?.wekaPort !== undefined && a.agentPort !== undefined ? containerPortBlocks({ wekaPort: a.wekaPort, agentPort: a.agentPort }) : [];
+}

@@ -1,0 +1,141 @@
+// A node's mutex decides the allocations queued on it together: one read of the node, one
+// conditional status write per container, answers in arrival order, exactly as one decision
+// after the other would have given; and a container changing under the writes is decided again.
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WekaContainer } from '../../src/api/index.js';
+import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
+import { emptyMutexState, type MutexRequest, type MutexResponse } from '../../src/lifecycle/mutex-queue.js';
+import { nodeMutexId } from '../../src/lifecycle/names.js';
+import { mutexRequestSignal } from '../../workflows/definitions.js';
+import { mutexWorkflow } from '../../workflows/mutex.js';
+import { replyCollector } from './fixtures/reply-collector-client.js';
+import { eventually, kubeConfig, uniqueName, uniqueNamespace } from './harness.js';
+import { recordHistory } from './support/histories.js';
+import { createContainerObject, readContainer, startTestOperator, type TestOperator } from './support/operator.js';
+
+const DRIVE_GIB = 3840;
+const logLines: string[] = [];
+let op: TestOperator;
+beforeAll(async () => {
+  // Info lines are kept to see when the allocator had to decide again.
+  const logger = pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) });
+  op = await startTestOperator({ logger });
+});
+afterAll(async () => {
+  await op?.stop();
+});
+
+/** A Node object with two signed 3840 GiB TLC drives in its annotation; nothing runs there. */
+async function nodeWithSharedDrives(): Promise<string> {
+  const name = uniqueName('batch-node');
+  const drives = [0, 1].map((i) => ({ physicalUUID: `${name}-p${i}`, serial: `${name}-SN${i}`, capacityGiB: DRIVE_GIB, type: 'TLC' as const, devicePath: `/dev/nvme${i}n1` }));
+  await kubeConfig().makeApiClient(CoreV1Api).createNode({ body: { metadata: { name, annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } } });
+  return name;
+}
+
+/** Twelve containers of 700 GiB: five fit on each drive, so ten of the twelve fit on the node. */
+async function twelveContainers(node: string) {
+  const ns = await uniqueNamespace('batch');
+  const refs = Array.from({ length: 12 }, (_, i) => ({ namespace: ns, name: `drive-${i}` }));
+  await Promise.all(refs.map((ref) => createContainerObject(ref, { nodeName: node, driveCores: 1, containerCapacity: 700, driveTypesRatio: { tlc: 1, qlc: 0 } })));
+  return refs;
+}
+
+const allocateRequest = (node: string, ref: { namespace: string; name: string }, replyTo: string): MutexRequest => ({
+  requestId: `${ref.namespace}-${ref.name}`,
+  kind: 'allocate',
+  replyTo,
+  payload: { namespace: ref.namespace, name: ref.name, node },
+});
+
+/** The answers are the allocations written, the first ten in arrival order, and no drive holds more than it has. */
+async function expectTenAllocatedInOrder(refs: { namespace: string; name: string }[], answers: MutexResponse[]): Promise<void> {
+  const byId = new Map(answers.map((a) => [a.requestId, a]));
+  const ordered = refs.map((r) => byId.get(`${r.namespace}-${r.name}`)!);
+  expect(ordered.map((a) => a.ok)).toEqual([...Array(10).fill(true), false, false]);
+  for (const a of ordered.slice(10)) expect(a).toMatchObject({ waitForCapacity: true, error: { type: 'InsufficientDriveCapacity' } });
+  const containers = (await Promise.all(refs.map((r) => readContainer(r)))) as WekaContainer[];
+  const used = new Map<string, number>();
+  const uuids = new Set<string>();
+  for (const [i, c] of containers.entries()) {
+    const drives = c.status?.allocations?.virtualDrives ?? [];
+    expect(drives).toEqual(i < 10 ? (ordered[i]!.result as { virtualDrives: unknown[] }).virtualDrives : []);
+    for (const vd of drives) {
+      used.set(vd.physicalUUID, (used.get(vd.physicalUUID) ?? 0) + vd.capacityGiB);
+      uuids.add(vd.virtualUUID);
+    }
+  }
+  for (const gib of used.values()) expect(gib).toBeLessThanOrEqual(DRIVE_GIB);
+  expect(uuids.size).toBe(containers.reduce((n, c) => n + (c.status?.allocations?.virtualDrives?.length ?? 0), 0));
+}
+
+/** The allocation activities the mutex scheduled, with how many containers each decided. */
+async function allocationActivities(workflowId: string): Promise<{ type: string; containers: number }[]> {
+  const history = await op.client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).flatMap((e) => {
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    const type = scheduled?.activityType?.name ?? '';
+    if (!type.startsWith('allocateFor')) return [];
+    const input = defaultPayloadConverter.fromPayload<{ containers?: unknown[] }>(scheduled!.input!.payloads![0]!);
+    return [{ type, containers: input.containers?.length ?? 1 }];
+  });
+}
+
+describe('allocations decided together', () => {
+  it('decides every allocation queued on a node in one activity, in arrival order, as one after the other would', { timeout: 120_000 }, async () => {
+    const node = await nodeWithSharedDrives();
+    const refs = await twelveContainers(node);
+    const collector = await replyCollector(op);
+    const mutexId = nodeMutexId(node);
+    // The twelve are already queued when the mutex takes its first decision.
+    const state = { ...emptyMutexState(), queue: refs.map((r) => allocateRequest(node, r, collector.workflowId)) };
+    await op.client.workflow.start(mutexWorkflow, { taskQueue: op.deps.taskQueue, workflowId: mutexId, args: [{ key: mutexId, node, state }] });
+
+    const answers = await eventually('twelve answers', async () => ((await collector.answers()).length === 12 ? collector.answers() : undefined), 60_000);
+    await expectTenAllocatedInOrder(refs, answers);
+    expect(await allocationActivities(mutexId)).toEqual([{ type: 'allocateForContainers', containers: 12 }]);
+
+    await recordHistory(mutexId, 'node-mutex-allocates-in-batches');
+    await collector.stop();
+    await op.client.workflow.getHandle(mutexId).terminate('test done');
+  });
+
+  it('decides again from a fresh read when containers change while their allocations are written', { timeout: 180_000 }, async () => {
+    const node = await nodeWithSharedDrives();
+    const refs = await twelveContainers(node);
+    const collector = await replyCollector(op);
+    const mutexId = nodeMutexId(node);
+    const custom = kubeConfig().makeApiClient(CustomObjectsApi);
+    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    // Every container's labels change continuously, as another controller might, so the
+    // conditional status writes keep finding a newer version than the one the decision read.
+    let hammering = true;
+    const hammers = refs.map(async (ref) => {
+      for (let i = 0; hammering; i++) {
+        await custom.patchNamespacedCustomObject({ group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers', ...ref, body: { metadata: { labels: { touched: String(i) } } } }, merge);
+      }
+    });
+    const logsBefore = logLines.length;
+    for (const ref of refs) {
+      await op.client.workflow.signalWithStart(mutexWorkflow, {
+        taskQueue: op.deps.taskQueue,
+        workflowId: mutexId,
+        args: [{ key: mutexId, node }],
+        signal: mutexRequestSignal,
+        signalArgs: [allocateRequest(node, ref, collector.workflowId)],
+      });
+    }
+    await eventually('the allocator to meet a changed container', async () => (logLines.slice(logsBefore).some((l) => l.includes('deciding again')) ? true : undefined), 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    hammering = false;
+    await Promise.all(hammers);
+
+    const answers = await eventually('twelve answers', async () => ((await collector.answers()).length === 12 ? collector.answers() : undefined), 120_000);
+    await expectTenAllocatedInOrder(refs, answers);
+    await collector.stop();
+    await op.client.workflow.getHandle(mutexId).terminate('test done');
+  });
+});
