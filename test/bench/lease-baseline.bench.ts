@@ -105,6 +105,7 @@ export async function runLeaseBaseline(o: { containers: number; nodes: number; l
       const totalMs = Math.max(...ends) - t0;
       const lastArrival = Math.max(...runs.flatMap((r) => r.arrivals.filter(Number.isFinite)));
       const busy = allocations.reduce((sum, d) => sum + ((d.endedAt ?? d.scheduledAt) - (d.startedAt ?? d.scheduledAt)), 0);
+      if (process.env['BENCH_TIMELINE']) o.log(`  clock started at ${t0} (ms since the epoch), last allocation at ${t0 + totalMs}`);
       if (process.env['BENCH_TIMELINE']) for (const r of runs) o.log(`  ${r.node}: arrivals ${r.arrivals.map((a) => Math.round(a - t0)).join(',')} | ${r.decisions.map((d) => `${d.requests}@${Math.round(d.scheduledAt - t0)}/${Math.round((d.startedAt ?? 0) - t0)}-${Math.round((d.endedAt ?? 0) - t0)}`).join(' ')}`);
       o.log(`mutex: last request sent +${lastArrival - t0} ms; allocation activities ran ${Math.round(busy)} ms in all (${Math.round(busy / o.nodes)} ms per node)`);
       mutex = {
