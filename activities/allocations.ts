@@ -9,6 +9,7 @@ import type { WekaCluster, WekaContainer } from '../src/api/index.js';
 import { FIELD_MANAGER, refText } from '../src/lifecycle/names.js';
 import {
   clustersToRead,
+  containerKey,
   decideNodeAllocations,
   objectKey,
   refusal,
@@ -48,7 +49,7 @@ export function createAllocationDecisions(deps: ActivityDeps): Pick<MutexActivit
    */
   async function allocationRound(node: string, asks: readonly AllocationAsk[]): Promise<(AllocationOutcome | undefined)[]> {
     const [drives, onNode] = await Promise.all([nodeDrives(node), api.listContainersOnNode(node)]);
-    const listed = new Map(onNode.map((c) => [objectKey({ namespace: c.metadata.namespace ?? '', name: c.metadata.name ?? '' }), c]));
+    const listed = new Map(onNode.map((c) => [containerKey(c), c]));
     // An asking container not listed on the node has gone or moved: read it to say which.
     const notListed = new Map<string, WekaContainer | null>();
     for (const ask of asks) if (!listed.has(objectKey(ask)) && !notListed.has(objectKey(ask))) notListed.set(objectKey(ask), await api.getContainer(ask));

@@ -1,5 +1,6 @@
 // The activities' contracts, imported by workflows as types only (through proxyActivities).
 import type { VirtualDrive } from '../src/allocation/index.js';
+import type { ContainerAllocation } from '../src/lifecycle/node-allocations.js';
 import type { MutexError, MutexRequest } from '../src/lifecycle/mutex-queue.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import type { Condition } from '../src/api/index.js';
@@ -11,12 +12,8 @@ export interface ContainerOnNode extends ObjectRef {
   node: string;
 }
 
-/** What a drive container was given: lives only in its status.allocations. */
-export interface ContainerAllocation {
-  virtualDrives: VirtualDrive[];
-  wekaPort?: number;
-  agentPort?: number;
-}
+/** What a drive container was given (defined with the allocation decisions that produce it). */
+export type { ContainerAllocation };
 
 export interface MutexActivities {
   allocateForContainer(input: ContainerOnNode): Promise<MutexOutcome>;

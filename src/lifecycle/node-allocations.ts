@@ -24,7 +24,8 @@ export interface AllocationAsk extends ObjectRef {
   node: string;
 }
 
-export interface NodeAllocation {
+/** What a drive container was given: lives only in its status.allocations. */
+export interface ContainerAllocation {
   virtualDrives: VirtualDrive[];
   wekaPort?: number;
   agentPort?: number;
@@ -37,7 +38,7 @@ export interface AllocationRefusal {
 }
 
 /** The answer to one ask: its allocation, or a refusal saying whether more capacity could help. */
-export type AllocationOutcome = { ok: true; result: NodeAllocation } | { ok: false; error: AllocationRefusal; waitForCapacity: boolean };
+export type AllocationOutcome = { ok: true; result: ContainerAllocation } | { ok: false; error: AllocationRefusal; waitForCapacity: boolean };
 
 /** The node's shared drives as read, or why there are none to allocate from. */
 export type NodeDrives = { ok: true; drives: PhysicalDrive[] } | { ok: false; refusal: AllocationOutcome & { ok: false } };
@@ -71,7 +72,8 @@ export const refusal = (type: string, message: string, waitForCapacity: boolean,
 });
 
 export const objectKey = (ref: ObjectRef): string => `${ref.namespace}/${ref.name}`;
-const containerKey = (c: WekaContainer): string => `${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`;
+/** The "namespace/name" of a listed container, as objectKey gives it for a ref. */
+export const containerKey = (c: WekaContainer): string => `${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`;
 const idOf = (c: WekaContainer): string => c.metadata.uid ?? containerKey(c);
 
 /** The "namespace/name" of the clusters the asks' containers belong to: what the caller must read. */
@@ -99,7 +101,7 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
     if (container.spec.nodeName !== node) return { outcome: refusal('InvalidObject', `${refText(ref)} is on node ${container.spec.nodeName ?? '(none)'}, not ${node}`, false) };
     const existing = container.status?.allocations;
     // Already allocated (a retry after the answer was lost): the status is the truth.
-    if (existing?.virtualDrives && existing.virtualDrives.length > 0) return { outcome: { ok: true, result: existing as NodeAllocation } };
+    if (existing?.virtualDrives && existing.virtualDrives.length > 0) return { outcome: { ok: true, result: existing as ContainerAllocation } };
     if (!drives.ok) return { outcome: drives.refusal };
     const clusterKey = container.spec.cluster ? objectKey({ namespace: ask.namespace, name: container.spec.cluster }) : undefined;
     const cluster = clusterKey ? (input.clusters.get(clusterKey) ?? null) : null;
@@ -119,7 +121,7 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
       newUuid,
     );
     if (!result.ok) return { outcome: refusal(result.error.type, result.error.message, waitsForNode(result.error), { ...result.error }) };
-    const allocation: NodeAllocation = { virtualDrives: [...result.virtualDrives] };
+    const allocation: ContainerAllocation = { virtualDrives: [...result.virtualDrives] };
     const range = cluster?.status?.ports;
     if (range?.basePort !== undefined && range.portRange !== undefined) {
       const taken = [...ports].filter(([id]) => id !== self).flatMap(([, blocks]) => blocks);
