@@ -15,7 +15,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ContainerOnNode, MutexActivities, MutexOutcome, SignDrivesActivities } from '../activities/types.js';
+import type { ContainerOnNode, MutexActivities, MutexOutcome, RequesterActivities, SignDrivesActivities } from '../activities/types.js';
 import { BATCHED_KINDS, complete, emptyMutexState, receive, takeBatch, takeNext, type MutexRequest, type MutexResponse, type MutexState } from '../src/lifecycle/mutex-queue.js';
 import { capacityReleasedSignal, mutexRequestSignal, mutexResponseSignal, mutexStateQuery } from './definitions.js';
 import { HEARTBEAT_TIMEOUT } from './activities.js';
@@ -31,7 +31,7 @@ export interface MutexInput {
   historyLimit?: number;
 }
 
-const acts = proxyActivities<MutexActivities & Pick<SignDrivesActivities, 'publishNodeDrives'>>({
+const acts = proxyActivities<MutexActivities & Pick<SignDrivesActivities, 'publishNodeDrives'> & Pick<RequesterActivities, 'answerMutexRequests'>>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
   // A decision cannot be made without the apiserver: keep retrying transient failures.
@@ -92,6 +92,12 @@ async function executeAllocations(node: string | undefined, batch: readonly Mute
   }
 }
 
+/** An answer to one request, for its requester. */
+interface Answer {
+  replyTo: string;
+  response: MutexResponse;
+}
+
 /** Signals a requester; one that no longer exists is skipped, never a stuck mutex. */
 async function tell(workflowId: string, send: (h: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>): Promise<void> {
   try {
@@ -110,19 +116,30 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
   let unacknowledged = 0;
 
   /**
-   * The answer and the wake-ups go out in the same workflow task that starts the next decision:
-   * waiting for the signals' round trip first would add a workflow task to every hand-over.
-   * tell() never throws; the answers are acknowledged before the mutex ends or continues.
+   * The answers and the wake-ups go out in the same workflow task that starts the next decision:
+   * waiting for their round trip first would add a workflow task to every hand-over. They are
+   * acknowledged before the mutex ends or continues.
+   *
+   * Since 'mutex-answers-in-one-activity', one activity delivers a decision's answers and wake-ups
+   * together: a signal per requester from the workflow is two events in the mutex's history and
+   * its completion a workflow task of the mutex, so a batch of ten cost twenty events and several
+   * tasks; the activity costs three events and one task.
    */
-  const sendAnswers = (request: MutexRequest, response: MutexResponse, notify: readonly string[]): void => {
-    const sent = [
-      tell(request.replyTo, (h) => h.signal(mutexResponseSignal, response)),
-      ...notify.map((waiter) => tell(waiter, (h) => h.signal(capacityReleasedSignal, { mutexId: input.key }))),
-    ];
-    for (const answer of sent) {
-      unacknowledged++;
-      void answer.finally(() => unacknowledged--);
+  const answersInOneActivity = patched('mutex-answers-in-one-activity');
+  const track = (sent: Promise<unknown>): void => {
+    unacknowledged++;
+    void sent.finally(() => unacknowledged--);
+  };
+  const sendAnswers = (answers: readonly Answer[], notify: readonly string[]): void => {
+    if (answersInOneActivity) {
+      if (answers.length === 0 && notify.length === 0) return;
+      // Retried until delivered; one that still fails leaves the requester to ask again, and a
+      // request asked again is answered from the record.
+      track(acts.answerMutexRequests({ mutexId: input.key, answers: [...answers], notify: [...new Set(notify)] }).catch(() => undefined));
+      return;
     }
+    for (const { replyTo, response } of answers) track(tell(replyTo, (h) => h.signal(mutexResponseSignal, response)));
+    for (const waiter of notify) track(tell(waiter, (h) => h.signal(capacityReleasedSignal, { mutexId: input.key })));
   };
 
   setHandler(mutexRequestSignal, (request) => {
@@ -137,15 +154,21 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
   const mustContinue = (): boolean => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > limit;
   for (;;) {
     setCurrentDetails(`idle; ${state.waiters.length} waiting for capacity`);
-    const busy = await condition(() => state.queue.length > 0 || reanswers.length > 0 || mustContinue(), IDLE_TIMEOUT);
+    const hasWork = (): boolean => state.queue.length > 0 || reanswers.length > 0 || mustContinue();
+    // Waiting with a timeout starts a timer (and cancels it): only when there is nothing to do.
+    const busy = (answersInOneActivity && hasWork()) || (await condition(hasWork, IDLE_TIMEOUT));
     if (!busy && state.waiters.length === 0) {
       await condition(() => unacknowledged === 0);
       await condition(allHandlersFinished);
       if (state.queue.length === 0 && reanswers.length === 0) return;
     }
-    for (let r = reanswers.shift(); r; r = reanswers.shift()) {
-      const { replyTo, response } = r;
-      await tell(replyTo, (h) => h.signal(mutexResponseSignal, response));
+    if (answersInOneActivity) {
+      sendAnswers(reanswers.splice(0), []);
+    } else {
+      for (let r = reanswers.shift(); r; r = reanswers.shift()) {
+        const { replyTo, response } = r;
+        await tell(replyTo, (h) => h.signal(mutexResponseSignal, response));
+      }
     }
     const head = state.queue[0];
     if (head && BATCHED_KINDS.has(head.kind) && patched('mutex-allocates-in-batches')) {
@@ -154,11 +177,15 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
       running = taken.batch;
       setCurrentDetails(`allocating for ${running.length} container(s); ${state.queue.length} queued`);
       const responses = await executeAllocations(input.node, running);
+      const answers: Answer[] = [];
+      const notify: string[] = [];
       running.forEach((request, i) => {
         const done = complete(state, request, responses[i]!);
         state = done.state;
-        sendAnswers(request, responses[i]!, done.notify);
+        answers.push({ replyTo: request.replyTo, response: responses[i]! });
+        notify.push(...done.notify);
       });
+      sendAnswers(answers, notify);
       running = [];
     } else {
       const taken = takeNext(state);
@@ -171,8 +198,8 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
         const done = complete(state, next, response);
         state = done.state;
         running = [];
-        if (patched('mutex-answers-without-waiting')) {
-          sendAnswers(next, response, done.notify);
+        if (answersInOneActivity || patched('mutex-answers-without-waiting')) {
+          sendAnswers([{ replyTo: next.replyTo, response }], done.notify);
         } else {
           await tell(next.replyTo, (h) => h.signal(mutexResponseSignal, response));
           for (const waiter of done.notify) await tell(waiter, (h) => h.signal(capacityReleasedSignal, { mutexId: input.key }));

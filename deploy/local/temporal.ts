@@ -63,6 +63,12 @@ export async function startTemporal(o: TemporalOptions): Promise<TemporalServer>
       // in its completion response when the same worker has a free slot, skipping a round trip
       // through matching. The node mutexes' hand-over is exactly that (docs/performance.md).
       '--dynamic-config-value=system.enableActivityEagerExecution=true',
+      // One partition per task queue (the server's default is four). The operator's queues carry
+      // a few tasks per second with a handful of pollers; with four partitions a task can land in
+      // one no poller is waiting on and sit there until it is forwarded, which showed up as a new
+      // node mutex's first decision starting up to two seconds late (docs/performance.md).
+      '--dynamic-config-value=matching.numTaskqueueReadPartitions=1',
+      '--dynamic-config-value=matching.numTaskqueueWritePartitions=1',
     ],
     logPath: join(o.logDir, 'temporal.log'),
   });

@@ -112,6 +112,7 @@ export async function startOperator(
     command: process.execPath,
     args: [
       ...(o.gcOnSignal ? ['--expose-gc', '--import', GC_ON_SIGNAL] : []),
+      ...(process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROF']}`] : []),
       '--import',
       'tsx',
       join(repoRoot, OPERATOR_MAIN),

@@ -45,6 +45,9 @@ const decode = <T>(p: Payloads | null | undefined, i = 0): T | undefined => {
   return payload === undefined ? undefined : (defaultPayloadConverter.fromPayload(payload as never) as T);
 };
 
+/** The activity that delivers a decision's answers (not itself a decision). */
+const ANSWERS = 'answerMutexRequests';
+
 export interface Decision {
   activity: string;
   /** How many requests it executed: the containers of an allocateForContainers, otherwise one. */
@@ -87,6 +90,8 @@ export function mutexRunOf(node: string, events: readonly HistoryEvent[]): Mutex
     }
     if (e.activityTaskScheduledEventAttributes) {
       const activity = e.activityTaskScheduledEventAttributes.activityType?.name ?? '?';
+      // Delivering answers runs beside the decisions, not between them.
+      if (activity === ANSWERS) continue;
       const batch = activity === 'allocateForContainers' ? decode<{ containers?: unknown[] }>(e.activityTaskScheduledEventAttributes.input)?.containers?.length : undefined;
       const d: Decision = { activity, requests: batch ?? 1, scheduledAt: at };
       decisions.push(d);

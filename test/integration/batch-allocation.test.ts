@@ -1,6 +1,7 @@
 // A node's mutex decides the allocations queued on it together: one read of the node, one
-// conditional status write per container, answers in arrival order, exactly as one decision
-// after the other would have given; and a container changing under the writes is decided again.
+// conditional status write per container, answers in arrival order (delivered together by one
+// activity), exactly as one decision after the other would have given; and a container changing
+// under the writes is decided again.
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { pino } from 'pino';
@@ -72,16 +73,23 @@ async function expectTenAllocatedInOrder(refs: { namespace: string; name: string
   expect(uuids.size).toBe(containers.reduce((n, c) => n + (c.status?.allocations?.virtualDrives?.length ?? 0), 0));
 }
 
-/** The allocation activities the mutex scheduled, with how many containers each decided. */
-async function allocationActivities(workflowId: string): Promise<{ type: string; containers: number }[]> {
+/** The activities the mutex scheduled, with how many containers or answers each carried. */
+async function scheduledActivities(workflowId: string): Promise<{ type: string; items: number }[]> {
   const history = await op.client.workflow.getHandle(workflowId).fetchHistory();
   return (history.events ?? []).flatMap((e) => {
     const scheduled = e.activityTaskScheduledEventAttributes;
-    const type = scheduled?.activityType?.name ?? '';
-    if (!type.startsWith('allocateFor')) return [];
-    const input = defaultPayloadConverter.fromPayload<{ containers?: unknown[] }>(scheduled!.input!.payloads![0]!);
-    return [{ type, containers: input.containers?.length ?? 1 }];
+    if (!scheduled) return [];
+    const input = defaultPayloadConverter.fromPayload<{ containers?: unknown[]; answers?: unknown[] }>(scheduled.input!.payloads![0]!);
+    return [{ type: scheduled.activityType?.name ?? '', items: input.containers?.length ?? input.answers?.length ?? 1 }];
   });
+}
+
+/** How many events of each of these types the workflow's history holds. */
+async function eventCounts(workflowId: string, names: readonly string[]): Promise<Record<string, number>> {
+  const history = await op.client.workflow.getHandle(workflowId).fetchHistory();
+  const counts = Object.fromEntries(names.map((n) => [n, 0]));
+  for (const e of history.events ?? []) for (const n of names) if (e[n as keyof typeof e]) counts[n]!++;
+  return counts;
 }
 
 describe('allocations decided together', () => {
@@ -96,9 +104,19 @@ describe('allocations decided together', () => {
 
     const answers = await eventually('twelve answers', async () => ((await collector.answers()).length === 12 ? collector.answers() : undefined), 60_000);
     await expectTenAllocatedInOrder(refs, answers);
-    expect(await allocationActivities(mutexId)).toEqual([{ type: 'allocateForContainers', containers: 12 }]);
+    // One decision, and its twelve answers delivered by one activity: no signal per requester
+    // from the workflow, and no idle timer started while requests were queued.
+    expect(await scheduledActivities(mutexId)).toEqual([
+      { type: 'allocateForContainers', items: 12 },
+      { type: 'answerMutexRequests', items: 12 },
+    ]);
+    await eventually('the mutex to go idle', async () => ((await eventCounts(mutexId, ['timerStartedEventAttributes']))['timerStartedEventAttributes'] === 1 ? true : undefined), 30_000);
+    expect(await eventCounts(mutexId, ['signalExternalWorkflowExecutionInitiatedEventAttributes', 'timerStartedEventAttributes'])).toEqual({
+      signalExternalWorkflowExecutionInitiatedEventAttributes: 0,
+      timerStartedEventAttributes: 1,
+    });
 
-    await recordHistory(mutexId, 'node-mutex-allocates-in-batches');
+    await recordHistory(mutexId, 'node-mutex-answers-in-one-activity');
     await collector.stop();
     await op.client.workflow.getHandle(mutexId).terminate('test done');
   });

@@ -83,6 +83,24 @@ describe('mutex hand-overs when allocations are decided together', () => {
   });
 });
 
+describe('mutex hand-overs when answers are delivered by an activity', () => {
+  it('does not count the delivery of answers as a decision, even when it runs between two', () => {
+    nextId = 1;
+    const events = [
+      event(0, { workflowExecutionStartedEventAttributes: { input: payloads({ key: 'weka-node/n1' }) } }),
+      request(10, 'a'),
+      request(15, 'b'),
+      ...decision(20, 25, 60),
+      // a's answer is delivered beside the next decision, and ends inside it.
+      ...decision(70, 71, 80, 'answerMutexRequests', { mutexId: 'weka-node/n1', answers: [{}], notify: [] }),
+      ...decision(70, 72, 120),
+    ];
+    const run = mutexRunOf('n1', events);
+    expect(run.decisions.map((d) => d.activity)).toEqual(['allocateForContainer', 'allocateForContainer']);
+    expect(handOversOf(run).map((h) => h.ms)).toEqual([12]);
+  });
+});
+
 describe('nearest-rank percentile', () => {
   it.each([
     [[], 50, Number.NaN],
