@@ -38,18 +38,29 @@ export function createRequesterActivities(deps: ActivityDeps): RequesterActiviti
     },
 
     async answerMutexRequests({ mutexId, answers, notify }) {
-      // Answers first, in the order they were decided; a retry sends them again, which the
-      // requester takes as the same answer (it keys answers by request id).
+      // A requester keys answers by request id, so they go out a chunk at a time in no particular
+      // order; a retry sends them all again, which is the same answer again or one more wake-up
+      // (the waiter asks again, and is refused or served as usual).
       const sends = [
         ...answers.map(({ replyTo, response }) => () => deliver(replyTo, (h) => h.signal(mutexResponseSignal, response))),
         ...notify.map((waiter) => () => deliver(waiter, (h) => h.signal(capacityReleasedSignal, { mutexId }))),
       ];
       let delivered = 0;
+      let skipped = 0;
+      const failures: unknown[] = [];
       for (let i = 0; i < sends.length; i += ANSWER_CONCURRENCY) {
-        const results = await Promise.all(sends.slice(i, i + ANSWER_CONCURRENCY).map((send) => send()));
-        delivered += results.filter(Boolean).length;
+        // One requester that cannot be signalled does not hold back the others.
+        for (const result of await Promise.allSettled(sends.slice(i, i + ANSWER_CONCURRENCY).map((send) => send()))) {
+          if (result.status === 'rejected') failures.push(result.reason);
+          else if (result.value) delivered++;
+          else skipped++;
+        }
       }
-      return { delivered, skipped: sends.length - delivered };
+      if (failures.length > 0) {
+        const first = failures[0] instanceof Error ? failures[0].message : String(failures[0]);
+        throw new Error(`${mutexId}: ${failures.length} of ${sends.length} answers and wake-ups not delivered (${delivered} delivered): ${first}`);
+      }
+      return { delivered, skipped };
     },
   };
 }

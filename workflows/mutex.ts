@@ -31,11 +31,23 @@ export interface MutexInput {
   historyLimit?: number;
 }
 
-const acts = proxyActivities<MutexActivities & Pick<SignDrivesActivities, 'publishNodeDrives'> & Pick<RequesterActivities, 'answerMutexRequests'>>({
+const acts = proxyActivities<MutexActivities & Pick<SignDrivesActivities, 'publishNodeDrives'>>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
   // A decision cannot be made without the apiserver: keep retrying transient failures.
   retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE_ERRORS },
+});
+
+/**
+ * Delivering answers is retried for a minute, never for ever: a mutex must not wait behind a
+ * signal it cannot deliver. A requester that misses its answer sends its request again after a
+ * minute and is answered from the record; a waiter that misses a wake-up asks again on its own.
+ */
+const deliveries = proxyActivities<Pick<RequesterActivities, 'answerMutexRequests'>>({
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '1 minute',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
 });
 
 const executors: Record<string, (payload: never) => Promise<MutexOutcome>> = {
@@ -112,13 +124,13 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
   /** The requests being executed: one, or a batch of allocations. */
   let running: MutexRequest[] = [];
   const reanswers: { replyTo: string; response: MutexResponse }[] = [];
-  /** Answers sent but not yet acknowledged by the server. */
+  /** Answer deliveries not finished yet: signals the server has not acknowledged, or delivery activities still running. */
   let unacknowledged = 0;
 
   /**
    * The answers and the wake-ups go out in the same workflow task that starts the next decision:
    * waiting for their round trip first would add a workflow task to every hand-over. They are
-   * acknowledged before the mutex ends or continues.
+   * finished (delivered, or given up on) before the mutex ends or continues.
    *
    * Since 'mutex-answers-in-one-activity', one activity delivers a decision's answers and wake-ups
    * together: a signal per requester from the workflow is two events in the mutex's history and
@@ -133,9 +145,7 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
   const sendAnswers = (answers: readonly Answer[], notify: readonly string[]): void => {
     if (answersInOneActivity) {
       if (answers.length === 0 && notify.length === 0) return;
-      // Retried until delivered; one that still fails leaves the requester to ask again, and a
-      // request asked again is answered from the record.
-      track(acts.answerMutexRequests({ mutexId: input.key, answers: [...answers], notify: [...new Set(notify)] }).catch(() => undefined));
+      track(deliveries.answerMutexRequests({ mutexId: input.key, answers: [...answers], notify: [...new Set(notify)] }).catch(() => undefined));
       return;
     }
     for (const { replyTo, response } of answers) track(tell(replyTo, (h) => h.signal(mutexResponseSignal, response)));
@@ -155,8 +165,10 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
   for (;;) {
     setCurrentDetails(`idle; ${state.waiters.length} waiting for capacity`);
     const hasWork = (): boolean => state.queue.length > 0 || reanswers.length > 0 || mustContinue();
-    // Waiting with a timeout starts a timer (and cancels it): only when there is nothing to do.
-    const busy = (answersInOneActivity && hasWork()) || (await condition(hasWork, IDLE_TIMEOUT));
+    // Waiting with a timeout starts a timer and cancels it in the same activation when there is
+    // already work: nothing reaches the history, but it is work for the workflow thread that every
+    // node's mutex shares, so it is skipped then.
+    const busy = hasWork() || (await condition(hasWork, IDLE_TIMEOUT));
     if (!busy && state.waiters.length === 0) {
       await condition(() => unacknowledged === 0);
       await condition(allHandlersFinished);

@@ -1,5 +1,6 @@
 // The Temporal CLI's dev server with SQLite persistence, its Web UI, and the project's search
 // attributes. Restarting it on the same database file keeps every workflow.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { startServer, waitUntilReady, type ServerProcess } from './processes.js';
@@ -39,6 +40,7 @@ async function searchAttributesRegistered(address: string, namespace: string): P
 export async function startTemporal(o: TemporalOptions): Promise<TemporalServer> {
   const address = `127.0.0.1:${o.port}`;
   const uiUrl = `http://127.0.0.1:${o.uiPort}`;
+  const resumed = existsSync(o.dbFile);
   const proc = startServer({
     name: 'temporal',
     command: o.binary,
@@ -67,8 +69,10 @@ export async function startTemporal(o: TemporalOptions): Promise<TemporalServer>
       // a few tasks per second with a handful of pollers; with four partitions a task can land in
       // one no poller is waiting on and sit there until it is forwarded, which showed up as a new
       // node mutex's first decision starting up to two seconds late (docs/performance.md).
-      '--dynamic-config-value=matching.numTaskqueueReadPartitions=1',
+      // Tasks are always written to one partition; a database kept from an earlier run (the
+      // sandbox's --keep) may still hold tasks in the other three, so those keep being read.
       '--dynamic-config-value=matching.numTaskqueueWritePartitions=1',
+      `--dynamic-config-value=matching.numTaskqueueReadPartitions=${resumed ? 4 : 1}`,
     ],
     logPath: join(o.logDir, 'temporal.log'),
   });

@@ -39,7 +39,7 @@ import {
   type Log,
 } from './bench-env.js';
 import { LeaseLock, SEED_LEASE_TIMINGS } from './lease-lock.js';
-import { allocationToAllocation, handOversOf, isAllocation, readMutexRuns } from './mutex-handover.js';
+import { allocationToAllocation, handOversOf, isAllocation, readSettledMutexRuns } from './mutex-handover.js';
 import { spread } from './report.js';
 
 export interface SerializedAllocations {
@@ -94,13 +94,15 @@ export async function runLeaseBaseline(o: { containers: number; nodes: number; l
       // first acquirer creates each node's Lease.
       const t0 = Date.now();
       await mapLimit(mutexPlacements, 50, (p) => requestAllocation(client, op.taskQueue, 'bench-mutex', p));
-      await waitForContainers(kc, { namespace: 'bench-mutex', count: o.containers, done: isAllocated, what: 'allocated', timeoutMs: 300_000, pollMs: 500, alive: () => !op.server.hasExited() }).catch(
+      // The figures come from Temporal's event times, so the poll only has to notice the end: once
+      // a second keeps its lists of every container from taking the apiserver's CPU from the run.
+      await waitForContainers(kc, { namespace: 'bench-mutex', count: o.containers, done: isAllocated, what: 'allocated', timeoutMs: 300_000, pollMs: 1_000, alive: () => !op.server.hasExited() }).catch(
         (err: unknown) => {
           throw new Error(`${err instanceof Error ? err.message : String(err)}\noperator log tail:\n${operatorLogTail(op)}`);
         },
       );
       // The end is the last allocation's completion as Temporal recorded it, not when the poll saw it.
-      const runs = (await readMutexRuns(client, op.taskQueue)).filter((r) => r.node !== WARM_UP_NODE);
+      const runs = (await readSettledMutexRuns(client, op.taskQueue)).filter((r) => r.node !== WARM_UP_NODE);
       const allocations = runs.flatMap((r) => r.decisions.filter((d) => isAllocation(d.activity)));
       const ends = allocations.map((d) => d.endedAt ?? Number.NaN);
       const totalMs = Math.max(...ends) - t0;
@@ -139,8 +141,8 @@ const WARM_UP_NODE = 'mutex-warm-up';
  * One allocation through the operator before the clock starts, on a node of its own. The Lease
  * side runs in this process, whose Kubernetes client has already created every node and
  * container; without this the mutex side alone would pay a new process's first-use costs (the
- * workflow thread's first tasks, the first TLS connections, code not yet optimised), about
- * 0.6 s on this machine, which an operator that has been running does not. BENCH_COLD=1 skips it.
+ * workflow thread's first tasks, the first TLS connections, code not yet optimised), 0.3-0.6 s
+ * on this machine, which an operator that has been running does not. BENCH_COLD=1 skips it.
  */
 async function warmUp(kc: KubeConfig, client: Client, taskQueue: string): Promise<void> {
   const [placement] = roundRobin('warm-up', 1, [WARM_UP_NODE]);

@@ -142,5 +142,19 @@ export async function readMutexRuns(client: Client, taskQueue: string): Promise<
   return runs;
 }
 
+/**
+ * The runs once every allocation decision in them has ended: the last status write can be seen
+ * before Temporal has recorded its activity's completion, which is the figure the totals use.
+ */
+export async function readSettledMutexRuns(client: Client, taskQueue: string, deadlineMs = 30_000): Promise<MutexRun[]> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const runs = await readMutexRuns(client, taskQueue);
+    const open = runs.flatMap((r) => r.decisions).filter((d) => isAllocation(d.activity) && d.endedAt === undefined);
+    if (open.length === 0 || Date.now() > deadline) return runs;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 /** The hand-overs from one allocation decision to the next. */
 export const allocationToAllocation = (h: HandOver): boolean => isAllocation(h.from) && isAllocation(h.to);

@@ -11,12 +11,13 @@ import { temporalAddress, temporalNamespace } from '../harness.js';
 const run = promisify(execFile);
 const dir = fileURLToPath(new URL('../../fixtures/histories/', import.meta.url));
 
-export async function recordHistory(workflowId: string, fixture: string): Promise<void> {
+/** Records the workflow's latest run, or the run given (e.g. one that continued as new). */
+export async function recordHistory(workflowId: string, fixture: string, runId?: string): Promise<void> {
   if (process.env['RECORD_HISTORIES'] !== '1') return;
   const { temporal } = await toolPaths();
   const { stdout } = await run(
     temporal,
-    ['workflow', 'show', '--workflow-id', workflowId, '--address', temporalAddress(), '--namespace', temporalNamespace(), '--output', 'json'],
+    ['workflow', 'show', '--workflow-id', workflowId, ...(runId ? ['--run-id', runId] : []), '--address', temporalAddress(), '--namespace', temporalNamespace(), '--output', 'json'],
     { maxBuffer: 64 * 1024 * 1024 },
   );
   await writeFile(`${dir}${fixture}.json`, stdout);
