@@ -1,7 +1,7 @@
 // The activities' contracts, imported by workflows as types only (through proxyActivities).
 import type { VirtualDrive } from '../src/allocation/index.js';
 import type { ContainerAllocation } from '../src/lifecycle/node-allocations.js';
-import type { MutexError, MutexRequest, MutexResponse } from '../src/lifecycle/mutex-queue.js';
+import type { MutexAnswer, MutexError, MutexRequest } from '../src/lifecycle/mutex-queue.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import type { Condition } from '../src/api/index.js';
 
@@ -32,7 +32,7 @@ export interface RequesterActivities {
    * A mutex's answers to the requesters of one decision, and its capacity notices to the waiters,
    * sent together; requesters that no longer exist are skipped (counted in `skipped`).
    */
-  answerMutexRequests(input: { mutexId: string; answers: { replyTo: string; response: MutexResponse }[]; notify: string[] }): Promise<{ delivered: number; skipped: number }>;
+  answerMutexRequests(input: { mutexId: string; answers: MutexAnswer[]; notify: string[] }): Promise<{ delivered: number; skipped: number }>;
 }
 
 /** A WekaContainer as a workflow sees it: plain data, no client types. */

@@ -23,14 +23,13 @@ export interface MutexClient {
 }
 
 export function installMutexClient(): MutexClient {
-  const responses = new Map<string, MutexResponse>();
-  /** Requests sent and not yet answered. */
-  const awaiting = new Set<string>();
+  /** Requests sent and awaited: their answer once it arrives, null until then. */
+  const responses = new Map<string, MutexResponse | null>();
   let releases = 0;
   setHandler(mutexResponseSignal, (response) => {
     // Only answers to requests still awaited: an answer delivered again after it was taken (a
     // retried delivery) would otherwise stay in the map for the life of the workflow.
-    if (awaiting.has(response.requestId)) responses.set(response.requestId, response);
+    if (responses.has(response.requestId)) responses.set(response.requestId, response);
   });
   setHandler(capacityReleasedSignal, () => {
     releases++;
@@ -39,13 +38,12 @@ export function installMutexClient(): MutexClient {
     releases: () => releases,
     async call(mutexId, kind, payload, node) {
       const request = { requestId: uuid4(), kind, replyTo: workflowInfo().workflowId, payload };
-      awaiting.add(request.requestId);
+      responses.set(request.requestId, null);
       for (;;) {
         await acts.sendMutexRequest({ mutexId, request, ...(node === undefined ? {} : { node }) });
-        if (await condition(() => responses.has(request.requestId), RESEND_AFTER)) {
+        if (await condition(() => responses.get(request.requestId) != null, RESEND_AFTER)) {
           const response = responses.get(request.requestId)!;
           responses.delete(request.requestId);
-          awaiting.delete(request.requestId);
           return response;
         }
       }

@@ -16,7 +16,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ContainerOnNode, MutexActivities, MutexOutcome, RequesterActivities, SignDrivesActivities } from '../activities/types.js';
-import { BATCHED_KINDS, complete, emptyMutexState, receive, takeBatch, takeNext, type MutexRequest, type MutexResponse, type MutexState } from '../src/lifecycle/mutex-queue.js';
+import { BATCHED_KINDS, complete, emptyMutexState, receive, takeBatch, takeNext, type MutexAnswer, type MutexRequest, type MutexResponse, type MutexState } from '../src/lifecycle/mutex-queue.js';
 import { capacityReleasedSignal, mutexRequestSignal, mutexResponseSignal, mutexStateQuery } from './definitions.js';
 import { HEARTBEAT_TIMEOUT } from './activities.js';
 import { NON_RETRYABLE_ERRORS } from './retry.js';
@@ -104,12 +104,6 @@ async function executeAllocations(node: string | undefined, batch: readonly Mute
   }
 }
 
-/** An answer to one request, for its requester. */
-interface Answer {
-  replyTo: string;
-  response: MutexResponse;
-}
-
 /** Signals a requester; one that no longer exists is skipped, never a stuck mutex. */
 async function tell(workflowId: string, send: (h: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>): Promise<void> {
   try {
@@ -123,7 +117,7 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
   let state = input.state ?? emptyMutexState();
   /** The requests being executed: one, or a batch of allocations. */
   let running: MutexRequest[] = [];
-  const reanswers: { replyTo: string; response: MutexResponse }[] = [];
+  const reanswers: MutexAnswer[] = [];
   /** Answer deliveries not finished yet: signals the server has not acknowledged, or delivery activities still running. */
   let unacknowledged = 0;
 
@@ -142,7 +136,7 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
     unacknowledged++;
     void sent.finally(() => unacknowledged--);
   };
-  const sendAnswers = (answers: readonly Answer[], notify: readonly string[]): void => {
+  const sendAnswers = (answers: readonly MutexAnswer[], notify: readonly string[]): void => {
     if (answersInOneActivity) {
       if (answers.length === 0 && notify.length === 0) return;
       track(deliveries.answerMutexRequests({ mutexId: input.key, answers: [...answers], notify: [...new Set(notify)] }).catch(() => undefined));
@@ -189,7 +183,7 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
       running = taken.batch;
       setCurrentDetails(`allocating for ${running.length} container(s); ${state.queue.length} queued`);
       const responses = await executeAllocations(input.node, running);
-      const answers: Answer[] = [];
+      const answers: MutexAnswer[] = [];
       const notify: string[] = [];
       running.forEach((request, i) => {
         const done = complete(state, request, responses[i]!);

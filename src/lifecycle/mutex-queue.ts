@@ -30,6 +30,12 @@ export interface MutexResponse {
   waitForCapacity?: boolean;
 }
 
+/** An answer on its way to the requester that asked. */
+export interface MutexAnswer {
+  replyTo: string;
+  response: MutexResponse;
+}
+
 export interface MutexState {
   queue: MutexRequest[];
   /** Request ids already answered, oldest first, bounded to ANSWERED_MEMORY. */
