@@ -1,6 +1,6 @@
 // What every end-to-end benchmark needs: its own local control plane, fake nodes with signed shared
-// drives, the operator as a separate process (deploy/operator/main.ts under tsx, like the
-// sandbox), and drive WekaContainers created and watched from outside, the way a user would.
+// drives, the operator as a separate process (compiled, run the way the image runs it), and drive
+// WekaContainers created and watched from outside, the way a user would.
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,7 +16,12 @@ import { signSharedDrives } from '../../deploy/local/shared-drives.js';
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const OPERATOR_MAIN = 'deploy/operator/main.ts';
+/**
+ * The operator as the image runs it: the compiled JavaScript under plain node (compileOperator).
+ * Not under tsx: its loader turns on source maps, and then Node looks for a source map in every
+ * script the workflow thread compiles and maps every stack trace, a cost the product never pays.
+ */
+const OPERATOR_MAIN = 'dist/deploy/operator/main.js';
 /**
  * Preloaded (with --expose-gc) by the scale benchmark only: SIGWINCH runs a full collection of the
  * operator's main thread, so memory read right after is what is live, not what the rollout left
@@ -40,6 +45,11 @@ export type Log = (message: string) => void;
 /** The simulator runs as compiled JavaScript behind every fake node (as in the integration setup). */
 export async function compileSimulator(): Promise<void> {
   await run(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.sim.json'], { cwd: repoRoot });
+}
+
+/** Compiles the operator to dist/ (npm run build), so a benchmark never runs a stale build. */
+export async function compileOperator(): Promise<void> {
+  await run(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: repoRoot });
 }
 
 /** Starts a control plane for one benchmark and always stops it, whatever `body` does. */
@@ -113,8 +123,6 @@ export async function startOperator(
     args: [
       ...(o.gcOnSignal ? ['--expose-gc', '--import', GC_ON_SIGNAL] : []),
       ...(process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROF']}`] : []),
-      '--import',
-      'tsx',
       join(repoRoot, OPERATOR_MAIN),
     ],
     cwd: repoRoot,
@@ -128,6 +136,7 @@ export async function startOperator(
       WEKA_TASK_QUEUE: taskQueue,
       WEKA_HTTP_PORT: String(httpPort),
       WEKA_HTTP_ADDRESS: '127.0.0.1',
+      NODE_ENV: 'production',
       LOG_LEVEL: o.logLevel ?? 'warn',
       ...o.env,
     },

@@ -4,8 +4,8 @@
 // status.allocations appears. Each sample creates a few fresh containers on one node (simulator
 // latency 0), polls the mutex's state query until the holder is one of their allocate requests,
 // and kills. A sample whose allocation had
-// already been written when the kill landed was not interrupted and is left out (counted as
-// "missed").
+// already been written when the kill landed, or was written by the killed process's request still
+// in flight, was not interrupted and is left out (counted as "missed").
 //
 // The baseline's figure: a Lease holder that dies without releasing (renewing every 2 s until
 // then), and a waiter that has been polling all along; from the holder's last write until the
@@ -89,15 +89,22 @@ export async function runCrashRecovery(o: { samples: number; log: Log }): Promis
         } else {
           const allocatedAt = (await waitForContainers(kc, { namespace, count: 1, done: (c) => c.metadata.name === victim && isAllocated(c), what: `allocated (${victim})`, timeoutMs: 120_000, pollMs: 20 })).get(victim)!;
           const runningAt = await logTimeOf(op, LOG_WORKER_RUNNING);
-          const sample: CrashSample = {
-            container: `${namespace}/${victim}`,
-            activityState: ACTIVITY_STATES[pending?.state ?? 0] ?? 'none',
-            restartMs: runningAt - op.spawnedAt,
-            recoveryMs: allocatedAt - runningAt,
-            sinceKillMs: allocatedAt - killedAt,
-          };
-          samples.push(sample);
-          o.log(`  attempt ${attempt}: ${sample.container} (${sample.activityState}): restart ${sample.restartMs} ms, then allocated ${sample.recoveryMs} ms after "worker running" (${sample.sinceKillMs} ms after the kill)`);
+          if (allocatedAt < runningAt) {
+            // The killed process's write was already on its way to the apiserver: nothing was
+            // left for the new process to recover.
+            missed++;
+            o.log(`  attempt ${attempt}: ${victim}'s allocation landed ${allocatedAt - killedAt} ms after the kill, before the new worker ran (the killed process's write in flight); not counted`);
+          } else {
+            const sample: CrashSample = {
+              container: `${namespace}/${victim}`,
+              activityState: ACTIVITY_STATES[pending?.state ?? 0] ?? 'none',
+              restartMs: runningAt - op.spawnedAt,
+              recoveryMs: allocatedAt - runningAt,
+              sinceKillMs: allocatedAt - killedAt,
+            };
+            samples.push(sample);
+            o.log(`  attempt ${attempt}: ${sample.container} (${sample.activityState}): restart ${sample.restartMs} ms, then allocated ${sample.recoveryMs} ms after "worker running" (${sample.sinceKillMs} ms after the kill)`);
+          }
         }
         // Let the rest of this sample's containers finish, so the next sample starts quiet.
         await waitForContainers(kc, { namespace, count: CONTAINERS_PER_SAMPLE, done: isReady, what: 'Ready', timeoutMs: 180_000, pollMs: 500 });

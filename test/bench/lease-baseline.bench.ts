@@ -109,7 +109,13 @@ export async function runLeaseBaseline(o: { containers: number; nodes: number; l
       const lastArrival = Math.max(...runs.flatMap((r) => r.arrivals.filter(Number.isFinite)));
       const busy = allocations.reduce((sum, d) => sum + ((d.endedAt ?? d.scheduledAt) - (d.startedAt ?? d.scheduledAt)), 0);
       if (process.env['BENCH_TIMELINE']) o.log(`  clock started at ${t0} (ms since the epoch), last allocation at ${t0 + totalMs}`);
-      if (process.env['BENCH_TIMELINE']) for (const r of runs) o.log(`  ${r.node}: arrivals ${r.arrivals.map((a) => Math.round(a - t0)).join(',')} | ${r.decisions.map((d) => `${d.requests}@${Math.round(d.scheduledAt - t0)}/${Math.round((d.startedAt ?? 0) - t0)}-${Math.round((d.endedAt ?? 0) - t0)}`).join(' ')}`);
+      if (process.env['BENCH_TIMELINE']) {
+        const rel = (t: number | undefined): string => (t === undefined ? '?' : String(Math.round(t - t0)));
+        for (const r of runs) {
+          o.log(`  ${r.node}: arrivals ${r.arrivals.map(rel).join(',')} | ${r.decisions.map((d) => `${d.requests}@${rel(d.scheduledAt)}/${rel(d.startedAt)}-${rel(d.endedAt)}`).join(' ')}`);
+          o.log(`    workflow tasks ${r.workflowTasks.map((w) => `${rel(w.scheduledAt)}/${rel(w.startedAt)}-${rel(w.completedAt)}`).join(' ')}`);
+        }
+      }
       o.log(`mutex: last request sent +${lastArrival - t0} ms; allocation activities ran ${Math.round(busy)} ms in all (${Math.round(busy / o.nodes)} ms per node)`);
       mutex = {
         design: 'mutex',

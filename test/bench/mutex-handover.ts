@@ -36,6 +36,9 @@ interface HistoryEvent {
   activityTaskCompletedEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
   activityTaskFailedEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
   activityTaskTimedOutEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
+  workflowTaskScheduledEventAttributes?: object | null;
+  workflowTaskStartedEventAttributes?: object | null;
+  workflowTaskCompletedEventAttributes?: object | null;
 }
 
 const num = (v: number | { toNumber(): number } | null | undefined): number => (v == null ? 0 : typeof v === 'number' ? v : v.toNumber());
@@ -63,6 +66,8 @@ export interface MutexRun {
   decisions: Decision[];
   /** Arrival time of the k-th distinct request (-Infinity: carried over from the previous run). */
   arrivals: number[];
+  /** The run's workflow tasks: when each was scheduled, started and completed (timeline only). */
+  workflowTasks: { scheduledAt: number; startedAt?: number; completedAt?: number }[];
 }
 
 export function mutexRunOf(node: string, events: readonly HistoryEvent[]): MutexRun {
@@ -72,6 +77,7 @@ export function mutexRunOf(node: string, events: readonly HistoryEvent[]): Mutex
   const seen = new Set<string>();
   const decisions: Decision[] = [];
   const bySchedule = new Map<number, Decision>();
+  const workflowTasks: MutexRun['workflowTasks'] = [];
   const arrive = (requestId: string, at: number): void => {
     if (seen.has(requestId)) return;
     seen.add(requestId);
@@ -79,6 +85,9 @@ export function mutexRunOf(node: string, events: readonly HistoryEvent[]): Mutex
   };
   for (const e of events) {
     const at = ms(e.eventTime);
+    if (e.workflowTaskScheduledEventAttributes) workflowTasks.push({ scheduledAt: at });
+    if (e.workflowTaskStartedEventAttributes && workflowTasks.length > 0) workflowTasks[workflowTasks.length - 1]!.startedAt = at;
+    if (e.workflowTaskCompletedEventAttributes && workflowTasks.length > 0) workflowTasks[workflowTasks.length - 1]!.completedAt = at;
     if (e.workflowExecutionStartedEventAttributes) {
       const input = decode<{ state?: { queue?: { requestId: string }[] } }>(e.workflowExecutionStartedEventAttributes.input);
       for (const r of input?.state?.queue ?? []) arrive(r.requestId, Number.NEGATIVE_INFINITY);
@@ -108,7 +117,7 @@ export function mutexRunOf(node: string, events: readonly HistoryEvent[]): Mutex
       if (d) d.endedAt = at;
     }
   }
-  return { node, decisions, arrivals };
+  return { node, decisions, arrivals, workflowTasks };
 }
 
 /** Hand-overs of one run: consecutive decisions where a request was already queued when the first ended. */

@@ -14,7 +14,7 @@ import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { runAllocatorBench } from './allocator.bench.js';
-import { compileSimulator } from './bench-env.js';
+import { compileOperator, compileSimulator } from './bench-env.js';
 import { runCrashRecovery, summarizeCrash } from './crash-recovery.bench.js';
 import { kib, mib, runIdleScale } from './idle-scale.bench.js';
 import { runLeaseBaseline, type LeaseBaselineResult } from './lease-baseline.bench.js';
@@ -85,7 +85,7 @@ async function bench<T>(name: Benchmark, title: string, work: () => Promise<T>, 
   }
 }
 
-if ([...selected].some((b) => b !== 'allocator')) await compileSimulator();
+if ([...selected].some((b) => b !== 'allocator')) await Promise.all([compileSimulator(), compileOperator()]);
 
 await bench('allocator', '1. allocator', async () => runAllocatorBench((line) => log(`   ${line.trimEnd()}`)), (r) => {
   for (const s of r.scenarios) rows.push({ benchmark: `1. allocator: ${s.name}`, figure: `p50 ${(s.p50Ms * 1000).toFixed(0)} µs, p99 ${(s.p99Ms * 1000).toFixed(0)} µs`, goal: `p50 < ${r.goalP50Ms} ms`, met: s.p50Ms < r.goalP50Ms });

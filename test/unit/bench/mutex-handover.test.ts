@@ -99,6 +99,24 @@ describe('mutex hand-overs when answers are delivered by an activity', () => {
     expect(run.decisions.map((d) => d.activity)).toEqual(['allocateForContainer', 'allocateForContainer']);
     expect(handOversOf(run).map((h) => h.ms)).toEqual([12]);
   });
+
+  it('records when each workflow task was scheduled, started and completed', () => {
+    nextId = 1;
+    const events = [
+      event(0, { workflowExecutionStartedEventAttributes: { input: payloads({ key: 'weka-node/n1' }) } }),
+      event(0, { workflowTaskScheduledEventAttributes: {} }),
+      request(5, 'a'),
+      event(40, { workflowTaskStartedEventAttributes: {} }),
+      event(90, { workflowTaskCompletedEventAttributes: {} }),
+      ...decision(90, 95, 150),
+      event(150, { workflowTaskScheduledEventAttributes: {} }),
+      event(160, { workflowTaskStartedEventAttributes: {} }),
+    ];
+    expect(mutexRunOf('n1', events).workflowTasks).toEqual([
+      { scheduledAt: 0, startedAt: 40, completedAt: 90 },
+      { scheduledAt: 150, startedAt: 160 },
+    ]);
+  });
 });
 
 describe('nearest-rank percentile', () => {
