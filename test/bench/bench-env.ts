@@ -18,8 +18,9 @@ const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /**
  * The operator as the image runs it: the compiled JavaScript under plain node (compileOperator).
- * Not under tsx: its loader turns on source maps, and then Node looks for a source map in every
- * script the workflow thread compiles and maps every stack trace, a cost the product never pays.
+ * Not under tsx: its loader turns on source maps, and then Node looks for a source map in all the
+ * code the workflow thread compiles (a small function per workflow promise, in the SDK's promise
+ * hook) and maps every stack trace, a cost the product never pays.
  */
 const OPERATOR_MAIN = 'dist/deploy/operator/main.js';
 /**
