@@ -43,15 +43,15 @@ export const SMALL_DRIVE_SPEC = { driveCores: 1, numDrives: 1, driveCapacity: 38
 
 export type Log = (message: string) => void;
 
-/** The simulator runs as compiled JavaScript behind every fake node (as in the integration setup). */
-export async function compileSimulator(): Promise<void> {
-  await run(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.sim.json'], { cwd: repoRoot });
+async function tsc(project: string): Promise<void> {
+  await run(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', project], { cwd: repoRoot });
 }
 
+/** The simulator runs as compiled JavaScript behind every fake node (as in the integration setup). */
+export const compileSimulator = (): Promise<void> => tsc('tsconfig.sim.json');
+
 /** Compiles the operator to dist/ (npm run build), so a benchmark never runs a stale build. */
-export async function compileOperator(): Promise<void> {
-  await run(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: repoRoot });
-}
+export const compileOperator = (): Promise<void> => tsc('tsconfig.build.json');
 
 /** Starts a control plane for one benchmark and always stops it, whatever `body` does. */
 export async function withControlPlane<T>(log: Log, body: (cp: ControlPlane) => Promise<T>): Promise<T> {

@@ -8,6 +8,7 @@
 // worker picking it up.
 import { defaultPayloadConverter, type Client } from '@temporalio/client';
 import { mutexTaskQueue } from '../../src/lifecycle/names.js';
+import { sleep } from './bench-env.js';
 
 export interface HandOver {
   node: string;
@@ -86,8 +87,9 @@ export function mutexRunOf(node: string, events: readonly HistoryEvent[]): Mutex
   for (const e of events) {
     const at = ms(e.eventTime);
     if (e.workflowTaskScheduledEventAttributes) workflowTasks.push({ scheduledAt: at });
-    if (e.workflowTaskStartedEventAttributes && workflowTasks.length > 0) workflowTasks[workflowTasks.length - 1]!.startedAt = at;
-    if (e.workflowTaskCompletedEventAttributes && workflowTasks.length > 0) workflowTasks[workflowTasks.length - 1]!.completedAt = at;
+    const task = workflowTasks.at(-1);
+    if (task && e.workflowTaskStartedEventAttributes) task.startedAt = at;
+    if (task && e.workflowTaskCompletedEventAttributes) task.completedAt = at;
     if (e.workflowExecutionStartedEventAttributes) {
       const input = decode<{ state?: { queue?: { requestId: string }[] } }>(e.workflowExecutionStartedEventAttributes.input);
       for (const r of input?.state?.queue ?? []) arrive(r.requestId, Number.NEGATIVE_INFINITY);
@@ -161,7 +163,7 @@ export async function readSettledMutexRuns(client: Client, taskQueue: string, de
     const runs = await readMutexRuns(client, taskQueue);
     const open = runs.flatMap((r) => r.decisions).filter((d) => isAllocation(d.activity) && d.endedAt === undefined);
     if (open.length === 0 || Date.now() > deadline) return runs;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
   }
 }
 
