@@ -16,7 +16,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ContainerOnNode, MutexActivities, MutexOutcome, RequesterActivities, SignDrivesActivities } from '../activities/types.js';
-import { BATCHED_KINDS, complete, emptyMutexState, receive, takeBatch, takeNext, type MutexAnswer, type MutexRequest, type MutexResponse, type MutexState } from '../src/lifecycle/mutex-queue.js';
+import { BATCH_ACTIVITY, BATCHED_KINDS, complete, emptyMutexState, receive, takeBatch, takeNext, MUTEX_REQUEST_ACTIVITIES, type MutexAnswer, type MutexRequest, type MutexRequestKind, type MutexResponse, type MutexState } from '../src/lifecycle/mutex-queue.js';
 import { capacityReleasedSignal, mutexRequestSignal, mutexResponseSignal, mutexStateQuery } from './definitions.js';
 import { HEARTBEAT_TIMEOUT } from './activities.js';
 import { NON_RETRYABLE_ERRORS } from './retry.js';
@@ -50,16 +50,17 @@ const deliveries = proxyActivities<Pick<RequesterActivities, 'answerMutexRequest
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
 });
 
-const executors: Record<string, (payload: never) => Promise<MutexOutcome>> = {
-  allocate: acts.allocateForContainer,
-  release: acts.releaseAllocation,
-  'ensure-proxy': acts.ensureProxy,
-  'remove-proxy-if-unused': acts.removeProxyIfUnused,
-  'allocate-cluster-ports': acts.allocateClusterPorts,
-  'release-cluster-ports': acts.releaseClusterPorts,
+const run = MUTEX_REQUEST_ACTIVITIES;
+const executors: Record<MutexRequestKind, (payload: never) => Promise<MutexOutcome>> = {
+  allocate: acts[run.allocate],
+  release: acts[run.release],
+  'ensure-proxy': acts[run['ensure-proxy']],
+  'remove-proxy-if-unused': acts[run['remove-proxy-if-unused']],
+  'allocate-cluster-ports': acts[run['allocate-cluster-ports']],
+  'release-cluster-ports': acts[run['release-cluster-ports']],
   // Publishing signed drives adds capacity, so it is serialized with the node's allocations and
   // its completion wakes the containers that were refused for lack of it.
-  'publish-drives': async (payload: Parameters<typeof acts.publishNodeDrives>[0]) => ({ ok: true, result: await acts.publishNodeDrives(payload) }),
+  'publish-drives': async (payload: Parameters<typeof acts.publishNodeDrives>[0]) => ({ ok: true, result: await acts[run['publish-drives']](payload) }),
 };
 
 /** An idle mutex ends after this long; the next request starts it again. */
@@ -83,10 +84,11 @@ function failed(err: unknown): MutexOutcome {
 }
 
 async function execute(request: MutexRequest): Promise<MutexResponse> {
-  const run = executors[request.kind];
-  if (!run) return answer(request, { ok: false, error: { type: 'UnknownRequestKind', message: `unknown mutex request kind "${request.kind}"` } });
+  // Own keys only: a kind such as "toString" is unknown, not an inherited function.
+  const executor = Object.hasOwn(executors, request.kind) ? executors[request.kind as MutexRequestKind] : undefined;
+  if (!executor) return answer(request, { ok: false, error: { type: 'UnknownRequestKind', message: `unknown mutex request kind "${request.kind}"` } });
   try {
-    return answer(request, await run(request.payload as never));
+    return answer(request, await executor(request.payload as never));
   } catch (err) {
     return answer(request, failed(err));
   }
@@ -96,7 +98,7 @@ async function execute(request: MutexRequest): Promise<MutexResponse> {
 async function executeAllocations(node: string | undefined, batch: readonly MutexRequest[]): Promise<MutexResponse[]> {
   const containers = batch.map((r) => r.payload as ContainerOnNode);
   try {
-    const outcomes = await acts.allocateForContainers({ node: node ?? containers[0]!.node, containers });
+    const outcomes = await acts[BATCH_ACTIVITY]({ node: node ?? containers[0]!.node, containers });
     return batch.map((r, i) => answer(r, outcomes[i] ?? { ok: false, error: { type: 'Error', message: 'the batch allocation returned no answer for this request' } }));
   } catch (err) {
     const outcome = failed(err);

@@ -6,7 +6,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ActivityDeps } from '../../activities/deps.js';
 import { EXEC_TRANSPORT_ERROR, type ExecTransport } from '../../activities/exec/transport.js';
-import { queuedFor } from '../../src/lifecycle/mutex-queue.js';
+import { BATCH_ACTIVITY, MUTEX_REQUEST_ACTIVITIES, queuedFor } from '../../src/lifecycle/mutex-queue.js';
 import { classifyExit } from '../../src/weka/call.js';
 
 const SECONDS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -114,14 +114,14 @@ export class OperatorMetrics {
  * The activities a mutex runs for its queued requests. A retried attempt is observed again, with
  * the wait up to that attempt (what the requester experienced).
  */
-const MUTEX_EXECUTED: ReadonlySet<string> = new Set(['allocateForContainer', 'allocateForContainers', 'releaseAllocation', 'ensureProxy', 'removeProxyIfUnused', 'allocateClusterPorts', 'releaseClusterPorts', 'publishNodeDrives']);
+const MUTEX_EXECUTED: ReadonlySet<string> = new Set([...Object.values(MUTEX_REQUEST_ACTIVITIES), BATCH_ACTIVITY]);
 
 /** The activities that allocate, whose time is also observed per container as weka_allocation_duration_seconds. */
-const ALLOCATING: ReadonlySet<string> = new Set(['allocateForContainer', 'allocateForContainers']);
+const ALLOCATING: ReadonlySet<string> = new Set([MUTEX_REQUEST_ACTIVITIES.allocate, BATCH_ACTIVITY]);
 
 /** The requests (payloads) an activity executes: the batch's containers, or its one input. */
 function requestsOf(name: string, input: unknown): unknown[] {
-  if (name !== 'allocateForContainers') return [input];
+  if (name !== BATCH_ACTIVITY) return [input];
   const containers = (input as { containers?: unknown } | null)?.containers;
   return Array.isArray(containers) ? containers : [];
 }

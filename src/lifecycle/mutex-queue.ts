@@ -80,6 +80,24 @@ export function takeNext(state: MutexState): { state: MutexState; next: MutexReq
 export const BATCHED_KINDS: ReadonlySet<string> = new Set(['allocate']);
 
 /**
+ * The activity that executes each kind of request, by name: the mutex workflow runs them, and
+ * the operator's metrics time the requests they execute. A new kind goes here first.
+ */
+export const MUTEX_REQUEST_ACTIVITIES = {
+  allocate: 'allocateForContainer',
+  release: 'releaseAllocation',
+  'ensure-proxy': 'ensureProxy',
+  'remove-proxy-if-unused': 'removeProxyIfUnused',
+  'allocate-cluster-ports': 'allocateClusterPorts',
+  'release-cluster-ports': 'releaseClusterPorts',
+  'publish-drives': 'publishNodeDrives',
+} as const;
+export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
+
+/** The activity that executes the queued requests of BATCHED_KINDS together. */
+export const BATCH_ACTIVITY = 'allocateForContainers';
+
+/**
  * The next request and, when its kind can be batched, the queued requests of the same kind that
  * may be decided with it (up to `max` in all), in arrival order. A request may move ahead of
  * queued requests of other kinds, but never ahead of one that frees or adds capacity: a release

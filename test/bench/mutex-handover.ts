@@ -7,6 +7,7 @@
 // signal to the requester, the capacity notifications, scheduling the next activity, and the
 // worker picking it up.
 import { defaultPayloadConverter, type Client } from '@temporalio/client';
+import { BATCH_ACTIVITY, MUTEX_REQUEST_ACTIVITIES } from '../../src/lifecycle/mutex-queue.js';
 import { mutexTaskQueue } from '../../src/lifecycle/names.js';
 import { sleep } from './bench-env.js';
 
@@ -103,7 +104,7 @@ export function mutexRunOf(node: string, events: readonly HistoryEvent[]): Mutex
       const activity = e.activityTaskScheduledEventAttributes.activityType?.name ?? '?';
       // Delivering answers runs beside the decisions, not between them.
       if (activity === ANSWERS) continue;
-      const batch = activity === 'allocateForContainers' ? decode<{ containers?: unknown[] }>(e.activityTaskScheduledEventAttributes.input)?.containers?.length : undefined;
+      const batch = activity === BATCH_ACTIVITY ? decode<{ containers?: unknown[] }>(e.activityTaskScheduledEventAttributes.input)?.containers?.length : undefined;
       const d: Decision = { activity, requests: batch ?? 1, scheduledAt: at };
       decisions.push(d);
       bySchedule.set(num(e.eventId), d);
@@ -140,7 +141,7 @@ export function handOversOf({ node, decisions, arrivals }: MutexRun): HandOver[]
 }
 
 /** The allocation activities: one container, or every allocation queued on the node together. */
-export const isAllocation = (activity: string): boolean => activity === 'allocateForContainer' || activity === 'allocateForContainers';
+export const isAllocation = (activity: string): boolean => activity === MUTEX_REQUEST_ACTIVITIES.allocate || activity === BATCH_ACTIVITY;
 
 /** Every run of every `weka-node/*` mutex workflow on the task queue. */
 export async function readMutexRuns(client: Client, taskQueue: string): Promise<MutexRun[]> {

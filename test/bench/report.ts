@@ -25,3 +25,23 @@ export function spread(values: readonly number[]): { n: number; p50: number; p99
   const sorted = [...values].sort((a, b) => a - b);
   return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN };
 }
+
+/** A figure over several runs of one benchmark: its median, its range, and how many runs met a goal. */
+export interface OverRuns {
+  n: number;
+  median: number;
+  min: number;
+  max: number;
+  /** Runs whose figure met the goal. */
+  met: number;
+}
+
+/** `meets` says whether one run's figure met the goal (e.g. a ratio at least 5, a latency under 50 ms). */
+export function overRuns(values: readonly number[], meets: (value: number) => boolean): OverRuns {
+  if (values.length === 0) throw new Error('overRuns: no runs');
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  // The middle value, or the mean of the two middle ones: with an even number of runs neither half decides alone.
+  const median = sorted.length % 2 === 1 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { n: sorted.length, median, min: sorted[0]!, max: sorted.at(-1)!, met: values.filter(meets).length };
+}

@@ -1,5 +1,6 @@
 // The mutex workflow against the real server: it continues as new carrying its queue and
-// answers, answers a repeated request from its record, and skips a requester that is gone.
+// answers, answers a repeated request from its record, skips a requester that is gone, and
+// refuses a kind of request it does not know.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MutexResponse } from '../../src/lifecycle/mutex-queue.js';
 import { mutexRequestSignal, mutexStateQuery } from '../../workflows/definitions.js';
@@ -62,5 +63,27 @@ describe('mutex workflow', () => {
     await recordHistory(mutexId, 'node-mutex-continues-as-new-answering-together', firstRun);
     await collector.stop();
     await latest.terminate('test done');
+  });
+
+  it('refuses a request of a kind it does not know, even one named like an Object method, and goes on', { timeout: 120_000 }, async () => {
+    const node = uniqueName('no-such-node');
+    const mutexId = `weka-node/${node}`;
+    const collector = await replyCollector(op);
+    const handle = await op.client.workflow.start(mutexWorkflow, { taskQueue: op.deps.taskQueue, workflowId: mutexId, args: [{ key: mutexId, node }] });
+    const ask = (requestId: string, kind: string) => handle.signal(mutexRequestSignal, { requestId, kind, replyTo: collector.workflowId, payload: { node } });
+    await ask('inherited', 'toString');
+    await ask('made-up', 'defragment');
+    await ask('known', 'remove-proxy-if-unused');
+    const answers = await eventually('three answers', async () => {
+      const got = await collector.answers();
+      return got.length >= 3 ? new Map(got.map((a: MutexResponse) => [a.requestId, a])) : undefined;
+    }, 60_000);
+    for (const [id, kind] of [['inherited', 'toString'], ['made-up', 'defragment']] as const) {
+      expect(answers.get(id)).toMatchObject({ ok: false, error: { type: 'UnknownRequestKind', message: `unknown mutex request kind "${kind}"` } });
+    }
+    expect(answers.get('known')?.ok).toBe(true);
+    expect((await handle.query(mutexStateQuery)).executed).toBe(3);
+    await collector.stop();
+    await handle.terminate('test done');
   });
 });
