@@ -79,3 +79,21 @@ export interface ObjectRef {
 export function refText(ref: ObjectRef): string {
   return `${ref.namespace}/${ref.name}`;
 }
+
+/** Longest Kubernetes object name (a DNS subdomain). */
+const MAX_NAME = 253;
+
+/**
+ * The name of the Event the watcher records for one action on one object. Every replica's
+ * watcher sees the same change and takes the same action (the workflow id makes the action
+ * itself happen once); naming the Event after the object's uid, the reason and which occurrence
+ * it is (e.g. the generation signalled) makes the second replica's create an AlreadyExists
+ * instead of a second Event. The uid keeps an object created again under the same name from
+ * colliding with the Events its predecessor left.
+ */
+export function watcherEventName(obj: { name: string; uid: string }, reason: string, occurrence: string | number): string {
+  const suffix = [obj.uid.toLowerCase().replace(/[^0-9a-z]/g, '').slice(0, 12), reason.toLowerCase().replace(/[^0-9a-z-]/g, ''), String(occurrence).toLowerCase().replace(/[^0-9a-z-]/g, '')].join('.');
+  // The object's name is a DNS subdomain already; shortened, it must still end in a letter or digit.
+  const base = obj.name.slice(0, MAX_NAME - suffix.length - 1).replace(/[^0-9a-z]+$/, '');
+  return `${base}.${suffix}`;
+}

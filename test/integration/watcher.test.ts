@@ -104,12 +104,14 @@ describe('the CR watcher', () => {
     await waitGone(ref, 120_000);
   });
 
-  it('starts exactly one workflow with two watchers at once and after a watcher restart', { timeout: 180_000 }, async () => {
+  it('starts exactly one workflow and records each Event once with two watchers at once and after a watcher restart', { timeout: 180_000 }, async () => {
     const [a] = await Promise.all([watcher(), watcher()]);
     const ref = { namespace: await uniqueNamespace('watch-two'), name: 'drive-0' };
     const uid = await createContainer(ref, SPEC);
     const ready = await waitForPhase(ref, 'Ready', 150_000);
     expect(ready.metadata.finalizers).toEqual([FINALIZER]);
+    // Both watchers wrote the workflow id; the Event that says so is there once.
+    expect((await eventReasons(ref)).filter((r) => r === 'WorkflowStarted')).toHaveLength(1);
 
     await stop(a!);
     // A restarted watcher lists everything again and, once ready, has started (use-existing) again.
@@ -122,6 +124,7 @@ describe('the CR watcher', () => {
 
     await deleteContainer(ref);
     await waitGone(ref, 120_000);
+    expect((await eventReasons(ref)).filter((r) => r === 'TeardownRequested')).toHaveLength(1);
   });
 
   it('signals a spec change, and the waiting workflow proceeds to Ready', { timeout: 180_000 }, async () => {

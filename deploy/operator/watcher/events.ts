@@ -1,12 +1,18 @@
 // Kubernetes Events the watcher records on the objects it acts on, for `kubectl describe`.
 import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
+import { isAlreadyExists } from '../../../activities/kube/errors.js';
 import { API_GROUP_VERSION } from '../../../src/api/index.js';
+import { watcherEventName } from '../../../src/lifecycle/names.js';
 import type { WatchedObject } from '../../../src/lifecycle/watch-decision.js';
 
-export async function recordWatcherEvent(core: CoreV1Api, obj: WatchedObject, reason: string, message: string): Promise<void> {
+/**
+ * Records one Event per object, reason and occurrence: when another replica's watcher already
+ * recorded it for the same action, this one is not recorded again.
+ */
+export async function recordWatcherEvent(core: CoreV1Api, obj: WatchedObject, reason: string, message: string, occurrence: string | number): Promise<void> {
   const now = new Date();
   const event: CoreV1Event = {
-    metadata: { generateName: `${obj.name}.`, namespace: obj.namespace },
+    metadata: { name: watcherEventName(obj, reason, occurrence), namespace: obj.namespace },
     involvedObject: { apiVersion: API_GROUP_VERSION, kind: obj.kind, name: obj.name, namespace: obj.namespace, uid: obj.uid },
     type: 'Normal',
     reason,
@@ -16,5 +22,9 @@ export async function recordWatcherEvent(core: CoreV1Api, obj: WatchedObject, re
     lastTimestamp: now,
     count: 1,
   };
-  await core.createNamespacedEvent({ namespace: obj.namespace, body: event });
+  try {
+    await core.createNamespacedEvent({ namespace: obj.namespace, body: event });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
 }

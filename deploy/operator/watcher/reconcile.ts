@@ -101,14 +101,14 @@ export class Reconciler {
       case 'signalSpecChanged':
         await this.deps.temporal.workflow.signalWithStart(workflow.type, { ...this.startOptions(obj, workflow), signal: specChangedSignal, signalArgs: [] });
         log.info({ generation: action.generation }, 'spec change signalled');
-        await this.event(obj, 'SpecChangeSignalled', `generation ${action.generation}: workflow ${workflow.id} re-reads the spec`, log);
+        await this.event(obj, 'SpecChangeSignalled', `generation ${action.generation}: workflow ${workflow.id} re-reads the spec`, action.generation, log);
         return true;
       case 'signalDelete':
         // With start: a workflow that never ran (created and deleted while no watcher ran) or
         // that ended starts now and goes straight to its teardown, which removes the finalizer.
         await this.deps.temporal.workflow.signalWithStart(workflow.type, { ...this.startOptions(obj, workflow), signal: deleteRequestedSignal, signalArgs: [] });
         log.info('deletion signalled: the workflow tears down and then removes the finalizer');
-        await this.event(obj, 'TeardownRequested', `deletion started: workflow ${workflow.id} tears down, then removes the finalizer`, log);
+        await this.event(obj, 'TeardownRequested', `deletion started: workflow ${workflow.id} tears down, then removes the finalizer`, 'deletion', log);
         return true;
       case 'writeWorkflowId':
         try {
@@ -118,7 +118,7 @@ export class Reconciler {
           throw err;
         }
         log.info('workflow id written to status');
-        await this.event(obj, 'WorkflowStarted', `lifecycle workflow ${workflow.id} (${workflow.type}) runs this object`, log);
+        await this.event(obj, 'WorkflowStarted', `lifecycle workflow ${workflow.id} (${workflow.type}) runs this object`, 'workflow', log);
         return true;
     }
   }
@@ -175,9 +175,10 @@ export class Reconciler {
     throw new Error(`could not add the finalizer to ${obj.namespace}/${obj.name}: it kept changing`);
   }
 
-  private async event(obj: WatchedObject, reason: string, message: string, log: Logger): Promise<void> {
+  /** `occurrence` tells this action from another with the same reason on the same object (one Event each, whichever replica records it). */
+  private async event(obj: WatchedObject, reason: string, message: string, occurrence: string | number, log: Logger): Promise<void> {
     try {
-      await recordWatcherEvent(this.deps.api.core, obj, reason, message);
+      await recordWatcherEvent(this.deps.api.core, obj, reason, message, occurrence);
     } catch (err) {
       // An Event is for people; failing to record one must not make the action count as failed.
       log.debug({ reason, err: err instanceof Error ? err.message : String(err) }, 'could not record an Event');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FINALIZER, MANAGED_BY, MANAGED_BY_LABEL } from '../../../src/lifecycle/names.js';
+import { FINALIZER, MANAGED_BY, MANAGED_BY_LABEL, watcherEventName } from '../../../src/lifecycle/names.js';
 import {
   DEFAULT_WATCHED_KINDS,
   decideWatchActions,
@@ -231,5 +231,40 @@ describe('watchedObjectOf', () => {
   it('reads a bare new object and refuses one without a uid', () => {
     expect(watchedObjectOf('WekaCluster', { metadata: { name: 'c', namespace: 'ns', uid: 'u' }, spec: {} })).toMatchObject({ deleting: false, finalizers: [], status: {}, generation: 1 });
     expect(watchedObjectOf('WekaCluster', { metadata: { name: 'c' } })).toBeUndefined();
+  });
+});
+
+describe('the name of a watcher Event', () => {
+  const uid = '1F3A9C2E-77b0-4c5e-9d1a-0123456789ab';
+  const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+  it.each([
+    { name: 'drive-0', reason: 'SpecChangeSignalled', occurrence: 3, expected: 'drive-0.1f3a9c2e77b0.specchangesignalled.3' },
+    { name: 'analytics.drive-1', reason: 'WorkflowStarted', occurrence: 'workflow', expected: 'analytics.drive-1.1f3a9c2e77b0.workflowstarted.workflow' },
+    { name: 'x', reason: 'TeardownRequested', occurrence: 'deletion', expected: 'x.1f3a9c2e77b0.teardownrequested.deletion' },
+  ])('names $reason on $name after the object, its uid, the reason and the occurrence', ({ name, reason, occurrence, expected }) => {
+    expect(watcherEventName({ name, uid }, reason, occurrence)).toBe(expected);
+  });
+
+  it('is the same for every replica and differs by object, reason and occurrence', () => {
+    const base = watcherEventName({ name: 'drive-0', uid }, 'SpecChangeSignalled', 2);
+    expect(watcherEventName({ name: 'drive-0', uid }, 'SpecChangeSignalled', 2)).toBe(base);
+    expect(new Set([
+      base,
+      watcherEventName({ name: 'drive-0', uid }, 'SpecChangeSignalled', 3),
+      watcherEventName({ name: 'drive-0', uid }, 'TeardownRequested', 2),
+      watcherEventName({ name: 'drive-0', uid: '9c7d0000-0000-4000-8000-000000000000' }, 'SpecChangeSignalled', 2),
+      watcherEventName({ name: 'drive-1', uid }, 'SpecChangeSignalled', 2),
+    ]).size).toBe(5);
+  });
+
+  it('stays a valid object name for the longest object names, even cut where a dash or dot was', () => {
+    for (const name of ['a'.repeat(253), `${'a'.repeat(230)}-${'b'.repeat(22)}`, `${'a'.repeat(220)}.b${'c'.repeat(30)}`]) {
+      for (let cut = 0; cut < 30; cut++) {
+        const named = watcherEventName({ name: name.slice(0, 253 - cut), uid }, 'SpecChangeSignalled', 12345);
+        expect(named.length).toBeLessThanOrEqual(253);
+        expect(named).toMatch(dnsSubdomain);
+      }
+    }
   });
 });
