@@ -50,17 +50,18 @@ const deliveries = proxyActivities<Pick<RequesterActivities, 'answerMutexRequest
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
 });
 
-const run = MUTEX_REQUEST_ACTIVITIES;
+/** Each kind's activity, by name (one table, also read by the metrics). */
+const activity = MUTEX_REQUEST_ACTIVITIES;
 const executors: Record<MutexRequestKind, (payload: never) => Promise<MutexOutcome>> = {
-  allocate: acts[run.allocate],
-  release: acts[run.release],
-  'ensure-proxy': acts[run['ensure-proxy']],
-  'remove-proxy-if-unused': acts[run['remove-proxy-if-unused']],
-  'allocate-cluster-ports': acts[run['allocate-cluster-ports']],
-  'release-cluster-ports': acts[run['release-cluster-ports']],
+  allocate: acts[activity.allocate],
+  release: acts[activity.release],
+  'ensure-proxy': acts[activity['ensure-proxy']],
+  'remove-proxy-if-unused': acts[activity['remove-proxy-if-unused']],
+  'allocate-cluster-ports': acts[activity['allocate-cluster-ports']],
+  'release-cluster-ports': acts[activity['release-cluster-ports']],
   // Publishing signed drives adds capacity, so it is serialized with the node's allocations and
   // its completion wakes the containers that were refused for lack of it.
-  'publish-drives': async (payload: Parameters<typeof acts.publishNodeDrives>[0]) => ({ ok: true, result: await acts[run['publish-drives']](payload) }),
+  'publish-drives': async (payload: Parameters<typeof acts.publishNodeDrives>[0]) => ({ ok: true, result: await acts[activity['publish-drives']](payload) }),
 };
 
 /** An idle mutex ends after this long; the next request starts it again. */

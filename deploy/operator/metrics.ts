@@ -6,7 +6,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ActivityDeps } from '../../activities/deps.js';
 import { EXEC_TRANSPORT_ERROR, type ExecTransport } from '../../activities/exec/transport.js';
-import { BATCH_ACTIVITY, MUTEX_REQUEST_ACTIVITIES, queuedFor } from '../../src/lifecycle/mutex-queue.js';
+import { ALLOCATION_ACTIVITIES, BATCH_ACTIVITY, MUTEX_REQUEST_ACTIVITIES, queuedFor } from '../../src/lifecycle/mutex-queue.js';
 import { classifyExit } from '../../src/weka/call.js';
 
 const SECONDS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -74,7 +74,8 @@ export class OperatorMetrics {
       const end = this.stepDuration.startTimer({ activity: name });
       const started = performance.now();
       const allocations = (results: readonly string[]) => {
-        if (!ALLOCATING.has(name)) return;
+        // The allocating activities' time is also observed per container (weka_allocation_duration_seconds).
+        if (!ALLOCATION_ACTIVITIES.has(name)) return;
         for (const result of results) this.allocationDuration.observe({ result }, (performance.now() - started) / 1000);
       };
       try {
@@ -115,9 +116,6 @@ export class OperatorMetrics {
  * the wait up to that attempt (what the requester experienced).
  */
 const MUTEX_EXECUTED: ReadonlySet<string> = new Set([...Object.values(MUTEX_REQUEST_ACTIVITIES), BATCH_ACTIVITY]);
-
-/** The activities that allocate, whose time is also observed per container as weka_allocation_duration_seconds. */
-const ALLOCATING: ReadonlySet<string> = new Set([MUTEX_REQUEST_ACTIVITIES.allocate, BATCH_ACTIVITY]);
 
 /** The requests (payloads) an activity executes: the batch's containers, or its one input. */
 function requestsOf(name: string, input: unknown): unknown[] {

@@ -97,6 +97,9 @@ export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
 /** The activity that executes the queued requests of BATCHED_KINDS together. */
 export const BATCH_ACTIVITY = 'allocateForContainers';
 
+/** The activities that allocate: one container's, or a batch's. */
+export const ALLOCATION_ACTIVITIES: ReadonlySet<string> = new Set([MUTEX_REQUEST_ACTIVITIES.allocate, BATCH_ACTIVITY]);
+
 /**
  * The next request and, when its kind can be batched, the queued requests of the same kind that
  * may be decided with it (up to `max` in all), in arrival order. A request may move ahead of

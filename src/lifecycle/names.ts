@@ -92,7 +92,9 @@ const MAX_NAME = 253;
  * colliding with the Events its predecessor left.
  */
 export function watcherEventName(obj: { name: string; uid: string }, reason: string, occurrence: string | number): string {
-  const suffix = [obj.uid.toLowerCase().replace(/[^0-9a-z]/g, '').slice(0, 12), reason.toLowerCase().replace(/[^0-9a-z-]/g, ''), String(occurrence).toLowerCase().replace(/[^0-9a-z-]/g, '')].join('.');
+  const label = (text: string): string => text.toLowerCase().replace(/[^0-9a-z-]/g, '');
+  const uid = label(obj.uid).replaceAll('-', '').slice(0, 12);
+  const suffix = [uid, label(reason), label(String(occurrence))].join('.');
   // The object's name is a DNS subdomain already; shortened, it must still end in a letter or digit.
   const base = obj.name.slice(0, MAX_NAME - suffix.length - 1).replace(/[^0-9a-z]+$/, '');
   return `${base}.${suffix}`;

@@ -7,7 +7,7 @@
 // signal to the requester, the capacity notifications, scheduling the next activity, and the
 // worker picking it up.
 import { defaultPayloadConverter, type Client } from '@temporalio/client';
-import { BATCH_ACTIVITY, MUTEX_REQUEST_ACTIVITIES } from '../../src/lifecycle/mutex-queue.js';
+import { ALLOCATION_ACTIVITIES, BATCH_ACTIVITY } from '../../src/lifecycle/mutex-queue.js';
 import { mutexTaskQueue } from '../../src/lifecycle/names.js';
 import { sleep } from './bench-env.js';
 
@@ -141,7 +141,7 @@ export function handOversOf({ node, decisions, arrivals }: MutexRun): HandOver[]
 }
 
 /** The allocation activities: one container, or every allocation queued on the node together. */
-export const isAllocation = (activity: string): boolean => activity === MUTEX_REQUEST_ACTIVITIES.allocate || activity === BATCH_ACTIVITY;
+export const isAllocation = (activity: string): boolean => ALLOCATION_ACTIVITIES.has(activity);
 
 /** Every run of every `weka-node/*` mutex workflow on the task queue. */
 export async function readMutexRuns(client: Client, taskQueue: string): Promise<MutexRun[]> {
