@@ -1,5 +1,5 @@
 // The summary table every benchmark contributes rows to, and number formatting shared by them.
-import { percentile } from './bench-env.js';
+import { median, percentile } from './bench-env.js';
 
 export interface BenchRow {
   benchmark: string;
@@ -39,9 +39,5 @@ export interface OverRuns {
 /** `meets` says whether one run's figure met the goal (e.g. a ratio at least 5, a latency under 50 ms). */
 export function overRuns(values: readonly number[], meets: (value: number) => boolean): OverRuns {
   if (values.length === 0) throw new Error('overRuns: no runs');
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length / 2;
-  // The middle value, or the mean of the two middle ones: with an even number of runs neither half decides alone.
-  const median = sorted.length % 2 === 1 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  return { n: sorted.length, median, min: sorted[0]!, max: sorted.at(-1)!, met: values.filter(meets).length };
+  return { n: values.length, median: median(values), min: Math.min(...values), max: Math.max(...values), met: values.filter(meets).length };
 }
