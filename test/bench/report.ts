@@ -19,6 +19,7 @@ export function printTable(rows: readonly BenchRow[]): string {
 
 export const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 export const millis = (ms: number): string => (Number.isNaN(ms) ? 'n/a' : ms < 10 ? `${ms.toFixed(1)} ms` : `${Math.round(ms)} ms`);
+export const ratio = (x: number): string => `${x.toFixed(1)}x`;
 
 /** p50 / p99 / max of a list of durations, in ms. */
 export function spread(values: readonly number[]): { n: number; p50: number; p99: number; max: number } {

@@ -20,7 +20,7 @@ import { compileOperator, compileSimulator } from './bench-env.js';
 import { runCrashRecovery, summarizeCrash } from './crash-recovery.bench.js';
 import { kib, mib, runIdleScale } from './idle-scale.bench.js';
 import { runLeaseBaseline, type LeaseBaselineResult } from './lease-baseline.bench.js';
-import { millis, overRuns, printTable, seconds, spread, type BenchRow, type OverRuns } from './report.js';
+import { millis, overRuns, printTable, ratio, seconds, spread, type BenchRow, type OverRuns } from './report.js';
 import { runRollout, type RolloutResult } from './rollout.bench.js';
 
 const BENCHMARKS = ['allocator', 'rollout', 'lease', 'crash', 'scale'] as const;
@@ -118,7 +118,7 @@ function printLeaseRun(r: LeaseBaselineResult): void {
   log(side('node mutex (Temporal)', r.mutex));
   if (r.mutex.perDecision) log(`   node mutex: allocations per decision p50 ${r.mutex.perDecision.p50}, max ${r.mutex.perDecision.max} (${r.mutex.perDecision.n} decisions)`);
   log(side('Lease (seed 002)', r.lease));
-  log(`   ratio lease / mutex: total ${(r.lease.totalMs / r.mutex.totalMs).toFixed(1)}x, hand-over p50 ${(r.lease.handOver.p50 / r.mutex.handOver.p50).toFixed(1)}x`);
+  log(`   ratio lease / mutex: total ${ratio(r.lease.totalMs / r.mutex.totalMs)}, hand-over p50 ${ratio(r.lease.handOver.p50 / r.mutex.handOver.p50)}`);
 }
 
 /** A figure for the table: one run's value as is, several runs' as median, range and goal count. */
@@ -127,7 +127,6 @@ function figureOverRuns(o: OverRuns, format: (v: number) => string, goal?: strin
   return `median ${format(o.median)} (${format(o.min)}-${format(o.max)})${goal === undefined ? '' : `, ${o.met} of ${o.n} runs ${goal}`}`;
 }
 
-const ratio = (x: number): string => `${x.toFixed(1)}x`;
 const leaseTitle = `3. baseline: ${containers} allocations over ${nodes} nodes, node mutex vs per-node Lease${leaseRuns > 1 ? `, ${leaseRuns} runs` : ''}`;
 await bench(
   'lease',
