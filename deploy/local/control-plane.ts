@@ -28,6 +28,8 @@ export interface ControlPlaneOptions {
   /** Per-server start-up deadline. */
   deadlineMs?: number;
   installCrds?: boolean;
+  /** An audit policy (YAML) for the apiserver; its events go to `apiserverAuditLogPath`. */
+  auditPolicy?: string;
   log?: (message: string) => void;
 }
 
@@ -65,6 +67,10 @@ export class ControlPlane {
   get logDir(): string {
     return join(this.dataDir, 'logs');
   }
+  /** The apiserver's audit events, one JSON object per line (only with the `auditPolicy` option). */
+  get apiserverAuditLogPath(): string {
+    return join(this.logDir, 'kube-apiserver-audit.log');
+  }
   get apiserverUrl(): string {
     return `https://127.0.0.1:${this.ports.apiserver}`;
   }
@@ -101,7 +107,7 @@ export class ControlPlane {
       log,
     );
     try {
-      await cp.boot(options.installCrds ?? true);
+      await cp.boot(options.installCrds ?? true, options.auditPolicy);
     } catch (err) {
       await cp.stop();
       throw err;
@@ -117,9 +123,11 @@ export class ControlPlane {
     return result;
   }
 
-  private async boot(withCrds: boolean): Promise<void> {
+  private async boot(withCrds: boolean, auditPolicy: string | undefined): Promise<void> {
     const started = Date.now();
     const pki = await this.timed('certificates', () => createPki(join(this.dataDir, 'pki')));
+    const auditPolicyFile = join(this.dataDir, 'audit-policy.yaml');
+    if (auditPolicy !== undefined) await writeFile(auditPolicyFile, auditPolicy);
     const kube = (async () => {
       this.etcd = await this.timed('etcd', () =>
         startEtcd({
@@ -140,6 +148,7 @@ export class ControlPlane {
           certDir: join(this.dataDir, 'pki', 'apiserver-certs'),
           logDir: this.logDir,
           deadlineMs: this.deadlineMs,
+          ...(auditPolicy !== undefined ? { audit: { policyFile: auditPolicyFile, logFile: this.apiserverAuditLogPath } } : {}),
         }),
       );
       await writeFile(this.kubeconfigPath, await kubeconfigYaml(this.apiserverUrl, pki), { mode: 0o600 });

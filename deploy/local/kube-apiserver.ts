@@ -14,6 +14,8 @@ export interface ApiserverOptions {
   certDir: string;
   logDir: string;
   deadlineMs: number;
+  /** An audit policy file, and where the apiserver writes its audit events (JSON lines). */
+  audit?: { policyFile: string; logFile: string };
 }
 
 export interface Apiserver {
@@ -68,6 +70,7 @@ export async function startApiserver(o: ApiserverOptions): Promise<Apiserver> {
       `--kubelet-client-key=${o.pki.adminKey}`,
       `--kubelet-certificate-authority=${o.pki.caCert}`,
       '--kubelet-preferred-address-types=InternalIP',
+      ...(o.audit ? [`--audit-policy-file=${o.audit.policyFile}`, `--audit-log-path=${o.audit.logFile}`, '--audit-log-format=json'] : []),
     ],
     logPath: join(o.logDir, 'kube-apiserver.log'),
   });

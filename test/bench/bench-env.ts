@@ -54,11 +54,11 @@ export const compileSimulator = (): Promise<void> => tsc('tsconfig.sim.json');
 export const compileOperator = (): Promise<void> => tsc('tsconfig.build.json');
 
 /** Starts a control plane for one benchmark and always stops it, whatever `body` does. */
-export async function withControlPlane<T>(log: Log, body: (cp: ControlPlane) => Promise<T>): Promise<T> {
+export async function withControlPlane<T>(log: Log, body: (cp: ControlPlane) => Promise<T>, options: { auditPolicy?: string } = {}): Promise<T> {
   // The control plane's own start-up lines are noise in a benchmark's output; keep only failures.
   // BENCH_KEEP_DATA=1 keeps the data directory (logs of every server and the operator) after the run.
   const keep = process.env['BENCH_KEEP_DATA'] === '1';
-  const cp = await ControlPlane.start({ log: () => undefined, keep });
+  const cp = await ControlPlane.start({ log: () => undefined, keep, ...options });
   log(`control plane up in ${cp.timings.total} ms (${cp.dataDir}${keep ? ', kept' : ''})`);
   try {
     return await body(cp);

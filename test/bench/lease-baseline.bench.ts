@@ -14,12 +14,13 @@
 // full rollout (benchmark 2) adds proxies, pods and Weka calls around it. Nodes here are bare Node
 // objects with a shared-drives annotation (no kwok, no simulator): nothing is exec'd.
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { CoordinationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { WekaApi } from '../../activities/kube/weka-api.js';
 import { allocateVirtualDrives, type PhysicalDrive } from '../../src/allocation/index.js';
 import { decodeSharedDrivesAnnotation, encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
-import { mutexTaskQueue, nodeMutexId } from '../../src/lifecycle/names.js';
+import { FIELD_MANAGER, mutexTaskQueue, nodeMutexId } from '../../src/lifecycle/names.js';
 import { allocationRequest } from '../../src/lifecycle/requests.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
 import { mutexRequestSignal } from '../../workflows/definitions.js';
@@ -39,14 +40,21 @@ import {
   type Log,
 } from './bench-env.js';
 import { LeaseLock, SEED_LEASE_TIMINGS } from './lease-lock.js';
-import { allocationToAllocation, handOversOf, isAllocation, readSettledMutexRuns } from './mutex-handover.js';
+import { allocationAskedAt, allocationToAllocation, handOversOf, isAllocation, readSettledMutexRuns } from './mutex-handover.js';
 import { spread } from './report.js';
+import { allocationGaps, parseStatusWrites, STATUS_WRITES_AUDIT_POLICY } from './status-writes.js';
 
 export interface SerializedAllocations {
   design: 'mutex' | 'lease';
   totalMs: number;
   perSecond: number;
   handOver: ReturnType<typeof spread>;
+  /**
+   * Allocation to allocation on a node, write to write as the apiserver saw them, for every
+   * consecutive pair where the second had already asked (status-writes.ts): the same measure for
+   * both designs, over every allocation (the mutex's hand-over above counts decisions).
+   */
+  writeToWrite: ReturnType<typeof spread>;
   /** Allocations decided per mutex decision (the node mutex decides the queued ones together). */
   perDecision?: ReturnType<typeof spread>;
 }
@@ -85,7 +93,8 @@ export async function runLeaseBaseline(o: { containers: number; nodes: number; l
     await createDriveContainers(kc, 'bench-mutex', mutexPlacements);
     const op = await startOperator(cp, { logName: 'operator-mutex', env: { WEKA_RUN_WATCHER: 'false' } });
     const connection = await Connection.connect({ address: cp.temporalAddress });
-    let mutex: SerializedAllocations;
+    let mutex: Omit<SerializedAllocations, 'writeToWrite'>;
+    let mutexAskedAt = new Map<string, number>();
     try {
       await op.waitReady();
       const client = new Client({ connection, namespace: cp.temporalNamespace });
@@ -103,6 +112,7 @@ export async function runLeaseBaseline(o: { containers: number; nodes: number; l
       );
       // The end is the last allocation's completion as Temporal recorded it, not when the poll saw it.
       const runs = (await readSettledMutexRuns(client, op.taskQueue)).filter((r) => r.node !== WARM_UP_NODE);
+      mutexAskedAt = allocationAskedAt(runs);
       const allocations = runs.flatMap((r) => r.decisions.filter((d) => isAllocation(d.activity)));
       const ends = allocations.map((d) => d.endedAt ?? Number.NaN);
       const totalMs = Math.max(...ends) - t0;
@@ -134,10 +144,20 @@ export async function runLeaseBaseline(o: { containers: number; nodes: number; l
     const leasePlacements = roundRobin('lease', o.containers, leaseNodes);
     await ensureNamespace(kc, 'bench-lease');
     await createDriveContainers(kc, 'bench-lease', leasePlacements);
-    const lease = await leaseAllocations(kc, 'bench-lease', leasePlacements);
+    const { holds, ...lease } = await leaseAllocations(kc, 'bench-lease', leasePlacements);
     o.log(`lease: ${o.containers} allocations in ${Math.round(lease.totalMs)} ms`);
-    return { containers: o.containers, nodes: o.nodes, mutex, lease };
-  });
+
+    const writes = parseStatusWrites(await readFile(cp.apiserverAuditLogPath, 'utf8'));
+    const writeToWrite = (placements: readonly ContainerPlacement[], namespace: string, fieldManager: string, askedAt: ReadonlyMap<string, number>) =>
+      spread(allocationGaps(writes, { fieldManager, nodeOf: new Map(placements.map((p) => [`${namespace}/${p.name}`, p.nodeName])), askedAt }).map((g) => g.ms));
+    const leaseAskedAt = new Map(holds.map((h) => [`bench-lease/${h.container}`, h.requestedAt]));
+    return {
+      containers: o.containers,
+      nodes: o.nodes,
+      mutex: { ...mutex, writeToWrite: writeToWrite(mutexPlacements, 'bench-mutex', FIELD_MANAGER.allocator, mutexAskedAt) },
+      lease: { ...lease, writeToWrite: writeToWrite(leasePlacements, 'bench-lease', LEASE_FIELD_MANAGER, leaseAskedAt) },
+    };
+  }, { auditPolicy: STATUS_WRITES_AUDIT_POLICY });
 }
 
 /** A node of its own for the warm-up allocation, outside the measured ones. */
@@ -171,6 +191,7 @@ async function requestAllocation(client: Client, taskQueue: string, namespace: s
 }
 
 interface LeaseHold {
+  container: string;
   node: string;
   requestedAt: number;
   acquiredAt: number;
@@ -178,7 +199,7 @@ interface LeaseHold {
 }
 
 /** Every placement's allocation at once, each serialized by its node's Lease (the seed's design). */
-export async function leaseAllocations(kc: KubeConfig, namespace: string, placements: readonly ContainerPlacement[]): Promise<SerializedAllocations> {
+export async function leaseAllocations(kc: KubeConfig, namespace: string, placements: readonly ContainerPlacement[]): Promise<Omit<SerializedAllocations, 'writeToWrite'> & { holds: LeaseHold[] }> {
   const coordination = kc.makeApiClient(CoordinationV1Api);
   const api = new WekaApi(kc);
   const t0 = Date.now();
@@ -196,7 +217,7 @@ export async function leaseAllocations(kc: KubeConfig, namespace: string, placem
       if (next.requestedAt <= prev.releasedAt) handOvers.push(next.acquiredAt - prev.releasedAt);
     }
   }
-  return { design: 'lease', totalMs, perSecond: placements.length / (totalMs / 1000), handOver: spread(handOvers) };
+  return { design: 'lease', totalMs, perSecond: placements.length / (totalMs / 1000), handOver: spread(handOvers), holds };
 }
 
 async function allocateUnderLease(coordination: CoordinationV1Api, api: WekaApi, namespace: string, p: ContainerPlacement): Promise<LeaseHold> {
@@ -230,5 +251,5 @@ async function allocateUnderLease(coordination: CoordinationV1Api, api: WekaApi,
     stopRenewing();
     await lock.release();
   }
-  return { node: p.nodeName, requestedAt, acquiredAt, releasedAt: Date.now() };
+  return { container: p.name, node: p.nodeName, requestedAt, acquiredAt, releasedAt: Date.now() };
 }

@@ -50,6 +50,13 @@ const decode = <T>(p: Payloads | null | undefined, i = 0): T | undefined => {
   return payload === undefined ? undefined : (defaultPayloadConverter.fromPayload(payload as never) as T);
 };
 
+/** The fields of a mutex request this module reads. */
+interface MutexRequestSeen {
+  requestId: string;
+  kind?: string;
+  payload?: { namespace?: string; name?: string };
+}
+
 /** The activity that delivers a decision's answers (not itself a decision). */
 const ANSWERS = 'answerMutexRequests';
 
@@ -68,6 +75,8 @@ export interface MutexRun {
   decisions: Decision[];
   /** Arrival time of the k-th distinct request (-Infinity: carried over from the previous run). */
   arrivals: number[];
+  /** When each container's first allocate request arrived, by `namespace/name`. */
+  allocationArrivals: Map<string, number>;
   /** The run's workflow tasks: when each was scheduled, started and completed (timeline only). */
   workflowTasks: { scheduledAt: number; startedAt?: number; completedAt?: number }[];
 }
@@ -80,6 +89,11 @@ export function mutexRunOf(node: string, events: readonly HistoryEvent[]): Mutex
   const decisions: Decision[] = [];
   const bySchedule = new Map<number, Decision>();
   const workflowTasks: MutexRun['workflowTasks'] = [];
+  const allocationArrivals = new Map<string, number>();
+  const arriveForAllocation = (r: MutexRequestSeen, at: number): void => {
+    const container = `${r.payload?.namespace}/${r.payload?.name}`;
+    if (r.kind === 'allocate' && !allocationArrivals.has(container)) allocationArrivals.set(container, at);
+  };
   const arrive = (requestId: string, at: number): void => {
     if (seen.has(requestId)) return;
     seen.add(requestId);
@@ -92,13 +106,19 @@ export function mutexRunOf(node: string, events: readonly HistoryEvent[]): Mutex
     if (task && e.workflowTaskStartedEventAttributes) task.startedAt = at;
     if (task && e.workflowTaskCompletedEventAttributes) task.completedAt = at;
     if (e.workflowExecutionStartedEventAttributes) {
-      const input = decode<{ state?: { queue?: { requestId: string }[] } }>(e.workflowExecutionStartedEventAttributes.input);
-      for (const r of input?.state?.queue ?? []) arrive(r.requestId, Number.NEGATIVE_INFINITY);
+      const input = decode<{ state?: { queue?: MutexRequestSeen[] } }>(e.workflowExecutionStartedEventAttributes.input);
+      for (const r of input?.state?.queue ?? []) {
+        arrive(r.requestId, Number.NEGATIVE_INFINITY);
+        arriveForAllocation(r, Number.NEGATIVE_INFINITY);
+      }
     }
     const signal = e.workflowExecutionSignaledEventAttributes;
     if (signal?.signalName === 'mutexRequest') {
-      const request = decode<{ requestId: string }>(signal.input);
-      if (request) arrive(request.requestId, at);
+      const request = decode<MutexRequestSeen>(signal.input);
+      if (request) {
+        arrive(request.requestId, at);
+        arriveForAllocation(request, at);
+      }
     }
     if (e.activityTaskScheduledEventAttributes) {
       const activity = e.activityTaskScheduledEventAttributes.activityType?.name ?? '?';
@@ -120,7 +140,7 @@ export function mutexRunOf(node: string, events: readonly HistoryEvent[]): Mutex
       if (d) d.endedAt = at;
     }
   }
-  return { node, decisions, arrivals, workflowTasks };
+  return { node, decisions, arrivals, allocationArrivals, workflowTasks };
 }
 
 /** Hand-overs of one run: consecutive decisions where a request was already queued when the first ended. */
@@ -170,3 +190,10 @@ export async function readSettledMutexRuns(client: Client, taskQueue: string, de
 
 /** The hand-overs from one allocation decision to the next. */
 export const allocationToAllocation = (h: HandOver): boolean => isAllocation(h.from) && isAllocation(h.to);
+
+/** When each container first asked a node's mutex for its allocation, over every run, by `namespace/name`. */
+export function allocationAskedAt(runs: readonly MutexRun[]): Map<string, number> {
+  const askedAt = new Map<string, number>();
+  for (const r of runs) for (const [container, at] of r.allocationArrivals) askedAt.set(container, Math.min(at, askedAt.get(container) ?? Number.POSITIVE_INFINITY));
+  return askedAt;
+}

@@ -2,7 +2,7 @@
 // through the whole product (the operator process's watcher and worker: proxy, pod, allocation in
 // the node mutex, sign and add through Kubernetes exec into the simulator at latency 0), from the
 // first create until every one is Ready. The per-node hand-over comes from the mutex histories
-// (mutex-handover.ts).
+// (mutex-handover.ts), and allocation to allocation from the apiserver's audit log (status-writes.ts).
 import { Client, Connection } from '@temporalio/client';
 import { createSimulatedCluster } from '../../deploy/local/shared-drives.js';
 import {
@@ -15,8 +15,11 @@ import {
   withControlPlane,
   type Log,
 } from './bench-env.js';
-import { allocationToAllocation, handOversOf, isAllocation, readMutexRuns, type HandOver } from './mutex-handover.js';
+import { readFile } from 'node:fs/promises';
+import { FIELD_MANAGER } from '../../src/lifecycle/names.js';
+import { allocationAskedAt, allocationToAllocation, handOversOf, isAllocation, readMutexRuns, type HandOver } from './mutex-handover.js';
 import { spread } from './report.js';
+import { allocationGaps, parseStatusWrites, STATUS_WRITES_AUDIT_POLICY } from './status-writes.js';
 
 export interface RolloutResult {
   containers: number;
@@ -30,6 +33,8 @@ export interface RolloutResult {
   /** Only those from one allocation to the next. */
   allocationHandOvers: ReturnType<typeof spread>;
   allHandOvers: ReturnType<typeof spread>;
+  /** Allocation to allocation on a node, write to write at the apiserver, where the second had already asked. */
+  writeToWrite: ReturnType<typeof spread>;
   /** Allocations decided per allocation activity (queued ones are decided together). */
   perDecision: ReturnType<typeof spread>;
 }
@@ -46,13 +51,14 @@ export async function runRollout(o: { containers: number; nodes: number; log: Lo
     const namespace = 'bench-rollout';
     await ensureNamespace(kc, namespace);
 
+    const placements = roundRobin('drive', o.containers, nodes);
     const op = await startOperator(cp, { logName: 'operator' });
     const connection = await Connection.connect({ address: cp.temporalAddress });
     try {
       await op.waitReady();
       const { t0, readyAt } = await createAndWaitReady(kc, op, {
         namespace,
-        placements: roundRobin('drive', o.containers, nodes),
+        placements,
         clusterGUID: guid,
         timeoutMs: Math.max(300_000, o.containers * 3_000),
         pollMs: 250,
@@ -61,6 +67,11 @@ export async function runRollout(o: { containers: number; nodes: number; log: Lo
       const totalMs = Math.max(...readyAt.values()) - t0;
       const runs = await readMutexRuns(new Client({ connection, namespace: cp.temporalNamespace }), op.taskQueue);
       const handOvers = runs.flatMap(handOversOf);
+      const gaps = allocationGaps(parseStatusWrites(await readFile(cp.apiserverAuditLogPath, 'utf8')), {
+        fieldManager: FIELD_MANAGER.allocator,
+        nodeOf: new Map(placements.map((p) => [`${namespace}/${p.name}`, p.nodeName])),
+        askedAt: allocationAskedAt(runs),
+      });
       return {
         containers: o.containers,
         nodes: o.nodes,
@@ -70,11 +81,12 @@ export async function runRollout(o: { containers: number; nodes: number; log: Lo
         handOvers,
         allocationHandOvers: spread(handOvers.filter(allocationToAllocation).map((h) => h.ms)),
         allHandOvers: spread(handOvers.map((h) => h.ms)),
+        writeToWrite: spread(gaps.map((g) => g.ms)),
         perDecision: spread(runs.flatMap((r) => r.decisions.filter((d) => isAllocation(d.activity)).map((d) => d.requests))),
       };
     } finally {
       await connection.close();
       await op.stop();
     }
-  });
+  }, { auditPolicy: STATUS_WRITES_AUDIT_POLICY });
 }

@@ -2,7 +2,7 @@
 // (the second request was already queued when the first ended) and how long each took.
 import { defaultPayloadConverter } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { handOversOf, mutexRunOf } from '../../bench/mutex-handover.js';
+import { allocationAskedAt, handOversOf, mutexRunOf } from '../../bench/mutex-handover.js';
 import { percentile } from '../../bench/bench-env.js';
 
 const at = (ms: number) => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });
@@ -115,6 +115,38 @@ describe('mutex hand-overs when answers are delivered by an activity', () => {
     expect(mutexRunOf('n1', events).workflowTasks).toEqual([
       { scheduledAt: 0, startedAt: 40, completedAt: 90 },
       { scheduledAt: 150, startedAt: 160 },
+    ]);
+  });
+});
+
+describe('when each container asked for its allocation', () => {
+  const ask = (ms: number, requestId: string, name: string, kind = 'allocate') =>
+    event(ms, { workflowExecutionSignaledEventAttributes: { signalName: 'mutexRequest', input: payloads({ requestId, kind, payload: { namespace: 'ns', name, node: 'n1' } }) } });
+
+  it("keeps each container's first allocate request, over every run, carried-over ones as asked before any", () => {
+    nextId = 1;
+    const first = mutexRunOf('n1', [
+      event(0, { workflowExecutionStartedEventAttributes: { input: payloads({ key: 'weka-node/n1' }) } }),
+      ask(10, 'r1', 'a'),
+      // A resend of a's request, and a release of b: neither is when a container asked to be allocated.
+      ask(20, 'r1-again', 'a'),
+      ask(25, 'r2', 'b', 'release'),
+      ask(30, 'r3', 'c'),
+    ]);
+    const second = mutexRunOf('n1', [
+      event(100, {
+        workflowExecutionStartedEventAttributes: { input: payloads({ key: 'weka-node/n1', state: { queue: [{ requestId: 'r3', kind: 'allocate', payload: { namespace: 'ns', name: 'c' } }] } }) },
+      }),
+      ask(110, 'r4', 'b'),
+    ]);
+    expect([...first.allocationArrivals]).toEqual([
+      ['ns/a', 10],
+      ['ns/c', 30],
+    ]);
+    expect([...allocationAskedAt([first, second])].sort()).toEqual([
+      ['ns/a', 10],
+      ['ns/b', 110],
+      ['ns/c', Number.NEGATIVE_INFINITY],
     ]);
   });
 });
