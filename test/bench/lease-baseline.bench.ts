@@ -21,6 +21,7 @@ import { WekaApi } from '../../activities/kube/weka-api.js';
 import { allocateVirtualDrives, type PhysicalDrive } from '../../src/allocation/index.js';
 import { decodeSharedDrivesAnnotation, encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import { FIELD_MANAGER, mutexTaskQueue, nodeMutexId } from '../../src/lifecycle/names.js';
+import { objectKey } from '../../src/lifecycle/node-allocations.js';
 import { allocationRequest } from '../../src/lifecycle/requests.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
 import { mutexRequestSignal } from '../../workflows/definitions.js';
@@ -42,7 +43,7 @@ import {
 import { LeaseLock, SEED_LEASE_TIMINGS } from './lease-lock.js';
 import { allocationAskedAt, allocationToAllocation, handOversOf, isAllocation, readSettledMutexRuns } from './mutex-handover.js';
 import { spread } from './report.js';
-import { allocationGaps, parseStatusWrites, STATUS_WRITES_AUDIT_POLICY } from './status-writes.js';
+import { allocationGaps, nodesOf, parseStatusWrites, STATUS_WRITES_AUDIT_POLICY } from './status-writes.js';
 
 export interface SerializedAllocations {
   design: 'mutex' | 'lease';
@@ -149,8 +150,8 @@ export async function runLeaseBaseline(o: { containers: number; nodes: number; l
 
     const writes = parseStatusWrites(await readFile(cp.apiserverAuditLogPath, 'utf8'));
     const writeToWrite = (placements: readonly ContainerPlacement[], namespace: string, fieldManager: string, askedAt: ReadonlyMap<string, number>) =>
-      spread(allocationGaps(writes, { fieldManager, nodeOf: new Map(placements.map((p) => [`${namespace}/${p.name}`, p.nodeName])), askedAt }).map((g) => g.ms));
-    const leaseAskedAt = new Map(holds.map((h) => [`bench-lease/${h.container}`, h.requestedAt]));
+      spread(allocationGaps(writes, { fieldManager, nodeOf: nodesOf(namespace, placements), askedAt }).map((g) => g.ms));
+    const leaseAskedAt = new Map(holds.map((h) => [objectKey({ namespace: 'bench-lease', name: h.container }), h.requestedAt]));
     return {
       containers: o.containers,
       nodes: o.nodes,

@@ -9,6 +9,7 @@
 import { defaultPayloadConverter, type Client } from '@temporalio/client';
 import { ALLOCATION_ACTIVITIES, BATCH_ACTIVITY } from '../../src/lifecycle/mutex-queue.js';
 import { mutexTaskQueue } from '../../src/lifecycle/names.js';
+import { objectKey } from '../../src/lifecycle/node-allocations.js';
 import { sleep } from './bench-env.js';
 
 export interface HandOver {
@@ -54,7 +55,7 @@ const decode = <T>(p: Payloads | null | undefined, i = 0): T | undefined => {
 interface MutexRequestSeen {
   requestId: string;
   kind?: string;
-  payload?: { namespace?: string; name?: string };
+  payload?: { namespace: string; name: string };
 }
 
 /** The activity that delivers a decision's answers (not itself a decision). */
@@ -91,8 +92,9 @@ export function mutexRunOf(node: string, events: readonly HistoryEvent[]): Mutex
   const workflowTasks: MutexRun['workflowTasks'] = [];
   const allocationArrivals = new Map<string, number>();
   const arriveForAllocation = (r: MutexRequestSeen, at: number): void => {
-    const container = `${r.payload?.namespace}/${r.payload?.name}`;
-    if (r.kind === 'allocate' && !allocationArrivals.has(container)) allocationArrivals.set(container, at);
+    if (r.kind !== 'allocate' || r.payload === undefined) return;
+    const container = objectKey(r.payload);
+    if (!allocationArrivals.has(container)) allocationArrivals.set(container, at);
   };
   const arrive = (requestId: string, at: number): void => {
     if (seen.has(requestId)) return;

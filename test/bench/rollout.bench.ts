@@ -19,7 +19,7 @@ import { readFile } from 'node:fs/promises';
 import { FIELD_MANAGER } from '../../src/lifecycle/names.js';
 import { allocationAskedAt, allocationToAllocation, handOversOf, isAllocation, readMutexRuns, type HandOver } from './mutex-handover.js';
 import { spread } from './report.js';
-import { allocationGaps, parseStatusWrites, STATUS_WRITES_AUDIT_POLICY } from './status-writes.js';
+import { allocationGaps, nodesOf, parseStatusWrites, STATUS_WRITES_AUDIT_POLICY } from './status-writes.js';
 
 export interface RolloutResult {
   containers: number;
@@ -69,7 +69,7 @@ export async function runRollout(o: { containers: number; nodes: number; log: Lo
       const handOvers = runs.flatMap(handOversOf);
       const gaps = allocationGaps(parseStatusWrites(await readFile(cp.apiserverAuditLogPath, 'utf8')), {
         fieldManager: FIELD_MANAGER.allocator,
-        nodeOf: new Map(placements.map((p) => [`${namespace}/${p.name}`, p.nodeName])),
+        nodeOf: nodesOf(namespace, placements),
         askedAt: allocationAskedAt(runs),
       });
       return {

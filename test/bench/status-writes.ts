@@ -4,6 +4,7 @@
 // node is everything a design spends between two consecutive allocations: lock hand-over, reads,
 // the allocator, whatever bookkeeping it does. One instrument for both sides: the apiserver's
 // audit log, with a policy that records only those writes.
+import { objectKey } from '../../src/lifecycle/node-allocations.js';
 
 /** Audit only status patches of WekaContainers, at Metadata level, once the response is sent. */
 export const STATUS_WRITES_AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
@@ -65,9 +66,14 @@ export function parseStatusWrites(log: string): StatusWrite[] {
     const code = e.responseStatus?.code ?? 0;
     if (code < 200 || code >= 300 || !e.requestReceivedTimestamp || !e.stageTimestamp) return;
     const fieldManager = new URL(e.requestURI ?? '', 'https://apiserver').searchParams.get('fieldManager') ?? '';
-    writes.push({ container: `${ref.namespace}/${ref.name}`, fieldManager, receivedAt: preciseTime(e.requestReceivedTimestamp), completedAt: preciseTime(e.stageTimestamp) });
+    writes.push({ container: objectKey({ namespace: ref.namespace ?? '', name: ref.name ?? '' }), fieldManager, receivedAt: preciseTime(e.requestReceivedTimestamp), completedAt: preciseTime(e.stageTimestamp) });
   });
   return writes;
+}
+
+/** Each placed container's node, by `namespace/name` (the key of a StatusWrite). */
+export function nodesOf(namespace: string, placements: readonly { name: string; nodeName: string }[]): Map<string, string> {
+  return new Map(placements.map((p) => [objectKey({ namespace, name: p.name }), p.nodeName]));
 }
 
 export interface AllocationGap {
