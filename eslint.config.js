@@ -28,10 +28,19 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflows must not use Node built-ins; do it in an activity.' })),
+          paths: nodeBuiltins.map((name) => ({
+            name,
+            message: 'Workflows must not use Node built-ins; do it in an activity.',
+          })),
           patterns: [
-            { group: ['@kubernetes/*', 'pino', '@temporalio/worker', '@temporalio/client', '@temporalio/activity'], message: 'Workflows only import @temporalio/workflow, the pure core and activity types.' },
-            { group: ['**/activities/*', '!**/activities/*types*', '!**/activities/index*'], message: 'Import activities as types through proxyActivities only.' },
+            {
+              group: ['@kubernetes/*', 'pino', '@temporalio/worker', '@temporalio/client', '@temporalio/activity'],
+              message: 'Workflows only import @temporalio/workflow, the pure core and activity types.',
+            },
+            {
+              group: ['**/activities/*', '!**/activities/*types*', '!**/activities/index*'],
+              message: 'Import activities as types through proxyActivities only.',
+            },
           ],
         },
       ],
@@ -46,7 +55,12 @@ export default tseslint.config(
         'error',
         {
           paths: nodeBuiltins.map((name) => ({ name, message: 'src/ is the pure core: no I/O.' })),
-          patterns: [{ group: ['@kubernetes/*', '@temporalio/*', 'pino'], message: 'src/ is the pure core: no Kubernetes, Temporal or logging.' }],
+          patterns: [
+            {
+              group: ['@kubernetes/*', '@temporalio/*', 'pino'],
+              message: 'src/ is the pure core: no Kubernetes, Temporal or logging.',
+            },
+          ],
         },
       ],
     },

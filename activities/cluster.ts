@@ -5,7 +5,13 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { API_GROUP, API_VERSION, WEKA_CONTAINER_PLURAL, type WekaContainer } from '../src/api/index.js';
 import { FIELD_MANAGER, FINALIZER, refText, wekaContainerName, type ObjectRef } from '../src/lifecycle/names.js';
 import { clusterContainerName, clusterContainerSpec } from '../src/lifecycle/cluster-layout.js';
-import { clusterCreateCall, clusterListCall, completeCall, findClusterByName, planClusterCreate } from '../src/weka/index.js';
+import {
+  clusterCreateCall,
+  clusterListCall,
+  completeCall,
+  findClusterByName,
+  planClusterCreate,
+} from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { isAlreadyExists, isNotFound } from './kube/errors.js';
 import { WekaApi } from './kube/weka-api.js';
@@ -68,7 +74,12 @@ export function createClusterActivities(deps: ActivityDeps): ClusterActivities {
     },
 
     async clusterMembers(ref): Promise<MemberContainer[]> {
-      return (await members(ref)).map((c) => ({ name: c.metadata.name!, uid: c.metadata.uid ?? '', node: c.spec.nodeName ?? '', phase: c.status?.phase ?? 'Pending' }));
+      return (await members(ref)).map((c) => ({
+        name: c.metadata.name!,
+        uid: c.metadata.uid ?? '',
+        node: c.spec.nodeName ?? '',
+        phase: c.status?.phase ?? 'Pending',
+      }));
     },
 
     async formWekaCluster({ ref, target }): Promise<string> {
@@ -78,7 +89,9 @@ export function createClusterActivities(deps: ActivityDeps): ClusterActivities {
       const clusters = await run(clusterListCall());
       const plan = planClusterCreate(clusters, name);
       if (typeof plan === 'object') throw ApplicationFailure.nonRetryable(plan.conflict, 'WekaStateConflict');
-      return plan === 'already-done' ? findClusterByName(clusters, name)!.guid : (await run(clusterCreateCall(name))).guid;
+      return plan === 'already-done'
+        ? findClusterByName(clusters, name)!.guid
+        : (await run(clusterCreateCall(name))).guid;
     },
 
     async writeClusterStatus({ ref, update }): Promise<void> {
@@ -91,7 +104,9 @@ export function createClusterActivities(deps: ActivityDeps): ClusterActivities {
 
     async deleteClusterContainers(ref): Promise<number> {
       const remaining = await members(ref);
-      for (const c of remaining) if (!c.metadata.deletionTimestamp) await api.delete('WekaContainer', { namespace: ref.namespace, name: c.metadata.name! });
+      for (const c of remaining)
+        if (!c.metadata.deletionTimestamp)
+          await api.delete('WekaContainer', { namespace: ref.namespace, name: c.metadata.name! });
       return remaining.length;
     },
   };

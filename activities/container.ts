@@ -40,7 +40,8 @@ export function createContainerActivities(deps: ActivityDeps): ContainerActiviti
     async ensureContainerPod(ref: ObjectRef): Promise<ExecTargetRef> {
       const c = await api.getContainer(ref);
       if (!c) throw ApplicationFailure.nonRetryable(`${refText(ref)} does not exist`, 'NotFound');
-      if (!c.spec.nodeName) throw ApplicationFailure.nonRetryable(`${refText(ref)} has no spec.nodeName`, 'InvalidObject');
+      if (!c.spec.nodeName)
+        throw ApplicationFailure.nonRetryable(`${refText(ref)} has no spec.nodeName`, 'InvalidObject');
       await ensurePod(
         api.core,
         wekaPod({

@@ -30,6 +30,9 @@ export function withHeartbeat<A extends unknown[], R>(fn: (...args: A) => Promis
 /** Wraps every function of an activities object. */
 export function heartbeating<T extends object>(activities: T): T {
   return Object.fromEntries(
-    Object.entries(activities).map(([name, fn]) => [name, typeof fn === 'function' ? withHeartbeat(fn as (...a: unknown[]) => Promise<unknown>) : fn]),
+    Object.entries(activities).map(([name, fn]) => [
+      name,
+      typeof fn === 'function' ? withHeartbeat(fn as (...a: unknown[]) => Promise<unknown>) : fn,
+    ]),
   ) as T;
 }

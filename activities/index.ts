@@ -8,31 +8,49 @@ import { createAllocationDecisions } from './allocations.js';
 import { createNodeDecisions } from './node-decisions.js';
 import { createClusterPortDecisions } from './cluster-ports.js';
 import { createRequesterActivities } from './requester.js';
-import type { ContainerActivities, MutexActivities, RequesterActivities, SignDrivesActivities, WekaActivities } from './types.js';
+import type {
+  ContainerActivities,
+  MutexActivities,
+  RequesterActivities,
+  SignDrivesActivities,
+  WekaActivities,
+} from './types.js';
 import { createWekaActivities } from './weka.js';
 import { heartbeating } from './heartbeat.js';
 import { createSignDrivesActivities } from './sign-drives.js';
 
-export type Activities = ClusterActivities & MutexActivities & RequesterActivities & ContainerActivities & WekaActivities & SignDrivesActivities;
+export type Activities = ClusterActivities &
+  MutexActivities &
+  RequesterActivities &
+  ContainerActivities &
+  WekaActivities &
+  SignDrivesActivities;
 
 export function createActivities(deps: ActivityDeps): Activities {
-  return heartbeating(instrumented(deps, {
-    ...createAllocationDecisions(deps),
-    ...createNodeDecisions(deps),
-    ...createClusterPortDecisions(deps),
-    ...createRequesterActivities(deps),
-    ...createContainerActivities(deps),
-    ...createClusterActivities(deps),
-    ...createWekaActivities(deps),
-    ...createSignDrivesActivities(deps),
-  }));
+  return heartbeating(
+    instrumented(deps, {
+      ...createAllocationDecisions(deps),
+      ...createNodeDecisions(deps),
+      ...createClusterPortDecisions(deps),
+      ...createRequesterActivities(deps),
+      ...createContainerActivities(deps),
+      ...createClusterActivities(deps),
+      ...createWekaActivities(deps),
+      ...createSignDrivesActivities(deps),
+    }),
+  );
 }
 
 /** Applies deps.instrument, when given, to every activity. */
 function instrumented<T extends object>(deps: ActivityDeps, activities: T): T {
   const wrap = deps.instrument;
   if (!wrap) return activities;
-  return Object.fromEntries(Object.entries(activities).map(([name, fn]) => [name, typeof fn === 'function' ? wrap(name, fn as (...a: unknown[]) => Promise<unknown>) : fn])) as T;
+  return Object.fromEntries(
+    Object.entries(activities).map(([name, fn]) => [
+      name,
+      typeof fn === 'function' ? wrap(name, fn as (...a: unknown[]) => Promise<unknown>) : fn,
+    ]),
+  ) as T;
 }
 
 export type { ActivityDeps } from './deps.js';

@@ -21,7 +21,11 @@ export function createNodeDecisions(deps: ActivityDeps): Pick<MutexActivities, '
       const ns = deps.operatorNamespace;
       // A proxy pod for a node that does not exist would never run; say so instead.
       if (!(await orIfMissing(api.core.readNode({ name: node }), null))) {
-        return refused('NodeNotFound', `node ${node} does not exist; the container waits until it does or its spec changes`, true);
+        return refused(
+          'NodeNotFound',
+          `node ${node} does not exist; the container waits until it does or its spec changes`,
+          true,
+        );
       }
       try {
         await api.createContainer({
@@ -33,7 +37,10 @@ export function createNodeDecisions(deps: ActivityDeps): Pick<MutexActivities, '
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
       }
-      await ensurePod(api.core, wekaPod({ name, namespace: ns, node, image: deps.proxyImage, role: 'ssdproxy', owner: `${ns}/${name}` }));
+      await ensurePod(
+        api.core,
+        wekaPod({ name, namespace: ns, node, image: deps.proxyImage, role: 'ssdproxy', owner: `${ns}/${name}` }),
+      );
       await waitPodRunning(api.core, ns, name, podTimeout);
       return { ok: true, result: { namespace: ns, pod: name } };
     },
@@ -42,7 +49,7 @@ export function createNodeDecisions(deps: ActivityDeps): Pick<MutexActivities, '
       const users = (await api.listContainersOnNode(node)).filter((c) => {
         if (c.spec.mode !== 'drive') return false;
         // A container being deleted whose allocation is already released no longer needs the proxy.
-        const released = !(c.status?.allocations?.virtualDrives?.length);
+        const released = !c.status?.allocations?.virtualDrives?.length;
         return !(c.metadata.deletionTimestamp && released);
       });
       if (users.length > 0) return { ok: true, result: { removed: false, users: users.length } };

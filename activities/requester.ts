@@ -42,7 +42,11 @@ export function createRequesterActivities(deps: ActivityDeps): RequesterActiviti
       // order; a retry sends them all again, which is the same answer again or one more wake-up
       // (the waiter asks again, and is refused or served as usual).
       const sends = [
-        ...answers.map(({ replyTo, response }) => () => deliver(replyTo, (h) => h.signal(mutexResponseSignal, response))),
+        ...answers.map(
+          ({ replyTo, response }) =>
+            () =>
+              deliver(replyTo, (h) => h.signal(mutexResponseSignal, response)),
+        ),
         ...notify.map((waiter) => () => deliver(waiter, (h) => h.signal(capacityReleasedSignal, { mutexId }))),
       ];
       let delivered = 0;
@@ -58,7 +62,9 @@ export function createRequesterActivities(deps: ActivityDeps): RequesterActiviti
       }
       if (failures.length > 0) {
         const first = failures[0] instanceof Error ? failures[0].message : String(failures[0]);
-        throw new Error(`${mutexId}: ${failures.length} of ${sends.length} answers and wake-ups not delivered (${delivered} delivered): ${first}`);
+        throw new Error(
+          `${mutexId}: ${failures.length} of ${sends.length} answers and wake-ups not delivered (${delivered} delivered): ${first}`,
+        );
       }
       return { delivered, skipped };
     },

@@ -4,11 +4,22 @@
 // capacity resources the scheduler sees.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { decodeSharedDrivesAnnotation, encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/index.js';
+import {
+  decodeSharedDrivesAnnotation,
+  encodeSharedDrivesAnnotation,
+  SHARED_DRIVES_ANNOTATION,
+} from '../src/annotations/index.js';
 import { mergeSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../src/lifecycle/node-drives.js';
 import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER } from '../src/lifecycle/names.js';
 import { labelSelectorText, ONLY_SHARED_MESSAGE } from '../src/lifecycle/sign-drives-request.js';
-import { completeCall, NON_RETRYABLE_WEKA_ERRORS, planSignProxy, showDriveCall, signProxyCall, type WekaCall } from '../src/weka/index.js';
+import {
+  completeCall,
+  NON_RETRYABLE_WEKA_ERRORS,
+  planSignProxy,
+  showDriveCall,
+  signProxyCall,
+  type WekaCall,
+} from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
 import { WekaApi } from './kube/weka-api.js';
@@ -42,7 +53,10 @@ export function createSignDrivesActivities(deps: ActivityDeps): SignDrivesActivi
   }
 
   /** Probe, sign only an unsigned device, and read back what signing assigned. */
-  async function signForProxy(target: ExecTargetRef, devicePath: string): Promise<{ drive: ProxySignedDrive; signed: boolean }> {
+  async function signForProxy(
+    target: ExecTargetRef,
+    devicePath: string,
+  ): Promise<{ drive: ProxySignedDrive; signed: boolean }> {
     const before = await run(target, showDriveCall(devicePath));
     const plan = planSignProxy(before);
     if (typeof plan === 'object') throw new DeviceRefused(plan.conflict);
@@ -60,7 +74,8 @@ export function createSignDrivesActivities(deps: ActivityDeps): SignDrivesActivi
       }
       after = await run(target, showDriveCall(devicePath));
     }
-    if (after.signature !== 'proxy' || after.physicalUUID === null) throw new DeviceRefused(`${devicePath} is not signed for proxy use after signing it`);
+    if (after.signature !== 'proxy' || after.physicalUUID === null)
+      throw new DeviceRefused(`${devicePath} is not signed for proxy use after signing it`);
     const { physicalUUID, serial, capacityGiB, type } = after;
     return { drive: { physicalUUID, serial, capacityGiB, type, devicePath: after.devicePath }, signed: signedNow };
   }
@@ -79,14 +94,19 @@ export function createSignDrivesActivities(deps: ActivityDeps): SignDrivesActivi
 
     async listSelectedNodes({ nodeSelector }): Promise<string[]> {
       // An empty selector selects every node: never what a signing operation means.
-      if (Object.keys(nodeSelector).length === 0) throw ApplicationFailure.nonRetryable('an empty node selector would sign every node', 'InvalidObject');
+      if (Object.keys(nodeSelector).length === 0)
+        throw ApplicationFailure.nonRetryable('an empty node selector would sign every node', 'InvalidObject');
       const list = await api.core.listNode({ labelSelector: labelSelectorText(nodeSelector) });
-      return list.items.map((n) => n.metadata?.name ?? '').filter((name) => name !== '').sort();
+      return list.items
+        .map((n) => n.metadata?.name ?? '')
+        .filter((name) => name !== '')
+        .sort();
     },
 
     async signNodeDrives({ node, devicePaths, shared }): Promise<NodeSigning> {
       if (!shared) throw ApplicationFailure.nonRetryable(ONLY_SHARED_MESSAGE, 'InvalidObject');
-      if (devicePaths.length === 0) throw ApplicationFailure.nonRetryable(`no device paths to sign on node ${node}`, 'InvalidObject');
+      if (devicePaths.length === 0)
+        throw ApplicationFailure.nonRetryable(`no device paths to sign on node ${node}`, 'InvalidObject');
       const target = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };
       const outcome: NodeSigning = { drives: [], newlySigned: [], failures: [] };
       for (const devicePath of devicePaths) {
@@ -100,7 +120,10 @@ export function createSignDrivesActivities(deps: ActivityDeps): SignDrivesActivi
           outcome.failures.push({ devicePath, message: err.message });
         }
       }
-      deps.logger.info({ node, signed: outcome.newlySigned, drives: outcome.drives.length, failures: outcome.failures.length }, 'signed drives for proxy');
+      deps.logger.info(
+        { node, signed: outcome.newlySigned, drives: outcome.drives.length, failures: outcome.failures.length },
+        'signed drives for proxy',
+      );
       return outcome;
     },
 
@@ -112,7 +135,10 @@ export function createSignDrivesActivities(deps: ActivityDeps): SignDrivesActivi
         const decoded = decodeSharedDrivesAnnotation(text ?? '[]');
         if (!decoded.ok) {
           // Rewriting it would drop the drives we cannot read; a person has to look at it.
-          throw ApplicationFailure.nonRetryable(`node ${node}: ${decoded.error.message}; not overwriting it`, 'MalformedAnnotation');
+          throw ApplicationFailure.nonRetryable(
+            `node ${node}: ${decoded.error.message}; not overwriting it`,
+            'MalformedAnnotation',
+          );
         }
         const merged = mergeSharedDrives(decoded.drives, drives);
         const next = encodeSharedDrivesAnnotation(merged);
@@ -122,14 +148,22 @@ export function createSignDrivesActivities(deps: ActivityDeps): SignDrivesActivi
         try {
           if (next !== text) {
             const patched = await api.core.patchNode(
-              { name: node, fieldManager: FIELD_MANAGER.nodeSigner, body: { metadata: { resourceVersion, annotations: { [SHARED_DRIVES_ANNOTATION]: next } } } },
+              {
+                name: node,
+                fieldManager: FIELD_MANAGER.nodeSigner,
+                body: { metadata: { resourceVersion, annotations: { [SHARED_DRIVES_ANNOTATION]: next } } },
+              },
               mergePatch,
             );
             resourceVersion = patched.metadata?.resourceVersion;
           }
           // Conditional too: a concurrent publisher's larger list must not be undercut by ours.
           await api.core.patchNodeStatus(
-            { name: node, fieldManager: FIELD_MANAGER.nodeSigner, body: { metadata: { resourceVersion }, status: { capacity: resources, allocatable: resources } } },
+            {
+              name: node,
+              fieldManager: FIELD_MANAGER.nodeSigner,
+              body: { metadata: { resourceVersion }, status: { capacity: resources, allocatable: resources } },
+            },
             mergePatch,
           );
         } catch (err) {
@@ -140,7 +174,10 @@ export function createSignDrivesActivities(deps: ActivityDeps): SignDrivesActivi
         deps.logger.info({ node, drives: merged.length, ...capacity }, 'published shared drives');
         return { driveCount: merged.length, tlcGiB: capacity.tlc, qlcGiB: capacity.qlc };
       }
-      throw ApplicationFailure.retryable(`node ${node} kept changing while its shared drives were published`, 'NodeConflict');
+      throw ApplicationFailure.retryable(
+        `node ${node} kept changing while its shared drives were published`,
+        'NodeConflict',
+      );
     },
 
     async writeOperationStatus({ ref, status }): Promise<void> {

@@ -32,7 +32,11 @@ export interface RequesterActivities {
    * A mutex's answers to the requesters of one decision, and its capacity notices to the waiters,
    * sent together; requesters that no longer exist are skipped (counted in `skipped`).
    */
-  answerMutexRequests(input: { mutexId: string; answers: MutexAnswer[]; notify: string[] }): Promise<{ delivered: number; skipped: number }>;
+  answerMutexRequests(input: {
+    mutexId: string;
+    answers: MutexAnswer[];
+    notify: string[];
+  }): Promise<{ delivered: number; skipped: number }>;
 }
 
 /** A WekaContainer as a workflow sees it: plain data, no client types. */
@@ -105,10 +109,24 @@ export interface ContainerActivities {
 
 export interface WekaActivities {
   joinCluster(input: { target: ExecTargetRef; clusterGUID: string; name: string; hostname: string }): Promise<number>;
-  signVirtualDrive(input: { target: ExecTargetRef; node: string; drive: VirtualDrive; clusterGUID: string }): Promise<void>;
-  addDriveToCluster(input: { target: ExecTargetRef; containerId: number; virtualUUID: string }): Promise<{ driveUUID: string }>;
+  signVirtualDrive(input: {
+    target: ExecTargetRef;
+    node: string;
+    drive: VirtualDrive;
+    clusterGUID: string;
+  }): Promise<void>;
+  addDriveToCluster(input: {
+    target: ExecTargetRef;
+    containerId: number;
+    virtualUUID: string;
+  }): Promise<{ driveUUID: string }>;
   removeDriveFromCluster(input: { target: ExecTargetRef; containerId: number; virtualUUID: string }): Promise<void>;
-  unsignVirtualDrive(input: { target: ExecTargetRef; node: string; drive: VirtualDrive; clusterGUID: string }): Promise<void>;
+  unsignVirtualDrive(input: {
+    target: ExecTargetRef;
+    node: string;
+    drive: VirtualDrive;
+    clusterGUID: string;
+  }): Promise<void>;
 }
 
 /** A WekaManualOperation as its workflow sees it: plain data, no client types. */
@@ -118,7 +136,14 @@ export interface OperationSnapshot {
   deleting: boolean;
   spec: {
     action: string;
-    payload?: { signDrivesPayload?: { type: string; nodeSelector?: Record<string, string>; devicePaths?: string[]; shared?: boolean } };
+    payload?: {
+      signDrivesPayload?: {
+        type: string;
+        nodeSelector?: Record<string, string>;
+        devicePaths?: string[];
+        shared?: boolean;
+      };
+    };
   };
 }
 
@@ -150,7 +175,11 @@ export interface NodeDrivesPublished {
 export interface OperationStatusUpdate {
   phase: string;
   conditions: Condition[];
-  results: { node: string; drives?: { uuid: string; serial: string; capacityGiB: number; type: string; devicePath: string }[]; error?: string }[];
+  results: {
+    node: string;
+    drives?: { uuid: string; serial: string; capacityGiB: number; type: string; devicePath: string }[];
+    error?: string;
+  }[];
   observedGeneration: number;
 }
 

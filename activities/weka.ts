@@ -51,9 +51,14 @@ export function createWekaActivities(deps: ActivityDeps): WekaActivities {
   async function devicePathOf(node: string, drive: VirtualDrive): Promise<string> {
     const nodeObject = await api.core.readNode({ name: node });
     const decoded = decodeSharedDrivesAnnotation(nodeObject.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '[]');
-    if (!decoded.ok) throw ApplicationFailure.retryable(`node ${node}: ${decoded.error.message}`, 'MalformedAnnotation');
+    if (!decoded.ok)
+      throw ApplicationFailure.retryable(`node ${node}: ${decoded.error.message}`, 'MalformedAnnotation');
     const physical = decoded.drives.find((d) => d.physicalUUID === drive.physicalUUID);
-    if (!physical) throw ApplicationFailure.retryable(`node ${node} lists no shared drive ${drive.physicalUUID} (serial ${drive.serial})`, 'PhysicalDriveMissing');
+    if (!physical)
+      throw ApplicationFailure.retryable(
+        `node ${node} lists no shared drive ${drive.physicalUUID} (serial ${drive.serial})`,
+        'PhysicalDriveMissing',
+      );
     return physical.devicePath;
   }
 
@@ -69,7 +74,12 @@ export function createWekaActivities(deps: ActivityDeps): WekaActivities {
 
     async signVirtualDrive({ target, node, drive, clusterGUID }): Promise<void> {
       const devicePath = await devicePathOf(node, drive);
-      const request = { devicePath, virtualUUID: drive.virtualUUID, ownerClusterGUID: clusterGUID, sizeGiB: drive.capacityGiB };
+      const request = {
+        devicePath,
+        virtualUUID: drive.virtualUUID,
+        ownerClusterGUID: clusterGUID,
+        sizeGiB: drive.capacityGiB,
+      };
       const plan = planVirtualAdd(await run(target, showDriveCall(devicePath)), request);
       conflict(plan, `signing virtual drive ${drive.virtualUUID} on ${devicePath}`);
       if (plan === 'run') await run(target, virtualAddCall(request));

@@ -8,7 +8,11 @@ import { NON_RETRYABLE_ERRORS } from './retry.js';
 
 export const HEARTBEAT_TIMEOUT = '5 seconds';
 
-const retry = { initialInterval: '500 milliseconds', maximumInterval: '15 seconds', nonRetryableErrorTypes: NON_RETRYABLE_ERRORS };
+const retry = {
+  initialInterval: '500 milliseconds',
+  maximumInterval: '15 seconds',
+  nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
+};
 
 export const kube = proxyActivities<ContainerActivities>({
   startToCloseTimeout: '2 minutes',

@@ -9,7 +9,10 @@ import { HEARTBEAT_TIMEOUT, kube } from './activities.js';
 import type { LifecycleView } from './definitions.js';
 import { WekaPhase } from './search-attributes.js';
 
-const acts = proxyActivities<Pick<ClusterActivities, 'writeClusterStatus'>>({ startToCloseTimeout: '1 minute', heartbeatTimeout: HEARTBEAT_TIMEOUT });
+const acts = proxyActivities<Pick<ClusterActivities, 'writeClusterStatus'>>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
+});
 
 export class ClusterStatus {
   phase = 'Pending';
@@ -33,12 +36,28 @@ export class ClusterStatus {
     await this.publish();
   }
 
-  async condition(type: string, status: ConditionStatus, reason: string, message: string, event?: 'Normal' | 'Warning'): Promise<void> {
-    this.conditions = setCondition(this.conditions, { type, status, reason, message, observedGeneration: this.observedGeneration }, new Date().toISOString());
+  async condition(
+    type: string,
+    status: ConditionStatus,
+    reason: string,
+    message: string,
+    event?: 'Normal' | 'Warning',
+  ): Promise<void> {
+    this.conditions = setCondition(
+      this.conditions,
+      { type, status, reason, message, observedGeneration: this.observedGeneration },
+      new Date().toISOString(),
+    );
     await this.publish();
     if (event && this.lastEventReason.get(type) !== reason) {
       this.lastEventReason.set(type, reason);
-      await kube.recordEvent({ kind: 'WekaCluster', ref: this.ref, type: event, reason: this.conditions.find((c) => c.type === type)!.reason, message });
+      await kube.recordEvent({
+        kind: 'WekaCluster',
+        ref: this.ref,
+        type: event,
+        reason: this.conditions.find((c) => c.type === type)!.reason,
+        message,
+      });
     }
   }
 

@@ -19,7 +19,12 @@ import {
 } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-types.js';
 import type { SignDrivesActivities } from '../activities/types.js';
-import { CLUSTER_PORTS_MUTEX_ID, WEKA_POD_CONTAINER, containerWorkflowId, type ObjectRef } from '../src/lifecycle/names.js';
+import {
+  CLUSTER_PORTS_MUTEX_ID,
+  WEKA_POD_CONTAINER,
+  containerWorkflowId,
+  type ObjectRef,
+} from '../src/lifecycle/names.js';
 import { HEARTBEAT_TIMEOUT, kube } from './activities.js';
 import { ClusterStatus } from './cluster-status.js';
 import { deleteRequestedSignal, specChangedSignal, stateQuery, wakeUpSignal } from './definitions.js';
@@ -37,7 +42,11 @@ export interface ClusterInput {
 const acts = proxyActivities<ClusterActivities & Pick<SignDrivesActivities, 'listSelectedNodes'>>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '15 seconds', nonRetryableErrorTypes: NON_RETRYABLE_ERRORS },
+  retry: {
+    initialInterval: '500 milliseconds',
+    maximumInterval: '15 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
+  },
 });
 
 const RETRY_WAIT = '30 seconds';
@@ -79,10 +88,21 @@ export async function clusterWorkflow(input: ClusterInput): Promise<void> {
       const answer = await mutex.call(CLUSTER_PORTS_MUTEX_ID, 'allocate-cluster-ports', ref);
       if (answer.ok) {
         const ports = answer.result as { basePort: number; portRange: number };
-        await status.condition('PortsAllocated', 'True', 'PortsAllocated', `ports ${ports.basePort}-${ports.basePort + ports.portRange - 1}`);
+        await status.condition(
+          'PortsAllocated',
+          'True',
+          'PortsAllocated',
+          `ports ${ports.basePort}-${ports.basePort + ports.portRange - 1}`,
+        );
         return;
       }
-      await status.condition('PortsAllocated', 'False', answer.error?.type ?? 'PortsRefused', answer.error?.message ?? 'port allocation refused', 'Warning');
+      await status.condition(
+        'PortsAllocated',
+        'False',
+        answer.error?.type ?? 'PortsRefused',
+        answer.error?.message ?? 'port allocation refused',
+        'Warning',
+      );
       await pause(RETRY_WAIT);
     }
   }
@@ -97,7 +117,13 @@ export async function clusterWorkflow(input: ClusterInput): Promise<void> {
         return acts.ensureClusterContainers({ ref, nodes });
       }
       const why = count === 0 ? 'dynamicTemplate.driveContainers is not set' : 'no node matches spec.nodeSelector';
-      await status.condition('ContainersPlaced', 'False', count === 0 ? 'NoDriveContainers' : 'NoMatchingNodes', why, 'Warning');
+      await status.condition(
+        'ContainersPlaced',
+        'False',
+        count === 0 ? 'NoDriveContainers' : 'NoMatchingNodes',
+        why,
+        'Warning',
+      );
       await pause(RETRY_WAIT);
     }
   }
@@ -118,7 +144,10 @@ export async function clusterWorkflow(input: ClusterInput): Promise<void> {
     }
   }
 
-  async function tellMembers(members: { uid: string }[], signal: typeof wakeUpSignal | typeof deleteRequestedSignal): Promise<void> {
+  async function tellMembers(
+    members: { uid: string }[],
+    signal: typeof wakeUpSignal | typeof deleteRequestedSignal,
+  ): Promise<void> {
     for (const m of members) {
       try {
         await getExternalWorkflowHandle(containerWorkflowId(m.uid)).signal(signal);

@@ -47,13 +47,29 @@ export class ContainerStatus {
    * Sets a condition and applies the status; a Warning or Normal Event goes with it when the
    * condition's reason changed, so a waiting container does not flood its Events.
    */
-  async condition(type: string, status: ConditionStatus, reason: string, message: string, event?: 'Normal' | 'Warning'): Promise<void> {
-    this.conditions = setCondition(this.conditions, { type, status, reason, message, observedGeneration: this.observedGeneration }, new Date().toISOString());
+  async condition(
+    type: string,
+    status: ConditionStatus,
+    reason: string,
+    message: string,
+    event?: 'Normal' | 'Warning',
+  ): Promise<void> {
+    this.conditions = setCondition(
+      this.conditions,
+      { type, status, reason, message, observedGeneration: this.observedGeneration },
+      new Date().toISOString(),
+    );
     if (status === 'False') this.lastError = message;
     await this.publish();
     if (event && this.lastEventReason.get(type) !== reason) {
       this.lastEventReason.set(type, reason);
-      await kube.recordEvent({ kind: 'WekaContainer', ref: this.ref, type: event, reason: this.conditions.find((c) => c.type === type)!.reason, message });
+      await kube.recordEvent({
+        kind: 'WekaContainer',
+        ref: this.ref,
+        type: event,
+        reason: this.conditions.find((c) => c.type === type)!.reason,
+        message,
+      });
     }
   }
 

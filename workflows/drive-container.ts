@@ -73,14 +73,21 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
   let allocation: ContainerAllocation | undefined = snapshot.status.allocation;
   let clusterGUID: string | undefined;
 
-  const nodeCall = (kind: string) => mutex.call(nodeMutexId(node), kind, { namespace: ref.namespace, name: ref.name, node }, node);
+  const nodeCall = (kind: string) =>
+    mutex.call(nodeMutexId(node), kind, { namespace: ref.namespace, name: ref.name, node }, node);
 
   async function ensureProxy(): Promise<void> {
-    await status.enter('Pending', 'ensuring the node\'s ssdproxy');
+    await status.enter('Pending', "ensuring the node's ssdproxy");
     for (;;) {
       const answer = await mutex.call(nodeMutexId(node), 'ensure-proxy', { node }, node);
       if (answer.ok) return;
-      await status.condition('ProxyReady', 'False', answer.error?.type ?? 'ProxyFailed', answer.error?.message ?? 'ensuring the proxy failed', 'Warning');
+      await status.condition(
+        'ProxyReady',
+        'False',
+        answer.error?.type ?? 'ProxyFailed',
+        answer.error?.message ?? 'ensuring the proxy failed',
+        'Warning',
+      );
       await condition(() => false, CAPACITY_RETRY);
     }
   }
@@ -94,7 +101,13 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
       if (answer.ok) {
         const result = answer.result as ContainerAllocation;
         const gib = result.virtualDrives.reduce((sum, d) => sum + d.capacityGiB, 0);
-        await status.condition('Allocated', 'True', 'Allocated', `${result.virtualDrives.length} virtual drives, ${gib} GiB on node ${node}`, 'Normal');
+        await status.condition(
+          'Allocated',
+          'True',
+          'Allocated',
+          `${result.virtualDrives.length} virtual drives, ${gib} GiB on node ${node}`,
+          'Normal',
+        );
         return result;
       }
       const error = answer.error ?? { type: 'AllocationFailed', message: 'allocation failed' };
@@ -127,21 +140,41 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
   async function signAndAdd(alloc: ContainerAllocation, guid: string): Promise<void> {
     if (status.containerID === undefined) {
       await status.enter('Signing', `joining cluster ${guid}`);
-      status.containerID = await weka.joinCluster({ target, clusterGUID: guid, name: wekaContainerName(ref.namespace, ref.name), hostname: node });
+      status.containerID = await weka.joinCluster({
+        target,
+        clusterGUID: guid,
+        name: wekaContainerName(ref.namespace, ref.name),
+        hostname: node,
+      });
       await status.publish();
     }
     const containerId = status.containerID;
     for (const [i, drive] of alloc.virtualDrives.entries()) {
       if (status.addedVirtualDrives.includes(drive.virtualUUID)) continue;
-      await status.enter('Signing', `signing virtual drive ${i + 1} of ${alloc.virtualDrives.length} (${drive.capacityGiB} GiB on ${drive.serial})`);
+      await status.enter(
+        'Signing',
+        `signing virtual drive ${i + 1} of ${alloc.virtualDrives.length} (${drive.capacityGiB} GiB on ${drive.serial})`,
+      );
       await weka.signVirtualDrive({ target, node, drive, clusterGUID: guid });
-      await status.enter('AddingDrives', `adding virtual drive ${i + 1} of ${alloc.virtualDrives.length} to the cluster`);
+      await status.enter(
+        'AddingDrives',
+        `adding virtual drive ${i + 1} of ${alloc.virtualDrives.length} to the cluster`,
+      );
       const { driveUUID } = await weka.addDriveToCluster({ target, containerId, virtualUUID: drive.virtualUUID });
       status.addedVirtualDrives = [...status.addedVirtualDrives, drive.virtualUUID];
-      status.addedDrives = [...status.addedDrives, { uuid: driveUUID, virtualUUID: drive.virtualUUID, serial: drive.serial }];
+      status.addedDrives = [
+        ...status.addedDrives,
+        { uuid: driveUUID, virtualUUID: drive.virtualUUID, serial: drive.serial },
+      ];
       await status.publish();
     }
-    await status.condition('DrivesAdded', 'True', 'DrivesAdded', `${alloc.virtualDrives.length} virtual drives signed and added to cluster ${guid}`, 'Normal');
+    await status.condition(
+      'DrivesAdded',
+      'True',
+      'DrivesAdded',
+      `${alloc.virtualDrives.length} virtual drives signed and added to cluster ${guid}`,
+      'Normal',
+    );
   }
 
   async function bringUp(): Promise<void> {
@@ -187,13 +220,22 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
     await status.enter('Deleting', 'tearing down');
     const current: ContainerSnapshot | null = await kube.readContainer(ref);
     const alloc = current?.status.allocation ?? allocation;
-    const guid = clusterGUID ?? current?.status.clusterGUID ?? (status.containerID !== undefined ? ((await kube.readClusterGUID(ref)) ?? undefined) : undefined);
+    const guid =
+      clusterGUID ??
+      current?.status.clusterGUID ??
+      (status.containerID !== undefined ? ((await kube.readClusterGUID(ref)) ?? undefined) : undefined);
     // A vanished node takes its devices and the container's pod with it: nothing can be undone
     // from there. Say what is left behind instead of retrying forever, and go on.
     const nodeGone = patched('teardown-skips-weka-on-a-vanished-node') && !(await kube.nodeExists(node));
     if (nodeGone && alloc && guid && status.containerID !== undefined) {
       const uuids = alloc.virtualDrives.map((d) => d.virtualUUID).join(', ');
-      await status.condition('Ready', 'False', 'NodeGone', `node ${node} no longer exists; virtual drives ${uuids} may remain in Weka cluster ${guid} (container ${status.containerID}): remove them with 'weka cluster drive remove' from another member`, 'Warning');
+      await status.condition(
+        'Ready',
+        'False',
+        'NodeGone',
+        `node ${node} no longer exists; virtual drives ${uuids} may remain in Weka cluster ${guid} (container ${status.containerID}): remove them with 'weka cluster drive remove' from another member`,
+        'Warning',
+      );
     }
     // Weka state exists only once the container joined its cluster; undo it from the pod.
     if (!nodeGone && alloc && guid && status.containerID !== undefined) {
@@ -214,7 +256,7 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
     }
     await status.enter('Deleting', 'deleting the pod');
     await kube.deleteContainerPod(ref);
-    await status.enter('Deleting', 'removing the node\'s proxy if no drive container is left');
+    await status.enter('Deleting', "removing the node's proxy if no drive container is left");
     await mutex.call(nodeMutexId(node), 'remove-proxy-if-unused', { node }, node);
     status.containerID = undefined;
     status.allocation = undefined;

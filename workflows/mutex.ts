@@ -15,8 +15,28 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ContainerOnNode, MutexActivities, MutexOutcome, RequesterActivities, SignDrivesActivities } from '../activities/types.js';
-import { BATCH_ACTIVITY, BATCHED_KINDS, complete, emptyMutexState, receive, takeBatch, takeNext, MUTEX_REQUEST_ACTIVITIES, type MutexAnswer, type MutexRequest, type MutexRequestKind, type MutexResponse, type MutexState } from '../src/lifecycle/mutex-queue.js';
+import type {
+  ContainerOnNode,
+  MutexActivities,
+  MutexOutcome,
+  RequesterActivities,
+  SignDrivesActivities,
+} from '../activities/types.js';
+import {
+  BATCH_ACTIVITY,
+  BATCHED_KINDS,
+  complete,
+  emptyMutexState,
+  receive,
+  takeBatch,
+  takeNext,
+  MUTEX_REQUEST_ACTIVITIES,
+  type MutexAnswer,
+  type MutexRequest,
+  type MutexRequestKind,
+  type MutexResponse,
+  type MutexState,
+} from '../src/lifecycle/mutex-queue.js';
 import { capacityReleasedSignal, mutexRequestSignal, mutexResponseSignal, mutexStateQuery } from './definitions.js';
 import { HEARTBEAT_TIMEOUT } from './activities.js';
 import { NON_RETRYABLE_ERRORS } from './retry.js';
@@ -35,7 +55,11 @@ const acts = proxyActivities<MutexActivities & Pick<SignDrivesActivities, 'publi
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
   // A decision cannot be made without the apiserver: keep retrying transient failures.
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds', nonRetryableErrorTypes: NON_RETRYABLE_ERRORS },
+  retry: {
+    initialInterval: '200 milliseconds',
+    maximumInterval: '10 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
+  },
 });
 
 /**
@@ -61,7 +85,10 @@ const executors: Record<MutexRequestKind, (payload: never) => Promise<MutexOutco
   'release-cluster-ports': acts[activity['release-cluster-ports']],
   // Publishing signed drives adds capacity, so it is serialized with the node's allocations and
   // its completion wakes the containers that were refused for lack of it.
-  'publish-drives': async (payload: Parameters<typeof acts.publishNodeDrives>[0]) => ({ ok: true, result: await acts[activity['publish-drives']](payload) }),
+  'publish-drives': async (payload: Parameters<typeof acts.publishNodeDrives>[0]) => ({
+    ok: true,
+    result: await acts[activity['publish-drives']](payload),
+  }),
 };
 
 /** An idle mutex ends after this long; the next request starts it again. */
@@ -74,7 +101,9 @@ const MAX_BATCH = 50;
 
 function answer(request: MutexRequest, outcome: MutexOutcome): MutexResponse {
   const base = { requestId: request.requestId, kind: request.kind };
-  return outcome.ok ? { ...base, ok: true, result: outcome.result } : { ...base, ok: false, error: outcome.error, waitForCapacity: outcome.waitForCapacity === true };
+  return outcome.ok
+    ? { ...base, ok: true, result: outcome.result }
+    : { ...base, ok: false, error: outcome.error, waitForCapacity: outcome.waitForCapacity === true };
 }
 
 /** An activity that failed for good (its retries exhausted or not retryable) answers as a refusal. */
@@ -87,7 +116,11 @@ function failed(err: unknown): MutexOutcome {
 async function execute(request: MutexRequest): Promise<MutexResponse> {
   // Own keys only: a kind such as "toString" is unknown, not an inherited function.
   const executor = Object.hasOwn(executors, request.kind) ? executors[request.kind as MutexRequestKind] : undefined;
-  if (!executor) return answer(request, { ok: false, error: { type: 'UnknownRequestKind', message: `unknown mutex request kind "${request.kind}"` } });
+  if (!executor)
+    return answer(request, {
+      ok: false,
+      error: { type: 'UnknownRequestKind', message: `unknown mutex request kind "${request.kind}"` },
+    });
   try {
     return answer(request, await executor(request.payload as never));
   } catch (err) {
@@ -100,7 +133,15 @@ async function executeAllocations(node: string | undefined, batch: readonly Mute
   const containers = batch.map((r) => r.payload as ContainerOnNode);
   try {
     const outcomes = await acts[BATCH_ACTIVITY]({ node: node ?? containers[0]!.node, containers });
-    return batch.map((r, i) => answer(r, outcomes[i] ?? { ok: false, error: { type: 'Error', message: 'the batch allocation returned no answer for this request' } }));
+    return batch.map((r, i) =>
+      answer(
+        r,
+        outcomes[i] ?? {
+          ok: false,
+          error: { type: 'Error', message: 'the batch allocation returned no answer for this request' },
+        },
+      ),
+    );
   } catch (err) {
     const outcome = failed(err);
     return batch.map((r) => answer(r, outcome));
@@ -108,7 +149,10 @@ async function executeAllocations(node: string | undefined, batch: readonly Mute
 }
 
 /** Signals a requester; one that no longer exists is skipped, never a stuck mutex. */
-async function tell(workflowId: string, send: (h: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>): Promise<void> {
+async function tell(
+  workflowId: string,
+  send: (h: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>,
+): Promise<void> {
   try {
     await send(getExternalWorkflowHandle(workflowId));
   } catch {
@@ -142,7 +186,11 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
   const sendAnswers = (answers: readonly MutexAnswer[], notify: readonly string[]): void => {
     if (answersInOneActivity) {
       if (answers.length === 0 && notify.length === 0) return;
-      track(deliveries.answerMutexRequests({ mutexId: input.key, answers: [...answers], notify: [...new Set(notify)] }).catch(() => undefined));
+      track(
+        deliveries
+          .answerMutexRequests({ mutexId: input.key, answers: [...answers], notify: [...new Set(notify)] })
+          .catch(() => undefined),
+      );
       return;
     }
     for (const { replyTo, response } of answers) track(tell(replyTo, (h) => h.signal(mutexResponseSignal, response)));
@@ -150,11 +198,22 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
   };
 
   setHandler(mutexRequestSignal, (request) => {
-    const arrival = receive(state, request, running.map((r) => r.requestId));
+    const arrival = receive(
+      state,
+      request,
+      running.map((r) => r.requestId),
+    );
     state = arrival.state;
     if (arrival.action === 'reanswer') reanswers.push({ replyTo: arrival.replyTo, response: arrival.response });
   });
-  setHandler(mutexStateQuery, () => ({ key: input.key, holder: running[0] ?? null, running, queue: state.queue, waiters: state.waiters, executed: state.executed }));
+  setHandler(mutexStateQuery, () => ({
+    key: input.key,
+    holder: running[0] ?? null,
+    running,
+    queue: state.queue,
+    waiters: state.waiters,
+    executed: state.executed,
+  }));
   if (input.node) upsertSearchAttributes([{ key: WekaNode, value: input.node }]);
 
   const limit = input.historyLimit ?? HISTORY_LIMIT;
@@ -211,7 +270,8 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
           sendAnswers([{ replyTo: next.replyTo, response }], done.notify);
         } else {
           await tell(next.replyTo, (h) => h.signal(mutexResponseSignal, response));
-          for (const waiter of done.notify) await tell(waiter, (h) => h.signal(capacityReleasedSignal, { mutexId: input.key }));
+          for (const waiter of done.notify)
+            await tell(waiter, (h) => h.signal(capacityReleasedSignal, { mutexId: input.key }));
         }
       }
     }

@@ -17,7 +17,11 @@ export type NodeResult = OperationStatusUpdate['results'][number];
 const acts = proxyActivities<Pick<SignDrivesActivities, 'writeOperationStatus'>>({
   startToCloseTimeout: '1 minute',
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '15 seconds', nonRetryableErrorTypes: NON_RETRYABLE_ERRORS },
+  retry: {
+    initialInterval: '500 milliseconds',
+    maximumInterval: '15 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
+  },
 });
 
 export class OperationStatus {
@@ -67,8 +71,18 @@ export class OperationStatus {
     return [...this.results.values()].filter((r) => r.error !== undefined);
   }
 
-  async condition(type: string, status: ConditionStatus, reason: string, message: string, event?: 'Normal' | 'Warning'): Promise<void> {
-    this.conditions = setCondition(this.conditions, { type, status, reason, message, observedGeneration: this.observedGeneration }, new Date().toISOString());
+  async condition(
+    type: string,
+    status: ConditionStatus,
+    reason: string,
+    message: string,
+    event?: 'Normal' | 'Warning',
+  ): Promise<void> {
+    this.conditions = setCondition(
+      this.conditions,
+      { type, status, reason, message, observedGeneration: this.observedGeneration },
+      new Date().toISOString(),
+    );
     if (status === 'False') this.lastError = message;
     await this.publish();
     if (event) await this.event(event, this.conditions.find((c) => c.type === type)!.reason, message);

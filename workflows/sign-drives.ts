@@ -17,9 +17,19 @@ import {
   upsertMemo,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { NodeDrivesPublished, OperationSnapshot, ProxySignedDrive, SignDrivesActivities } from '../activities/types.js';
+import type {
+  NodeDrivesPublished,
+  OperationSnapshot,
+  ProxySignedDrive,
+  SignDrivesActivities,
+} from '../activities/types.js';
 import { nodeMutexId, type ObjectRef } from '../src/lifecycle/names.js';
-import { labelSelectorText, signDrivesRequest, unsupportedTypeMessage, type SignDrivesRequest } from '../src/lifecycle/sign-drives-request.js';
+import {
+  labelSelectorText,
+  signDrivesRequest,
+  unsupportedTypeMessage,
+  type SignDrivesRequest,
+} from '../src/lifecycle/sign-drives-request.js';
 import { HEARTBEAT_TIMEOUT, kube } from './activities.js';
 import { deleteRequestedSignal, specChangedSignal, stateQuery } from './definitions.js';
 import { installMutexClient } from './mutex-client.js';
@@ -39,7 +49,12 @@ const acts = proxyActivities<SignDrivesActivities>({
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   // An operation ends: a node that keeps failing (its proxy pod gone, say) becomes that node's error.
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '15 seconds', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE_ERRORS },
+  retry: {
+    initialInterval: '500 milliseconds',
+    maximumInterval: '15 seconds',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
+  },
 });
 
 function messageOf(err: unknown): string {
@@ -77,7 +92,7 @@ export async function signDrivesWorkflow(input: SignDrivesInput): Promise<void> 
   async function signNode(request: SignDrivesRequest, node: string): Promise<NodeResult> {
     const unsupported = unsupportedTypeMessage(request.type);
     if (unsupported) return { node, error: unsupported };
-    status.nodeStep(node, 'ensuring the node\'s ssdproxy');
+    status.nodeStep(node, "ensuring the node's ssdproxy");
     const proxy = await mutex.call(nodeMutexId(node), 'ensure-proxy', { node }, node);
     if (!proxy.ok) return { node, error: `ensuring the node's ssdproxy: ${proxy.error?.message ?? 'failed'}` };
     status.nodeStep(node, `signing ${request.devicePaths.length} devices for the ssdproxy`);
@@ -85,8 +100,14 @@ export async function signDrivesWorkflow(input: SignDrivesInput): Promise<void> 
     const drives = signing.drives.map(({ physicalUUID, ...rest }) => ({ uuid: physicalUUID, ...rest }));
     if (signing.drives.length > 0) {
       status.nodeStep(node, `publishing ${signing.drives.length} drives on the node`);
-      const published = patched('publish-drives-through-node-mutex') ? await publishThroughMutex(node, signing.drives) : await acts.publishNodeDrives({ node, drives: signing.drives });
-      await status.event('Normal', 'NodeSigned', `node ${node}: ${signing.newlySigned.length} drives signed now, ${signing.drives.length - signing.newlySigned.length} already signed; the node shares ${published.driveCount} drives, ${published.tlcGiB} GiB TLC and ${published.qlcGiB} GiB QLC`);
+      const published = patched('publish-drives-through-node-mutex')
+        ? await publishThroughMutex(node, signing.drives)
+        : await acts.publishNodeDrives({ node, drives: signing.drives });
+      await status.event(
+        'Normal',
+        'NodeSigned',
+        `node ${node}: ${signing.newlySigned.length} drives signed now, ${signing.drives.length - signing.newlySigned.length} already signed; the node shares ${published.driveCount} drives, ${published.tlcGiB} GiB TLC and ${published.qlcGiB} GiB QLC`,
+      );
     }
     if (signing.failures.length === 0) return { node, drives };
     const error = signing.failures.map((f) => `${f.devicePath}: ${f.message}`).join('; ');
@@ -102,7 +123,10 @@ export async function signDrivesWorkflow(input: SignDrivesInput): Promise<void> 
       if (isCancellation(err)) throw err;
       result = { node, error: messageOf(err) };
     }
-    status.nodeStep(node, result.error === undefined ? `done: ${result.drives?.length ?? 0} drives` : `failed: ${result.error}`);
+    status.nodeStep(
+      node,
+      result.error === undefined ? `done: ${result.drives?.length ?? 0} drives` : `failed: ${result.error}`,
+    );
     await status.result(result);
     if (result.error !== undefined) await status.event('Warning', 'NodeFailed', `node ${node}: ${result.error}`);
   }
@@ -116,25 +140,54 @@ export async function signDrivesWorkflow(input: SignDrivesInput): Promise<void> 
     }
     const { request } = checked;
     const selector = labelSelectorText(request.nodeSelector);
-    await status.condition('Accepted', 'True', 'Accepted', `sign-drives (${request.type}, shared) on the nodes matching ${selector}`);
+    await status.condition(
+      'Accepted',
+      'True',
+      'Accepted',
+      `sign-drives (${request.type}, shared) on the nodes matching ${selector}`,
+    );
     await status.enter('Running', `listing the nodes matching ${selector}`);
     const nodes = await acts.listSelectedNodes({ nodeSelector: { ...request.nodeSelector } });
     if (nodes.length === 0) {
-      await status.condition('Succeeded', 'False', 'NoMatchingNodes', `no node matches ${selector}: nothing was signed`, 'Warning');
+      await status.condition(
+        'Succeeded',
+        'False',
+        'NoMatchingNodes',
+        `no node matches ${selector}: nothing was signed`,
+        'Warning',
+      );
       await status.enter('Failed', 'no node matched the selector');
       return;
     }
     for (const node of nodes) await status.result({ node });
-    await status.condition('Succeeded', 'Unknown', 'Running', `signing drives on ${nodes.length} nodes: ${nodes.join(', ')}`, 'Normal');
+    await status.condition(
+      'Succeeded',
+      'Unknown',
+      'Running',
+      `signing drives on ${nodes.length} nodes: ${nodes.join(', ')}`,
+      'Normal',
+    );
     await status.enter('Running', `signing drives on ${nodes.length} nodes`);
     await Promise.all(nodes.map((node) => runNode(request, node)));
     const failed = status.failedResults();
     if (failed.length === 0) {
-      await status.condition('Succeeded', 'True', 'AllNodesSigned', `drives signed and published on all ${nodes.length} nodes`, 'Normal');
+      await status.condition(
+        'Succeeded',
+        'True',
+        'AllNodesSigned',
+        `drives signed and published on all ${nodes.length} nodes`,
+        'Normal',
+      );
       await status.enter('Succeeded', 'every node signed; waiting for deletion');
     } else {
       const detail = failed.map((r) => `${r.node}: ${r.error ?? ''}`).join('; ');
-      await status.condition('Succeeded', 'False', 'NodesFailed', `${failed.length} of ${nodes.length} nodes failed: ${detail}`, 'Warning');
+      await status.condition(
+        'Succeeded',
+        'False',
+        'NodesFailed',
+        `${failed.length} of ${nodes.length} nodes failed: ${detail}`,
+        'Warning',
+      );
       await status.enter('Failed', `${failed.length} of ${nodes.length} nodes failed; waiting for deletion`);
     }
   }
@@ -161,7 +214,13 @@ export async function signDrivesWorkflow(input: SignDrivesInput): Promise<void> 
     }
     // Cancelled without a deletion (from Temporal): say so instead of staying Running forever.
     if (status.phase === 'Running' || status.phase === 'Pending') {
-      await status.condition('Succeeded', 'False', 'Cancelled', 'the operation\'s workflow was cancelled before every node was signed', 'Warning');
+      await status.condition(
+        'Succeeded',
+        'False',
+        'Cancelled',
+        "the operation's workflow was cancelled before every node was signed",
+        'Warning',
+      );
       await status.enter('Failed', 'cancelled');
     }
   }

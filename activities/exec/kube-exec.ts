@@ -61,7 +61,12 @@ export function statusToExit(status: V1Status): StatusMeaning {
 }
 
 /** Retry only what certainly did not run: a connection that never opened (or, opted in, an early drop). */
-export function shouldRetry(outcome: AttemptOutcome, attempt: number, maxAttempts: number, retryEarlyDrops = false): boolean {
+export function shouldRetry(
+  outcome: AttemptOutcome,
+  attempt: number,
+  maxAttempts: number,
+  retryEarlyDrops = false,
+): boolean {
   if (attempt >= maxAttempts) return false;
   if (outcome.kind === 'connect-failed') return true;
   return retryEarlyDrops && outcome.kind === 'dropped' && !outcome.sawOutput;
@@ -91,15 +96,25 @@ export class KubeExecTransport implements ExecTransport {
       if (opts.signal?.aborted) throw new ExecTransportError('aborted', `${what}: aborted`, attempt > 1);
       const outcome = await attemptExec(this.client, target, argv, deadline - Date.now(), opts.signal);
       if (outcome.kind === 'completed') return outcome.result;
-      if (!shouldRetry(outcome, attempt, maxAttempts, this.options.retryEarlyDrops)) throw outcomeError(outcome, what, attempt);
+      if (!shouldRetry(outcome, attempt, maxAttempts, this.options.retryEarlyDrops))
+        throw outcomeError(outcome, what, attempt);
       const delay = backoffDelayMs(attempt, this.options.backoffMs ?? 200);
-      if (Date.now() + delay >= deadline) throw new ExecTransportError('timeout', `${what}: timed out while retrying (${describeOutcome(outcome)})`, false);
+      if (Date.now() + delay >= deadline)
+        throw new ExecTransportError(
+          'timeout',
+          `${what}: timed out while retrying (${describeOutcome(outcome)})`,
+          false,
+        );
       await sleep(delay);
     }
   }
 }
 
-export function outcomeError(outcome: Exclude<AttemptOutcome, { kind: 'completed' }>, what: string, attempts: number): ExecTransportError {
+export function outcomeError(
+  outcome: Exclude<AttemptOutcome, { kind: 'completed' }>,
+  what: string,
+  attempts: number,
+): ExecTransportError {
   const suffix = attempts > 1 ? ` (after ${attempts} attempts)` : '';
   switch (outcome.kind) {
     case 'connect-failed':
@@ -133,7 +148,13 @@ function describeOutcome(outcome: Exclude<AttemptOutcome, { kind: 'completed' }>
 type ExecSocket = Awaited<ReturnType<Exec['exec']>>;
 
 /** One websocket session: resolves with how it ended, never rejects. */
-function attemptExec(client: ExecClient, target: ExecTarget, argv: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<AttemptOutcome> {
+function attemptExec(
+  client: ExecClient,
+  target: ExecTarget,
+  argv: readonly string[],
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<AttemptOutcome> {
   return new Promise((resolve) => {
     const stdoutChunks: Buffer[] = [];
     const stderrChunks: Buffer[] = [];
@@ -179,25 +200,32 @@ function attemptExec(client: ExecClient, target: ExecTarget, argv: readonly stri
       if ('startFailure' in meaning) return settle({ kind: 'start-failed', message: meaning.startFailure });
       settle({
         kind: 'completed',
-        result: { stdout: Buffer.concat(stdoutChunks).toString('utf8'), stderr: Buffer.concat(stderrChunks).toString('utf8'), exitCode: meaning.exitCode },
+        result: {
+          stdout: Buffer.concat(stdoutChunks).toString('utf8'),
+          stderr: Buffer.concat(stderrChunks).toString('utf8'),
+          exitCode: meaning.exitCode,
+        },
       });
     };
 
-    client.exec(target.namespace, target.pod, target.container ?? '', [...argv], stdout, stderr, null, false, onStatus).then(
-      (ws) => {
-        socket = ws;
-        if (settled) {
-          ws.close();
-          return;
-        }
-        const onClose = () => {
-          if (status === undefined) settle({ kind: 'dropped', sawOutput });
-        };
-        if (ws.readyState === ws.CLOSED) onClose();
-        else ws.on('close', onClose);
-      },
-      (err: unknown) => settle({ kind: 'connect-failed', message: err instanceof Error ? err.message : describeError(err) }),
-    );
+    client
+      .exec(target.namespace, target.pod, target.container ?? '', [...argv], stdout, stderr, null, false, onStatus)
+      .then(
+        (ws) => {
+          socket = ws;
+          if (settled) {
+            ws.close();
+            return;
+          }
+          const onClose = () => {
+            if (status === undefined) settle({ kind: 'dropped', sawOutput });
+          };
+          if (ws.readyState === ws.CLOSED) onClose();
+          else ws.on('close', onClose);
+        },
+        (err: unknown) =>
+          settle({ kind: 'connect-failed', message: err instanceof Error ? err.message : describeError(err) }),
+      );
   });
 }
 

@@ -30,7 +30,8 @@ export class LocalExecTransport implements ExecTransport {
     const what = describeExec(target, argv);
     const [command, ...args] = argv;
     if (command === undefined) return Promise.reject(new ExecTransportError('start', `${what}: empty argv`, false));
-    if (opts.signal?.aborted) return Promise.reject(new ExecTransportError('aborted', `${what}: aborted before start`, false));
+    if (opts.signal?.aborted)
+      return Promise.reject(new ExecTransportError('aborted', `${what}: aborted before start`, false));
     const placement = this.options.resolveTarget?.(target) ?? {};
     const timeoutMs = opts.timeoutMs ?? this.options.defaultTimeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS;
 
@@ -57,7 +58,10 @@ export class LocalExecTransport implements ExecTransport {
           // Already gone.
         }
       };
-      const timer = setTimeout(() => stop(new ExecTransportError('timeout', `${what}: timed out after ${timeoutMs} ms`, true)), timeoutMs);
+      const timer = setTimeout(
+        () => stop(new ExecTransportError('timeout', `${what}: timed out after ${timeoutMs} ms`, true)),
+        timeoutMs,
+      );
       const onAbort = () => stop(new ExecTransportError('aborted', `${what}: aborted`, true));
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       const settle = (fn: () => void) => {
@@ -68,7 +72,9 @@ export class LocalExecTransport implements ExecTransport {
         fn();
       };
 
-      child.on('error', (err) => settle(() => reject(new ExecTransportError('start', `${what}: ${err.message}`, false))));
+      child.on('error', (err) =>
+        settle(() => reject(new ExecTransportError('start', `${what}: ${err.message}`, false))),
+      );
       child.on('close', (code, signal) =>
         settle(() => {
           if (stopped) return reject(stopped);

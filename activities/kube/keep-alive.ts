@@ -38,7 +38,11 @@ export class KeepAliveKubeConfig extends KubeConfig {
     const key = settingsKey(fresh);
     let shared = this.agents.get(key);
     if (!shared) {
-      const options = { ...(fresh as https.Agent & { options?: https.AgentOptions }).options, keepAlive: true, timeout: SOCKET_TIMEOUT_MS };
+      const options = {
+        ...(fresh as https.Agent & { options?: https.AgentOptions }).options,
+        keepAlive: true,
+        timeout: SOCKET_TIMEOUT_MS,
+      };
       shared = fresh instanceof https.Agent ? new https.Agent(options) : new http.Agent(options);
       this.agents.set(key, shared);
     }

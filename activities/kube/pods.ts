@@ -23,13 +23,20 @@ export async function ensurePod(core: CoreV1Api, manifest: PodManifest): Promise
   }
 }
 
-export async function waitPodRunning(core: CoreV1Api, namespace: string, name: string, timeoutMs: number): Promise<void> {
+export async function waitPodRunning(
+  core: CoreV1Api,
+  namespace: string,
+  name: string,
+  timeoutMs: number,
+): Promise<void> {
   const started = Date.now();
   for (;;) {
     const pod = await orIfMissing(core.readNamespacedPod({ namespace, name }), null);
     if (pod?.status?.phase === 'Running') return;
     if (Date.now() - started > timeoutMs) {
-      throw new Error(`pod ${namespace}/${name} is ${pod ? `in phase ${pod.status?.phase ?? 'unknown'}` : 'missing'} after ${timeoutMs} ms`);
+      throw new Error(
+        `pod ${namespace}/${name} is ${pod ? `in phase ${pod.status?.phase ?? 'unknown'}` : 'missing'} after ${timeoutMs} ms`,
+      );
     }
     heartbeat(`waiting for pod ${namespace}/${name}`);
     await sleep(200);
@@ -46,10 +53,14 @@ export async function deletePod(core: CoreV1Api, namespace: string, name: string
   if (!pod) return;
   const node = pod.spec?.nodeName;
   const orphaned = node !== undefined && (await orIfMissing(core.readNode({ name: node }), null)) === null;
-  await orIfMissing(core.deleteNamespacedPod({ namespace, name, ...(orphaned ? { gracePeriodSeconds: 0 } : {}) }), null);
+  await orIfMissing(
+    core.deleteNamespacedPod({ namespace, name, ...(orphaned ? { gracePeriodSeconds: 0 } : {}) }),
+    null,
+  );
   const started = Date.now();
   while ((await orIfMissing(core.readNamespacedPod({ namespace, name }), null)) !== null) {
-    if (Date.now() - started > timeoutMs) throw new Error(`pod ${namespace}/${name} still exists ${timeoutMs} ms after deletion`);
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`pod ${namespace}/${name} still exists ${timeoutMs} ms after deletion`);
     heartbeat(`waiting for pod ${namespace}/${name} to go away`);
     await sleep(200);
   }

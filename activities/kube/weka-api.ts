@@ -1,12 +1,6 @@
 // Typed access to the operator's custom resources. Status writes go through the status
 // subresource by server-side apply, each writer with its own field manager.
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-  type KubeConfig,
-} from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import {
   API_GROUP,
   API_VERSION,
@@ -47,7 +41,10 @@ export class WekaApi {
     return { group: API_GROUP, version: API_VERSION, plural: PLURAL[kind], namespace: ref.namespace, name: ref.name };
   }
 
-  async get<T extends WekaContainer | WekaCluster | WekaManualOperation>(kind: WekaKind, ref: ObjectRef): Promise<T | null> {
+  async get<T extends WekaContainer | WekaCluster | WekaManualOperation>(
+    kind: WekaKind,
+    ref: ObjectRef,
+  ): Promise<T | null> {
     return orIfMissing(this.custom.getNamespacedCustomObject(this.params(kind, ref)) as Promise<T>, null);
   }
 
@@ -75,7 +72,11 @@ export class WekaApi {
   }
 
   async listClusters(): Promise<WekaCluster[]> {
-    const list = (await this.custom.listClusterCustomObject({ group: API_GROUP, version: API_VERSION, plural: WEKA_CLUSTER_PLURAL })) as { items: WekaCluster[] };
+    const list = (await this.custom.listClusterCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: WEKA_CLUSTER_PLURAL,
+    })) as { items: WekaCluster[] };
     return list.items;
   }
 
@@ -98,14 +99,23 @@ export class WekaApi {
    * `resourceVersion`, the write happens only if the object is still at that version (409
    * otherwise).
    */
-  async applyStatus(kind: WekaKind, ref: ObjectRef, status: Record<string, unknown>, fieldManager: string, resourceVersion?: string): Promise<void> {
+  async applyStatus(
+    kind: WekaKind,
+    ref: ObjectRef,
+    status: Record<string, unknown>,
+    fieldManager: string,
+    resourceVersion?: string,
+  ): Promise<void> {
     const body = {
       apiVersion: `${API_GROUP}/${API_VERSION}`,
       kind,
       metadata: { name: ref.name, namespace: ref.namespace, ...(resourceVersion ? { resourceVersion } : {}) },
       status,
     };
-    await this.custom.patchNamespacedCustomObjectStatus({ ...this.params(kind, ref), body, fieldManager, force: true }, applyHeaders);
+    await this.custom.patchNamespacedCustomObjectStatus(
+      { ...this.params(kind, ref), body, fieldManager, force: true },
+      applyHeaders,
+    );
   }
 
   /** A JSON merge patch of metadata (finalizers), conditional on resourceVersion. */

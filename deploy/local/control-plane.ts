@@ -148,7 +148,9 @@ export class ControlPlane {
           certDir: join(this.dataDir, 'pki', 'apiserver-certs'),
           logDir: this.logDir,
           deadlineMs: this.deadlineMs,
-          ...(auditPolicy !== undefined ? { audit: { policyFile: auditPolicyFile, logFile: this.apiserverAuditLogPath } } : {}),
+          ...(auditPolicy !== undefined
+            ? { audit: { policyFile: auditPolicyFile, logFile: this.apiserverAuditLogPath } }
+            : {}),
         }),
       );
       await writeFile(this.kubeconfigPath, await kubeconfigYaml(this.apiserverUrl, pki), { mode: 0o600 });
@@ -208,9 +210,12 @@ export class ControlPlane {
   }
 
   processes(): ServerProcess[] {
-    return [this.temporal?.process, this.apiserver?.process, this.etcd?.process, ...(this.nodes?.processes() ?? [])].filter(
-      (p): p is ServerProcess => p !== undefined,
-    );
+    return [
+      this.temporal?.process,
+      this.apiserver?.process,
+      this.etcd?.process,
+      ...(this.nodes?.processes() ?? []),
+    ].filter((p): p is ServerProcess => p !== undefined);
   }
 
   async stop(): Promise<void> {
@@ -228,7 +233,15 @@ export class ControlPlane {
 // (etcd's member URLs and the UI address stay valid); taken ones are chosen afresh.
 async function planPorts(dataDir: string): Promise<PortPlan> {
   const file = join(dataDir, 'ports.json');
-  const keys: (keyof PortPlan)[] = ['etcdClient', 'etcdPeer', 'apiserver', 'temporal', 'temporalUi', 'temporalHttp', 'temporalMetrics'];
+  const keys: (keyof PortPlan)[] = [
+    'etcdClient',
+    'etcdPeer',
+    'apiserver',
+    'temporal',
+    'temporalUi',
+    'temporalHttp',
+    'temporalMetrics',
+  ];
   if (existsSync(file)) {
     const saved = JSON.parse(await readFile(file, 'utf8')) as PortPlan;
     if (await allFree(keys.map((k) => saved[k]))) return saved;

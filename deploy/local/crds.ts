@@ -2,7 +2,14 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { ApiextensionsV1Api, KubernetesObjectApi, loadAllYaml, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  KubernetesObjectApi,
+  loadAllYaml,
+  PatchStrategy,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 
 export const CRD_DIR = fileURLToPath(new URL('../../crds/', import.meta.url));
 

@@ -106,7 +106,10 @@ export class FakeNodes {
   }
 
   private async initDevices(stateDir: string, devices: SimulatedDevice[]): Promise<void> {
-    const args = devices.flatMap((d) => ['--device', `${d.path}:${d.capacityGiB}:${d.type}${d.serial ? `:${d.serial}` : ''}`]);
+    const args = devices.flatMap((d) => [
+      '--device',
+      `${d.path}:${d.capacityGiB}:${d.type}${d.serial ? `:${d.serial}` : ''}`,
+    ]);
     try {
       await run(process.execPath, [simulatorMainPath(), '--state', stateDir, 'init-node', ...args]);
     } catch (err) {
@@ -140,6 +143,8 @@ export class FakeNodes {
       if (node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return;
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`node ${name} did not become Ready within ${this.o.deadlineMs} ms; see ${this.o.logDir}/kwok-${name}.log`);
+    throw new Error(
+      `node ${name} did not become Ready within ${this.o.deadlineMs} ms; see ${this.o.logDir}/kwok-${name}.log`,
+    );
   }
 }

@@ -70,7 +70,13 @@ export async function startApiserver(o: ApiserverOptions): Promise<Apiserver> {
       `--kubelet-client-key=${o.pki.adminKey}`,
       `--kubelet-certificate-authority=${o.pki.caCert}`,
       '--kubelet-preferred-address-types=InternalIP',
-      ...(o.audit ? [`--audit-policy-file=${o.audit.policyFile}`, `--audit-log-path=${o.audit.logFile}`, '--audit-log-format=json'] : []),
+      ...(o.audit
+        ? [
+            `--audit-policy-file=${o.audit.policyFile}`,
+            `--audit-log-path=${o.audit.logFile}`,
+            '--audit-log-format=json',
+          ]
+        : []),
     ],
     logPath: join(o.logDir, 'kube-apiserver.log'),
   });

@@ -26,7 +26,8 @@ async function openssl(args: string[]): Promise<void> {
     await run('openssl', args);
   } catch (err) {
     const e = err as { code?: string; stderr?: string; message: string };
-    if (e.code === 'ENOENT') throw new Error('openssl is not installed; the local control plane needs it to make certificates');
+    if (e.code === 'ENOENT')
+      throw new Error('openssl is not installed; the local control plane needs it to make certificates');
     throw new Error(`openssl ${args[0]} failed: ${e.stderr ?? e.message}`);
   }
 }
@@ -35,7 +36,12 @@ async function ecKey(path: string): Promise<void> {
   await openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', path]);
 }
 
-async function signedCert(pki: { dir: string; caCert: string; caKey: string }, name: string, subject: string, extensions: string): Promise<{ cert: string; key: string }> {
+async function signedCert(
+  pki: { dir: string; caCert: string; caKey: string },
+  name: string,
+  subject: string,
+  extensions: string,
+): Promise<{ cert: string; key: string }> {
   const key = join(pki.dir, `${name}.key`);
   const csr = join(pki.dir, `${name}.csr`);
   const cert = join(pki.dir, `${name}.crt`);
@@ -43,7 +49,24 @@ async function signedCert(pki: { dir: string; caCert: string; caKey: string }, n
   await ecKey(key);
   await writeFile(ext, extensions);
   await openssl(['req', '-new', '-key', key, '-subj', subject, '-out', csr]);
-  await openssl(['x509', '-req', '-in', csr, '-CA', pki.caCert, '-CAkey', pki.caKey, '-set_serial', `0x${randomBytes(12).toString('hex')}`, '-days', '3650', '-extfile', ext, '-out', cert]);
+  await openssl([
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    pki.caCert,
+    '-CAkey',
+    pki.caKey,
+    '-set_serial',
+    `0x${randomBytes(12).toString('hex')}`,
+    '-days',
+    '3650',
+    '-extfile',
+    ext,
+    '-out',
+    cert,
+  ]);
   return { cert, key };
 }
 
@@ -52,16 +75,44 @@ export async function createPki(dir: string): Promise<Pki> {
   const caKey = join(dir, 'ca.key');
   const caCert = join(dir, 'ca.crt');
   await ecKey(caKey);
-  await openssl(['req', '-x509', '-new', '-key', caKey, '-subj', '/CN=weka-drives-local-ca', '-days', '3650', '-out', caCert]);
+  await openssl([
+    'req',
+    '-x509',
+    '-new',
+    '-key',
+    caKey,
+    '-subj',
+    '/CN=weka-drives-local-ca',
+    '-days',
+    '3650',
+    '-out',
+    caCert,
+  ]);
   const ca = { dir, caCert, caKey };
-  const serving = 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n';
+  const serving =
+    'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n';
   const server = await signedCert(ca, 'apiserver', '/CN=kube-apiserver', serving);
-  const admin = await signedCert(ca, 'admin', '/O=system:masters/CN=weka-drives-admin', 'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n');
+  const admin = await signedCert(
+    ca,
+    'admin',
+    '/O=system:masters/CN=weka-drives-admin',
+    'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n',
+  );
   const serviceAccountKey = join(dir, 'sa.key');
   const serviceAccountPub = join(dir, 'sa.pub');
   await ecKey(serviceAccountKey);
   await openssl(['pkey', '-in', serviceAccountKey, '-pubout', '-out', serviceAccountPub]);
-  return { dir, caCert, caKey, serverCert: server.cert, serverKey: server.key, adminCert: admin.cert, adminKey: admin.key, serviceAccountKey, serviceAccountPub };
+  return {
+    dir,
+    caCert,
+    caKey,
+    serverCert: server.cert,
+    serverKey: server.key,
+    adminCert: admin.cert,
+    adminKey: admin.key,
+    serviceAccountKey,
+    serviceAccountPub,
+  };
 }
 
 /** A serving certificate for a fake node's kubelet (kwok), so the apiserver can verify it. */
@@ -74,7 +125,16 @@ export async function createKubeletCert(pki: Pki, nodeName: string): Promise<{ c
  * A client certificate for `user` in `groups`, signed by the CA: the apiserver authenticates it
  * as that user (CN) and those groups (O). Written into `pki.dir`, which may be any directory.
  */
-export async function createClientCert(pki: { dir: string; caCert: string; caKey: string }, user: string, groups: readonly string[] = []): Promise<{ cert: string; key: string }> {
+export async function createClientCert(
+  pki: { dir: string; caCert: string; caKey: string },
+  user: string,
+  groups: readonly string[] = [],
+): Promise<{ cert: string; key: string }> {
   const subject = [...groups.map((g) => `/O=${g}`), `/CN=${user}`].join('');
-  return signedCert(pki, `client-${user.replace(/[^A-Za-z0-9_.-]/g, '_')}`, subject, 'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n');
+  return signedCert(
+    pki,
+    `client-${user.replace(/[^A-Za-z0-9_.-]/g, '_')}`,
+    subject,
+    'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n',
+  );
 }

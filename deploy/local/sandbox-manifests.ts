@@ -29,7 +29,11 @@ export const SANDBOX_OPERATION = {
   },
 };
 
-function sandboxCluster(namespace: string, name: string, dynamicTemplate: Record<string, unknown> & { driveContainers: number }) {
+function sandboxCluster(
+  namespace: string,
+  name: string,
+  dynamicTemplate: Record<string, unknown> & { driveContainers: number },
+) {
   return {
     apiVersion: 'weka.weka.io/v1alpha1',
     kind: 'WekaCluster',
@@ -44,6 +48,11 @@ function sandboxCluster(namespace: string, name: string, dynamicTemplate: Record
 
 /** One cluster per allocation mode: containerCapacity with a TLC:QLC ratio, and numDrives x driveCapacity. */
 export const SANDBOX_CLUSTERS = [
-  sandboxCluster('tenant-a', 'analytics', { driveContainers: 3, driveCores: 2, containerCapacity: 12000, driveTypesRatio: { tlc: 1, qlc: 3 } }),
+  sandboxCluster('tenant-a', 'analytics', {
+    driveContainers: 3,
+    driveCores: 2,
+    containerCapacity: 12000,
+    driveTypesRatio: { tlc: 1, qlc: 3 },
+  }),
   sandboxCluster('tenant-b', 'builds', { driveContainers: 3, driveCores: 2, numDrives: 4, driveCapacity: 1000 }),
 ];

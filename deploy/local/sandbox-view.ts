@@ -29,7 +29,8 @@ export interface SandboxSnapshot {
   stage: string;
 }
 
-const pad = (text: string, width: number): string => (text.length >= width ? text : text + ' '.repeat(width - text.length));
+const pad = (text: string, width: number): string =>
+  text.length >= width ? text : text + ' '.repeat(width - text.length);
 
 export function phaseCounts(containers: ViewContainer[]): Map<string, number> {
   const counts = new Map<string, number>();
@@ -38,7 +39,10 @@ export function phaseCounts(containers: ViewContainer[]): Map<string, number> {
 }
 
 /** GiB given out and GiB signed, per node and drive type. */
-export function nodeUsage(node: ViewNode, containers: ViewContainer[]): { type: string; usedGiB: number; totalGiB: number }[] {
+export function nodeUsage(
+  node: ViewNode,
+  containers: ViewContainer[],
+): { type: string; usedGiB: number; totalGiB: number }[] {
   const types = [...new Set(node.drives.map((d) => d.type ?? 'untyped'))].sort();
   const onNode = new Set(node.drives.map((d) => d.physicalUUID));
   return types.map((type) => {
@@ -62,20 +66,28 @@ export function renderSnapshot(s: SandboxSnapshot): string {
   lines.push('');
   lines.push('Clusters:');
   if (s.clusters.length === 0) lines.push('  (none yet)');
-  for (const c of s.clusters) lines.push(`  ${pad(`${c.namespace}/${c.name}`, 28)} ${pad(c.phase, 16)} ${c.guid ?? ''}`);
+  for (const c of s.clusters)
+    lines.push(`  ${pad(`${c.namespace}/${c.name}`, 28)} ${pad(c.phase, 16)} ${c.guid ?? ''}`);
   lines.push('');
   const counts = phaseCounts(s.containers);
-  lines.push(`Drive containers: ${s.containers.length}${counts.size ? ` (${[...counts].map(([p, n]) => `${p} ${n}`).join(', ')})` : ''}`);
-  for (const c of [...s.containers].sort((x, y) => `${x.namespace}/${x.name}`.localeCompare(`${y.namespace}/${y.name}`))) {
+  lines.push(
+    `Drive containers: ${s.containers.length}${counts.size ? ` (${[...counts].map(([p, n]) => `${p} ${n}`).join(', ')})` : ''}`,
+  );
+  for (const c of [...s.containers].sort((x, y) =>
+    `${x.namespace}/${x.name}`.localeCompare(`${y.namespace}/${y.name}`),
+  )) {
     const gib = c.virtualDrives.reduce((sum, v) => sum + v.capacityGiB, 0);
-    lines.push(`  ${pad(`${c.namespace}/${c.name}`, 28)} ${pad(c.node, 14)} ${pad(c.phase, 18)} ${c.virtualDrives.length} virtual drives, ${gib} GiB`);
+    lines.push(
+      `  ${pad(`${c.namespace}/${c.name}`, 28)} ${pad(c.node, 14)} ${pad(c.phase, 18)} ${c.virtualDrives.length} virtual drives, ${gib} GiB`,
+    );
   }
   lines.push('');
   lines.push('Nodes (GiB given out of GiB signed):');
   for (const n of [...s.nodes].sort((x, y) => x.name.localeCompare(y.name))) {
     const usage = nodeUsage(n, s.containers);
     if (usage.length === 0) lines.push(`  ${pad(n.name, 14)} no signed drives yet`);
-    for (const u of usage) lines.push(`  ${pad(n.name, 14)} ${pad(u.type, 4)} ${bar(u.usedGiB, u.totalGiB)} ${u.usedGiB} / ${u.totalGiB}`);
+    for (const u of usage)
+      lines.push(`  ${pad(n.name, 14)} ${pad(u.type, 4)} ${bar(u.usedGiB, u.totalGiB)} ${u.usedGiB} / ${u.totalGiB}`);
   }
   return lines.join('\n');
 }

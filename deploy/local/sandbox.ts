@@ -15,11 +15,21 @@ import type { WekaCluster, WekaContainer, WekaManualOperation } from '../../src/
 import { ControlPlane } from './control-plane.js';
 import { startServer, type ServerProcess } from './processes.js';
 import { renderSnapshot, type SandboxSnapshot } from './sandbox-view.js';
-import { SANDBOX_CLUSTERS, SANDBOX_DEVICES, SANDBOX_NODES, SANDBOX_OPERATION, SANDBOX_OPERATOR_NAMESPACE } from './sandbox-manifests.js';
+import {
+  SANDBOX_CLUSTERS,
+  SANDBOX_DEVICES,
+  SANDBOX_NODES,
+  SANDBOX_OPERATION,
+  SANDBOX_OPERATOR_NAMESPACE,
+} from './sandbox-manifests.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
-  options: { keep: { type: 'boolean', default: false }, 'until-ready': { type: 'boolean', default: false }, timeout: { type: 'string', default: '300' } },
+  options: {
+    keep: { type: 'boolean', default: false },
+    'until-ready': { type: 'boolean', default: false },
+    timeout: { type: 'string', default: '300' },
+  },
 });
 const timeoutMs = Number(values.timeout) * 1000;
 if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
@@ -62,11 +72,15 @@ process.on('SIGINT', () => void shutdown(130, 'Ctrl-C: stopping the operator and
 process.on('SIGTERM', () => void shutdown(143, 'SIGTERM: stopping ...'));
 
 try {
-  for (const name of SANDBOX_NODES) await cp.addNode({ name, labels: { 'weka.weka.io/sandbox': 'true' }, devices: SANDBOX_DEVICES });
+  for (const name of SANDBOX_NODES)
+    await cp.addNode({ name, labels: { 'weka.weka.io/sandbox': 'true' }, devices: SANDBOX_DEVICES });
   const kc = cp.kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
-  const ensureNamespace = async (name: string) => core.createNamespace({ body: { metadata: { name } } }).catch((e: { code?: number }) => { if (e.code !== 409) throw e; });
+  const ensureNamespace = async (name: string) =>
+    core.createNamespace({ body: { metadata: { name } } }).catch((e: { code?: number }) => {
+      if (e.code !== 409) throw e;
+    });
   await ensureNamespace(SANDBOX_OPERATOR_NAMESPACE);
 
   operator = startServer({
@@ -88,9 +102,11 @@ try {
 
   const create = async (plural: string, namespace: string, body: object) =>
     retryTransient(`creating a ${plural} object`, () =>
-      custom.createNamespacedCustomObject({ group: 'weka.weka.io', version: 'v1alpha1', plural, namespace, body }).catch((e: { code?: number }) => {
-        if (e.code !== 409) throw e;
-      }),
+      custom
+        .createNamespacedCustomObject({ group: 'weka.weka.io', version: 'v1alpha1', plural, namespace, body })
+        .catch((e: { code?: number }) => {
+          if (e.code !== 409) throw e;
+        }),
     );
   await create('wekamanualoperations', SANDBOX_OPERATOR_NAMESPACE, SANDBOX_OPERATION);
   for (const c of SANDBOX_CLUSTERS) {
@@ -110,7 +126,9 @@ Where to look:
 `);
 
   const snapshot = async (): Promise<SandboxSnapshot> => {
-    const list = async <T>(plural: string) => ((await custom.listClusterCustomObject({ group: 'weka.weka.io', version: 'v1alpha1', plural })) as { items: T[] }).items;
+    const list = async <T>(plural: string) =>
+      ((await custom.listClusterCustomObject({ group: 'weka.weka.io', version: 'v1alpha1', plural })) as { items: T[] })
+        .items;
     const [clusters, containers, operations, nodes] = await Promise.all([
       list<WekaCluster>('wekaclusters'),
       list<WekaContainer>('wekacontainers'),
@@ -121,7 +139,12 @@ Where to look:
     return {
       stage: `sign-drives ${op?.status?.phase ?? 'Pending'}`,
       elapsedMs: Date.now() - started,
-      clusters: clusters.map((c) => ({ namespace: c.metadata.namespace!, name: c.metadata.name!, phase: c.status?.phase ?? 'Pending', guid: c.status?.clusterGUID })),
+      clusters: clusters.map((c) => ({
+        namespace: c.metadata.namespace!,
+        name: c.metadata.name!,
+        phase: c.status?.phase ?? 'Pending',
+        guid: c.status?.clusterGUID,
+      })),
       containers: containers
         .filter((c) => c.spec.mode === 'drive')
         .map((c) => ({
@@ -129,7 +152,11 @@ Where to look:
           name: c.metadata.name!,
           node: c.spec.nodeName ?? '',
           phase: c.status?.phase ?? 'Pending',
-          virtualDrives: (c.status?.allocations?.virtualDrives ?? []).map((v) => ({ capacityGiB: v.capacityGiB, type: v.type ?? '', physicalUUID: v.physicalUUID })),
+          virtualDrives: (c.status?.allocations?.virtualDrives ?? []).map((v) => ({
+            capacityGiB: v.capacityGiB,
+            type: v.type ?? '',
+            physicalUUID: v.physicalUUID,
+          })),
         })),
       nodes: nodes.items.map((n) => {
         const decoded = decodeSharedDrivesAnnotation(n.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '[]');
@@ -142,7 +169,8 @@ Where to look:
   const tty = process.stdout.isTTY;
   let last = '';
   for (;;) {
-    if (operator.hasExited()) await shutdown(1, `the operator exited (${String(await operator.exited)}); see ${operator.logPath}`);
+    if (operator.hasExited())
+      await shutdown(1, `the operator exited (${String(await operator.exited)}); see ${operator.logPath}`);
     const s = await retryTransient('reading the progress', snapshot);
     const text = renderSnapshot(s);
     if (text !== last) {
@@ -152,11 +180,21 @@ Where to look:
     }
     const ready = s.containers.filter((c) => c.phase === 'Ready').length;
     if (values['until-ready']) {
-      if (ready === expected && s.clusters.every((c) => c.phase === 'Ready') && s.clusters.length === SANDBOX_CLUSTERS.length) {
-        await shutdown(0, `sandbox Ready: ${ready} drive containers in ${s.clusters.length} clusters, in ${Math.round((Date.now() - started) / 1000)} s`);
+      if (
+        ready === expected &&
+        s.clusters.every((c) => c.phase === 'Ready') &&
+        s.clusters.length === SANDBOX_CLUSTERS.length
+      ) {
+        await shutdown(
+          0,
+          `sandbox Ready: ${ready} drive containers in ${s.clusters.length} clusters, in ${Math.round((Date.now() - started) / 1000)} s`,
+        );
       }
       if (Date.now() - started > timeoutMs) {
-        await shutdown(1, `timed out after ${values.timeout} s: ${ready} of ${expected} drive containers Ready (${s.stage}); see ${cp.logDir}`);
+        await shutdown(
+          1,
+          `timed out after ${values.timeout} s: ${ready} of ${expected} drive containers Ready (${s.stage}); see ${cp.logDir}`,
+        );
       }
     }
     await new Promise((r) => setTimeout(r, 1000));

@@ -17,26 +17,53 @@ const run = promisify(execFile);
 
 /** Runs the compiled simulator against one node's state (`<simulatorRoot>/nodes/<node>`). */
 export async function simulate(simulatorRoot: string, node: string, ...args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, [simulatorMainPath(), '--state', join(simulatorRoot, 'nodes', node), ...args]);
+  const { stdout } = await run(process.execPath, [
+    simulatorMainPath(),
+    '--state',
+    join(simulatorRoot, 'nodes', node),
+    ...args,
+  ]);
   return stdout;
 }
 
 /** Signs every device of the node for proxy and publishes them in the node's annotation. */
-export async function signSharedDrives(o: { kubeConfig: KubeConfig; simulatorRoot: string; node: string; devices: readonly SimulatedDevice[] }): Promise<PhysicalDrive[]> {
+export async function signSharedDrives(o: {
+  kubeConfig: KubeConfig;
+  simulatorRoot: string;
+  node: string;
+  devices: readonly SimulatedDevice[];
+}): Promise<PhysicalDrive[]> {
   const drives: PhysicalDrive[] = [];
   for (const d of o.devices) {
     await simulate(o.simulatorRoot, o.node, '--', 'weka-sign-drive', 'sign', 'proxy', d.path);
-    const info = parseDriveShow(await simulate(o.simulatorRoot, o.node, '--', 'weka-sign-drive', 'show', '--json', d.path));
-    drives.push({ physicalUUID: info.physicalUUID!, serial: info.serial, capacityGiB: info.capacityGiB, type: info.type, devicePath: d.path });
+    const info = parseDriveShow(
+      await simulate(o.simulatorRoot, o.node, '--', 'weka-sign-drive', 'show', '--json', d.path),
+    );
+    drives.push({
+      physicalUUID: info.physicalUUID!,
+      serial: info.serial,
+      capacityGiB: info.capacityGiB,
+      type: info.type,
+      devicePath: d.path,
+    });
   }
-  await o.kubeConfig.makeApiClient(CoreV1Api).patchNode(
-    { name: o.node, body: { metadata: { annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } } },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+  await o.kubeConfig
+    .makeApiClient(CoreV1Api)
+    .patchNode(
+      {
+        name: o.node,
+        body: { metadata: { annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   return drives;
 }
 
 /** Creates a Weka cluster in the simulator (clusters are shared by every node) and returns its GUID. */
 export async function createSimulatedCluster(simulatorRoot: string, node: string, name: string): Promise<string> {
-  return (JSON.parse(await simulate(simulatorRoot, node, '--', 'weka', 'cluster', 'create', name, '--json')) as { guid: string }).guid;
+  return (
+    JSON.parse(await simulate(simulatorRoot, node, '--', 'weka', 'cluster', 'create', name, '--json')) as {
+      guid: string;
+    }
+  ).guid;
 }

@@ -30,10 +30,13 @@ function isExecutable(path: string): boolean {
 export async function toolPaths(): Promise<ToolPaths> {
   const { stdout } = await run('bash', [buildScript, '--print-env']);
   const env = Object.fromEntries(
-    stdout.trim().split('\n').map((line) => {
-      const at = line.indexOf('=');
-      return [line.slice(0, at), line.slice(at + 1)];
-    }),
+    stdout
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const at = line.indexOf('=');
+        return [line.slice(0, at), line.slice(at + 1)];
+      }),
   );
   const get = (key: string): string => {
     const value = env[key];
@@ -53,7 +56,9 @@ export async function toolPaths(): Promise<ToolPaths> {
  * Returns the tool paths, building any missing tool (minutes on a cold machine, nothing when
  * cached). Build output goes to this process's stderr so a person sees the progress.
  */
-export async function ensureTools(names: ToolName[] = ['temporal', 'kwok', 'etcd', 'kube-apiserver']): Promise<ToolPaths> {
+export async function ensureTools(
+  names: ToolName[] = ['temporal', 'kwok', 'etcd', 'kube-apiserver'],
+): Promise<ToolPaths> {
   const paths = await toolPaths();
   const byName: Record<ToolName, string> = {
     temporal: paths.temporal,

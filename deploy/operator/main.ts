@@ -60,7 +60,8 @@ if (config.httpPort > 0) {
     registry: metrics.registry,
     notReadyReason: () => {
       if (stopping) return 'shutting down';
-      if (config.runWorker && worker?.getState() !== 'RUNNING') return `the worker is ${worker?.getState() ?? 'starting'}`;
+      if (config.runWorker && worker?.getState() !== 'RUNNING')
+        return `the worker is ${worker?.getState() ?? 'starting'}`;
       if (config.runWatcher && !watcher?.isReady()) return 'the watcher has not handled its first list yet';
       return undefined;
     },
@@ -90,7 +91,10 @@ if (config.runWorker) {
     logger.fatal({ err }, 'the worker failed');
     process.exit(1);
   });
-  logger.info({ temporal: config.temporalAddress, namespace: config.temporalNamespace, taskQueue: config.taskQueue }, 'worker running');
+  logger.info(
+    { temporal: config.temporalAddress, namespace: config.temporalNamespace, taskQueue: config.taskQueue },
+    'worker running',
+  );
 }
 
 if (config.runWatcher) {

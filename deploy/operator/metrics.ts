@@ -6,7 +6,12 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ActivityDeps } from '../../activities/deps.js';
 import { EXEC_TRANSPORT_ERROR, type ExecTransport } from '../../activities/exec/transport.js';
-import { ALLOCATION_ACTIVITIES, BATCH_ACTIVITY, MUTEX_REQUEST_ACTIVITIES, queuedFor } from '../../src/lifecycle/mutex-queue.js';
+import {
+  ALLOCATION_ACTIVITIES,
+  BATCH_ACTIVITY,
+  MUTEX_REQUEST_ACTIVITIES,
+  queuedFor,
+} from '../../src/lifecycle/mutex-queue.js';
 import { classifyExit } from '../../src/weka/call.js';
 
 const SECONDS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -15,7 +20,7 @@ export class OperatorMetrics {
   readonly registry = new Registry();
   readonly allocationDuration = new Histogram({
     name: 'weka_allocation_duration_seconds',
-    help: 'Time to decide a container\'s allocation inside its node mutex, by result: allocated, refused, error. Allocations queued together are decided in one allocateForContainers activity; each container is observed with that activity\'s time.',
+    help: "Time to decide a container's allocation inside its node mutex, by result: allocated, refused, error. Allocations queued together are decided in one allocateForContainers activity; each container is observed with that activity's time.",
     labelNames: ['result'] as const,
     buckets: SECONDS_BUCKETS,
     registers: [this.registry],
@@ -103,7 +108,10 @@ export class OperatorMetrics {
           this.cliCalls.inc({ command, result: classifyExit(result.exitCode) });
           return result;
         } catch (err) {
-          this.cliCalls.inc({ command, result: (err as Error | null)?.name === EXEC_TRANSPORT_ERROR ? 'transport-error' : 'error' });
+          this.cliCalls.inc({
+            command,
+            result: (err as Error | null)?.name === EXEC_TRANSPORT_ERROR ? 'transport-error' : 'error',
+          });
           throw err;
         }
       },

@@ -16,7 +16,13 @@ export interface MutexDepthSampler {
   stop(): void;
 }
 
-export function startMutexDepthSampler(o: { temporal: Client; taskQueue: string; metrics: OperatorMetrics; logger: Logger; intervalMs?: number }): MutexDepthSampler {
+export function startMutexDepthSampler(o: {
+  temporal: Client;
+  taskQueue: string;
+  metrics: OperatorMetrics;
+  logger: Logger;
+  intervalMs?: number;
+}): MutexDepthSampler {
   let running: Promise<void> | undefined;
   // A mutex started before the mutex queue existed may still run on the main queue.
   const query = `WorkflowType="mutexWorkflow" AND ExecutionStatus="Running" AND (TaskQueue="${mutexTaskQueue(o.taskQueue)}" OR TaskQueue="${o.taskQueue}")`;
@@ -27,7 +33,9 @@ export function startMutexDepthSampler(o: { temporal: Client; taskQueue: string;
       if (!wf.workflowId.startsWith(NODE_MUTEX_PREFIX)) continue;
       const node = wf.workflowId.slice(NODE_MUTEX_PREFIX.length);
       try {
-        const view = await o.temporal.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => o.temporal.workflow.getHandle(wf.workflowId).query(mutexStateQuery));
+        const view = await o.temporal.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+          o.temporal.workflow.getHandle(wf.workflowId).query(mutexStateQuery),
+        );
         o.metrics.mutexQueueDepth.set({ node }, view.queue.length);
         o.metrics.mutexBusy.set({ node }, view.holder ? 1 : 0);
         seen.add(node);
@@ -48,7 +56,9 @@ export function startMutexDepthSampler(o: { temporal: Client; taskQueue: string;
 
   const sample = (): Promise<void> => {
     running ??= sampleOnce()
-      .catch((err: unknown) => o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'sampling the node mutexes failed'))
+      .catch((err: unknown) =>
+        o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'sampling the node mutexes failed'),
+      )
       .finally(() => (running = undefined));
     return running;
   };

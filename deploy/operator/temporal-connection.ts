@@ -6,7 +6,12 @@ import { NativeConnection, type NativeConnectionOptions } from '@temporalio/work
 import type { OperatorConfig } from '../../src/settings/operator-config.js';
 
 async function tlsOptions(config: OperatorConfig) {
-  if (config.temporalTlsCertPath === undefined && config.temporalApiKey === undefined && config.temporalTlsCaPath === undefined) return undefined;
+  if (
+    config.temporalTlsCertPath === undefined &&
+    config.temporalApiKey === undefined &&
+    config.temporalTlsCaPath === undefined
+  )
+    return undefined;
   const [crt, key, ca] = await Promise.all([
     config.temporalTlsCertPath ? readFile(config.temporalTlsCertPath) : undefined,
     config.temporalTlsKeyPath ? readFile(config.temporalTlsKeyPath) : undefined,

@@ -25,7 +25,15 @@ export interface OperatorWorkerOptions {
   namespace: string;
   deps: ActivityDeps;
   /** Overrides for tuning and tests (concurrency, shutdown grace); applied to both workers. */
-  tuning?: Partial<Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'shutdownGraceTime' | 'maxCachedWorkflows'>>;
+  tuning?: Partial<
+    Pick<
+      WorkerOptions,
+      | 'maxConcurrentActivityTaskExecutions'
+      | 'maxConcurrentWorkflowTaskExecutions'
+      | 'shutdownGraceTime'
+      | 'maxCachedWorkflows'
+    >
+  >;
 }
 
 /** The two workers as one: run, shut down and report state together. */
@@ -48,12 +56,23 @@ export async function createOperatorWorker(o: OperatorWorkerOptions): Promise<Op
     // In-flight activities get this long to finish on SIGTERM before they are cancelled.
     shutdownGraceTime: '20 seconds',
   };
-  const main = await Worker.create({ ...common, taskQueue: o.deps.taskQueue, maxConcurrentActivityTaskExecutions: 100, ...o.tuning });
+  const main = await Worker.create({
+    ...common,
+    taskQueue: o.deps.taskQueue,
+    maxConcurrentActivityTaskExecutions: 100,
+    ...o.tuning,
+  });
   // One decision at a time per mutex: a few slots serve every node's mutex. A rollout wakes every
   // node's mutex at once, and each one's first workflow task comes through the normal (non-sticky)
   // queue: half of the pollers wait there instead of the default fifth (2 of 10), so ten mutexes
   // starting together are not handed out two at a time.
-  const mutex = await Worker.create({ ...common, taskQueue: mutexTaskQueue(o.deps.taskQueue), maxConcurrentActivityTaskExecutions: 50, nonStickyToStickyPollRatio: 0.5, ...o.tuning });
+  const mutex = await Worker.create({
+    ...common,
+    taskQueue: mutexTaskQueue(o.deps.taskQueue),
+    maxConcurrentActivityTaskExecutions: 50,
+    nonStickyToStickyPollRatio: 0.5,
+    ...o.tuning,
+  });
   return {
     async run() {
       const runs = [main.run(), mutex.run()];

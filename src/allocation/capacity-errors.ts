@@ -17,7 +17,11 @@ export interface ShortfallContext {
 
 const label = (driveType: DriveType | undefined): string => (driveType === undefined ? '' : `${driveType} `);
 
-function shortfall(context: ShortfallContext, reason: CapacityShortfallReason, message: string): InsufficientDriveCapacityError {
+function shortfall(
+  context: ShortfallContext,
+  reason: CapacityShortfallReason,
+  message: string,
+): InsufficientDriveCapacityError {
   const { driveType, neededGiB, spaces, minDrives, maxDrives } = context;
   return {
     type: 'InsufficientDriveCapacity',
@@ -38,7 +42,11 @@ function freeList(spaces: readonly DriveSpace[]): string {
 }
 
 /** The request asks for less than minDrives x 384 GiB, which no node could satisfy. */
-export function belowMinimum(context: ShortfallContext, shareDescription: string, hint: string): InsufficientDriveCapacityError {
+export function belowMinimum(
+  context: ShortfallContext,
+  shareDescription: string,
+  hint: string,
+): InsufficientDriveCapacityError {
   const { driveType, minDrives } = context;
   const minimum = minDrives * MIN_CHUNK_GIB;
   return shortfall(
@@ -91,7 +99,12 @@ export function typesDoNotFitTogether(
 }
 
 /** Mode 1: enough GiB, but not that many driveCapacity-sized slots. */
-export function tooFewSlots(needed: number, have: number, driveCapacityGiB: number, spaces: readonly DriveSpace[]): InsufficientDrivesError {
+export function tooFewSlots(
+  needed: number,
+  have: number,
+  driveCapacityGiB: number,
+  spaces: readonly DriveSpace[],
+): InsufficientDrivesError {
   return {
     type: 'InsufficientDrives',
     message:

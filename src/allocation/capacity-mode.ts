@@ -9,7 +9,10 @@ import { choiceCount, createTypePlanner, placeChoice, type StrategyChoice, type 
 import type { DriveType, DriveTypesRatio } from './types.js';
 
 /** TLC gets floor(capacity x tlc / (tlc + qlc)); QLC gets the rest, so nothing is lost to rounding. */
-export function splitCapacityByRatio(containerCapacity: number, ratio: DriveTypesRatio): { tlcGiB: number; qlcGiB: number } {
+export function splitCapacityByRatio(
+  containerCapacity: number,
+  ratio: DriveTypesRatio,
+): { tlcGiB: number; qlcGiB: number } {
   const tlcGiB = Math.floor((containerCapacity * ratio.tlc) / (ratio.tlc + ratio.qlc));
   return { tlcGiB, qlcGiB: containerCapacity - tlcGiB };
 }
@@ -48,7 +51,8 @@ export function planCapacity(
     { driveType: 'QLC' as const, gib: qlcGiB, spaces: spacesOfType(spaces, 'QLC') },
   ].filter((share) => share.gib > 0);
   for (const share of shares) {
-    if (share.spaces.length === 0) return { ok: false, error: missingDriveType(spaces, share.driveType, describe(share.driveType, share.gib)) };
+    if (share.spaces.length === 0)
+      return { ok: false, error: missingDriveType(spaces, share.driveType, describe(share.driveType, share.gib)) };
   }
 
   const maxDrives = driveCores * settings.maxVirtualDrivesPerCore;
@@ -80,7 +84,8 @@ export function planCapacity(
   if (tlcOrOnly === undefined) throw new Error('a valid ratio always activates a drive type');
   if (qlc === undefined) {
     const choice = tlcOrOnly.planner.choose(driveCores, maxDrives);
-    if (choice === undefined) return { ok: false, error: noPlacement(shortfallContext(tlcOrOnly, driveCores, maxDrives)) };
+    if (choice === undefined)
+      return { ok: false, error: noPlacement(shortfallContext(tlcOrOnly, driveCores, maxDrives)) };
     return { ok: true, plans: [planOf(tlcOrOnly.planner, choice)] };
   }
   return planBothTypes(tlcOrOnly, qlc, driveCores, maxDrives, settings.enforceMinDrivesPerTypePerCore);
@@ -98,7 +103,13 @@ function perTypeMinimumError(
     : 'raise containerCapacity or lower driveCores';
   for (const share of shares) {
     if (share.gib < driveCores * MIN_CHUNK_GIB) {
-      const context = { driveType: share.driveType, neededGiB: share.gib, spaces: share.spaces, minDrives: driveCores, maxDrives };
+      const context = {
+        driveType: share.driveType,
+        neededGiB: share.gib,
+        spaces: share.spaces,
+        minDrives: driveCores,
+        maxDrives,
+      };
       return belowMinimum(context, describe(share.driveType, share.gib), hint);
     }
   }
@@ -117,7 +128,13 @@ function combinedMinimumError(
   const hint = 'raise containerCapacity or change driveTypesRatio';
   for (const share of shares) {
     if (share.gib < MIN_CHUNK_GIB) {
-      const context = { driveType: share.driveType, neededGiB: share.gib, spaces: share.spaces, minDrives: 1, maxDrives };
+      const context = {
+        driveType: share.driveType,
+        neededGiB: share.gib,
+        spaces: share.spaces,
+        minDrives: 1,
+        maxDrives,
+      };
       return belowMinimum(context, describe(share.driveType, share.gib), hint);
     }
   }
@@ -125,7 +142,11 @@ function combinedMinimumError(
   if (mostDrives < driveCores) {
     const context = { neededGiB: containerCapacity, spaces: allSpaces, minDrives: driveCores, maxDrives };
     const split = shares.map((share) => `${share.gib} GiB ${share.driveType}`).join(' and ');
-    return belowMinimum(context, `containerCapacity ${containerCapacity} GiB splits into ${split}, at most ${mostDrives} virtual drives`, hint);
+    return belowMinimum(
+      context,
+      `containerCapacity ${containerCapacity} GiB splits into ${split}, at most ${mostDrives} virtual drives`,
+      hint,
+    );
   }
   return undefined;
 }
@@ -137,28 +158,48 @@ function combinedMinimumError(
  * 4:1 ratio) and QLC makes up the rest, then every other TLC count; the search is complete, so a
  * feasible pair is never missed.
  */
-function planBothTypes(tlc: ActiveType, qlc: ActiveType, driveCores: number, maxDrives: number, enforcePerType: boolean): PlanOutcome {
+function planBothTypes(
+  tlc: ActiveType,
+  qlc: ActiveType,
+  driveCores: number,
+  maxDrives: number,
+  enforcePerType: boolean,
+): PlanOutcome {
   const typeMin = enforcePerType ? driveCores : 1;
   const proportional = Math.round((driveCores * tlc.gib) / (tlc.gib + qlc.gib));
   const target = Math.min(Math.max(proportional, 1), Math.max(driveCores - 1, 1));
-  const tlcRanges: [number, number][] = enforcePerType ? [[driveCores, maxDrives - typeMin]] : [[target, maxDrives - 1], [1, target - 1]];
+  const tlcRanges: [number, number][] = enforcePerType
+    ? [[driveCores, maxDrives - typeMin]]
+    : [
+        [target, maxDrives - 1],
+        [1, target - 1],
+      ];
   const qlcMin = (tlcCount: number): number => (enforcePerType ? driveCores : Math.max(1, driveCores - tlcCount));
   for (const [lo, hi] of tlcRanges) {
     for (const tlcChoice of tlc.planner.candidates(lo, hi)) {
       const tlcCount = choiceCount(tlcChoice);
       const qlcChoice = qlc.planner.choose(qlcMin(tlcCount), maxDrives - tlcCount);
-      if (qlcChoice !== undefined) return { ok: true, plans: [planOf(tlc.planner, tlcChoice), planOf(qlc.planner, qlcChoice)] };
+      if (qlcChoice !== undefined)
+        return { ok: true, plans: [planOf(tlc.planner, tlcChoice), planOf(qlc.planner, qlcChoice)] };
     }
   }
 
   // Diagnosis: does one type not fit at all, or do they only fail together?
-  const counts = (type: ActiveType): number[] => [...type.planner.candidates(typeMin, maxDrives - typeMin)].map(choiceCount);
+  const counts = (type: ActiveType): number[] =>
+    [...type.planner.candidates(typeMin, maxDrives - typeMin)].map(choiceCount);
   const tlcCounts = counts(tlc);
-  if (tlcCounts.length === 0) return { ok: false, error: noPlacement(shortfallContext(tlc, typeMin, maxDrives - typeMin)) };
+  if (tlcCounts.length === 0)
+    return { ok: false, error: noPlacement(shortfallContext(tlc, typeMin, maxDrives - typeMin)) };
   const qlcCounts = counts(qlc);
-  if (qlcCounts.length === 0) return { ok: false, error: noPlacement(shortfallContext(qlc, typeMin, maxDrives - typeMin)) };
+  if (qlcCounts.length === 0)
+    return { ok: false, error: noPlacement(shortfallContext(qlc, typeMin, maxDrives - typeMin)) };
   const range = (list: readonly number[]): [number, number] => [Math.min(...list), Math.max(...list)];
-  const context = { neededGiB: tlc.gib + qlc.gib, spaces: [...tlc.spaces, ...qlc.spaces], minDrives: driveCores, maxDrives };
+  const context = {
+    neededGiB: tlc.gib + qlc.gib,
+    spaces: [...tlc.spaces, ...qlc.spaces],
+    minDrives: driveCores,
+    maxDrives,
+  };
   return { ok: false, error: typesDoNotFitTogether(context, range(tlcCounts), range(qlcCounts)) };
 }
 

@@ -46,8 +46,16 @@ export function allocateVirtualDrives(input: DriveSharingInput, newUuid: UuidSou
 /** A UUID source that keeps returning UUIDs already in use is broken, not unlucky. */
 const MAX_EXTRA_DRAWS = 32;
 
-function nameVirtualDrives(plans: readonly TypePlan[], newUuid: UuidSource, claimed: readonly ContainerDriveClaims[]): VirtualDrive[] {
-  const uuids = drawUnusedUuids(plans.reduce((sum, plan) => sum + plan.pieces.length, 0), newUuid, claimed);
+function nameVirtualDrives(
+  plans: readonly TypePlan[],
+  newUuid: UuidSource,
+  claimed: readonly ContainerDriveClaims[],
+): VirtualDrive[] {
+  const uuids = drawUnusedUuids(
+    plans.reduce((sum, plan) => sum + plan.pieces.length, 0),
+    newUuid,
+    claimed,
+  );
   let next = 0;
   return plans.flatMap((plan) =>
     plan.pieces.map((piece) => ({
@@ -71,7 +79,8 @@ function drawUnusedUuids(count: number, newUuid: UuidSource, claimed: readonly C
   let draws = 0;
   for (;;) {
     while (chosen.size < count) {
-      if (draws++ >= count + MAX_EXTRA_DRAWS) throw new Error(`the UUID source returned ${draws - 1} UUIDs but not ${count} distinct unused ones`);
+      if (draws++ >= count + MAX_EXTRA_DRAWS)
+        throw new Error(`the UUID source returned ${draws - 1} UUIDs but not ${count} distinct unused ones`);
       const uuid = newUuid();
       if (!inUse.has(uuid)) chosen.add(uuid);
     }

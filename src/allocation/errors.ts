@@ -71,7 +71,8 @@ export interface InvalidAllocationRequestError {
   readonly field: string;
 }
 
-export type DriveSharingError = InsufficientDriveCapacityError | InsufficientDrivesError | InvalidDriveSharingConfigError;
+export type DriveSharingError =
+  InsufficientDriveCapacityError | InsufficientDrivesError | InvalidDriveSharingConfigError;
 
 export type AllocationError = DriveSharingError | PortsExhaustedError | InvalidAllocationRequestError;
 

@@ -115,7 +115,13 @@ function chooseDrive(
   }
 }
 
-function isBetterDrive(i: number, j: number, free: readonly number[], held: readonly number[], keys: readonly string[]): boolean {
+function isBetterDrive(
+  i: number,
+  j: number,
+  free: readonly number[],
+  held: readonly number[],
+  keys: readonly string[],
+): boolean {
   const heldI = held[i] ?? 0;
   const heldJ = held[j] ?? 0;
   if (heldI !== heldJ) return heldI < heldJ;

@@ -25,9 +25,18 @@ export type ExclusiveDrivesResult =
 export function allocateExclusiveDrives(request: ExclusiveDrivesRequest): ExclusiveDrivesResult {
   const { count } = request;
   if (!Number.isSafeInteger(count) || count < 0) {
-    return { ok: false, error: invalidRequest('count', `the number of exclusive drives must be a whole number of at least 0, got ${count}`) };
+    return {
+      ok: false,
+      error: invalidRequest(
+        'count',
+        `the number of exclusive drives must be a whole number of at least 0, got ${count}`,
+      ),
+    };
   }
-  const unavailable = new Set<string>([...(request.blockedSerials ?? []), ...(request.sharedDrives ?? []).map((drive) => drive.serial)]);
+  const unavailable = new Set<string>([
+    ...(request.blockedSerials ?? []),
+    ...(request.sharedDrives ?? []).map((drive) => drive.serial),
+  ]);
   for (const claim of request.claimed) {
     for (const serial of claim.exclusiveSerials ?? []) unavailable.add(serial);
     for (const vd of claim.virtualDrives ?? []) if (vd.serial !== undefined) unavailable.add(vd.serial);

@@ -14,7 +14,12 @@ export interface FitPiece {
  * cannot be split into `minCount` pieces. Every piece fits its own drive by construction, so the
  * result is always a valid placement.
  */
-export function fitToPhysical(available: readonly number[], neededGiB: number, minCount: number, minChunkGiB: number): FitPiece[] | undefined {
+export function fitToPhysical(
+  available: readonly number[],
+  neededGiB: number,
+  minCount: number,
+  minChunkGiB: number,
+): FitPiece[] | undefined {
   const sizes: number[] = [];
   let remaining = neededGiB;
   for (const free of available) {
@@ -66,7 +71,12 @@ function splitLargestUntil(pieces: FitPiece[], minCount: number, minChunkGiB: nu
     const piece = result[largest];
     if (piece === undefined || piece.sizeGiB < 2 * minChunkGiB) return undefined;
     const half = Math.floor(piece.sizeGiB / 2);
-    result.splice(largest, 1, { driveIndex: piece.driveIndex, sizeGiB: piece.sizeGiB - half }, { driveIndex: piece.driveIndex, sizeGiB: half });
+    result.splice(
+      largest,
+      1,
+      { driveIndex: piece.driveIndex, sizeGiB: piece.sizeGiB - half },
+      { driveIndex: piece.driveIndex, sizeGiB: half },
+    );
   }
   return result;
 }

@@ -12,7 +12,10 @@ import { type PlanOutcome, typePlan } from './plan-types.js';
 export function planFixedSize(spaces: readonly DriveSpace[], numDrives: number, driveCapacity: number): PlanOutcome {
   const tlcSpaces = spacesOfType(spaces, 'TLC');
   if (tlcSpaces.length === 0) {
-    return { ok: false, error: missingDriveType(spaces, 'TLC', `numDrives x driveCapacity (Mode 1) uses TLC drives only`) };
+    return {
+      ok: false,
+      error: missingDriveType(spaces, 'TLC', `numDrives x driveCapacity (Mode 1) uses TLC drives only`),
+    };
   }
   const pool = usableSpaces(tlcSpaces, MIN_CHUNK_GIB);
   const placement = placeEvenPieces(
@@ -22,7 +25,13 @@ export function planFixedSize(spaces: readonly DriveSpace[], numDrives: number, 
   );
   if (placement === undefined) {
     const neededGiB = numDrives * driveCapacity;
-    const error = noPlacement({ driveType: 'TLC', neededGiB, spaces: tlcSpaces, minDrives: numDrives, maxDrives: numDrives });
+    const error = noPlacement({
+      driveType: 'TLC',
+      neededGiB,
+      spaces: tlcSpaces,
+      minDrives: numDrives,
+      maxDrives: numDrives,
+    });
     if (error.reason === 'not-enough-capacity') return { ok: false, error };
     const slots = pool.reduce((sum, space) => sum + Math.floor(space.availableGiB / driveCapacity), 0);
     return { ok: false, error: tooFewSlots(numDrives, slots, driveCapacity, tlcSpaces) };

@@ -1,6 +1,15 @@
 // The allocation core: pure functions over plain data. See docs/allocation.md.
 
-export type { ClaimedVirtualDrive, ContainerDriveClaims, DriveSharingRequest, DriveType, DriveTypesRatio, PhysicalDrive, UuidSource, VirtualDrive } from './types.js';
+export type {
+  ClaimedVirtualDrive,
+  ContainerDriveClaims,
+  DriveSharingRequest,
+  DriveType,
+  DriveTypesRatio,
+  PhysicalDrive,
+  UuidSource,
+  VirtualDrive,
+} from './types.js';
 export { DRIVE_TYPES } from './types.js';
 export { MIN_CHUNK_GIB } from './constants.js';
 
@@ -49,7 +58,11 @@ export {
 } from '../settings/index.js';
 export type { AllocationSettings, SettingsOverrides } from '../settings/index.js';
 
-export { decodeSharedDrivesAnnotation, encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../annotations/index.js';
+export {
+  decodeSharedDrivesAnnotation,
+  encodeSharedDrivesAnnotation,
+  SHARED_DRIVES_ANNOTATION,
+} from '../annotations/index.js';
 export type { MalformedAnnotationError, SharedDrivesDecodeResult } from '../annotations/index.js';
 
 export { parsePlanInput } from './plan-input.js';

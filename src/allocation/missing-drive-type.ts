@@ -6,7 +6,11 @@ import type { DriveType } from './types.js';
  * The request needs a drive type the node has none of. Drives without a type (annotation in the
  * seed's compact form) are called out, since re-signing them is the fix.
  */
-export function missingDriveType(spaces: readonly DriveSpace[], driveType: DriveType, why: string): InvalidDriveSharingConfigError {
+export function missingDriveType(
+  spaces: readonly DriveSpace[],
+  driveType: DriveType,
+  why: string,
+): InvalidDriveSharingConfigError {
   const untyped = spaces.filter((space) => space.drive.type === undefined).length;
   const untypedHint =
     untyped === 0

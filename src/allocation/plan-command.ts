@@ -27,13 +27,16 @@ Reads one JSON document on stdin and prints the virtual drives the allocator wou
 Exit codes: 0 planned ({"virtualDrives": [...]}), 1 unreadable input, 2 allocation refused ({"error": {...}}).
 `;
 
-export type CommandLine = { readonly command: 'plan'; readonly human: boolean } | { readonly command: 'usage'; readonly problem?: string };
+export type CommandLine =
+  { readonly command: 'plan'; readonly human: boolean } | { readonly command: 'usage'; readonly problem?: string };
 
 export function parseCommandLine(args: readonly string[]): CommandLine {
   const [command, ...flags] = args;
-  if (command !== 'plan') return { command: 'usage', ...(command === undefined ? {} : { problem: `unknown command "${command}"` }) };
+  if (command !== 'plan')
+    return { command: 'usage', ...(command === undefined ? {} : { problem: `unknown command "${command}"` }) };
   const unknown = flags.filter((flag) => flag !== '--human');
-  if (unknown.length > 0) return { command: 'usage', problem: `unknown option ${unknown.map((flag) => `"${flag}"`).join(', ')}` };
+  if (unknown.length > 0)
+    return { command: 'usage', problem: `unknown option ${unknown.map((flag) => `"${flag}"`).join(', ')}` };
   return { command: 'plan', human: flags.includes('--human') };
 }
 
@@ -52,7 +55,10 @@ export function runPlan(stdinText: string, human: boolean, newUuid: UuidSource):
   const parsed = parsePlanInput(document);
   if (!parsed.ok) return { exitCode: 1, stdout: '', stderr: `weka-drives plan: ${parsed.message}\n` };
   const { physicalDrives, claimed, request, settings } = parsed.input;
-  const result = allocateVirtualDrives({ physicalDrives, claimed, request, settings: resolveSettings(DEFAULT_ALLOCATION_SETTINGS, settings) }, newUuid);
+  const result = allocateVirtualDrives(
+    { physicalDrives, claimed, request, settings: resolveSettings(DEFAULT_ALLOCATION_SETTINGS, settings) },
+    newUuid,
+  );
   const exitCode = result.ok ? 0 : 2;
   if (human) return { exitCode, stdout: formatPlanTable(physicalDrives, claimed, result), stderr: '' };
   const body = result.ok ? { virtualDrives: result.virtualDrives } : { error: result.error };

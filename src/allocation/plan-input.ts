@@ -1,5 +1,12 @@
 import type { AllocationSettings, SettingsOverrides } from '../settings/index.js';
-import type { ClaimedVirtualDrive, ContainerDriveClaims, DriveSharingRequest, DriveType, DriveTypesRatio, PhysicalDrive } from './types.js';
+import type {
+  ClaimedVirtualDrive,
+  ContainerDriveClaims,
+  DriveSharingRequest,
+  DriveType,
+  DriveTypesRatio,
+  PhysicalDrive,
+} from './types.js';
 
 // Reads the `weka-drives plan` input document. This checks shape only (objects, strings, numbers,
 // known keys), naming the bad field; whether the values make sense (capacities above 0, one mode,
@@ -12,7 +19,8 @@ export interface PlanInput {
   readonly settings: SettingsOverrides<AllocationSettings>;
 }
 
-export type PlanInputResult = { readonly ok: true; readonly input: PlanInput } | { readonly ok: false; readonly message: string };
+export type PlanInputResult =
+  { readonly ok: true; readonly input: PlanInput } | { readonly ok: false; readonly message: string };
 
 class InputError extends Error {}
 
@@ -23,8 +31,13 @@ export function parsePlanInput(document: unknown): PlanInputResult {
     return {
       ok: true,
       input: {
-        physicalDrives: list(root.physicalDrives, 'input.physicalDrives').map((drive, i) => readPhysicalDrive(drive, `input.physicalDrives[${i}]`)),
-        claimed: root.claimed === undefined ? [] : list(root.claimed, 'input.claimed').map((claim, i) => readClaim(claim, `input.claimed[${i}]`)),
+        physicalDrives: list(root.physicalDrives, 'input.physicalDrives').map((drive, i) =>
+          readPhysicalDrive(drive, `input.physicalDrives[${i}]`),
+        ),
+        claimed:
+          root.claimed === undefined
+            ? []
+            : list(root.claimed, 'input.claimed').map((claim, i) => readClaim(claim, `input.claimed[${i}]`)),
         request: readRequest(root.request, 'input.request'),
         settings,
       },
@@ -50,7 +63,9 @@ function readClaim(value: unknown, path: string): ContainerDriveClaims {
   const raw = object(value, path, ['container', 'virtualDrives']);
   return {
     container: string(raw.container, `${path}.container`),
-    virtualDrives: list(raw.virtualDrives, `${path}.virtualDrives`).map((vd, i) => readVirtualDrive(vd, `${path}.virtualDrives[${i}]`)),
+    virtualDrives: list(raw.virtualDrives, `${path}.virtualDrives`).map((vd, i) =>
+      readVirtualDrive(vd, `${path}.virtualDrives[${i}]`),
+    ),
   };
 }
 
@@ -68,24 +83,32 @@ function readVirtualDrive(value: unknown, path: string): ClaimedVirtualDrive {
 
 function readRequest(value: unknown, path: string): DriveSharingRequest {
   const raw = object(value, path, ['driveCores', 'numDrives', 'driveCapacity', 'containerCapacity', 'driveTypesRatio']);
-  const optionalNumber = (key: string): { [key: string]: number } => (raw[key] === undefined ? {} : { [key]: number(raw[key], `${path}.${key}`) });
+  const optionalNumber = (key: string): { [key: string]: number } =>
+    raw[key] === undefined ? {} : { [key]: number(raw[key], `${path}.${key}`) };
   return {
     driveCores: number(raw.driveCores, `${path}.driveCores`),
     ...optionalNumber('numDrives'),
     ...optionalNumber('driveCapacity'),
     ...optionalNumber('containerCapacity'),
-    ...(raw.driveTypesRatio === undefined ? {} : { driveTypesRatio: readRatio(raw.driveTypesRatio, `${path}.driveTypesRatio`) }),
+    ...(raw.driveTypesRatio === undefined
+      ? {}
+      : { driveTypesRatio: readRatio(raw.driveTypesRatio, `${path}.driveTypesRatio`) }),
   };
 }
 
 function readSettings(value: unknown, path: string): SettingsOverrides<AllocationSettings> {
   const raw = object(value, path, ['maxVirtualDrivesPerCore', 'enforceMinDrivesPerTypePerCore', 'driveTypesRatio']);
   const enforce = raw.enforceMinDrivesPerTypePerCore;
-  if (enforce !== undefined && typeof enforce !== 'boolean') fail(`${path}.enforceMinDrivesPerTypePerCore`, 'must be true or false', enforce);
+  if (enforce !== undefined && typeof enforce !== 'boolean')
+    fail(`${path}.enforceMinDrivesPerTypePerCore`, 'must be true or false', enforce);
   return {
-    ...(raw.maxVirtualDrivesPerCore === undefined ? {} : { maxVirtualDrivesPerCore: number(raw.maxVirtualDrivesPerCore, `${path}.maxVirtualDrivesPerCore`) }),
+    ...(raw.maxVirtualDrivesPerCore === undefined
+      ? {}
+      : { maxVirtualDrivesPerCore: number(raw.maxVirtualDrivesPerCore, `${path}.maxVirtualDrivesPerCore`) }),
     ...(enforce === undefined ? {} : { enforceMinDrivesPerTypePerCore: enforce as boolean }),
-    ...(raw.driveTypesRatio === undefined ? {} : { driveTypesRatio: readRatio(raw.driveTypesRatio, `${path}.driveTypesRatio`) }),
+    ...(raw.driveTypesRatio === undefined
+      ? {}
+      : { driveTypesRatio: readRatio(raw.driveTypesRatio, `${path}.driveTypesRatio`) }),
   };
 }
 

@@ -18,8 +18,15 @@ export interface TypePlan {
   readonly pieces: readonly PlacedPiece[];
 }
 
-export type PlanOutcome = { readonly ok: true; readonly plans: readonly TypePlan[] } | { readonly ok: false; readonly error: DriveSharingError };
+export type PlanOutcome =
+  | { readonly ok: true; readonly plans: readonly TypePlan[] }
+  | { readonly ok: false; readonly error: DriveSharingError };
 
-export function typePlan(driveType: DriveType, strategy: StrategyName, neededGiB: number, pieces: readonly PlacedPiece[]): TypePlan {
+export function typePlan(
+  driveType: DriveType,
+  strategy: StrategyName,
+  neededGiB: number,
+  pieces: readonly PlacedPiece[],
+): TypePlan {
   return { summary: { driveType, strategy, neededGiB, virtualDriveCount: pieces.length }, pieces };
 }

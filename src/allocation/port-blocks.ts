@@ -11,7 +11,12 @@ export const MAX_PORT = 65535;
  * The lowest start s in [fromPort, toPort - size + 1] such that [s, s + size) overlaps no taken
  * block, i.e. the first free gap, including the one before the first taken block.
  */
-export function lowestFreeStart(taken: readonly PortBlock[], fromPort: number, toPort: number, size: number): number | undefined {
+export function lowestFreeStart(
+  taken: readonly PortBlock[],
+  fromPort: number,
+  toPort: number,
+  size: number,
+): number | undefined {
   const sorted = [...taken].filter((block) => block.count > 0).sort((a, b) => a.port - b.port);
   let candidate = fromPort;
   for (const block of sorted) {

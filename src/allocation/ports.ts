@@ -1,4 +1,9 @@
-import { type InvalidAllocationRequestError, invalidRequest, type PortPurpose, type PortsExhaustedError } from './errors.js';
+import {
+  type InvalidAllocationRequestError,
+  invalidRequest,
+  type PortPurpose,
+  type PortsExhaustedError,
+} from './errors.js';
 import { lowestFreeStart, MAX_PORT, type PortBlock } from './port-blocks.js';
 
 // Seed 001: each cluster owns a range of ports. Inside it, [base, base + 300) holds the containers'
@@ -31,7 +36,13 @@ export interface ContainerPorts {
 
 type PortError = PortsExhaustedError | InvalidAllocationRequestError;
 
-function exhausted(purpose: PortPurpose, fromPort: number, toPort: number, size: number, what: string): PortsExhaustedError {
+function exhausted(
+  purpose: PortPurpose,
+  fromPort: number,
+  toPort: number,
+  size: number,
+  what: string,
+): PortsExhaustedError {
   return {
     type: 'PortsExhausted',
     message: `no free ${what}: every ${size === 1 ? 'port' : `block of ${size} ports`} in ${fromPort}-${toPort} is taken`,
@@ -55,16 +66,30 @@ export function allocateClusterPortRange(
   existing: readonly PortRange[],
   size: number = CLUSTER_PORT_RANGE_SIZE,
 ): { readonly ok: true; readonly range: PortRange } | { readonly ok: false; readonly error: PortError } {
-  if (!Number.isSafeInteger(size) || size < 1) return { ok: false, error: invalidRequest('size', `a port range size must be a whole number above 0, got ${size}`) };
+  if (!Number.isSafeInteger(size) || size < 1)
+    return {
+      ok: false,
+      error: invalidRequest('size', `a port range size must be a whole number above 0, got ${size}`),
+    };
   const taken = existing.map((range) => ({ port: range.basePort, count: range.size }));
   const basePort = lowestFreeStart(taken, CLUSTER_PORT_RANGE_START, MAX_PORT, size);
-  if (basePort === undefined) return { ok: false, error: exhausted('cluster-range', CLUSTER_PORT_RANGE_START, MAX_PORT, size, 'cluster port range') };
+  if (basePort === undefined)
+    return {
+      ok: false,
+      error: exhausted('cluster-range', CLUSTER_PORT_RANGE_START, MAX_PORT, size, 'cluster port range'),
+    };
   return { ok: true, range: { basePort, size } };
 }
 
 function validateRange(range: PortRange): InvalidAllocationRequestError | undefined {
   const { basePort, size } = range;
-  if (!Number.isSafeInteger(basePort) || basePort < 1 || !Number.isSafeInteger(size) || size <= SINGLE_PORTS_OFFSET || basePort + size - 1 > MAX_PORT) {
+  if (
+    !Number.isSafeInteger(basePort) ||
+    basePort < 1 ||
+    !Number.isSafeInteger(size) ||
+    size <= SINGLE_PORTS_OFFSET ||
+    basePort + size - 1 > MAX_PORT
+  ) {
     return invalidRequest(
       'range',
       `port range ${basePort}+${size} is not usable: it needs a whole base port above 0, more than ${SINGLE_PORTS_OFFSET} ports, and to end by ${MAX_PORT}`,
@@ -97,12 +122,14 @@ export function allocateSingletonPorts(
   const chosen: Partial<Record<keyof SingletonPorts, number>> = {};
   for (const name of SINGLETON_NAMES) {
     const port = current[name] ?? lowestFreeStart(taken, fromPort, toPort, 1);
-    if (port === undefined) return { ok: false, error: exhausted('singleton', fromPort, toPort, 1, `port for ${name}`) };
+    if (port === undefined)
+      return { ok: false, error: exhausted('singleton', fromPort, toPort, 1, `port for ${name}`) };
     if (current[name] === undefined) taken.push({ port, count: 1 });
     chosen[name] = port;
   }
   const { lbPort, lbAdminPort, s3Port } = chosen;
-  if (lbPort === undefined || lbAdminPort === undefined || s3Port === undefined) throw new Error('every singleton port was chosen');
+  if (lbPort === undefined || lbAdminPort === undefined || s3Port === undefined)
+    throw new Error('every singleton port was chosen');
   return { ok: true, ports: { lbPort, lbAdminPort, s3Port } };
 }
 
@@ -124,10 +151,15 @@ export function allocateContainerPorts(
   }
   const wekaTo = range.basePort + SINGLE_PORTS_OFFSET - 1;
   const wekaPort = lowestFreeStart(taken, range.basePort, wekaTo, WEKA_PORT_BLOCK_SIZE);
-  if (wekaPort === undefined) return { ok: false, error: exhausted('weka-port', range.basePort, wekaTo, WEKA_PORT_BLOCK_SIZE, 'weka port block') };
+  if (wekaPort === undefined)
+    return {
+      ok: false,
+      error: exhausted('weka-port', range.basePort, wekaTo, WEKA_PORT_BLOCK_SIZE, 'weka port block'),
+    };
   const agentFrom = range.basePort + SINGLE_PORTS_OFFSET;
   const agentTo = range.basePort + range.size - 1;
   const agentPort = lowestFreeStart(taken, agentFrom, agentTo, 1);
-  if (agentPort === undefined) return { ok: false, error: exhausted('agent-port', agentFrom, agentTo, 1, 'agent port') };
+  if (agentPort === undefined)
+    return { ok: false, error: exhausted('agent-port', agentFrom, agentTo, 1, 'agent port') };
   return { ok: true, ports: { wekaPort, agentPort } };
 }

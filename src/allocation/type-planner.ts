@@ -31,7 +31,12 @@ export function choiceCount(choice: StrategyChoice): number {
   return choice.kind === 'even-distribution' ? choice.pieces.count : choice.pieces.length;
 }
 
-export function createTypePlanner(driveType: DriveType, pool: readonly DriveSpace[], neededGiB: number, minChunkGiB: number): TypePlanner {
+export function createTypePlanner(
+  driveType: DriveType,
+  pool: readonly DriveSpace[],
+  neededGiB: number,
+  minChunkGiB: number,
+): TypePlanner {
   const available = pool.map((space) => space.availableGiB);
   const evenFits = new Map<number, boolean>();
   const fitByMinCount = new Map<number, FitPiece[] | undefined>();
@@ -47,7 +52,8 @@ export function createTypePlanner(driveType: DriveType, pool: readonly DriveSpac
     return fits;
   };
   const fitPieces = (minCount: number): FitPiece[] | undefined => {
-    if (!fitByMinCount.has(minCount)) fitByMinCount.set(minCount, fitToPhysical(available, neededGiB, minCount, minChunkGiB));
+    if (!fitByMinCount.has(minCount))
+      fitByMinCount.set(minCount, fitToPhysical(available, neededGiB, minCount, minChunkGiB));
     return fitByMinCount.get(minCount);
   };
 

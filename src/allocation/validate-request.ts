@@ -5,7 +5,12 @@ import type { ContainerDriveClaims, DriveSharingRequest, DriveTypesRatio, Physic
 /** The request reduced to the one mode it describes. */
 export type SharingMode =
   | { readonly kind: 'fixed-size'; readonly numDrives: number; readonly driveCapacity: number }
-  | { readonly kind: 'capacity'; readonly containerCapacity: number; readonly ratio: DriveTypesRatio; readonly ratioField: string };
+  | {
+      readonly kind: 'capacity';
+      readonly containerCapacity: number;
+      readonly ratio: DriveTypesRatio;
+      readonly ratioField: string;
+    };
 
 const isPositiveInteger = (value: number): boolean => Number.isSafeInteger(value) && value >= 1;
 
@@ -20,7 +25,10 @@ export function validateDriveSharingInput(
   settings: AllocationSettings,
 ): SharingMode | InvalidDriveSharingConfigError {
   if (!isPositiveInteger(request.driveCores)) {
-    return invalidConfig('request.driveCores', `driveCores must be a whole number of at least 1, got ${request.driveCores}`);
+    return invalidConfig(
+      'request.driveCores',
+      `driveCores must be a whole number of at least 1, got ${request.driveCores}`,
+    );
   }
   if (!isPositiveInteger(settings.maxVirtualDrivesPerCore)) {
     return invalidConfig(
@@ -34,7 +42,8 @@ export function validateDriveSharingInput(
 function validateDrives(drives: readonly PhysicalDrive[]): InvalidDriveSharingConfigError | undefined {
   const seen = new Set<string>();
   for (const [i, drive] of drives.entries()) {
-    if (drive.physicalUUID === '') return invalidConfig(`physicalDrives[${i}].physicalUUID`, `physical drive ${i} has an empty physicalUUID`);
+    if (drive.physicalUUID === '')
+      return invalidConfig(`physicalDrives[${i}].physicalUUID`, `physical drive ${i} has an empty physicalUUID`);
     if (seen.has(drive.physicalUUID)) {
       return invalidConfig(`physicalDrives[${i}].physicalUUID`, `physical drive ${drive.physicalUUID} is listed twice`);
     }
@@ -63,9 +72,15 @@ function validateClaims(claimed: readonly ContainerDriveClaims[]): InvalidDriveS
   return undefined;
 }
 
-function validateMode(request: DriveSharingRequest, settings: AllocationSettings): SharingMode | InvalidDriveSharingConfigError {
+function validateMode(
+  request: DriveSharingRequest,
+  settings: AllocationSettings,
+): SharingMode | InvalidDriveSharingConfigError {
   const { numDrives, driveCapacity, containerCapacity, driveTypesRatio } = request;
-  const fixedSizeFields = [numDrives === undefined ? [] : ['numDrives'], driveCapacity === undefined ? [] : ['driveCapacity']].flat();
+  const fixedSizeFields = [
+    numDrives === undefined ? [] : ['numDrives'],
+    driveCapacity === undefined ? [] : ['driveCapacity'],
+  ].flat();
   if (containerCapacity !== undefined && fixedSizeFields.length > 0) {
     return invalidConfig(
       'request',
@@ -74,7 +89,10 @@ function validateMode(request: DriveSharingRequest, settings: AllocationSettings
   }
   if (containerCapacity !== undefined) {
     if (!isPositiveInteger(containerCapacity)) {
-      return invalidConfig('request.containerCapacity', `containerCapacity must be a whole number of GiB above 0, got ${containerCapacity}`);
+      return invalidConfig(
+        'request.containerCapacity',
+        `containerCapacity must be a whole number of GiB above 0, got ${containerCapacity}`,
+      );
     }
     const ratioField = driveTypesRatio === undefined ? 'settings.driveTypesRatio' : 'request.driveTypesRatio';
     const ratio = driveTypesRatio ?? settings.driveTypesRatio;
@@ -96,9 +114,13 @@ function validateMode(request: DriveSharingRequest, settings: AllocationSettings
       'driveTypesRatio only applies with containerCapacity; numDrives x driveCapacity (Mode 1) always uses TLC drives',
     );
   }
-  if (!isPositiveInteger(numDrives)) return invalidConfig('request.numDrives', `numDrives must be a whole number of at least 1, got ${numDrives}`);
+  if (!isPositiveInteger(numDrives))
+    return invalidConfig('request.numDrives', `numDrives must be a whole number of at least 1, got ${numDrives}`);
   if (!isPositiveInteger(driveCapacity)) {
-    return invalidConfig('request.driveCapacity', `driveCapacity must be a whole number of GiB above 0, got ${driveCapacity}`);
+    return invalidConfig(
+      'request.driveCapacity',
+      `driveCapacity must be a whole number of GiB above 0, got ${driveCapacity}`,
+    );
   }
   // The same rule as the CRD's admission check, so the CLI and the operator agree.
   if (numDrives < request.driveCores) {
@@ -114,11 +136,17 @@ function validateRatio(ratio: DriveTypesRatio, field: string): InvalidDriveShari
   for (const part of ['tlc', 'qlc'] as const) {
     const value = ratio[part];
     if (!Number.isSafeInteger(value) || value < 0) {
-      return invalidConfig(`${field}.${part}`, `driveTypesRatio.${part} must be a whole number of at least 0, got ${value}`);
+      return invalidConfig(
+        `${field}.${part}`,
+        `driveTypesRatio.${part} must be a whole number of at least 0, got ${value}`,
+      );
     }
   }
   if (ratio.tlc + ratio.qlc === 0) {
-    return invalidConfig(field, 'driveTypesRatio is 0:0, which gives capacity to no drive type; set tlc, qlc or both above 0');
+    return invalidConfig(
+      field,
+      'driveTypesRatio is 0:0, which gives capacity to no drive type; set tlc, qlc or both above 0',
+    );
   }
   return undefined;
 }

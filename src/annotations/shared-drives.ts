@@ -19,7 +19,9 @@ export type SharedDrivesDecodeResult =
 export function encodeSharedDrivesAnnotation(drives: readonly PhysicalDrive[]): string {
   return JSON.stringify(
     drives.map(({ physicalUUID, serial, capacityGiB, type, devicePath }) =>
-      type === undefined ? { physicalUUID, serial, capacityGiB, devicePath } : { physicalUUID, serial, capacityGiB, type, devicePath },
+      type === undefined
+        ? { physicalUUID, serial, capacityGiB, devicePath }
+        : { physicalUUID, serial, capacityGiB, type, devicePath },
     ),
   );
 }
@@ -43,7 +45,8 @@ export function decodeSharedDrivesAnnotation(text: string): SharedDrivesDecodeRe
     const drives = parsed.map((entry: unknown, index) => decodeEntry(entry, index));
     const seen = new Set<string>();
     for (const [index, drive] of drives.entries()) {
-      if (seen.has(drive.physicalUUID)) throw new Malformed(`entry ${index} repeats physicalUUID ${drive.physicalUUID}`);
+      if (seen.has(drive.physicalUUID))
+        throw new Malformed(`entry ${index} repeats physicalUUID ${drive.physicalUUID}`);
       seen.add(drive.physicalUUID);
     }
     return { ok: true, drives };
@@ -54,12 +57,18 @@ export function decodeSharedDrivesAnnotation(text: string): SharedDrivesDecodeRe
 }
 
 function malformed(problem: string): SharedDrivesDecodeResult {
-  return { ok: false, error: { type: 'MalformedAnnotation', message: `annotation ${SHARED_DRIVES_ANNOTATION} ${problem}` } };
+  return {
+    ok: false,
+    error: { type: 'MalformedAnnotation', message: `annotation ${SHARED_DRIVES_ANNOTATION} ${problem}` },
+  };
 }
 
 function decodeEntry(entry: unknown, index: number): PhysicalDrive {
   if (Array.isArray(entry)) {
-    if (entry.length !== 4) throw new Malformed(`entry ${index} has ${entry.length} elements; the compact form is [uuid, serial, capacityGiB, devicePath]`);
+    if (entry.length !== 4)
+      throw new Malformed(
+        `entry ${index} has ${entry.length} elements; the compact form is [uuid, serial, capacityGiB, devicePath]`,
+      );
     const [physicalUUID, serial, capacityGiB, devicePath] = entry as unknown[];
     return checkedDrive(index, { physicalUUID, serial, capacityGiB, devicePath });
   }
@@ -73,15 +82,21 @@ function decodeEntry(entry: unknown, index: number): PhysicalDrive {
 function checkedDrive(index: number, raw: Record<string, unknown>): PhysicalDrive {
   const { physicalUUID, serial, capacityGiB, type, devicePath } = raw;
   const where = `entry ${index}`;
-  if (typeof physicalUUID !== 'string' || physicalUUID === '') throw new Malformed(`${where}: physicalUUID must be a non-empty string`);
+  if (typeof physicalUUID !== 'string' || physicalUUID === '')
+    throw new Malformed(`${where}: physicalUUID must be a non-empty string`);
   if (typeof serial !== 'string') throw new Malformed(`${where} (${physicalUUID}): serial must be a string`);
   if (typeof capacityGiB !== 'number' || !Number.isSafeInteger(capacityGiB) || capacityGiB < 1) {
-    throw new Malformed(`${where} (${physicalUUID}): capacityGiB must be a whole number above 0, got ${JSON.stringify(capacityGiB)}`);
+    throw new Malformed(
+      `${where} (${physicalUUID}): capacityGiB must be a whole number above 0, got ${JSON.stringify(capacityGiB)}`,
+    );
   }
-  if (typeof devicePath !== 'string' || devicePath === '') throw new Malformed(`${where} (${physicalUUID}): devicePath must be a non-empty string`);
+  if (typeof devicePath !== 'string' || devicePath === '')
+    throw new Malformed(`${where} (${physicalUUID}): devicePath must be a non-empty string`);
   if (type !== undefined && type !== 'TLC' && type !== 'QLC') {
     throw new Malformed(`${where} (${physicalUUID}): type must be "TLC" or "QLC", got ${JSON.stringify(type)}`);
   }
   const driveType: DriveType | undefined = type;
-  return driveType === undefined ? { physicalUUID, serial, capacityGiB, devicePath } : { physicalUUID, serial, capacityGiB, type: driveType, devicePath };
+  return driveType === undefined
+    ? { physicalUUID, serial, capacityGiB, devicePath }
+    : { physicalUUID, serial, capacityGiB, type: driveType, devicePath };
 }

@@ -54,7 +54,14 @@ export interface CustomResourceDefinition {
   metadata: { name: string };
   spec: {
     group: string;
-    names: { kind: string; listKind: string; plural: string; singular: string; shortNames: string[]; categories: string[] };
+    names: {
+      kind: string;
+      listKind: string;
+      plural: string;
+      singular: string;
+      shortNames: string[];
+      categories: string[];
+    };
     scope: 'Namespaced';
     versions: Array<{
       name: string;
@@ -154,7 +161,8 @@ function convert(input: Json, path: string): JsonSchemaProps {
 /** The problems that would make the apiserver reject the schema or leave `kubectl explain` mute. */
 export function structuralProblems(schema: JsonSchemaProps, path = ''): string[] {
   const problems: string[] = [];
-  const untyped = schema['x-kubernetes-int-or-string'] === true || schema['x-kubernetes-preserve-unknown-fields'] === true;
+  const untyped =
+    schema['x-kubernetes-int-or-string'] === true || schema['x-kubernetes-preserve-unknown-fields'] === true;
   if (schema.type === undefined && !untyped) problems.push(`${path || '<root>'}: no type`);
   if (schema.type === 'array' && schema.items === undefined) problems.push(`${path}: array without items`);
   if (schema.properties !== undefined && schema.additionalProperties !== undefined) {
@@ -172,7 +180,8 @@ export function structuralProblems(schema: JsonSchemaProps, path = ''): string[]
       if (!(schema.items.required ?? []).includes(key)) problems.push(`${path}: list map key '${key}' is not required`);
     }
   }
-  if (schema.additionalProperties !== undefined) problems.push(...structuralProblems(schema.additionalProperties, `${path}{}`));
+  if (schema.additionalProperties !== undefined)
+    problems.push(...structuralProblems(schema.additionalProperties, `${path}{}`));
   return problems;
 }
 
@@ -224,7 +233,9 @@ export function buildCrd(source: CrdSource): CustomResourceDefinition {
           schema: { openAPIV3Schema },
           subresources: { status: {} },
           additionalPrinterColumns: source.printerColumns,
-          ...(source.selectableFields ? { selectableFields: source.selectableFields.map((jsonPath) => ({ jsonPath })) } : {}),
+          ...(source.selectableFields
+            ? { selectableFields: source.selectableFields.map((jsonPath) => ({ jsonPath })) }
+            : {}),
         },
       ],
     },

@@ -24,7 +24,12 @@ import {
   WekaManualOperationStatusSchema,
 } from './schemas/wekamanualoperation.js';
 
-const AGE_COLUMN = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since creation.' } as const;
+const AGE_COLUMN = {
+  name: 'Age',
+  type: 'date',
+  jsonPath: '.metadata.creationTimestamp',
+  description: 'Time since creation.',
+} as const;
 
 export const WEKA_CLUSTER_CRD_SOURCE: CrdSource = {
   group: API_GROUP,
@@ -34,14 +39,30 @@ export const WEKA_CLUSTER_CRD_SOURCE: CrdSource = {
   singular: WEKA_CLUSTER_SINGULAR,
   shortNames: ['wcl'],
   categories: [WEKA_CATEGORY],
-  description: 'A Weka cluster. Several clusters may run on the same nodes and share their NVMe drives through virtual drives.',
+  description:
+    'A Weka cluster. Several clusters may run on the same nodes and share their NVMe drives through virtual drives.',
   spec: WekaClusterSpecSchema,
   status: WekaClusterStatusSchema,
   printerColumns: [
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Lifecycle phase.' },
-    { name: 'Drive Containers', type: 'integer', jsonPath: '.spec.dynamicTemplate.driveContainers', description: 'Number of drive containers.' },
-    { name: 'Base Port', type: 'integer', jsonPath: '.status.ports.basePort', description: 'First port of the allocated range.' },
-    { name: 'Port Range', type: 'integer', jsonPath: '.status.ports.portRange', description: 'Number of ports in the allocated range.' },
+    {
+      name: 'Drive Containers',
+      type: 'integer',
+      jsonPath: '.spec.dynamicTemplate.driveContainers',
+      description: 'Number of drive containers.',
+    },
+    {
+      name: 'Base Port',
+      type: 'integer',
+      jsonPath: '.status.ports.basePort',
+      description: 'First port of the allocated range.',
+    },
+    {
+      name: 'Port Range',
+      type: 'integer',
+      jsonPath: '.status.ports.portRange',
+      description: 'Number of ports in the allocated range.',
+    },
     { name: 'GUID', type: 'string', jsonPath: '.status.clusterGUID', description: 'Weka cluster GUID.', priority: 1 },
     AGE_COLUMN,
   ],
@@ -55,7 +76,8 @@ export const WEKA_CONTAINER_CRD_SOURCE: CrdSource = {
   singular: WEKA_CONTAINER_SINGULAR,
   shortNames: ['wc'],
   categories: [WEKA_CATEGORY],
-  description: 'A Weka container on one node: a drive container carving virtual drives from shared NVMe drives, the per-node ssdproxy that owns those drives, or another Weka container mode.',
+  description:
+    'A Weka container on one node: a drive container carving virtual drives from shared NVMe drives, the per-node ssdproxy that owns those drives, or another Weka container mode.',
   spec: WekaContainerSpecSchema,
   status: WekaContainerStatusSchema,
   // The allocator lists every container on a node, in every namespace, straight from the
@@ -64,12 +86,38 @@ export const WEKA_CONTAINER_CRD_SOURCE: CrdSource = {
   printerColumns: [
     { name: 'Mode', type: 'string', jsonPath: '.spec.mode', description: 'Container mode.' },
     { name: 'Node', type: 'string', jsonPath: '.spec.nodeName', description: 'Node the container runs on.' },
-    { name: 'Cluster', type: 'string', jsonPath: '.spec.cluster', description: 'WekaCluster the container belongs to.' },
+    {
+      name: 'Cluster',
+      type: 'string',
+      jsonPath: '.spec.cluster',
+      description: 'WekaCluster the container belongs to.',
+    },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Lifecycle phase.' },
-    { name: 'Capacity GiB', type: 'integer', jsonPath: '.spec.containerCapacity', description: 'containerCapacity: total GiB of the container (allocation mode 2).' },
-    { name: 'Drive GiB', type: 'integer', jsonPath: '.spec.driveCapacity', description: 'driveCapacity: GiB per virtual drive (allocation mode 1).' },
-    { name: 'Drives', type: 'integer', jsonPath: '.spec.numDrives', description: 'numDrives: number of virtual drives (allocation mode 1).', priority: 1 },
-    { name: 'Virtual Drives', type: 'integer', jsonPath: '.status.allocations.virtualDriveCount', description: 'Number of virtual drives allocated.' },
+    {
+      name: 'Capacity GiB',
+      type: 'integer',
+      jsonPath: '.spec.containerCapacity',
+      description: 'containerCapacity: total GiB of the container (allocation mode 2).',
+    },
+    {
+      name: 'Drive GiB',
+      type: 'integer',
+      jsonPath: '.spec.driveCapacity',
+      description: 'driveCapacity: GiB per virtual drive (allocation mode 1).',
+    },
+    {
+      name: 'Drives',
+      type: 'integer',
+      jsonPath: '.spec.numDrives',
+      description: 'numDrives: number of virtual drives (allocation mode 1).',
+      priority: 1,
+    },
+    {
+      name: 'Virtual Drives',
+      type: 'integer',
+      jsonPath: '.status.allocations.virtualDriveCount',
+      description: 'Number of virtual drives allocated.',
+    },
     AGE_COLUMN,
   ],
 };
@@ -82,13 +130,24 @@ export const WEKA_MANUAL_OPERATION_CRD_SOURCE: CrdSource = {
   singular: WEKA_MANUAL_OPERATION_SINGULAR,
   shortNames: ['wmo'],
   categories: [WEKA_CATEGORY],
-  description: 'A one-off operation, such as signing drives; with shared: true the drives are signed for sharing between clusters.',
+  description:
+    'A one-off operation, such as signing drives; with shared: true the drives are signed for sharing between clusters.',
   spec: WekaManualOperationSpecSchema,
   status: WekaManualOperationStatusSchema,
   printerColumns: [
     { name: 'Action', type: 'string', jsonPath: '.spec.action', description: 'Operation to run.' },
-    { name: 'Type', type: 'string', jsonPath: '.spec.payload.signDrivesPayload.type', description: 'How drives are chosen.' },
-    { name: 'Shared', type: 'boolean', jsonPath: '.spec.payload.signDrivesPayload.shared', description: 'Signed for sharing between clusters.' },
+    {
+      name: 'Type',
+      type: 'string',
+      jsonPath: '.spec.payload.signDrivesPayload.type',
+      description: 'How drives are chosen.',
+    },
+    {
+      name: 'Shared',
+      type: 'boolean',
+      jsonPath: '.spec.payload.signDrivesPayload.shared',
+      description: 'Signed for sharing between clusters.',
+    },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Lifecycle phase.' },
     AGE_COLUMN,
   ],

@@ -125,7 +125,11 @@ export function takeBatch(state: MutexState, max: number): { state: MutexState; 
  * Records the answer to an executed request. Returns the waiters to notify (in order) when the
  * request freed capacity.
  */
-export function complete(state: MutexState, request: MutexRequest, response: MutexResponse): { state: MutexState; notify: string[] } {
+export function complete(
+  state: MutexState,
+  request: MutexRequest,
+  response: MutexResponse,
+): { state: MutexState; notify: string[] } {
   const answered = [...state.answered, response].slice(-ANSWERED_MEMORY);
   let waiters = state.waiters;
   let notify: string[] = [];

@@ -91,7 +91,11 @@ const MAX_NAME = 253;
  * instead of a second Event. The uid keeps an object created again under the same name from
  * colliding with the Events its predecessor left.
  */
-export function watcherEventName(obj: { name: string; uid: string }, reason: string, occurrence: string | number): string {
+export function watcherEventName(
+  obj: { name: string; uid: string },
+  reason: string,
+  occurrence: string | number,
+): string {
   const label = (text: string): string => text.toLowerCase().replace(/[^0-9a-z-]/g, '');
   const uid = label(obj.uid).replaceAll('-', '').slice(0, 12);
   const suffix = [uid, label(reason), label(String(occurrence))].join('.');

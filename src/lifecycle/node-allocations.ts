@@ -38,10 +38,12 @@ export interface AllocationRefusal {
 }
 
 /** The answer to one ask: its allocation, or a refusal saying whether more capacity could help. */
-export type AllocationOutcome = { ok: true; result: ContainerAllocation } | { ok: false; error: AllocationRefusal; waitForCapacity: boolean };
+export type AllocationOutcome =
+  { ok: true; result: ContainerAllocation } | { ok: false; error: AllocationRefusal; waitForCapacity: boolean };
 
 /** The node's shared drives as read, or why there are none to allocate from. */
-export type NodeDrives = { ok: true; drives: PhysicalDrive[] } | { ok: false; refusal: AllocationOutcome & { ok: false } };
+export type NodeDrives =
+  { ok: true; drives: PhysicalDrive[] } | { ok: false; refusal: AllocationOutcome & { ok: false } };
 
 export interface NodeAllocationInput {
   node: string;
@@ -65,7 +67,12 @@ export interface NodeAllocationDecision {
   sameAs?: number;
 }
 
-export const refusal = (type: string, message: string, waitForCapacity: boolean, data: Record<string, unknown> = {}): AllocationOutcome & { ok: false } => ({
+export const refusal = (
+  type: string,
+  message: string,
+  waitForCapacity: boolean,
+  data: Record<string, unknown> = {},
+): AllocationOutcome & { ok: false } => ({
   ok: false,
   error: { ...data, type, message },
   waitForCapacity,
@@ -80,7 +87,11 @@ const idOf = (c: WekaContainer): string => c.metadata.uid ?? containerKey(c);
 export function clustersToRead(containers: readonly (WekaContainer | null | undefined)[]): ObjectRef[] {
   const refs = new Map<string, ObjectRef>();
   for (const c of containers) {
-    if (c?.spec.cluster) refs.set(objectKey({ namespace: c.metadata.namespace ?? '', name: c.spec.cluster }), { namespace: c.metadata.namespace ?? '', name: c.spec.cluster });
+    if (c?.spec.cluster)
+      refs.set(objectKey({ namespace: c.metadata.namespace ?? '', name: c.spec.cluster }), {
+        namespace: c.metadata.namespace ?? '',
+        name: c.spec.cluster,
+      });
   }
   return [...refs.values()];
 }
@@ -89,23 +100,47 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
   const { node, drives, settings } = input;
   const listed = new Map(input.onNode.map((c) => [containerKey(c), c]));
   // What every container on the node holds, by uid, updated as decisions are made.
-  const claims = new Map<string, ContainerDriveClaims>(input.onNode.map((c) => [idOf(c), { container: containerKey(c), virtualDrives: c.status?.allocations?.virtualDrives ?? [] }]));
+  const claims = new Map<string, ContainerDriveClaims>(
+    input.onNode.map((c) => [
+      idOf(c),
+      { container: containerKey(c), virtualDrives: c.status?.allocations?.virtualDrives ?? [] },
+    ]),
+  );
   const ports = new Map<string, PortBlock[]>(input.onNode.map((c) => [idOf(c), portsOf(c.status?.allocations)]));
   const firstAsk = new Map<string, number>();
 
   const decide = (ask: AllocationAsk): NodeAllocationDecision => {
     const ref = { namespace: ask.namespace, name: ask.name };
-    if (ask.node !== node) return { outcome: refusal('InvalidObject', `${refText(ref)} asked the mutex of node ${node} for node ${ask.node}`, false) };
+    if (ask.node !== node)
+      return {
+        outcome: refusal(
+          'InvalidObject',
+          `${refText(ref)} asked the mutex of node ${node} for node ${ask.node}`,
+          false,
+        ),
+      };
     const container = listed.get(objectKey(ref)) ?? input.notListed.get(objectKey(ref)) ?? null;
-    if (!container || container.metadata.deletionTimestamp) return { outcome: refusal('ContainerGone', `${refText(ref)} no longer exists or is being deleted`, false) };
-    if (container.spec.nodeName !== node) return { outcome: refusal('InvalidObject', `${refText(ref)} is on node ${container.spec.nodeName ?? '(none)'}, not ${node}`, false) };
+    if (!container || container.metadata.deletionTimestamp)
+      return { outcome: refusal('ContainerGone', `${refText(ref)} no longer exists or is being deleted`, false) };
+    if (container.spec.nodeName !== node)
+      return {
+        outcome: refusal(
+          'InvalidObject',
+          `${refText(ref)} is on node ${container.spec.nodeName ?? '(none)'}, not ${node}`,
+          false,
+        ),
+      };
     const existing = container.status?.allocations;
     // Already allocated (a retry after the answer was lost): the status is the truth.
-    if (existing?.virtualDrives && existing.virtualDrives.length > 0) return { outcome: { ok: true, result: existing as ContainerAllocation } };
+    if (existing?.virtualDrives && existing.virtualDrives.length > 0)
+      return { outcome: { ok: true, result: existing as ContainerAllocation } };
     if (!drives.ok) return { outcome: drives.refusal };
-    const clusterKey = container.spec.cluster ? objectKey({ namespace: ask.namespace, name: container.spec.cluster }) : undefined;
+    const clusterKey = container.spec.cluster
+      ? objectKey({ namespace: ask.namespace, name: container.spec.cluster })
+      : undefined;
     const cluster = clusterKey ? (input.clusters.get(clusterKey) ?? null) : null;
-    if (clusterKey && !cluster) return { outcome: refusal('ClusterNotFound', `WekaCluster ${clusterKey} does not exist`, true) };
+    if (clusterKey && !cluster)
+      return { outcome: refusal('ClusterNotFound', `WekaCluster ${clusterKey} does not exist`, true) };
     if (!usesDriveSharing(container.spec, cluster?.spec.dynamicTemplate)) {
       const message = `${refText(ref)} sets neither driveCapacity nor containerCapacity (here or in its cluster's dynamicTemplate); exclusive drives are not supported yet`;
       return { outcome: refusal('InvalidDriveSharingConfig', message, false) };
@@ -120,7 +155,10 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
       },
       newUuid,
     );
-    if (!result.ok) return { outcome: refusal(result.error.type, result.error.message, waitsForNode(result.error), { ...result.error }) };
+    if (!result.ok)
+      return {
+        outcome: refusal(result.error.type, result.error.message, waitsForNode(result.error), { ...result.error }),
+      };
     const allocation: ContainerAllocation = { virtualDrives: [...result.virtualDrives] };
     const range = cluster?.status?.ports;
     if (range?.basePort !== undefined && range.portRange !== undefined) {
@@ -132,7 +170,10 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
     }
     claims.set(self, { container: containerKey(container), virtualDrives: allocation.virtualDrives });
     ports.set(self, portsOf(allocation));
-    return { outcome: { ok: true, result: allocation }, write: { ref, resourceVersion: container.metadata.resourceVersion } };
+    return {
+      outcome: { ok: true, result: allocation },
+      write: { ref, resourceVersion: container.metadata.resourceVersion },
+    };
   };
 
   const decisions: NodeAllocationDecision[] = [];
@@ -162,5 +203,7 @@ function waitsForNode(error: DriveSharingError): boolean {
 }
 
 function portsOf(a: { wekaPort?: number; agentPort?: number } | undefined): PortBlock[] {
-  return a?.wekaPort !== undefined && a.agentPort !== undefined ? containerPortBlocks({ wekaPort: a.wekaPort, agentPort: a.agentPort }) : [];
+  return a?.wekaPort !== undefined && a.agentPort !== undefined
+    ? containerPortBlocks({ wekaPort: a.wekaPort, agentPort: a.agentPort })
+    : [];
 }

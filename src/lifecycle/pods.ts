@@ -1,6 +1,13 @@
 // The pods the operator creates, as plain manifests: a drive container's pod and a node's
 // ssdproxy pod. Both run on their node and see the node's ssdproxy directory.
-import { MANAGED_BY, MANAGED_BY_LABEL, ROLE_LABEL, SSDPROXY_HOST_PATH, SSDPROXY_MOUNT_PATH, WEKA_POD_CONTAINER } from './names.js';
+import {
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  ROLE_LABEL,
+  SSDPROXY_HOST_PATH,
+  SSDPROXY_MOUNT_PATH,
+  WEKA_POD_CONTAINER,
+} from './names.js';
 
 export interface PodManifest {
   apiVersion: 'v1';

@@ -21,7 +21,9 @@ export function usesDriveSharing(spec: CapacityFields, template?: CapacityFields
 }
 
 const pickMode = (f: CapacityFields | undefined): CapacityFields =>
-  f === undefined ? {} : { numDrives: f.numDrives, driveCapacity: f.driveCapacity, containerCapacity: f.containerCapacity };
+  f === undefined
+    ? {}
+    : { numDrives: f.numDrives, driveCapacity: f.driveCapacity, containerCapacity: f.containerCapacity };
 
 /**
  * Field by field, the narrowest layer that sets a value wins (0 included). The fields that pick
@@ -31,7 +33,11 @@ const pickMode = (f: CapacityFields | undefined): CapacityFields =>
  */
 export function allocationRequest(spec: CapacityFields, template?: CapacityFields): DriveSharingRequest {
   const mode = setsMode(spec) ? pickMode(spec) : pickMode(template);
-  const ratio = resolveOverrideChain<{ driveTypesRatio?: CapacityFields['driveTypesRatio'] }>({}, { driveTypesRatio: template?.driveTypesRatio }, { driveTypesRatio: spec.driveTypesRatio }).driveTypesRatio;
+  const ratio = resolveOverrideChain<{ driveTypesRatio?: CapacityFields['driveTypesRatio'] }>(
+    {},
+    { driveTypesRatio: template?.driveTypesRatio },
+    { driveTypesRatio: spec.driveTypesRatio },
+  ).driveTypesRatio;
   const driveCores = spec.driveCores ?? template?.driveCores ?? 0;
   return {
     driveCores,

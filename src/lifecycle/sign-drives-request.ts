@@ -10,7 +10,8 @@ const SIGN_DRIVES_ACTION: typeof SignDrivesAction = 'sign-drives';
 export const SIGNING_TYPES = ['device-paths', 'all-not-root', 'aws-all', 'gcp-all'] as const;
 export type SigningType = (typeof SIGNING_TYPES)[number];
 
-export const ONLY_SHARED_MESSAGE = 'only shared: true (proxy signing) is supported; exclusive signing (shared: false or unset) is not';
+export const ONLY_SHARED_MESSAGE =
+  'only shared: true (proxy signing) is supported; exclusive signing (shared: false or unset) is not';
 
 export interface SignDrivesRequest {
   readonly nodeSelector: Readonly<Record<string, string>>;
@@ -32,23 +33,36 @@ const refuse = (reason: string, message: string): SignDrivesRequestResult => ({ 
 
 export function signDrivesRequest(spec: OperationSpecInput): SignDrivesRequestResult {
   if (spec.action !== SIGN_DRIVES_ACTION) {
-    return refuse('UnsupportedAction', `action ${JSON.stringify(spec.action)} is not run by this operator; it runs only ${SIGN_DRIVES_ACTION}`);
+    return refuse(
+      'UnsupportedAction',
+      `action ${JSON.stringify(spec.action)} is not run by this operator; it runs only ${SIGN_DRIVES_ACTION}`,
+    );
   }
   const payload = spec.payload?.signDrivesPayload;
   if (!payload) return refuse('MissingPayload', `${SIGN_DRIVES_ACTION} needs payload.signDrivesPayload`);
   const nodeSelector = payload.nodeSelector ?? {};
   // The CRD rejects this too; checked again because an empty selector would sign every node.
   if (Object.keys(nodeSelector).length === 0) {
-    return refuse('MissingNodeSelector', `${SIGN_DRIVES_ACTION} needs payload.signDrivesPayload.nodeSelector with at least one label: signing erases drives`);
+    return refuse(
+      'MissingNodeSelector',
+      `${SIGN_DRIVES_ACTION} needs payload.signDrivesPayload.nodeSelector with at least one label: signing erases drives`,
+    );
   }
   if (payload.shared !== true) return refuse('ExclusiveSigningUnsupported', ONLY_SHARED_MESSAGE);
   const type = SIGNING_TYPES.find((t) => t === payload.type);
-  if (!type) return refuse('UnknownSigningType', `type ${JSON.stringify(payload.type)} is not one of ${SIGNING_TYPES.join(', ')}`);
-  if (type !== 'device-paths') return { ok: true, request: { nodeSelector: { ...nodeSelector }, type, devicePaths: [] } };
+  if (!type)
+    return refuse(
+      'UnknownSigningType',
+      `type ${JSON.stringify(payload.type)} is not one of ${SIGNING_TYPES.join(', ')}`,
+    );
+  if (type !== 'device-paths')
+    return { ok: true, request: { nodeSelector: { ...nodeSelector }, type, devicePaths: [] } };
   const devicePaths = [...new Set(payload.devicePaths ?? [])];
-  if (devicePaths.length === 0) return refuse('MissingDevicePaths', 'type device-paths needs at least one entry in devicePaths');
+  if (devicePaths.length === 0)
+    return refuse('MissingDevicePaths', 'type device-paths needs at least one entry in devicePaths');
   const invalid = devicePaths.find((path) => !isDevicePath(path));
-  if (invalid !== undefined) return refuse('InvalidDevicePath', `device path ${JSON.stringify(invalid)} is not a path under /dev`);
+  if (invalid !== undefined)
+    return refuse('InvalidDevicePath', `device path ${JSON.stringify(invalid)} is not a path under /dev`);
   return { ok: true, request: { nodeSelector: { ...nodeSelector }, type, devicePaths } };
 }
 

@@ -82,13 +82,27 @@ export function lifecycleWorkflowOf(obj: WatchedObject): LifecycleWorkflow | und
         type: 'driveContainerWorkflow',
         id: containerWorkflowId(obj.uid),
         summary: `Drive container ${ref} on node ${obj.spec.nodeName ?? '(not yet placed)'}`,
-        searchAttributes: { WekaContainer: ref, ...nonEmpty('WekaNode', obj.spec.nodeName), ...nonEmpty('WekaCluster', obj.spec.cluster ? `${obj.namespace}/${obj.spec.cluster}` : undefined) },
+        searchAttributes: {
+          WekaContainer: ref,
+          ...nonEmpty('WekaNode', obj.spec.nodeName),
+          ...nonEmpty('WekaCluster', obj.spec.cluster ? `${obj.namespace}/${obj.spec.cluster}` : undefined),
+        },
       };
     case 'WekaManualOperation':
       if (obj.spec.action !== SIGN_DRIVES_ACTION) return undefined;
-      return { type: 'signDrivesWorkflow', id: operationWorkflowId(obj.uid), summary: `Sign drives: operation ${ref}`, searchAttributes: {} };
+      return {
+        type: 'signDrivesWorkflow',
+        id: operationWorkflowId(obj.uid),
+        summary: `Sign drives: operation ${ref}`,
+        searchAttributes: {},
+      };
     case 'WekaCluster':
-      return { type: 'clusterWorkflow', id: clusterWorkflowId(obj.uid), summary: `Weka cluster ${ref}`, searchAttributes: { WekaCluster: ref } };
+      return {
+        type: 'clusterWorkflow',
+        id: clusterWorkflowId(obj.uid),
+        summary: `Weka cluster ${ref}`,
+        searchAttributes: { WekaCluster: ref },
+      };
   }
 }
 
@@ -108,7 +122,11 @@ export function forgetDone(seen: SeenState): SeenState {
 }
 
 function isFinished(obj: WatchedObject): boolean {
-  return obj.kind === 'WekaManualOperation' && obj.status.phase !== undefined && FINISHED_OPERATION_PHASES.includes(obj.status.phase);
+  return (
+    obj.kind === 'WekaManualOperation' &&
+    obj.status.phase !== undefined &&
+    FINISHED_OPERATION_PHASES.includes(obj.status.phase)
+  );
 }
 
 /**
@@ -117,7 +135,11 @@ function isFinished(obj: WatchedObject): boolean {
  * holds resources for an object that could vanish without a teardown. The watcher never removes
  * the finalizer: the workflow does, as the last step of its teardown.
  */
-export function decideWatchActions(obj: WatchedObject, seenBefore: SeenState | undefined, enabled: ReadonlySet<WatchedKind>): WatchAction[] {
+export function decideWatchActions(
+  obj: WatchedObject,
+  seenBefore: SeenState | undefined,
+  enabled: ReadonlySet<WatchedKind>,
+): WatchAction[] {
   if (!enabled.has(obj.kind)) return [];
   const workflow = lifecycleWorkflowOf(obj);
   if (!workflow) return [];
@@ -136,8 +158,10 @@ export function decideWatchActions(obj: WatchedObject, seenBefore: SeenState | u
   if (!ours) actions.push({ type: 'addFinalizer' });
   if (finished) return actions;
   if (!seen.started) actions.push({ type: 'startWorkflow' });
-  if (obj.generation > seen.signalledGeneration) actions.push({ type: 'signalSpecChanged', generation: obj.generation });
-  if (obj.status.workflowID !== workflow.id && !seen.workflowIdWritten) actions.push({ type: 'writeWorkflowId', workflowId: workflow.id });
+  if (obj.generation > seen.signalledGeneration)
+    actions.push({ type: 'signalSpecChanged', generation: obj.generation });
+  if (obj.status.workflowID !== workflow.id && !seen.workflowIdWritten)
+    actions.push({ type: 'writeWorkflowId', workflowId: workflow.id });
   return actions;
 }
 
@@ -174,10 +198,16 @@ export function watchedObjectOf(kind: WatchedKind, raw: unknown): WatchedObject 
   const uid = optionalString(metadata.uid);
   const name = optionalString(metadata.name);
   if (!uid || !name) return undefined;
-  const finalizers = Array.isArray(metadata.finalizers) ? metadata.finalizers.filter((f): f is string => typeof f === 'string') : [];
-  const labels = Object.fromEntries(Object.entries(record(metadata.labels)).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  const finalizers = Array.isArray(metadata.finalizers)
+    ? metadata.finalizers.filter((f): f is string => typeof f === 'string')
+    : [];
+  const labels = Object.fromEntries(
+    Object.entries(record(metadata.labels)).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
   const pick = <K extends string>(from: Record<string, unknown>, keys: readonly K[]): Partial<Record<K, string>> =>
-    Object.fromEntries(keys.flatMap((k) => (typeof from[k] === 'string' ? [[k, from[k]]] : []))) as Partial<Record<K, string>>;
+    Object.fromEntries(keys.flatMap((k) => (typeof from[k] === 'string' ? [[k, from[k]]] : []))) as Partial<
+      Record<K, string>
+    >;
   return {
     kind,
     namespace: optionalString(metadata.namespace) ?? 'default',

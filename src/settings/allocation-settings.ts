@@ -32,7 +32,10 @@ export const DEFAULT_ALLOCATION_SETTINGS: AllocationSettings = Object.freeze({
  * Values are replaced whole, so a ratio is one decision: tlc from one layer and qlc from another
  * would be a ratio nobody wrote.
  */
-export function resolveOverrideChain<T extends object>(base: T, ...layers: readonly (SettingsOverrides<T> | undefined)[]): T {
+export function resolveOverrideChain<T extends object>(
+  base: T,
+  ...layers: readonly (SettingsOverrides<T> | undefined)[]
+): T {
   const resolved: Partial<T> = { ...base };
   for (const layer of layers) {
     if (layer === undefined) continue;

@@ -60,14 +60,19 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
   let driveTypesRatio = DEFAULT_ALLOCATION_SETTINGS.driveTypesRatio;
   if (ratioText !== undefined) {
     const m = /^(\d+):(\d+)$/.exec(ratioText);
-    if (!m || Number(m[1]) + Number(m[2]) === 0) errors.push(`WEKA_DRIVE_TYPES_RATIO must look like TLC:QLC with at least one part above 0, such as 1:10, got "${ratioText}"`);
+    if (!m || Number(m[1]) + Number(m[2]) === 0)
+      errors.push(
+        `WEKA_DRIVE_TYPES_RATIO must look like TLC:QLC with at least one part above 0, such as 1:10, got "${ratioText}"`,
+      );
     else driveTypesRatio = { tlc: Number(m[1]), qlc: Number(m[2]) };
   }
   const logLevel = text('LOG_LEVEL', 'info');
-  if (!LOG_LEVELS.includes(logLevel)) errors.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  if (!LOG_LEVELS.includes(logLevel))
+    errors.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const certPath = optional('TEMPORAL_TLS_CERT');
   const keyPath = optional('TEMPORAL_TLS_KEY');
-  if ((certPath === undefined) !== (keyPath === undefined)) errors.push('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both or neither');
+  if ((certPath === undefined) !== (keyPath === undefined))
+    errors.push('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both or neither');
   const config: OperatorConfig = {
     temporalAddress: text('TEMPORAL_ADDRESS', '127.0.0.1:7233'),
     temporalNamespace: text('TEMPORAL_NAMESPACE', 'default'),
@@ -76,8 +81,16 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
     proxyImage: text('WEKA_PROXY_IMAGE', 'quay.io/weka.io/weka-in-container:4.4.10.183'),
     settings: {
       driveTypesRatio,
-      maxVirtualDrivesPerCore: integer('WEKA_MAX_VIRTUAL_DRIVES_PER_CORE', DEFAULT_ALLOCATION_SETTINGS.maxVirtualDrivesPerCore, 1, 64),
-      enforceMinDrivesPerTypePerCore: bool('WEKA_ENFORCE_MIN_DRIVES_PER_TYPE_PER_CORE', DEFAULT_ALLOCATION_SETTINGS.enforceMinDrivesPerTypePerCore),
+      maxVirtualDrivesPerCore: integer(
+        'WEKA_MAX_VIRTUAL_DRIVES_PER_CORE',
+        DEFAULT_ALLOCATION_SETTINGS.maxVirtualDrivesPerCore,
+        1,
+        64,
+      ),
+      enforceMinDrivesPerTypePerCore: bool(
+        'WEKA_ENFORCE_MIN_DRIVES_PER_TYPE_PER_CORE',
+        DEFAULT_ALLOCATION_SETTINGS.enforceMinDrivesPerTypePerCore,
+      ),
     },
     logLevel,
     httpPort: integer('WEKA_HTTP_PORT', 8080, 0, 65535),
@@ -88,7 +101,9 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
     ...(certPath !== undefined ? { temporalTlsCertPath: certPath } : {}),
     ...(keyPath !== undefined ? { temporalTlsKeyPath: keyPath } : {}),
     ...(optional('TEMPORAL_TLS_CA') !== undefined ? { temporalTlsCaPath: optional('TEMPORAL_TLS_CA')! } : {}),
-    ...(optional('TEMPORAL_TLS_SERVER_NAME') !== undefined ? { temporalTlsServerName: optional('TEMPORAL_TLS_SERVER_NAME')! } : {}),
+    ...(optional('TEMPORAL_TLS_SERVER_NAME') !== undefined
+      ? { temporalTlsServerName: optional('TEMPORAL_TLS_SERVER_NAME')! }
+      : {}),
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config };
 }

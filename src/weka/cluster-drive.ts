@@ -1,7 +1,15 @@
 // Typed calls for adding signed virtual drives to a Weka cluster and removing them (flow steps
 // 5 and 6). The container ID determines the cluster, so no cluster argument is needed.
 import { commandText, ignoreOutput, type WekaCall } from './call.js';
-import { expectArray, expectObject, intField, parseJsonOutput, stringField, uuidField, type OutputContext } from './json-output.js';
+import {
+  expectArray,
+  expectObject,
+  intField,
+  parseJsonOutput,
+  stringField,
+  uuidField,
+  type OutputContext,
+} from './json-output.js';
 import { validContainerId, validUUID } from './validate.js';
 
 export const WEKA_TOOL = 'weka';
@@ -24,8 +32,13 @@ export interface DriveAddRequest {
 
 export function driveAddCall(req: DriveAddRequest): WekaCall<ClusterDrive> {
   const argv = [
-    WEKA_TOOL, 'cluster', 'drive', 'add',
-    String(validContainerId(req.containerId)), validUUID('virtual UUID', req.virtualUUID), '--json',
+    WEKA_TOOL,
+    'cluster',
+    'drive',
+    'add',
+    String(validContainerId(req.containerId)),
+    validUUID('virtual UUID', req.virtualUUID),
+    '--json',
   ];
   return { argv, parse: (stdout) => parseDriveAdd(stdout, commandText(argv)) };
 }

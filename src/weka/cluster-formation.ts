@@ -2,7 +2,15 @@
 // is what virtual drives are signed for) and add containers to it (their IDs are what drives are
 // added to). Each has a list call so a retry can find what an earlier attempt created.
 import { commandText, type WekaCall } from './call.js';
-import { expectArray, expectObject, intField, parseJsonOutput, stringField, uuidField, type OutputContext } from './json-output.js';
+import {
+  expectArray,
+  expectObject,
+  intField,
+  parseJsonOutput,
+  stringField,
+  uuidField,
+  type OutputContext,
+} from './json-output.js';
 import { validHostname, validName, validUUID } from './validate.js';
 import { WEKA_TOOL } from './cluster-drive.js';
 
@@ -36,17 +44,31 @@ export function clusterListCall(): WekaCall<WekaClusterInfo[]> {
 
 export function containerAddCall(req: ContainerAddRequest): WekaCall<WekaContainerInfo> {
   const argv = [
-    WEKA_TOOL, 'cluster', 'container', 'add',
-    '--cluster-guid', validUUID('cluster GUID', req.clusterGUID),
-    '--name', validName('container name', req.name),
-    '--hostname', validHostname(req.hostname),
+    WEKA_TOOL,
+    'cluster',
+    'container',
+    'add',
+    '--cluster-guid',
+    validUUID('cluster GUID', req.clusterGUID),
+    '--name',
+    validName('container name', req.name),
+    '--hostname',
+    validHostname(req.hostname),
     '--json',
   ];
   return { argv, parse: (stdout) => parseContainerAdd(stdout, commandText(argv)) };
 }
 
 export function containerListCall(clusterGUID: string): WekaCall<WekaContainerInfo[]> {
-  const argv = [WEKA_TOOL, 'cluster', 'container', 'list', '--cluster-guid', validUUID('cluster GUID', clusterGUID), '--json'];
+  const argv = [
+    WEKA_TOOL,
+    'cluster',
+    'container',
+    'list',
+    '--cluster-guid',
+    validUUID('cluster GUID', clusterGUID),
+    '--json',
+  ];
   return { argv, parse: (stdout) => parseContainerList(stdout, commandText(argv)) };
 }
 
@@ -65,7 +87,10 @@ export function parseContainerAdd(stdout: string, command = `${WEKA_TOOL} cluste
   return readContainer(ctx, parseJsonOutput(ctx), 'output');
 }
 
-export function parseContainerList(stdout: string, command = `${WEKA_TOOL} cluster container list`): WekaContainerInfo[] {
+export function parseContainerList(
+  stdout: string,
+  command = `${WEKA_TOOL} cluster container list`,
+): WekaContainerInfo[] {
   const ctx: OutputContext = { command, stdout };
   return expectArray(ctx, parseJsonOutput(ctx), 'output').map((entry, i) => readContainer(ctx, entry, `output[${i}]`));
 }

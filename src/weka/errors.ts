@@ -72,6 +72,7 @@ export class WekaCommandFailed extends Error {
 
 function quoteValue(value: unknown): string {
   if (typeof value === 'string') return quoteOutput(value, 120);
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined)
+    return String(value);
   return `(${typeof value})`;
 }

@@ -26,10 +26,14 @@ export function planVirtualAdd(info: DriveInfo, req: VirtualAddRequest): Plan {
   const existing = info.virtualDrives.find((vd) => sameUUID(vd.virtualUUID, req.virtualUUID));
   if (existing) {
     if (!sameUUID(existing.ownerClusterGUID, req.ownerClusterGUID)) {
-      return { conflict: `virtual drive ${req.virtualUUID} on ${info.devicePath} belongs to cluster ${existing.ownerClusterGUID}, not ${req.ownerClusterGUID}` };
+      return {
+        conflict: `virtual drive ${req.virtualUUID} on ${info.devicePath} belongs to cluster ${existing.ownerClusterGUID}, not ${req.ownerClusterGUID}`,
+      };
     }
     if (existing.sizeGiB !== req.sizeGiB) {
-      return { conflict: `virtual drive ${req.virtualUUID} on ${info.devicePath} has ${existing.sizeGiB} GiB, not the requested ${req.sizeGiB} GiB` };
+      return {
+        conflict: `virtual drive ${req.virtualUUID} on ${info.devicePath} has ${existing.sizeGiB} GiB, not the requested ${req.sizeGiB} GiB`,
+      };
     }
     return 'already-done';
   }
@@ -47,7 +51,9 @@ export function planVirtualRemove(info: DriveInfo, req: VirtualRemoveRequest): P
   const existing = info.virtualDrives.find((vd) => sameUUID(vd.virtualUUID, req.virtualUUID));
   if (!existing) return 'already-done';
   if (!sameUUID(existing.ownerClusterGUID, req.ownerClusterGUID)) {
-    return { conflict: `virtual drive ${req.virtualUUID} on ${info.devicePath} belongs to cluster ${existing.ownerClusterGUID}, not ${req.ownerClusterGUID}` };
+    return {
+      conflict: `virtual drive ${req.virtualUUID} on ${info.devicePath} belongs to cluster ${existing.ownerClusterGUID}, not ${req.ownerClusterGUID}`,
+    };
   }
   return 'run';
 }
@@ -57,7 +63,9 @@ export function planDriveAdd(drives: readonly ClusterDrive[], req: DriveAddReque
   const existing = findDriveByVirtualUUID(drives, req.virtualUUID);
   if (!existing) return 'run';
   if (existing.containerId !== req.containerId) {
-    return { conflict: `virtual drive ${req.virtualUUID} is already added to container ${existing.containerId}, not ${req.containerId}` };
+    return {
+      conflict: `virtual drive ${req.virtualUUID} is already added to container ${existing.containerId}, not ${req.containerId}`,
+    };
   }
   return 'already-done';
 }
@@ -89,7 +97,10 @@ export function findClusterByName(clusters: readonly WekaClusterInfo[], name: st
   return clusters.find((c) => c.name === name);
 }
 
-export function findContainerByName(containers: readonly WekaContainerInfo[], name: string): WekaContainerInfo | undefined {
+export function findContainerByName(
+  containers: readonly WekaContainerInfo[],
+  name: string,
+): WekaContainerInfo | undefined {
   return containers.find((c) => c.name === name);
 }
 

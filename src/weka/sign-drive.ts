@@ -63,19 +63,30 @@ export function showDriveCall(devicePath: string): WekaCall<DriveInfo> {
 
 export function virtualAddCall(req: VirtualAddRequest): WekaCall<void> {
   const argv = [
-    SIGN_DRIVE_TOOL, 'virtual', 'add', validDevicePath(req.devicePath),
-    '--virtual-uuid', validUUID('virtual UUID', req.virtualUUID),
-    '--owner-cluster-guid', validUUID('owner cluster GUID', req.ownerClusterGUID),
-    '--size', String(validSizeGiB(req.sizeGiB)),
+    SIGN_DRIVE_TOOL,
+    'virtual',
+    'add',
+    validDevicePath(req.devicePath),
+    '--virtual-uuid',
+    validUUID('virtual UUID', req.virtualUUID),
+    '--owner-cluster-guid',
+    validUUID('owner cluster GUID', req.ownerClusterGUID),
+    '--size',
+    String(validSizeGiB(req.sizeGiB)),
   ];
   return { argv, parse: ignoreOutput };
 }
 
 export function virtualRemoveCall(req: VirtualRemoveRequest): WekaCall<void> {
   const argv = [
-    SIGN_DRIVE_TOOL, 'virtual', 'remove', validDevicePath(req.devicePath),
-    '--virtual-uuid', validUUID('virtual UUID', req.virtualUUID),
-    '--owner-cluster-guid', validUUID('owner cluster GUID', req.ownerClusterGUID),
+    SIGN_DRIVE_TOOL,
+    'virtual',
+    'remove',
+    validDevicePath(req.devicePath),
+    '--virtual-uuid',
+    validUUID('virtual UUID', req.virtualUUID),
+    '--owner-cluster-guid',
+    validUUID('owner cluster GUID', req.ownerClusterGUID),
   ];
   return { argv, parse: ignoreOutput };
 }
@@ -103,7 +114,8 @@ export function parseDriveShow(stdout: string, command = `${SIGN_DRIVE_TOOL} sho
   const serial = stringField(ctx, obj, 'serial', 'output');
   const capacityGiB = intField(ctx, obj, 'capacityGiB', 'output', 0);
   if (!signed) {
-    if (obj['physicalUUID'] !== undefined && obj['physicalUUID'] !== null) fail(ctx, 'unsigned device reports a physicalUUID');
+    if (obj['physicalUUID'] !== undefined && obj['physicalUUID'] !== null)
+      fail(ctx, 'unsigned device reports a physicalUUID');
     if (virtualDrives.length > 0) fail(ctx, 'unsigned device reports virtual drives');
     return { devicePath, serial, capacityGiB, type, signature: 'none', physicalUUID: null, virtualDrives };
   }

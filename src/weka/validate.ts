@@ -23,14 +23,19 @@ export function isDevicePath(value: unknown): value is string {
 
 export function validDevicePath(value: unknown): string {
   if (!isDevicePath(value)) {
-    throw new WekaInputError('device path', value, 'expected /dev/NAME made of letters, digits, ".", "_", "-" and "/" segments');
+    throw new WekaInputError(
+      'device path',
+      value,
+      'expected /dev/NAME made of letters, digits, ".", "_", "-" and "/" segments',
+    );
   }
   return value;
 }
 
 /** A virtual UUID, physical UUID, drive UUID or cluster GUID: 8-4-4-4-12 hex digits. */
 export function validUUID(field: string, value: unknown): string {
-  if (!isUUID(value)) throw new WekaInputError(field, value, 'expected a UUID of the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx');
+  if (!isUUID(value))
+    throw new WekaInputError(field, value, 'expected a UUID of the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx');
   return value;
 }
 
@@ -51,7 +56,11 @@ export function validContainerId(value: unknown): number {
 /** Cluster and container names: must not start with "-", which the tool would parse as an option. */
 export function validName(field: string, value: unknown): string {
   if (typeof value !== 'string' || !NAME.test(value)) {
-    throw new WekaInputError(field, value, 'expected 1-253 letters, digits, ".", "_" or "-", starting with a letter or digit');
+    throw new WekaInputError(
+      field,
+      value,
+      'expected 1-253 letters, digits, ".", "_" or "-", starting with a letter or digit',
+    );
   }
   return value;
 }

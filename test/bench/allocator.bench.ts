@@ -21,12 +21,21 @@ const CLAIMED_VIRTUAL_DRIVES = 500;
 function drives(): PhysicalDrive[] {
   return Array.from({ length: 24 }, (_, i) => {
     const type: DriveType = i < 8 ? 'TLC' : 'QLC';
-    return { physicalUUID: `phys-${String(i).padStart(2, '0')}`, serial: `SN${i}`, capacityGiB: type === 'TLC' ? 15360 : 61440, type, devicePath: `/dev/nvme${i}n1` };
+    return {
+      physicalUUID: `phys-${String(i).padStart(2, '0')}`,
+      serial: `SN${i}`,
+      capacityGiB: type === 'TLC' ? 15360 : 61440,
+      type,
+      devicePath: `/dev/nvme${i}n1`,
+    };
   });
 }
 
 /** 500 virtual drives spread over the physical drives, leaving each with `freeOf(drive)` GiB. */
-function claimsLeaving(physical: readonly PhysicalDrive[], freeOf: (drive: PhysicalDrive, index: number) => number): ContainerDriveClaims[] {
+function claimsLeaving(
+  physical: readonly PhysicalDrive[],
+  freeOf: (drive: PhysicalDrive, index: number) => number,
+): ContainerDriveClaims[] {
   const perDrive = Math.floor(CLAIMED_VIRTUAL_DRIVES / physical.length);
   const extra = CLAIMED_VIRTUAL_DRIVES % physical.length;
   const claims: ContainerDriveClaims[] = [];
@@ -96,12 +105,18 @@ export interface AllocatorScenarioResult {
 }
 
 /** Runs every scenario; `log` gets the same lines the standalone script prints. */
-export function runAllocatorBench(log: (line: string) => void): { scenarios: AllocatorScenarioResult[]; goalP50Ms: number } {
+export function runAllocatorBench(log: (line: string) => void): {
+  scenarios: AllocatorScenarioResult[];
+  goalP50Ms: number;
+} {
   const results: AllocatorScenarioResult[] = [];
-  log(`allocateVirtualDrives: 24 physical drives, 8 drive cores, ${CLAIMED_VIRTUAL_DRIVES} claimed virtual drives, ${ITERATIONS} calls each\n`);
+  log(
+    `allocateVirtualDrives: 24 physical drives, 8 drive cores, ${CLAIMED_VIRTUAL_DRIVES} claimed virtual drives, ${ITERATIONS} calls each\n`,
+  );
   for (const scenario of scenarios) {
     const first = allocateVirtualDrives(scenario.input, randomUUID);
-    if ((first.ok ? 'ok' : 'refused') !== scenario.expect) throw new Error(`${scenario.name}: expected ${scenario.expect}, got ${JSON.stringify(first)}`);
+    if ((first.ok ? 'ok' : 'refused') !== scenario.expect)
+      throw new Error(`${scenario.name}: expected ${scenario.expect}, got ${JSON.stringify(first)}`);
     for (let i = 0; i < WARM_UP; i++) allocateVirtualDrives(scenario.input, randomUUID);
     const samples: number[] = [];
     for (let i = 0; i < ITERATIONS; i++) {
@@ -112,7 +127,9 @@ export function runAllocatorBench(log: (line: string) => void): { scenarios: All
     samples.sort((a, b) => a - b);
     const p50 = percentile(samples, 50);
     const p99 = percentile(samples, 99);
-    const outcome = first.ok ? first.summary.map((s) => `${s.driveType} ${s.strategy} x${s.virtualDriveCount}`).join(', ') : first.error.type;
+    const outcome = first.ok
+      ? first.summary.map((s) => `${s.driveType} ${s.strategy} x${s.virtualDriveCount}`).join(', ')
+      : first.error.type;
     results.push({ name: scenario.name, outcome, p50Ms: p50, p99Ms: p99 });
     log(`${scenario.name}\n  -> ${outcome}\n  p50 ${(p50 * 1000).toFixed(1)} µs   p99 ${(p99 * 1000).toFixed(1)} µs\n`);
   }

@@ -54,7 +54,11 @@ export const compileSimulator = (): Promise<void> => tsc('tsconfig.sim.json');
 export const compileOperator = (): Promise<void> => tsc('tsconfig.build.json');
 
 /** Starts a control plane for one benchmark and always stops it, whatever `body` does. */
-export async function withControlPlane<T>(log: Log, body: (cp: ControlPlane) => Promise<T>, options: { auditPolicy?: string } = {}): Promise<T> {
+export async function withControlPlane<T>(
+  log: Log,
+  body: (cp: ControlPlane) => Promise<T>,
+  options: { auditPolicy?: string } = {},
+): Promise<T> {
   // The control plane's own start-up lines are noise in a benchmark's output; keep only failures.
   // BENCH_KEEP_DATA=1 keeps the data directory (logs of every server and the operator) after the run.
   const keep = process.env['BENCH_KEEP_DATA'] === '1';
@@ -68,13 +72,20 @@ export async function withControlPlane<T>(log: Log, body: (cp: ControlPlane) => 
 }
 
 export async function ensureNamespace(kc: KubeConfig, name: string): Promise<void> {
-  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } }).catch((e: { code?: number }) => {
-    if (e.code !== 409) throw e;
-  });
+  await kc
+    .makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name } } })
+    .catch((e: { code?: number }) => {
+      if (e.code !== 409) throw e;
+    });
 }
 
 /** Runs `fn` over `items` with at most `limit` at a time, keeping the order of results. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
@@ -89,7 +100,9 @@ export async function addSharedDrivesNodes(cp: ControlPlane, names: readonly str
   const kubeConfig = cp.kubeConfig();
   // One at a time: FakeNodes picks each kwok's port and pod CIDR as it adds, not atomically.
   for (const name of names) await cp.addNode({ name, devices: BENCH_DEVICES });
-  await mapLimit(names, 4, (node) => signSharedDrives({ kubeConfig, simulatorRoot: cp.simulatorRoot, node, devices: BENCH_DEVICES }));
+  await mapLimit(names, 4, (node) =>
+    signSharedDrives({ kubeConfig, simulatorRoot: cp.simulatorRoot, node, devices: BENCH_DEVICES }),
+  );
 }
 
 export interface OperatorProcess {
@@ -148,7 +161,8 @@ export async function startOperator(
     httpPort: httpPort!,
     spawnedAt,
     taskQueue,
-    waitReady: (deadlineMs = 120_000) => waitUntilReady(server, async () => (await fetch(`${url}/readyz`)).ok, deadlineMs),
+    waitReady: (deadlineMs = 120_000) =>
+      waitUntilReady(server, async () => (await fetch(`${url}/readyz`)).ok, deadlineMs),
     async logTime(message) {
       const text = await readFile(server.logPath, 'utf8').catch(() => '');
       for (const line of text.split('\n')) {
@@ -182,7 +196,10 @@ export async function startOperator(
 
 /** The node process under the supervisor (supervise.sh runs the command as its child). */
 async function operatorPid(server: ServerProcess): Promise<number> {
-  const children = (await readFile(`/proc/${server.pid}/task/${server.pid}/children`, 'utf8')).trim().split(/\s+/).map(Number);
+  const children = (await readFile(`/proc/${server.pid}/task/${server.pid}/children`, 'utf8'))
+    .trim()
+    .split(/\s+/)
+    .map(Number);
   for (const pid of children) {
     const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
     if (cmdline.includes(OPERATOR_MAIN)) return pid;
@@ -217,13 +234,23 @@ export interface ContainerPlacement {
  * and writes each one's cluster GUID as the cluster's administrator would, by server-side apply
  * with its own field manager.
  */
-export async function createDriveContainers(kc: KubeConfig, namespace: string, placements: readonly ContainerPlacement[], clusterGUID?: string): Promise<void> {
+export async function createDriveContainers(
+  kc: KubeConfig,
+  namespace: string,
+  placements: readonly ContainerPlacement[],
+  clusterGUID?: string,
+): Promise<void> {
   const custom = kc.makeApiClient(CustomObjectsApi);
   await mapLimit(placements, 50, async (p) => {
     await custom.createNamespacedCustomObject({
       ...GROUP,
       namespace,
-      body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: p.name }, spec: { mode: 'drive', image: 'weka:bench', nodeName: p.nodeName, ...SMALL_DRIVE_SPEC } },
+      body: {
+        apiVersion: 'weka.weka.io/v1alpha1',
+        kind: 'WekaContainer',
+        metadata: { name: p.name },
+        spec: { mode: 'drive', image: 'weka:bench', nodeName: p.nodeName, ...SMALL_DRIVE_SPEC },
+      },
     });
     if (clusterGUID === undefined) return;
     await custom.patchNamespacedCustomObjectStatus(
@@ -231,7 +258,12 @@ export async function createDriveContainers(kc: KubeConfig, namespace: string, p
         ...GROUP,
         namespace,
         name: p.name,
-        body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: p.name }, status: { clusterGUID } },
+        body: {
+          apiVersion: 'weka.weka.io/v1alpha1',
+          kind: 'WekaContainer',
+          metadata: { name: p.name },
+          status: { clusterGUID },
+        },
         fieldManager: 'bench-cluster-admin',
         force: true,
       },
@@ -246,7 +278,11 @@ export function roundRobin(prefix: string, count: number, nodes: readonly string
 }
 
 export async function listContainers(kc: KubeConfig, namespace: string): Promise<WekaContainer[]> {
-  return ((await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ ...GROUP, namespace })) as { items: WekaContainer[] }).items;
+  return (
+    (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ ...GROUP, namespace })) as {
+      items: WekaContainer[];
+    }
+  ).items;
 }
 
 /**
@@ -255,14 +291,24 @@ export async function listContainers(kc: KubeConfig, namespace: string): Promise
  */
 export async function waitForContainers(
   kc: KubeConfig,
-  o: { namespace: string; count: number; done: (c: WekaContainer) => boolean; what: string; timeoutMs: number; pollMs: number; alive?: () => boolean; progress?: Log },
+  o: {
+    namespace: string;
+    count: number;
+    done: (c: WekaContainer) => boolean;
+    what: string;
+    timeoutMs: number;
+    pollMs: number;
+    alive?: () => boolean;
+    progress?: Log;
+  },
 ): Promise<Map<string, number>> {
   const seen = new Map<string, number>();
   const started = Date.now();
   let lastReport = started;
   while (seen.size < o.count) {
     if (o.alive && !o.alive()) throw new Error(`the operator exited while waiting for ${o.what}`);
-    if (Date.now() - started > o.timeoutMs) throw new Error(`timed out after ${o.timeoutMs} ms: ${seen.size} of ${o.count} containers ${o.what}`);
+    if (Date.now() - started > o.timeoutMs)
+      throw new Error(`timed out after ${o.timeoutMs} ms: ${seen.size} of ${o.count} containers ${o.what}`);
     const items = await listContainers(kc, o.namespace);
     const now = Date.now();
     for (const c of items) if (o.done(c) && !seen.has(c.metadata.name!)) seen.set(c.metadata.name!, now);
@@ -304,7 +350,14 @@ export function median(values: readonly number[]): number {
 export async function createAndWaitReady(
   kc: KubeConfig,
   op: OperatorProcess,
-  o: { namespace: string; placements: readonly ContainerPlacement[]; clusterGUID: string; timeoutMs: number; pollMs: number; log: Log },
+  o: {
+    namespace: string;
+    placements: readonly ContainerPlacement[];
+    clusterGUID: string;
+    timeoutMs: number;
+    pollMs: number;
+    log: Log;
+  },
 ): Promise<{ t0: number; readyAt: Map<string, number> }> {
   const t0 = Date.now();
   await createDriveContainers(kc, o.namespace, o.placements, o.clusterGUID);

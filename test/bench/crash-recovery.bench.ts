@@ -85,15 +85,28 @@ export async function runCrashRecovery(o: { samples: number; log: Log }): Promis
         op = await start(attempt);
         if (!interrupted) {
           missed++;
-          o.log(`  attempt ${attempt}: ${victim === undefined ? 'no allocation caught' : `${victim} was already allocated when the kill landed`}; not counted`);
+          o.log(
+            `  attempt ${attempt}: ${victim === undefined ? 'no allocation caught' : `${victim} was already allocated when the kill landed`}; not counted`,
+          );
         } else {
-          const allocatedAt = (await waitForContainers(kc, { namespace, count: 1, done: (c) => c.metadata.name === victim && isAllocated(c), what: `allocated (${victim})`, timeoutMs: 120_000, pollMs: 20 })).get(victim)!;
+          const allocatedAt = (
+            await waitForContainers(kc, {
+              namespace,
+              count: 1,
+              done: (c) => c.metadata.name === victim && isAllocated(c),
+              what: `allocated (${victim})`,
+              timeoutMs: 120_000,
+              pollMs: 20,
+            })
+          ).get(victim)!;
           const runningAt = await logTimeOf(op, LOG_WORKER_RUNNING);
           if (allocatedAt < runningAt) {
             // The killed process's write was already on its way to the apiserver: nothing was
             // left for the new process to recover.
             missed++;
-            o.log(`  attempt ${attempt}: ${victim}'s allocation landed ${allocatedAt - killedAt} ms after the kill, before the new worker ran (the killed process's write in flight); not counted`);
+            o.log(
+              `  attempt ${attempt}: ${victim}'s allocation landed ${allocatedAt - killedAt} ms after the kill, before the new worker ran (the killed process's write in flight); not counted`,
+            );
           } else {
             const sample: CrashSample = {
               container: `${namespace}/${victim}`,
@@ -103,11 +116,20 @@ export async function runCrashRecovery(o: { samples: number; log: Log }): Promis
               sinceKillMs: allocatedAt - killedAt,
             };
             samples.push(sample);
-            o.log(`  attempt ${attempt}: ${sample.container} (${sample.activityState}): restart ${sample.restartMs} ms, then allocated ${sample.recoveryMs} ms after "worker running" (${sample.sinceKillMs} ms after the kill)`);
+            o.log(
+              `  attempt ${attempt}: ${sample.container} (${sample.activityState}): restart ${sample.restartMs} ms, then allocated ${sample.recoveryMs} ms after "worker running" (${sample.sinceKillMs} ms after the kill)`,
+            );
           }
         }
         // Let the rest of this sample's containers finish, so the next sample starts quiet.
-        await waitForContainers(kc, { namespace, count: CONTAINERS_PER_SAMPLE, done: isReady, what: 'Ready', timeoutMs: 180_000, pollMs: 500 });
+        await waitForContainers(kc, {
+          namespace,
+          count: CONTAINERS_PER_SAMPLE,
+          done: isReady,
+          what: 'Ready',
+          timeoutMs: 180_000,
+          pollMs: 500,
+        });
       }
     } finally {
       await op.stop();
@@ -120,7 +142,9 @@ export async function runCrashRecovery(o: { samples: number; log: Log }): Promis
 }
 
 async function readContainer(kc: KubeConfig, namespace: string, name: string): Promise<WekaContainer> {
-  return (await kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ ...GROUP, namespace, name })) as WekaContainer;
+  return (await kc
+    .makeApiClient(CustomObjectsApi)
+    .getNamespacedCustomObject({ ...GROUP, namespace, name })) as WekaContainer;
 }
 
 /**
@@ -128,12 +152,18 @@ async function readContainer(kc: KubeConfig, namespace: string, name: string): P
  * operator; returns that
  * request's container (undefined if every allocation went by unseen) and when the signal was sent.
  */
-async function killDuringAllocation(client: Client, node: string, namespace: string, op: OperatorProcess): Promise<{ victim?: string; killedAt: number }> {
+async function killDuringAllocation(
+  client: Client,
+  node: string,
+  namespace: string,
+  op: OperatorProcess,
+): Promise<{ victim?: string; killedAt: number }> {
   const handle = client.workflow.getHandle(nodeMutexId(node));
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
     const view = await handle.query(mutexStateQuery).catch(() => undefined);
-    const payload = view?.holder?.kind === 'allocate' ? (view.holder.payload as { namespace?: string; name?: string }) : undefined;
+    const payload =
+      view?.holder?.kind === 'allocate' ? (view.holder.payload as { namespace?: string; name?: string }) : undefined;
     if (payload?.namespace === namespace && payload.name) {
       // Kill at once: an allocation takes tens of milliseconds, less than asking Temporal whether
       // its activity has started. Whether it had (STARTED) or was still waiting for a worker

@@ -50,8 +50,12 @@ async function sample(op: OperatorProcess, windowSeconds: number): Promise<Proce
   // CPU first (the forced GC would count against the idle window), then memory after a full GC.
   const atEnd = await op.metrics();
   await op.collectGarbage();
-  const last = new Map([...(await op.metrics()), ['process_cpu_seconds_total', atEnd.get('process_cpu_seconds_total') ?? Number.NaN]]);
-  const cpu = (last.get('process_cpu_seconds_total') ?? Number.NaN) - (first.get('process_cpu_seconds_total') ?? Number.NaN);
+  const last = new Map([
+    ...(await op.metrics()),
+    ['process_cpu_seconds_total', atEnd.get('process_cpu_seconds_total') ?? Number.NaN],
+  ]);
+  const cpu =
+    (last.get('process_cpu_seconds_total') ?? Number.NaN) - (first.get('process_cpu_seconds_total') ?? Number.NaN);
   return {
     rssBytes: last.get('process_resident_memory_bytes') ?? Number.NaN,
     heapUsedBytes: last.get('nodejs_heap_size_used_bytes') ?? Number.NaN,
@@ -76,7 +80,9 @@ export async function runIdleScale(o: { containers: number; idleSeconds: number;
       await op.waitReady();
       await sleep(5_000);
       const before = await sample(op, o.idleSeconds);
-      o.log(`before: RSS ${mib(before.rssBytes)}, heap ${mib(before.heapUsedBytes)}, ${before.cpuSecondsPerMinute.toFixed(2)} CPU s/min`);
+      o.log(
+        `before: RSS ${mib(before.rssBytes)}, heap ${mib(before.heapUsedBytes)}, ${before.cpuSecondsPerMinute.toFixed(2)} CPU s/min`,
+      );
 
       const { t0, readyAt } = await createAndWaitReady(kc, op, {
         namespace,
@@ -87,10 +93,14 @@ export async function runIdleScale(o: { containers: number; idleSeconds: number;
         log: o.log,
       });
       const rolloutMs = Math.max(...readyAt.values()) - t0;
-      o.log(`all ${o.containers} Ready in ${Math.round(rolloutMs / 1000)} s; settling ${SETTLE_MS / 1000} s, then sampling ${o.idleSeconds} s`);
+      o.log(
+        `all ${o.containers} Ready in ${Math.round(rolloutMs / 1000)} s; settling ${SETTLE_MS / 1000} s, then sampling ${o.idleSeconds} s`,
+      );
       await sleep(SETTLE_MS);
       const after = await sample(op, o.idleSeconds);
-      o.log(`after: RSS ${mib(after.rssBytes)}, heap ${mib(after.heapUsedBytes)}, ${after.cpuSecondsPerMinute.toFixed(2)} CPU s/min`);
+      o.log(
+        `after: RSS ${mib(after.rssBytes)}, heap ${mib(after.heapUsedBytes)}, ${after.cpuSecondsPerMinute.toFixed(2)} CPU s/min`,
+      );
       return {
         containers: o.containers,
         nodes: nodeCount,

@@ -19,7 +19,11 @@ import { CoordinationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/clien
 import { Client, Connection } from '@temporalio/client';
 import { WekaApi } from '../../activities/kube/weka-api.js';
 import { allocateVirtualDrives, type PhysicalDrive } from '../../src/allocation/index.js';
-import { decodeSharedDrivesAnnotation, encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
+import {
+  decodeSharedDrivesAnnotation,
+  encodeSharedDrivesAnnotation,
+  SHARED_DRIVES_ANNOTATION,
+} from '../../src/annotations/index.js';
 import { FIELD_MANAGER, mutexTaskQueue, nodeMutexId } from '../../src/lifecycle/names.js';
 import { objectKey } from '../../src/lifecycle/node-allocations.js';
 import { allocationRequest } from '../../src/lifecycle/requests.js';
@@ -41,7 +45,13 @@ import {
   type Log,
 } from './bench-env.js';
 import { LeaseLock, SEED_LEASE_TIMINGS } from './lease-lock.js';
-import { allocationAskedAt, allocationToAllocation, handOversOf, isAllocation, readSettledMutexRuns } from './mutex-handover.js';
+import {
+  allocationAskedAt,
+  allocationToAllocation,
+  handOversOf,
+  isAllocation,
+  readSettledMutexRuns,
+} from './mutex-handover.js';
 import { spread } from './report.js';
 import { allocationGaps, nodesOf, parseStatusWrites, STATUS_WRITES_AUDIT_POLICY } from './status-writes.js';
 
@@ -75,90 +85,144 @@ const LEASE_NAMESPACE = 'weka-operator-system';
 async function bareSharedDrivesNodes(kc: KubeConfig, names: readonly string[]): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   await mapLimit(names, 10, async (name) => {
-    const drives: PhysicalDrive[] = BENCH_DEVICES.map((d, i) => ({ physicalUUID: randomUUID(), serial: `${name}-SN${i}`, capacityGiB: d.capacityGiB, type: d.type, devicePath: d.path }));
-    await core.createNode({ body: { metadata: { name, annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } } });
+    const drives: PhysicalDrive[] = BENCH_DEVICES.map((d, i) => ({
+      physicalUUID: randomUUID(),
+      serial: `${name}-SN${i}`,
+      capacityGiB: d.capacityGiB,
+      type: d.type,
+      devicePath: d.path,
+    }));
+    await core.createNode({
+      body: { metadata: { name, annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } },
+    });
   });
 }
 
-export async function runLeaseBaseline(o: { containers: number; nodes: number; log: Log }): Promise<LeaseBaselineResult> {
-  return withControlPlane(o.log, async (cp) => {
-    const kc = cp.kubeConfig();
-    await ensureNamespace(kc, OPERATOR_NAMESPACE);
-    const mutexNodes = Array.from({ length: o.nodes }, (_, i) => `mutex-node-${i}`);
-    const leaseNodes = Array.from({ length: o.nodes }, (_, i) => `lease-node-${i}`);
-    await bareSharedDrivesNodes(kc, [...mutexNodes, ...leaseNodes, WARM_UP_NODE]);
+export async function runLeaseBaseline(o: {
+  containers: number;
+  nodes: number;
+  log: Log;
+}): Promise<LeaseBaselineResult> {
+  return withControlPlane(
+    o.log,
+    async (cp) => {
+      const kc = cp.kubeConfig();
+      await ensureNamespace(kc, OPERATOR_NAMESPACE);
+      const mutexNodes = Array.from({ length: o.nodes }, (_, i) => `mutex-node-${i}`);
+      const leaseNodes = Array.from({ length: o.nodes }, (_, i) => `lease-node-${i}`);
+      await bareSharedDrivesNodes(kc, [...mutexNodes, ...leaseNodes, WARM_UP_NODE]);
 
-    // The mutex first, with the operator running only its worker (no watcher: nothing else starts).
-    const mutexPlacements = roundRobin('mutex', o.containers, mutexNodes);
-    await ensureNamespace(kc, 'bench-mutex');
-    await createDriveContainers(kc, 'bench-mutex', mutexPlacements);
-    const op = await startOperator(cp, { logName: 'operator-mutex', env: { WEKA_RUN_WATCHER: 'false' } });
-    const connection = await Connection.connect({ address: cp.temporalAddress });
-    let mutex: Omit<SerializedAllocations, 'writeToWrite'>;
-    let mutexAskedAt = new Map<string, number>();
-    try {
-      await op.waitReady();
-      const client = new Client({ connection, namespace: cp.temporalNamespace });
-      if (process.env['BENCH_COLD'] !== '1') await warmUp(kc, client, op.taskQueue);
-      // Neither lock exists yet: the first request starts each node's mutex workflow, as the
-      // first acquirer creates each node's Lease.
-      const t0 = Date.now();
-      await mapLimit(mutexPlacements, 50, (p) => requestAllocation(client, op.taskQueue, 'bench-mutex', p));
-      // The figures come from Temporal's event times, so the poll only has to notice the end: once
-      // a second keeps its lists of every container from taking the apiserver's CPU from the run.
-      await waitForContainers(kc, { namespace: 'bench-mutex', count: o.containers, done: isAllocated, what: 'allocated', timeoutMs: 300_000, pollMs: 1_000, alive: () => !op.server.hasExited() }).catch(
-        (err: unknown) => {
-          throw new Error(`${err instanceof Error ? err.message : String(err)}\noperator log tail:\n${operatorLogTail(op)}`);
-        },
-      );
-      // The end is the last allocation's completion as Temporal recorded it, not when the poll saw it.
-      const runs = (await readSettledMutexRuns(client, op.taskQueue)).filter((r) => r.node !== WARM_UP_NODE);
-      mutexAskedAt = allocationAskedAt(runs);
-      const allocations = runs.flatMap((r) => r.decisions.filter((d) => isAllocation(d.activity)));
-      const ends = allocations.map((d) => d.endedAt ?? Number.NaN);
-      const totalMs = Math.max(...ends) - t0;
-      const lastArrival = Math.max(...runs.flatMap((r) => r.arrivals.filter(Number.isFinite)));
-      const busy = allocations.reduce((sum, d) => sum + ((d.endedAt ?? d.scheduledAt) - (d.startedAt ?? d.scheduledAt)), 0);
-      if (process.env['BENCH_TIMELINE']) o.log(`  clock started at ${t0} (ms since the epoch), last allocation at ${t0 + totalMs}`);
-      if (process.env['BENCH_TIMELINE']) {
-        const rel = (t: number | undefined): string => (t === undefined ? '?' : String(Math.round(t - t0)));
-        for (const r of runs) {
-          o.log(`  ${r.node}: arrivals ${r.arrivals.map(rel).join(',')} | ${r.decisions.map((d) => `${d.requests}@${rel(d.scheduledAt)}/${rel(d.startedAt)}-${rel(d.endedAt)}`).join(' ')}`);
-          o.log(`    workflow tasks ${r.workflowTasks.map((w) => `${rel(w.scheduledAt)}/${rel(w.startedAt)}-${rel(w.completedAt)}`).join(' ')}`);
+      // The mutex first, with the operator running only its worker (no watcher: nothing else starts).
+      const mutexPlacements = roundRobin('mutex', o.containers, mutexNodes);
+      await ensureNamespace(kc, 'bench-mutex');
+      await createDriveContainers(kc, 'bench-mutex', mutexPlacements);
+      const op = await startOperator(cp, { logName: 'operator-mutex', env: { WEKA_RUN_WATCHER: 'false' } });
+      const connection = await Connection.connect({ address: cp.temporalAddress });
+      let mutex: Omit<SerializedAllocations, 'writeToWrite'>;
+      let mutexAskedAt = new Map<string, number>();
+      try {
+        await op.waitReady();
+        const client = new Client({ connection, namespace: cp.temporalNamespace });
+        if (process.env['BENCH_COLD'] !== '1') await warmUp(kc, client, op.taskQueue);
+        // Neither lock exists yet: the first request starts each node's mutex workflow, as the
+        // first acquirer creates each node's Lease.
+        const t0 = Date.now();
+        await mapLimit(mutexPlacements, 50, (p) => requestAllocation(client, op.taskQueue, 'bench-mutex', p));
+        // The figures come from Temporal's event times, so the poll only has to notice the end: once
+        // a second keeps its lists of every container from taking the apiserver's CPU from the run.
+        await waitForContainers(kc, {
+          namespace: 'bench-mutex',
+          count: o.containers,
+          done: isAllocated,
+          what: 'allocated',
+          timeoutMs: 300_000,
+          pollMs: 1_000,
+          alive: () => !op.server.hasExited(),
+        }).catch((err: unknown) => {
+          throw new Error(
+            `${err instanceof Error ? err.message : String(err)}\noperator log tail:\n${operatorLogTail(op)}`,
+          );
+        });
+        // The end is the last allocation's completion as Temporal recorded it, not when the poll saw it.
+        const runs = (await readSettledMutexRuns(client, op.taskQueue)).filter((r) => r.node !== WARM_UP_NODE);
+        mutexAskedAt = allocationAskedAt(runs);
+        const allocations = runs.flatMap((r) => r.decisions.filter((d) => isAllocation(d.activity)));
+        const ends = allocations.map((d) => d.endedAt ?? Number.NaN);
+        const totalMs = Math.max(...ends) - t0;
+        const lastArrival = Math.max(...runs.flatMap((r) => r.arrivals.filter(Number.isFinite)));
+        const busy = allocations.reduce(
+          (sum, d) => sum + ((d.endedAt ?? d.scheduledAt) - (d.startedAt ?? d.scheduledAt)),
+          0,
+        );
+        if (process.env['BENCH_TIMELINE'])
+          o.log(`  clock started at ${t0} (ms since the epoch), last allocation at ${t0 + totalMs}`);
+        if (process.env['BENCH_TIMELINE']) {
+          const rel = (t: number | undefined): string => (t === undefined ? '?' : String(Math.round(t - t0)));
+          for (const r of runs) {
+            o.log(
+              `  ${r.node}: arrivals ${r.arrivals.map(rel).join(',')} | ${r.decisions.map((d) => `${d.requests}@${rel(d.scheduledAt)}/${rel(d.startedAt)}-${rel(d.endedAt)}`).join(' ')}`,
+            );
+            o.log(
+              `    workflow tasks ${r.workflowTasks.map((w) => `${rel(w.scheduledAt)}/${rel(w.startedAt)}-${rel(w.completedAt)}`).join(' ')}`,
+            );
+          }
         }
+        o.log(
+          `mutex: last request sent +${lastArrival - t0} ms; allocation activities ran ${Math.round(busy)} ms in all (${Math.round(busy / o.nodes)} ms per node)`,
+        );
+        mutex = {
+          design: 'mutex',
+          totalMs,
+          perSecond: o.containers / (totalMs / 1000),
+          handOver: spread(
+            runs
+              .flatMap(handOversOf)
+              .filter(allocationToAllocation)
+              .map((h) => h.ms),
+          ),
+          perDecision: spread(allocations.map((d) => d.requests)),
+        };
+      } finally {
+        await connection.close();
+        await op.stop();
       }
-      o.log(`mutex: last request sent +${lastArrival - t0} ms; allocation activities ran ${Math.round(busy)} ms in all (${Math.round(busy / o.nodes)} ms per node)`);
-      mutex = {
-        design: 'mutex',
-        totalMs,
-        perSecond: o.containers / (totalMs / 1000),
-        handOver: spread(runs.flatMap(handOversOf).filter(allocationToAllocation).map((h) => h.ms)),
-        perDecision: spread(allocations.map((d) => d.requests)),
+      o.log(`mutex: ${o.containers} allocations in ${Math.round(mutex.totalMs)} ms`);
+
+      // Then the Lease baseline, with the operator stopped.
+      const leasePlacements = roundRobin('lease', o.containers, leaseNodes);
+      await ensureNamespace(kc, 'bench-lease');
+      await createDriveContainers(kc, 'bench-lease', leasePlacements);
+      const { holds, ...lease } = await leaseAllocations(kc, 'bench-lease', leasePlacements);
+      o.log(`lease: ${o.containers} allocations in ${Math.round(lease.totalMs)} ms`);
+
+      const writes = parseStatusWrites(await readFile(cp.apiserverAuditLogPath, 'utf8'));
+      const writeToWrite = (
+        placements: readonly ContainerPlacement[],
+        namespace: string,
+        fieldManager: string,
+        askedAt: ReadonlyMap<string, number>,
+      ) =>
+        spread(
+          allocationGaps(writes, { fieldManager, nodeOf: nodesOf(namespace, placements), askedAt }).map((g) => g.ms),
+        );
+      const leaseAskedAt = new Map(
+        holds.map((h) => [objectKey({ namespace: 'bench-lease', name: h.container }), h.requestedAt]),
+      );
+      return {
+        containers: o.containers,
+        nodes: o.nodes,
+        mutex: {
+          ...mutex,
+          writeToWrite: writeToWrite(mutexPlacements, 'bench-mutex', FIELD_MANAGER.allocator, mutexAskedAt),
+        },
+        lease: {
+          ...lease,
+          writeToWrite: writeToWrite(leasePlacements, 'bench-lease', LEASE_FIELD_MANAGER, leaseAskedAt),
+        },
       };
-    } finally {
-      await connection.close();
-      await op.stop();
-    }
-    o.log(`mutex: ${o.containers} allocations in ${Math.round(mutex.totalMs)} ms`);
-
-    // Then the Lease baseline, with the operator stopped.
-    const leasePlacements = roundRobin('lease', o.containers, leaseNodes);
-    await ensureNamespace(kc, 'bench-lease');
-    await createDriveContainers(kc, 'bench-lease', leasePlacements);
-    const { holds, ...lease } = await leaseAllocations(kc, 'bench-lease', leasePlacements);
-    o.log(`lease: ${o.containers} allocations in ${Math.round(lease.totalMs)} ms`);
-
-    const writes = parseStatusWrites(await readFile(cp.apiserverAuditLogPath, 'utf8'));
-    const writeToWrite = (placements: readonly ContainerPlacement[], namespace: string, fieldManager: string, askedAt: ReadonlyMap<string, number>) =>
-      spread(allocationGaps(writes, { fieldManager, nodeOf: nodesOf(namespace, placements), askedAt }).map((g) => g.ms));
-    const leaseAskedAt = new Map(holds.map((h) => [objectKey({ namespace: 'bench-lease', name: h.container }), h.requestedAt]));
-    return {
-      containers: o.containers,
-      nodes: o.nodes,
-      mutex: { ...mutex, writeToWrite: writeToWrite(mutexPlacements, 'bench-mutex', FIELD_MANAGER.allocator, mutexAskedAt) },
-      lease: { ...lease, writeToWrite: writeToWrite(leasePlacements, 'bench-lease', LEASE_FIELD_MANAGER, leaseAskedAt) },
-    };
-  }, { auditPolicy: STATUS_WRITES_AUDIT_POLICY });
+    },
+    { auditPolicy: STATUS_WRITES_AUDIT_POLICY },
+  );
 }
 
 /** A node of its own for the warm-up allocation, outside the measured ones. */
@@ -176,18 +240,37 @@ async function warmUp(kc: KubeConfig, client: Client, taskQueue: string): Promis
   await ensureNamespace(kc, 'bench-warm-up');
   await createDriveContainers(kc, 'bench-warm-up', [placement!]);
   await requestAllocation(client, taskQueue, 'bench-warm-up', placement!);
-  await waitForContainers(kc, { namespace: 'bench-warm-up', count: 1, done: isAllocated, what: 'allocated (warm-up)', timeoutMs: 60_000, pollMs: 100 });
+  await waitForContainers(kc, {
+    namespace: 'bench-warm-up',
+    count: 1,
+    done: isAllocated,
+    what: 'allocated (warm-up)',
+    timeoutMs: 60_000,
+    pollMs: 100,
+  });
 }
 
 /** What the sendMutexRequest activity sends; the reply goes to a requester that does not exist, which the mutex skips. */
-async function requestAllocation(client: Client, taskQueue: string, namespace: string, p: ContainerPlacement): Promise<void> {
+async function requestAllocation(
+  client: Client,
+  taskQueue: string,
+  namespace: string,
+  p: ContainerPlacement,
+): Promise<void> {
   const mutexId = nodeMutexId(p.nodeName);
   await client.workflow.signalWithStart('mutexWorkflow', {
     workflowId: mutexId,
     taskQueue: mutexTaskQueue(taskQueue),
     args: [{ key: mutexId, node: p.nodeName }],
     signal: mutexRequestSignal,
-    signalArgs: [{ requestId: randomUUID(), kind: 'allocate', replyTo: `bench-requester/${p.name}`, payload: { namespace, name: p.name, node: p.nodeName } }],
+    signalArgs: [
+      {
+        requestId: randomUUID(),
+        kind: 'allocate',
+        replyTo: `bench-requester/${p.name}`,
+        payload: { namespace, name: p.name, node: p.nodeName },
+      },
+    ],
   });
 }
 
@@ -200,7 +283,11 @@ interface LeaseHold {
 }
 
 /** Every placement's allocation at once, each serialized by its node's Lease (the seed's design). */
-export async function leaseAllocations(kc: KubeConfig, namespace: string, placements: readonly ContainerPlacement[]): Promise<Omit<SerializedAllocations, 'writeToWrite'> & { holds: LeaseHold[] }> {
+export async function leaseAllocations(
+  kc: KubeConfig,
+  namespace: string,
+  placements: readonly ContainerPlacement[],
+): Promise<Omit<SerializedAllocations, 'writeToWrite'> & { holds: LeaseHold[] }> {
   const coordination = kc.makeApiClient(CoordinationV1Api);
   const api = new WekaApi(kc);
   const t0 = Date.now();
@@ -218,11 +305,28 @@ export async function leaseAllocations(kc: KubeConfig, namespace: string, placem
       if (next.requestedAt <= prev.releasedAt) handOvers.push(next.acquiredAt - prev.releasedAt);
     }
   }
-  return { design: 'lease', totalMs, perSecond: placements.length / (totalMs / 1000), handOver: spread(handOvers), holds };
+  return {
+    design: 'lease',
+    totalMs,
+    perSecond: placements.length / (totalMs / 1000),
+    handOver: spread(handOvers),
+    holds,
+  };
 }
 
-async function allocateUnderLease(coordination: CoordinationV1Api, api: WekaApi, namespace: string, p: ContainerPlacement): Promise<LeaseHold> {
-  const lock = new LeaseLock(coordination, LEASE_NAMESPACE, `weka-allocator-${p.nodeName}`, `${namespace}/${p.name}`, SEED_LEASE_TIMINGS);
+async function allocateUnderLease(
+  coordination: CoordinationV1Api,
+  api: WekaApi,
+  namespace: string,
+  p: ContainerPlacement,
+): Promise<LeaseHold> {
+  const lock = new LeaseLock(
+    coordination,
+    LEASE_NAMESPACE,
+    `weka-allocator-${p.nodeName}`,
+    `${namespace}/${p.name}`,
+    SEED_LEASE_TIMINGS,
+  );
   const requestedAt = Date.now();
   await lock.acquire();
   const acquiredAt = Date.now();
@@ -235,11 +339,16 @@ async function allocateUnderLease(coordination: CoordinationV1Api, api: WekaApi,
     const node = await api.core.readNode({ name: p.nodeName });
     const decoded = decodeSharedDrivesAnnotation(node.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '[]');
     if (!decoded.ok) throw new Error(`node ${p.nodeName}: ${decoded.error.message}`);
-    const others = (await api.listContainersOnNode(p.nodeName)).filter((c) => c.metadata.uid !== container.metadata.uid);
+    const others = (await api.listContainersOnNode(p.nodeName)).filter(
+      (c) => c.metadata.uid !== container.metadata.uid,
+    );
     const result = allocateVirtualDrives(
       {
         physicalDrives: [...decoded.drives],
-        claimed: others.map((c) => ({ container: `${c.metadata.namespace}/${c.metadata.name}`, virtualDrives: c.status?.allocations?.virtualDrives ?? [] })),
+        claimed: others.map((c) => ({
+          container: `${c.metadata.namespace}/${c.metadata.name}`,
+          virtualDrives: c.status?.allocations?.virtualDrives ?? [],
+        })),
         request: allocationRequest(container.spec),
         settings: DEFAULT_ALLOCATION_SETTINGS,
       },
@@ -247,7 +356,13 @@ async function allocateUnderLease(coordination: CoordinationV1Api, api: WekaApi,
     );
     if (!result.ok) throw new Error(`${namespace}/${p.name}: ${result.error.message}`);
     if (lost) throw new Error(`lost the lease of ${p.nodeName} while allocating`);
-    await api.applyStatus('WekaContainer', ref, { allocations: { virtualDrives: [...result.virtualDrives], virtualDriveCount: result.virtualDrives.length } }, LEASE_FIELD_MANAGER, container.metadata.resourceVersion);
+    await api.applyStatus(
+      'WekaContainer',
+      ref,
+      { allocations: { virtualDrives: [...result.virtualDrives], virtualDriveCount: result.virtualDrives.length } },
+      LEASE_FIELD_MANAGER,
+      container.metadata.resourceVersion,
+    );
   } finally {
     stopRenewing();
     await lock.release();

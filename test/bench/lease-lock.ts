@@ -21,7 +21,11 @@ export interface LeaseTimings {
 }
 
 /** The seed's settings (../shared/seeds/002_…). */
-export const SEED_LEASE_TIMINGS: LeaseTimings = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+export const SEED_LEASE_TIMINGS: LeaseTimings = {
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+};
 /** client-go's leaderelection.JitterFactor. */
 const JITTER_FACTOR = 1.2;
 
@@ -46,15 +50,28 @@ export class LeaseLock {
   }
 
   private leaseValid(now: number): boolean {
-    return this.observed !== undefined && this.observed.at + (this.observed.spec.leaseDurationSeconds ?? 0) * 1000 > now;
+    return (
+      this.observed !== undefined && this.observed.at + (this.observed.spec.leaseDurationSeconds ?? 0) * 1000 > now
+    );
   }
 
   private observe(spec: V1LeaseSpec): void {
     this.observed = { raw: JSON.stringify(spec), spec, at: Date.now() };
   }
 
-  private record(holderIdentity: string, leaseDurationSeconds: number, acquireTime: Date, leaseTransitions: number): V1LeaseSpec {
-    return { holderIdentity, leaseDurationSeconds, acquireTime: new V1MicroTime(acquireTime), renewTime: new V1MicroTime(), leaseTransitions };
+  private record(
+    holderIdentity: string,
+    leaseDurationSeconds: number,
+    acquireTime: Date,
+    leaseTransitions: number,
+  ): V1LeaseSpec {
+    return {
+      holderIdentity,
+      leaseDurationSeconds,
+      acquireTime: new V1MicroTime(acquireTime),
+      renewTime: new V1MicroTime(),
+      leaseTransitions,
+    };
   }
 
   /** One round of client-go's tryAcquireOrRenew; true when we hold the lease afterwards. */
@@ -69,7 +86,10 @@ export class LeaseLock {
       try {
         this.lease = await this.api.createNamespacedLease({
           namespace: this.namespace,
-          body: { metadata: { name: this.name, namespace: this.namespace }, spec: this.record(this.identity, durationSeconds, now, 0) },
+          body: {
+            metadata: { name: this.name, namespace: this.namespace },
+            spec: this.record(this.identity, durationSeconds, now, 0),
+          },
         });
       } catch {
         return false; // somebody created it first
@@ -91,7 +111,11 @@ export class LeaseLock {
     );
     try {
       // replace with the resourceVersion we read: 409 if the Lease changed since.
-      this.lease = await this.api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body: { ...current, spec: next } });
+      this.lease = await this.api.replaceNamespacedLease({
+        name: this.name,
+        namespace: this.namespace,
+        body: { ...current, spec: next },
+      });
     } catch {
       return false;
     }
@@ -140,7 +164,11 @@ export class LeaseLock {
     if (!this.isHolder() || !this.lease) return;
     const now = new Date();
     const spec = this.record('', 1, now, this.observed?.spec.leaseTransitions ?? 0);
-    this.lease = await this.api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body: { ...this.lease, spec } });
+    this.lease = await this.api.replaceNamespacedLease({
+      name: this.name,
+      namespace: this.namespace,
+      body: { ...this.lease, spec },
+    });
     this.observe(this.lease.spec!);
   }
 }

@@ -34,7 +34,10 @@ interface HistoryEvent {
   eventTime?: Timestamp | null;
   workflowExecutionStartedEventAttributes?: { input?: Payloads | null } | null;
   workflowExecutionSignaledEventAttributes?: { signalName?: string | null; input?: Payloads | null } | null;
-  activityTaskScheduledEventAttributes?: { activityType?: { name?: string | null } | null; input?: Payloads | null } | null;
+  activityTaskScheduledEventAttributes?: {
+    activityType?: { name?: string | null } | null;
+    input?: Payloads | null;
+  } | null;
   activityTaskStartedEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
   activityTaskCompletedEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
   activityTaskFailedEventAttributes?: { scheduledEventId?: number | { toNumber(): number } | null } | null;
@@ -44,7 +47,8 @@ interface HistoryEvent {
   workflowTaskCompletedEventAttributes?: object | null;
 }
 
-const num = (v: number | { toNumber(): number } | null | undefined): number => (v == null ? 0 : typeof v === 'number' ? v : v.toNumber());
+const num = (v: number | { toNumber(): number } | null | undefined): number =>
+  v == null ? 0 : typeof v === 'number' ? v : v.toNumber();
 const ms = (t: Timestamp | null | undefined): number => num(t?.seconds) * 1000 + (t?.nanos ?? 0) / 1e6;
 const decode = <T>(p: Payloads | null | undefined, i = 0): T | undefined => {
   const payload = p?.payloads?.[i];
@@ -126,7 +130,10 @@ export function mutexRunOf(node: string, events: readonly HistoryEvent[]): Mutex
       const activity = e.activityTaskScheduledEventAttributes.activityType?.name ?? '?';
       // Delivering answers runs beside the decisions, not between them.
       if (activity === ANSWERS) continue;
-      const batch = activity === BATCH_ACTIVITY ? decode<{ containers?: unknown[] }>(e.activityTaskScheduledEventAttributes.input)?.containers?.length : undefined;
+      const batch =
+        activity === BATCH_ACTIVITY
+          ? decode<{ containers?: unknown[] }>(e.activityTaskScheduledEventAttributes.input)?.containers?.length
+          : undefined;
       const d: Decision = { activity, requests: batch ?? 1, scheduledAt: at };
       decisions.push(d);
       bySchedule.set(num(e.eventId), d);
@@ -136,7 +143,10 @@ export function mutexRunOf(node: string, events: readonly HistoryEvent[]): Mutex
       const d = bySchedule.get(num(started.scheduledEventId));
       if (d) d.startedAt = at;
     }
-    const ended = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
+    const ended =
+      e.activityTaskCompletedEventAttributes ??
+      e.activityTaskFailedEventAttributes ??
+      e.activityTaskTimedOutEventAttributes;
     if (ended) {
       const d = bySchedule.get(num(ended.scheduledEventId));
       if (d) d.endedAt = at;
@@ -157,7 +167,13 @@ export function handOversOf({ node, decisions, arrivals }: MutexRun): HandOver[]
     // arrived by then than decisions 0..k executed.
     const arrivedBy = arrivals.filter((a) => a <= prev.endedAt!).length;
     if (arrivedBy <= executed) continue;
-    result.push({ node, from: prev.activity, to: next.activity, ms: next.startedAt - prev.endedAt, toScheduledMs: next.scheduledAt - prev.endedAt });
+    result.push({
+      node,
+      from: prev.activity,
+      to: next.activity,
+      ms: next.startedAt - prev.endedAt,
+      toScheduledMs: next.scheduledAt - prev.endedAt,
+    });
   }
   return result;
 }
@@ -168,7 +184,9 @@ export const isAllocation = (activity: string): boolean => ALLOCATION_ACTIVITIES
 /** Every run of every `weka-node/*` mutex workflow on the task queue. */
 export async function readMutexRuns(client: Client, taskQueue: string): Promise<MutexRun[]> {
   const runs: MutexRun[] = [];
-  for await (const wf of client.workflow.list({ query: `WorkflowType="mutexWorkflow" AND TaskQueue="${mutexTaskQueue(taskQueue)}"` })) {
+  for await (const wf of client.workflow.list({
+    query: `WorkflowType="mutexWorkflow" AND TaskQueue="${mutexTaskQueue(taskQueue)}"`,
+  })) {
     if (!wf.workflowId.startsWith('weka-node/')) continue;
     const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
     runs.push(mutexRunOf(wf.workflowId.slice('weka-node/'.length), (history.events ?? []) as HistoryEvent[]));
@@ -180,7 +198,11 @@ export async function readMutexRuns(client: Client, taskQueue: string): Promise<
  * The runs once every allocation decision in them has ended: the last status write can be seen
  * before Temporal has recorded its activity's completion, which is the figure the totals use.
  */
-export async function readSettledMutexRuns(client: Client, taskQueue: string, deadlineMs = 30_000): Promise<MutexRun[]> {
+export async function readSettledMutexRuns(
+  client: Client,
+  taskQueue: string,
+  deadlineMs = 30_000,
+): Promise<MutexRun[]> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
     const runs = await readMutexRuns(client, taskQueue);
@@ -196,6 +218,8 @@ export const allocationToAllocation = (h: HandOver): boolean => isAllocation(h.f
 /** When each container first asked a node's mutex for its allocation, over every run, by `namespace/name`. */
 export function allocationAskedAt(runs: readonly MutexRun[]): Map<string, number> {
   const askedAt = new Map<string, number>();
-  for (const r of runs) for (const [container, at] of r.allocationArrivals) askedAt.set(container, Math.min(at, askedAt.get(container) ?? Number.POSITIVE_INFINITY));
+  for (const r of runs)
+    for (const [container, at] of r.allocationArrivals)
+      askedAt.set(container, Math.min(at, askedAt.get(container) ?? Number.POSITIVE_INFINITY));
   return askedAt;
 }

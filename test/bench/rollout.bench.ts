@@ -17,7 +17,14 @@ import {
 } from './bench-env.js';
 import { readFile } from 'node:fs/promises';
 import { FIELD_MANAGER } from '../../src/lifecycle/names.js';
-import { allocationAskedAt, allocationToAllocation, handOversOf, isAllocation, readMutexRuns, type HandOver } from './mutex-handover.js';
+import {
+  allocationAskedAt,
+  allocationToAllocation,
+  handOversOf,
+  isAllocation,
+  readMutexRuns,
+  type HandOver,
+} from './mutex-handover.js';
 import { spread } from './report.js';
 import { allocationGaps, nodesOf, parseStatusWrites, STATUS_WRITES_AUDIT_POLICY } from './status-writes.js';
 
@@ -40,53 +47,59 @@ export interface RolloutResult {
 }
 
 export async function runRollout(o: { containers: number; nodes: number; log: Log }): Promise<RolloutResult> {
-  return withControlPlane(o.log, async (cp) => {
-    const kc = cp.kubeConfig();
-    const nodes = Array.from({ length: o.nodes }, (_, i) => `bench-node-${i}`);
-    const started = Date.now();
-    await addSharedDrivesNodes(cp, nodes);
-    o.log(`${o.nodes} nodes with signed shared drives in ${Date.now() - started} ms`);
-    const guid = await createSimulatedCluster(cp.simulatorRoot, nodes[0]!, 'bench-rollout');
-    await ensureNamespace(kc, OPERATOR_NAMESPACE);
-    const namespace = 'bench-rollout';
-    await ensureNamespace(kc, namespace);
+  return withControlPlane(
+    o.log,
+    async (cp) => {
+      const kc = cp.kubeConfig();
+      const nodes = Array.from({ length: o.nodes }, (_, i) => `bench-node-${i}`);
+      const started = Date.now();
+      await addSharedDrivesNodes(cp, nodes);
+      o.log(`${o.nodes} nodes with signed shared drives in ${Date.now() - started} ms`);
+      const guid = await createSimulatedCluster(cp.simulatorRoot, nodes[0]!, 'bench-rollout');
+      await ensureNamespace(kc, OPERATOR_NAMESPACE);
+      const namespace = 'bench-rollout';
+      await ensureNamespace(kc, namespace);
 
-    const placements = roundRobin('drive', o.containers, nodes);
-    const op = await startOperator(cp, { logName: 'operator' });
-    const connection = await Connection.connect({ address: cp.temporalAddress });
-    try {
-      await op.waitReady();
-      const { t0, readyAt } = await createAndWaitReady(kc, op, {
-        namespace,
-        placements,
-        clusterGUID: guid,
-        timeoutMs: Math.max(300_000, o.containers * 3_000),
-        pollMs: 250,
-        log: o.log,
-      });
-      const totalMs = Math.max(...readyAt.values()) - t0;
-      const runs = await readMutexRuns(new Client({ connection, namespace: cp.temporalNamespace }), op.taskQueue);
-      const handOvers = runs.flatMap(handOversOf);
-      const gaps = allocationGaps(parseStatusWrites(await readFile(cp.apiserverAuditLogPath, 'utf8')), {
-        fieldManager: FIELD_MANAGER.allocator,
-        nodeOf: nodesOf(namespace, placements),
-        askedAt: allocationAskedAt(runs),
-      });
-      return {
-        containers: o.containers,
-        nodes: o.nodes,
-        totalMs,
-        perSecond: o.containers / (totalMs / 1000),
-        readyLatency: spread([...readyAt.values()].map((t) => t - t0)),
-        handOvers,
-        allocationHandOvers: spread(handOvers.filter(allocationToAllocation).map((h) => h.ms)),
-        allHandOvers: spread(handOvers.map((h) => h.ms)),
-        writeToWrite: spread(gaps.map((g) => g.ms)),
-        perDecision: spread(runs.flatMap((r) => r.decisions.filter((d) => isAllocation(d.activity)).map((d) => d.requests))),
-      };
-    } finally {
-      await connection.close();
-      await op.stop();
-    }
-  }, { auditPolicy: STATUS_WRITES_AUDIT_POLICY });
+      const placements = roundRobin('drive', o.containers, nodes);
+      const op = await startOperator(cp, { logName: 'operator' });
+      const connection = await Connection.connect({ address: cp.temporalAddress });
+      try {
+        await op.waitReady();
+        const { t0, readyAt } = await createAndWaitReady(kc, op, {
+          namespace,
+          placements,
+          clusterGUID: guid,
+          timeoutMs: Math.max(300_000, o.containers * 3_000),
+          pollMs: 250,
+          log: o.log,
+        });
+        const totalMs = Math.max(...readyAt.values()) - t0;
+        const runs = await readMutexRuns(new Client({ connection, namespace: cp.temporalNamespace }), op.taskQueue);
+        const handOvers = runs.flatMap(handOversOf);
+        const gaps = allocationGaps(parseStatusWrites(await readFile(cp.apiserverAuditLogPath, 'utf8')), {
+          fieldManager: FIELD_MANAGER.allocator,
+          nodeOf: nodesOf(namespace, placements),
+          askedAt: allocationAskedAt(runs),
+        });
+        return {
+          containers: o.containers,
+          nodes: o.nodes,
+          totalMs,
+          perSecond: o.containers / (totalMs / 1000),
+          readyLatency: spread([...readyAt.values()].map((t) => t - t0)),
+          handOvers,
+          allocationHandOvers: spread(handOvers.filter(allocationToAllocation).map((h) => h.ms)),
+          allHandOvers: spread(handOvers.map((h) => h.ms)),
+          writeToWrite: spread(gaps.map((g) => g.ms)),
+          perDecision: spread(
+            runs.flatMap((r) => r.decisions.filter((d) => isAllocation(d.activity)).map((d) => d.requests)),
+          ),
+        };
+      } finally {
+        await connection.close();
+        await op.stop();
+      }
+    },
+    { auditPolicy: STATUS_WRITES_AUDIT_POLICY },
+  );
 }

@@ -50,7 +50,10 @@ function count(name: string, text: string): number {
   }
   return n;
 }
-const only = values.only.split(',').map((s) => s.trim()).filter(Boolean);
+const only = values.only
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 const unknown = only.filter((b) => !(BENCHMARKS as readonly string[]).includes(b));
 if (unknown.length > 0) {
   console.error(`--only: unknown benchmark(s) ${unknown.join(', ')}; choose from ${BENCHMARKS.join(', ')}`);
@@ -65,13 +68,21 @@ const idleContainers = count('idle-containers', values['idle-containers']);
 const idleSeconds = count('idle-seconds', values['idle-seconds']);
 
 const log = (m: string): void => console.log(m);
-const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' / ');
+const load = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ');
 const rows: BenchRow[] = [];
 const results: Record<string, unknown> = {};
 const broken: string[] = [];
 const startLoad = load();
 
-async function bench<T>(name: Benchmark, title: string, work: () => Promise<T>, report: (r: T) => void): Promise<T | undefined> {
+async function bench<T>(
+  name: Benchmark,
+  title: string,
+  work: () => Promise<T>,
+  report: (r: T) => void,
+): Promise<T | undefined> {
   if (!selected.has(name)) return undefined;
   log(`\n== ${title} (load average 1/5/15 min: ${load()})`);
   const started = Date.now();
@@ -92,43 +103,80 @@ async function bench<T>(name: Benchmark, title: string, work: () => Promise<T>, 
 
 if ([...selected].some((b) => b !== 'allocator')) await Promise.all([compileSimulator(), compileOperator()]);
 
-await bench('allocator', '1. allocator', async () => runAllocatorBench((line) => log(`   ${line.trimEnd()}`)), (r) => {
-  for (const s of r.scenarios) rows.push({ benchmark: `1. allocator: ${s.name}`, figure: `p50 ${(s.p50Ms * 1000).toFixed(0)} µs, p99 ${(s.p99Ms * 1000).toFixed(0)} µs`, goal: `p50 < ${r.goalP50Ms} ms`, met: s.p50Ms < r.goalP50Ms });
-});
+await bench(
+  'allocator',
+  '1. allocator',
+  async () => runAllocatorBench((line) => log(`   ${line.trimEnd()}`)),
+  (r) => {
+    for (const s of r.scenarios)
+      rows.push({
+        benchmark: `1. allocator: ${s.name}`,
+        figure: `p50 ${(s.p50Ms * 1000).toFixed(0)} µs, p99 ${(s.p99Ms * 1000).toFixed(0)} µs`,
+        goal: `p50 < ${r.goalP50Ms} ms`,
+        met: s.p50Ms < r.goalP50Ms,
+      });
+  },
+);
 
-const rollout = await bench('rollout', `2. rollout, ${containers} containers over ${nodes} nodes`, () => runRollout({ containers, nodes, log }), (r: RolloutResult) => {
-  log(`   total ${seconds(r.totalMs)}, ${r.perSecond.toFixed(2)} containers/s; creation to Ready per container p50 ${seconds(r.readyLatency.p50)}, p99 ${seconds(r.readyLatency.p99)}`);
-  log(`   hand-over, allocation to allocation: n=${r.allocationHandOvers.n} p50 ${millis(r.allocationHandOvers.p50)} p99 ${millis(r.allocationHandOvers.p99)} max ${millis(r.allocationHandOvers.max)}`);
-  log(`   hand-over, any two decisions:        n=${r.allHandOvers.n} p50 ${millis(r.allHandOvers.p50)} p99 ${millis(r.allHandOvers.p99)} max ${millis(r.allHandOvers.max)}`);
-  log(`   allocation to allocation, write to write at the apiserver: n=${r.writeToWrite.n} p50 ${millis(r.writeToWrite.p50)} p99 ${millis(r.writeToWrite.p99)} max ${millis(r.writeToWrite.max)}`);
-  const scheduled = spread(r.handOvers.map((h) => h.toScheduledMs));
-  log(`   (ending at the next activity's scheduling instead of its start: p50 ${millis(scheduled.p50)} p99 ${millis(scheduled.p99)})`);
-  rows.push({ benchmark: '2. rollout: total, CR creation to all Ready', figure: `${seconds(r.totalMs)} (${r.perSecond.toFixed(2)} containers/s)`, goal: '-' });
-  rows.push({
-    benchmark: '2. rollout: per-node hand-over between allocation decisions',
-    figure: `p50 ${millis(r.allocationHandOvers.p50)}, p99 ${millis(r.allocationHandOvers.p99)} (n=${r.allocationHandOvers.n})`,
-    goal: `p50 < ${HAND_OVER_GOAL_MS} ms`,
-    met: r.allocationHandOvers.p50 < HAND_OVER_GOAL_MS,
-  });
-  rows.push({
-    benchmark: '2. rollout: per-node allocation to allocation, write to write',
-    figure: `p50 ${millis(r.writeToWrite.p50)}, p99 ${millis(r.writeToWrite.p99)} (n=${r.writeToWrite.n})`,
-    goal: `p50 < ${HAND_OVER_GOAL_MS} ms`,
-    met: r.writeToWrite.p50 < HAND_OVER_GOAL_MS,
-  });
-});
+const rollout = await bench(
+  'rollout',
+  `2. rollout, ${containers} containers over ${nodes} nodes`,
+  () => runRollout({ containers, nodes, log }),
+  (r: RolloutResult) => {
+    log(
+      `   total ${seconds(r.totalMs)}, ${r.perSecond.toFixed(2)} containers/s; creation to Ready per container p50 ${seconds(r.readyLatency.p50)}, p99 ${seconds(r.readyLatency.p99)}`,
+    );
+    log(
+      `   hand-over, allocation to allocation: n=${r.allocationHandOvers.n} p50 ${millis(r.allocationHandOvers.p50)} p99 ${millis(r.allocationHandOvers.p99)} max ${millis(r.allocationHandOvers.max)}`,
+    );
+    log(
+      `   hand-over, any two decisions:        n=${r.allHandOvers.n} p50 ${millis(r.allHandOvers.p50)} p99 ${millis(r.allHandOvers.p99)} max ${millis(r.allHandOvers.max)}`,
+    );
+    log(
+      `   allocation to allocation, write to write at the apiserver: n=${r.writeToWrite.n} p50 ${millis(r.writeToWrite.p50)} p99 ${millis(r.writeToWrite.p99)} max ${millis(r.writeToWrite.max)}`,
+    );
+    const scheduled = spread(r.handOvers.map((h) => h.toScheduledMs));
+    log(
+      `   (ending at the next activity's scheduling instead of its start: p50 ${millis(scheduled.p50)} p99 ${millis(scheduled.p99)})`,
+    );
+    rows.push({
+      benchmark: '2. rollout: total, CR creation to all Ready',
+      figure: `${seconds(r.totalMs)} (${r.perSecond.toFixed(2)} containers/s)`,
+      goal: '-',
+    });
+    rows.push({
+      benchmark: '2. rollout: per-node hand-over between allocation decisions',
+      figure: `p50 ${millis(r.allocationHandOvers.p50)}, p99 ${millis(r.allocationHandOvers.p99)} (n=${r.allocationHandOvers.n})`,
+      goal: `p50 < ${HAND_OVER_GOAL_MS} ms`,
+      met: r.allocationHandOvers.p50 < HAND_OVER_GOAL_MS,
+    });
+    rows.push({
+      benchmark: '2. rollout: per-node allocation to allocation, write to write',
+      figure: `p50 ${millis(r.writeToWrite.p50)}, p99 ${millis(r.writeToWrite.p99)} (n=${r.writeToWrite.n})`,
+      goal: `p50 < ${HAND_OVER_GOAL_MS} ms`,
+      met: r.writeToWrite.p50 < HAND_OVER_GOAL_MS,
+    });
+  },
+);
 
 /** One run of the baseline pair, as printed after it. */
 function printLeaseRun(r: LeaseBaselineResult): void {
   const side = (name: string, s: LeaseBaselineResult['mutex']) =>
     `   ${name.padEnd(22)} total ${seconds(s.totalMs).padStart(8)}  ${s.perSecond.toFixed(2).padStart(6)} allocations/s   hand-over p50 ${millis(s.handOver.p50).padStart(8)}  p99 ${millis(s.handOver.p99).padStart(8)}  (n=${s.handOver.n})`;
   log(side('node mutex (Temporal)', r.mutex));
-  if (r.mutex.perDecision) log(`   node mutex: allocations per decision p50 ${r.mutex.perDecision.p50}, max ${r.mutex.perDecision.max} (${r.mutex.perDecision.n} decisions)`);
+  if (r.mutex.perDecision)
+    log(
+      `   node mutex: allocations per decision p50 ${r.mutex.perDecision.p50}, max ${r.mutex.perDecision.max} (${r.mutex.perDecision.n} decisions)`,
+    );
   log(side('Lease (seed 002)', r.lease));
   const writes = (name: string, w: LeaseBaselineResult['mutex']['writeToWrite']) =>
     `${name} p50 ${millis(w.p50).padStart(8)}  p99 ${millis(w.p99).padStart(8)}  (n=${w.n})`;
-  log(`   allocation to allocation on a node, write to write at the apiserver: ${writes('mutex', r.mutex.writeToWrite)}; ${writes('Lease', r.lease.writeToWrite)}`);
-  log(`   ratio lease / mutex: total ${ratio(r.lease.totalMs / r.mutex.totalMs)}, hand-over p50 ${ratio(r.lease.handOver.p50 / r.mutex.handOver.p50)}, write to write p50 ${ratio(r.lease.writeToWrite.p50 / r.mutex.writeToWrite.p50)}`);
+  log(
+    `   allocation to allocation on a node, write to write at the apiserver: ${writes('mutex', r.mutex.writeToWrite)}; ${writes('Lease', r.lease.writeToWrite)}`,
+  );
+  log(
+    `   ratio lease / mutex: total ${ratio(r.lease.totalMs / r.mutex.totalMs)}, hand-over p50 ${ratio(r.lease.handOver.p50 / r.mutex.handOver.p50)}, write to write p50 ${ratio(r.lease.writeToWrite.p50 / r.mutex.writeToWrite.p50)}`,
+  );
 }
 
 /** A figure for the table: one run's value as is, several runs' as median, range and goal count. */
@@ -152,19 +200,52 @@ await bench(
     return runs;
   },
   (runs) => {
-    const mutexTotal = overRuns(runs.map((r) => r.mutex.totalMs), () => true);
-    const leaseTotal = overRuns(runs.map((r) => r.lease.totalMs), () => true);
-    const handOver = overRuns(runs.map((r) => r.mutex.handOver.p50), (p50) => p50 < HAND_OVER_GOAL_MS);
-    const leaseHandOver = overRuns(runs.map((r) => r.lease.handOver.p50), () => true);
-    const totalRatio = overRuns(runs.map((r) => r.lease.totalMs / r.mutex.totalMs), (x) => x >= ROLLOUT_RATIO_GOAL);
-    const handOverRatio = overRuns(runs.map((r) => r.lease.handOver.p50 / r.mutex.handOver.p50), () => true);
-    const writeToWrite = overRuns(runs.map((r) => r.mutex.writeToWrite.p50), (p50) => p50 < HAND_OVER_GOAL_MS);
-    const leaseWriteToWrite = overRuns(runs.map((r) => r.lease.writeToWrite.p50), () => true);
-    const writeToWriteRatio = overRuns(runs.map((r) => r.lease.writeToWrite.p50 / r.mutex.writeToWrite.p50), () => true);
+    const mutexTotal = overRuns(
+      runs.map((r) => r.mutex.totalMs),
+      () => true,
+    );
+    const leaseTotal = overRuns(
+      runs.map((r) => r.lease.totalMs),
+      () => true,
+    );
+    const handOver = overRuns(
+      runs.map((r) => r.mutex.handOver.p50),
+      (p50) => p50 < HAND_OVER_GOAL_MS,
+    );
+    const leaseHandOver = overRuns(
+      runs.map((r) => r.lease.handOver.p50),
+      () => true,
+    );
+    const totalRatio = overRuns(
+      runs.map((r) => r.lease.totalMs / r.mutex.totalMs),
+      (x) => x >= ROLLOUT_RATIO_GOAL,
+    );
+    const handOverRatio = overRuns(
+      runs.map((r) => r.lease.handOver.p50 / r.mutex.handOver.p50),
+      () => true,
+    );
+    const writeToWrite = overRuns(
+      runs.map((r) => r.mutex.writeToWrite.p50),
+      (p50) => p50 < HAND_OVER_GOAL_MS,
+    );
+    const leaseWriteToWrite = overRuns(
+      runs.map((r) => r.lease.writeToWrite.p50),
+      () => true,
+    );
+    const writeToWriteRatio = overRuns(
+      runs.map((r) => r.lease.writeToWrite.p50 / r.mutex.writeToWrite.p50),
+      () => true,
+    );
     if (runs.length > 1) {
-      log(`   over ${runs.length} runs: mutex total ${figureOverRuns(mutexTotal, seconds)}; Lease total ${figureOverRuns(leaseTotal, seconds)}`);
-      log(`   ratio lease / mutex, total: ${figureOverRuns(totalRatio, ratio, `at ${ROLLOUT_RATIO_GOAL}x or more`)}; mutex hand-over p50 ${figureOverRuns(handOver, millis, `under ${HAND_OVER_GOAL_MS} ms`)}`);
-      log(`   allocation to allocation, write to write p50: mutex ${figureOverRuns(writeToWrite, millis, `under ${HAND_OVER_GOAL_MS} ms`)}; Lease ${figureOverRuns(leaseWriteToWrite, millis)}`);
+      log(
+        `   over ${runs.length} runs: mutex total ${figureOverRuns(mutexTotal, seconds)}; Lease total ${figureOverRuns(leaseTotal, seconds)}`,
+      );
+      log(
+        `   ratio lease / mutex, total: ${figureOverRuns(totalRatio, ratio, `at ${ROLLOUT_RATIO_GOAL}x or more`)}; mutex hand-over p50 ${figureOverRuns(handOver, millis, `under ${HAND_OVER_GOAL_MS} ms`)}`,
+      );
+      log(
+        `   allocation to allocation, write to write p50: mutex ${figureOverRuns(writeToWrite, millis, `under ${HAND_OVER_GOAL_MS} ms`)}; Lease ${figureOverRuns(leaseWriteToWrite, millis)}`,
+      );
     }
     // A goal over several runs is met when the median run meets it; the figure says how many did.
     rows.push({
@@ -179,7 +260,11 @@ await bench(
       goal: `p50 < ${HAND_OVER_GOAL_MS} ms`,
       met: writeToWrite.median < HAND_OVER_GOAL_MS,
     });
-    rows.push({ benchmark: '3. allocations only: Lease baseline, total', figure: `${figureOverRuns(leaseTotal, seconds)}, hand-over p50 ${figureOverRuns(leaseHandOver, millis)}, write to write p50 ${figureOverRuns(leaseWriteToWrite, millis)}`, goal: '-' });
+    rows.push({
+      benchmark: '3. allocations only: Lease baseline, total',
+      figure: `${figureOverRuns(leaseTotal, seconds)}, hand-over p50 ${figureOverRuns(leaseHandOver, millis)}, write to write p50 ${figureOverRuns(leaseWriteToWrite, millis)}`,
+      goal: '-',
+    });
     rows.push({
       benchmark: '3. ratio lease / mutex, allocations only',
       figure: `total ${figureOverRuns(totalRatio, ratio, `at ${ROLLOUT_RATIO_GOAL}x or more`)}, hand-over p50 ${figureOverRuns(handOverRatio, ratio)}, write to write p50 ${figureOverRuns(writeToWriteRatio, ratio)}`,
@@ -187,34 +272,74 @@ await bench(
       met: totalRatio.median >= ROLLOUT_RATIO_GOAL,
     });
     if (rollout) {
-      rows.push({ benchmark: '3. ratio lease allocations only / full mutex rollout', figure: `${(leaseTotal.median / rollout.totalMs).toFixed(2)}x (the rollout also runs pods and Weka calls)`, goal: '-' });
+      rows.push({
+        benchmark: '3. ratio lease allocations only / full mutex rollout',
+        figure: `${(leaseTotal.median / rollout.totalMs).toFixed(2)}x (the rollout also runs pods and Weka calls)`,
+        goal: '-',
+      });
     }
   },
 );
 
-await bench('crash', `4. crash recovery, ${crashSamples} SIGKILLs during an allocation`, () => runCrashRecovery({ samples: crashSamples, log }), (r) => {
-  if (r.samples.length === 0) throw new Error(`no allocation was interrupted in ${r.missed} attempts`);
-  const s = summarizeCrash(r);
-  const sinceKill = r.samples.map((x) => x.sinceKillMs);
-  const restart = r.samples.map((x) => x.restartMs);
-  log(`   "worker running" to allocated: min ${millis(s.min)}, median ${millis(s.median)}, max ${millis(s.max)} (${r.samples.length} samples, ${r.missed} attempts not counted)`);
-  log(`   restart (spawn to "worker running"): ${restart.map(millis).join(', ')}; kill to allocated: ${sinceKill.map(millis).join(', ')}`);
-  rows.push({ benchmark: '4. crash recovery: restart ("worker running") to allocated', figure: `min ${seconds(s.min)}, median ${seconds(s.median)}, max ${seconds(s.max)}`, goal: `< ${RECOVERY_GOAL_MS / 1000} s`, met: s.max < RECOVERY_GOAL_MS });
-  rows.push({ benchmark: '4. crash recovery: SIGKILL to allocated', figure: `min ${seconds(Math.min(...sinceKill))}, max ${seconds(Math.max(...sinceKill))}`, goal: '-' });
-  rows.push({ benchmark: '4. baseline: Lease holder killed, to next holder', figure: `min ${seconds(Math.min(...r.leaseTakeoverMs))}, max ${seconds(Math.max(...r.leaseTakeoverMs))}`, goal: '-' });
-});
+await bench(
+  'crash',
+  `4. crash recovery, ${crashSamples} SIGKILLs during an allocation`,
+  () => runCrashRecovery({ samples: crashSamples, log }),
+  (r) => {
+    if (r.samples.length === 0) throw new Error(`no allocation was interrupted in ${r.missed} attempts`);
+    const s = summarizeCrash(r);
+    const sinceKill = r.samples.map((x) => x.sinceKillMs);
+    const restart = r.samples.map((x) => x.restartMs);
+    log(
+      `   "worker running" to allocated: min ${millis(s.min)}, median ${millis(s.median)}, max ${millis(s.max)} (${r.samples.length} samples, ${r.missed} attempts not counted)`,
+    );
+    log(
+      `   restart (spawn to "worker running"): ${restart.map(millis).join(', ')}; kill to allocated: ${sinceKill.map(millis).join(', ')}`,
+    );
+    rows.push({
+      benchmark: '4. crash recovery: restart ("worker running") to allocated',
+      figure: `min ${seconds(s.min)}, median ${seconds(s.median)}, max ${seconds(s.max)}`,
+      goal: `< ${RECOVERY_GOAL_MS / 1000} s`,
+      met: s.max < RECOVERY_GOAL_MS,
+    });
+    rows.push({
+      benchmark: '4. crash recovery: SIGKILL to allocated',
+      figure: `min ${seconds(Math.min(...sinceKill))}, max ${seconds(Math.max(...sinceKill))}`,
+      goal: '-',
+    });
+    rows.push({
+      benchmark: '4. baseline: Lease holder killed, to next holder',
+      figure: `min ${seconds(Math.min(...r.leaseTakeoverMs))}, max ${seconds(Math.max(...r.leaseTakeoverMs))}`,
+      goal: '-',
+    });
+  },
+);
 
-await bench('scale', `5. scale, ${idleContainers} Ready idle container workflows`, () => runIdleScale({ containers: idleContainers, idleSeconds, log }), (r) => {
-  log(`   ${r.containers} containers on ${r.nodes} nodes Ready in ${seconds(r.rolloutMs)}`);
-  log(`   operator before: RSS ${mib(r.before.rssBytes)}, heap ${mib(r.before.heapUsedBytes)}, idle CPU ${r.before.cpuSecondsPerMinute.toFixed(2)} s/min`);
-  log(`   operator after:  RSS ${mib(r.after.rssBytes)}, heap ${mib(r.after.heapUsedBytes)}, idle CPU ${r.after.cpuSecondsPerMinute.toFixed(2)} s/min`);
-  log(`   per workflow: RSS ${kib(r.rssPerWorkflowBytes)}`);
-  rows.push({ benchmark: `5. scale: operator with ${r.containers} idle Ready workflows`, figure: `RSS ${mib(r.after.rssBytes)} (${kib(r.rssPerWorkflowBytes)}/workflow), idle CPU ${r.after.cpuSecondsPerMinute.toFixed(2)} s/min`, goal: '-' });
-});
+await bench(
+  'scale',
+  `5. scale, ${idleContainers} Ready idle container workflows`,
+  () => runIdleScale({ containers: idleContainers, idleSeconds, log }),
+  (r) => {
+    log(`   ${r.containers} containers on ${r.nodes} nodes Ready in ${seconds(r.rolloutMs)}`);
+    log(
+      `   operator before: RSS ${mib(r.before.rssBytes)}, heap ${mib(r.before.heapUsedBytes)}, idle CPU ${r.before.cpuSecondsPerMinute.toFixed(2)} s/min`,
+    );
+    log(
+      `   operator after:  RSS ${mib(r.after.rssBytes)}, heap ${mib(r.after.heapUsedBytes)}, idle CPU ${r.after.cpuSecondsPerMinute.toFixed(2)} s/min`,
+    );
+    log(`   per workflow: RSS ${kib(r.rssPerWorkflowBytes)}`);
+    rows.push({
+      benchmark: `5. scale: operator with ${r.containers} idle Ready workflows`,
+      figure: `RSS ${mib(r.after.rssBytes)} (${kib(r.rssPerWorkflowBytes)}/workflow), idle CPU ${r.after.cpuSecondsPerMinute.toFixed(2)} s/min`,
+      goal: '-',
+    });
+  },
+);
 
 log(`\nload average 1/5/15 min: at start ${startLoad}, at end ${load()} (2 cores)\n`);
 log(printTable(rows));
-if (values.json) await writeFile(values.json, JSON.stringify({ load: { start: startLoad, end: load() }, results }, null, 2));
+if (values.json)
+  await writeFile(values.json, JSON.stringify({ load: { start: startLoad, end: load() }, results }, null, 2));
 if (broken.length > 0) {
   console.error(`\nbroken: ${broken.join(', ')}`);
   process.exitCode = 1;

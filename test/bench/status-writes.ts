@@ -62,17 +62,31 @@ export function parseStatusWrites(log: string): StatusWrite[] {
       throw new Error(`audit log line ${i + 1} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
     }
     const ref = e.objectRef;
-    if (e.stage !== 'ResponseComplete' || e.verb !== 'patch' || ref?.resource !== 'wekacontainers' || ref.subresource !== 'status') return;
+    if (
+      e.stage !== 'ResponseComplete' ||
+      e.verb !== 'patch' ||
+      ref?.resource !== 'wekacontainers' ||
+      ref.subresource !== 'status'
+    )
+      return;
     const code = e.responseStatus?.code ?? 0;
     if (code < 200 || code >= 300 || !e.requestReceivedTimestamp || !e.stageTimestamp) return;
     const fieldManager = new URL(e.requestURI ?? '', 'https://apiserver').searchParams.get('fieldManager') ?? '';
-    writes.push({ container: objectKey({ namespace: ref.namespace ?? '', name: ref.name ?? '' }), fieldManager, receivedAt: preciseTime(e.requestReceivedTimestamp), completedAt: preciseTime(e.stageTimestamp) });
+    writes.push({
+      container: objectKey({ namespace: ref.namespace ?? '', name: ref.name ?? '' }),
+      fieldManager,
+      receivedAt: preciseTime(e.requestReceivedTimestamp),
+      completedAt: preciseTime(e.stageTimestamp),
+    });
   });
   return writes;
 }
 
 /** Each placed container's node, by `namespace/name` (the key of a StatusWrite). */
-export function nodesOf(namespace: string, placements: readonly { name: string; nodeName: string }[]): Map<string, string> {
+export function nodesOf(
+  namespace: string,
+  placements: readonly { name: string; nodeName: string }[],
+): Map<string, string> {
   return new Map(placements.map((p) => [objectKey({ namespace, name: p.name }), p.nodeName]));
 }
 

@@ -45,7 +45,8 @@ class TruncatingExec implements ExecTransport {
 
   async run(target: ExecTarget, argv: readonly string[], opts?: ExecOptions): Promise<ExecResult> {
     const result = await this.inner.run(target, argv, opts);
-    if (!this.pods.has(`${target.namespace}/${target.pod}`) || argv[0] !== 'weka-sign-drive' || argv[1] !== 'show') return result;
+    if (!this.pods.has(`${target.namespace}/${target.pod}`) || argv[0] !== 'weka-sign-drive' || argv[1] !== 'show')
+      return result;
     return { ...result, stdout: result.stdout.slice(0, Math.floor(result.stdout.length / 2)) };
   }
 }
@@ -63,24 +64,31 @@ afterAll(async () => {
 
 /** Waits for the container's condition of this type to be False with this reason. */
 async function refusal(ref: ObjectRef, type: string, reason: string, timeoutMs = RETRY_WINDOW_MS): Promise<Condition> {
-  return eventually(`${ref.name}: condition ${type}=False reason ${reason}`, async () => {
-    const c = (await readContainer(ref))?.status?.conditions?.find((x) => x.type === type);
-    return c?.status === 'False' && c.reason === reason ? c : undefined;
-  }, timeoutMs);
+  return eventually(
+    `${ref.name}: condition ${type}=False reason ${reason}`,
+    async () => {
+      const c = (await readContainer(ref))?.status?.conditions?.find((x) => x.type === type);
+      return c?.status === 'False' && c.reason === reason ? c : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** Waits for a Warning Event on the object with this reason, and returns its message. */
 async function warningEvent(ref: ObjectRef, reason: string): Promise<string> {
   return eventually(`${ref.name}: a Warning Event ${reason}`, async () => {
     const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: ref.namespace });
-    return events.items.find((e) => e.involvedObject.name === ref.name && e.type === 'Warning' && e.reason === reason)?.message;
+    return events.items.find((e) => e.involvedObject.name === ref.name && e.type === 'Warning' && e.reason === reason)
+      ?.message;
   });
 }
 
 // ---- what must not be lost ----------------------------------------------------------------
 
 async function allocationOf(ref: ObjectRef): Promise<string[]> {
-  return ((await readContainer(ref))?.status?.allocations?.virtualDrives ?? []).map((d) => `${d.virtualUUID}@${d.physicalUUID}:${d.capacityGiB}`);
+  return ((await readContainer(ref))?.status?.allocations?.virtualDrives ?? []).map(
+    (d) => `${d.virtualUUID}@${d.physicalUUID}:${d.capacityGiB}`,
+  );
 }
 
 /** Virtual drives signed on the node's devices, as the simulator has them. */
@@ -105,29 +113,46 @@ interface Case {
 }
 
 /** A node sharing these drives (signed, in its annotation, selectable by a label of its own). */
-async function nodeWith(devices: Parameters<typeof sharedDrivesNode>[0], prefix: string): Promise<Omit<Case, 'ref' | 'uid'>> {
+async function nodeWith(
+  devices: Parameters<typeof sharedDrivesNode>[0],
+  prefix: string,
+): Promise<Omit<Case, 'ref' | 'uid'>> {
   const labels = { 'weka.io/drive-sharing': uniqueName('bad-input') };
   const node = await sharedDrivesNode(devices, prefix, labels);
   const guid = await createWekaCluster(node, uniqueName('cluster'));
   return { node, guid, labels, ns: await uniqueNamespace(prefix) };
 }
 
-async function container(base: Omit<Case, 'ref' | 'uid'>, name: string, spec: Omit<ContainerSpecInput, 'nodeName'>): Promise<Case> {
+async function container(
+  base: Omit<Case, 'ref' | 'uid'>,
+  name: string,
+  spec: Omit<ContainerSpecInput, 'nodeName'>,
+): Promise<Case> {
   const ref = { namespace: base.ns, name };
   const { uid } = await createDriveContainer(op, ref, { nodeName: base.node, ...spec }, base.guid);
   return { ...base, ref, uid };
 }
 
 /** A new drive is plugged into the node and signed by a sign-drives operation, as an admin would. */
-async function plugInAndSign(c: Case, device: { path: string; capacityGiB: number; type: 'TLC' | 'QLC' }): Promise<void> {
+async function plugInAndSign(
+  c: Case,
+  device: { path: string; capacityGiB: number; type: 'TLC' | 'QLC' },
+): Promise<void> {
   await sim(c.node, 'init-node', '--device', `${device.path}:${device.capacityGiB}:${device.type}`);
   const ref = { namespace: c.ns, name: uniqueName('sign') };
-  await startSignDrivesOperation(op, ref, { type: 'device-paths', nodeSelector: c.labels, devicePaths: [device.path], shared: true });
+  await startSignDrivesOperation(op, ref, {
+    type: 'device-paths',
+    nodeSelector: c.labels,
+    devicePaths: [device.path],
+    shared: true,
+  });
   expect((await waitFinished(ref)).status?.phase).toBe('Succeeded');
 }
 
 async function patchNodeAnnotation(node: string, text: string): Promise<void> {
-  await kubeConfig().makeApiClient(CoreV1Api).patchNode({ name: node, body: { metadata: { annotations: { [SHARED_DRIVES_ANNOTATION]: text } } } }, mergePatch);
+  await kubeConfig()
+    .makeApiClient(CoreV1Api)
+    .patchNode({ name: node, body: { metadata: { annotations: { [SHARED_DRIVES_ANNOTATION]: text } } } }, mergePatch);
 }
 
 async function annotationOf(node: string): Promise<string | undefined> {
@@ -136,10 +161,12 @@ async function annotationOf(node: string): Promise<string | undefined> {
 
 /** A spec change the CRD allows (the image), signalled as the watcher would. */
 async function changeImage(c: Case): Promise<void> {
-  await kubeConfig().makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
-    { ...GROUP, ...c.ref, body: { spec: { image: 'quay.io/weka.io/weka-in-container:retry' } } },
-    mergePatch,
-  );
+  await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .patchNamespacedCustomObject(
+      { ...GROUP, ...c.ref, body: { spec: { image: 'quay.io/weka.io/weka-in-container:retry' } } },
+      mergePatch,
+    );
   await op.client.workflow.getHandle(containerWorkflowId(c.uid)).signal(specChangedSignal);
 }
 
@@ -185,15 +212,23 @@ const TLC_3840 = { path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const
 
 const ROWS: AnyRow[] = [
   row({
-    name: 'a container larger than the node\'s free capacity waits, and goes through once a new drive is signed',
+    name: "a container larger than the node's free capacity waits, and goes through once a new drive is signed",
     where: 'condition Allocated=False InsufficientDriveCapacity + Warning Event',
     async setup() {
       const base = await nodeWith([TLC_1920], 'too-little');
       // A neighbour takes 768 of the 1920 GiB first: 1152 GiB stay usable.
-      const neighbour = await container(base, 'neighbour', { driveCores: 2, containerCapacity: 768, driveTypesRatio: { tlc: 1, qlc: 0 } });
+      const neighbour = await container(base, 'neighbour', {
+        driveCores: 2,
+        containerCapacity: 768,
+        driveTypesRatio: { tlc: 1, qlc: 0 },
+      });
       await waitForPhase(neighbour.ref, 'Ready', 90_000);
       const neighbourDrives = await allocationOf(neighbour.ref);
-      const big = await container(base, 'big', { driveCores: 2, containerCapacity: 2400, driveTypesRatio: { tlc: 1, qlc: 0 } });
+      const big = await container(base, 'big', {
+        driveCores: 2,
+        containerCapacity: 2400,
+        driveTypesRatio: { tlc: 1, qlc: 0 },
+      });
       return { big, neighbour, neighbourDrives };
     },
     async seesMessage({ big }) {
@@ -206,7 +241,9 @@ const ROWS: AnyRow[] = [
       expect(await allocationOf(big.ref)).toEqual([]);
       expect(await allocationOf(neighbour.ref)).toEqual(neighbourDrives);
       expect((await readContainer(neighbour.ref))?.status?.phase).toBe('Ready');
-      expect(await virtualDrivesOn(big.node, [TLC_1920.path])).toEqual(neighbourDrives.map((d) => d.split('@')[0]).sort());
+      expect(await virtualDrivesOn(big.node, [TLC_1920.path])).toEqual(
+        neighbourDrives.map((d) => d.split('@')[0]).sort(),
+      );
     },
     async resolves({ big, neighbour, neighbourDrives }) {
       const before = decodeSharedDrivesAnnotation((await annotationOf(big.node))!);
@@ -228,7 +265,11 @@ const ROWS: AnyRow[] = [
     name: 'a container asking for QLC on a node without QLC drives waits, and goes through once a QLC drive is signed',
     where: 'condition Allocated=False InvalidDriveSharingConfig + Warning Event',
     async setup() {
-      return container(await nodeWith([TLC_3840], 'no-qlc'), 'wants-qlc', { driveCores: 1, containerCapacity: 1536, driveTypesRatio: { tlc: 1, qlc: 1 } });
+      return container(await nodeWith([TLC_3840], 'no-qlc'), 'wants-qlc', {
+        driveCores: 1,
+        containerCapacity: 1536,
+        driveTypesRatio: { tlc: 1, qlc: 1 },
+      });
     },
     async seesMessage(c) {
       const cond = await refusal(c.ref, 'Allocated', 'InvalidDriveSharingConfig');
@@ -279,14 +320,18 @@ const ROWS: AnyRow[] = [
 
   row({
     name: 'a malformed shared-drives annotation is named on the container, is not overwritten by signing, and the container proceeds once it is repaired',
-    where: 'condition Allocated=False MalformedAnnotation + Warning Event; the sign-drives operation\'s status.results',
+    where: "condition Allocated=False MalformedAnnotation + Warning Event; the sign-drives operation's status.results",
     async setup() {
       const base = await nodeWith([TLC_3840], 'bad-annotation');
       const good = (await annotationOf(base.node))!;
       const broken = good.replace(/"capacityGiB":\d+/, '"capacityGiB":"3.75TiB"');
       expect(broken).not.toBe(good);
       await patchNodeAnnotation(base.node, broken);
-      const c = await container(base, 'on-broken-node', { driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } });
+      const c = await container(base, 'on-broken-node', {
+        driveCores: 1,
+        containerCapacity: 1000,
+        driveTypesRatio: { tlc: 1, qlc: 0 },
+      });
       return { ...c, good, broken };
     },
     async seesMessage(c) {
@@ -299,7 +344,12 @@ const ROWS: AnyRow[] = [
       expect(await allocationOf(c.ref)).toEqual([]);
       // Signing on that node refuses to rewrite an annotation it cannot read (it would drop drives).
       const ref = { namespace: c.ns, name: 'sign-on-broken-node' };
-      await startSignDrivesOperation(op, ref, { type: 'device-paths', nodeSelector: c.labels, devicePaths: [TLC_3840.path], shared: true });
+      await startSignDrivesOperation(op, ref, {
+        type: 'device-paths',
+        nodeSelector: c.labels,
+        devicePaths: [TLC_3840.path],
+        shared: true,
+      });
       const done = await waitFinished(ref);
       expect(done.status?.phase).toBe('Failed');
       const error = done.status?.results?.find((r) => r.node === c.node)?.error ?? '';
@@ -320,11 +370,17 @@ const ROWS: AnyRow[] = [
     async setup() {
       const base = await nodeWith([TLC_3840], 'truncated');
       exec.pods.add(`${base.ns}/truncated`);
-      return container(base, 'truncated', { driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } });
+      return container(base, 'truncated', {
+        driveCores: 1,
+        containerCapacity: 1000,
+        driveTypesRatio: { tlc: 1, qlc: 0 },
+      });
     },
     async seesMessage(c) {
       const cond = await refusal(c.ref, 'Ready', 'StepFailed', 90_000);
-      expect(cond.message).toContain(`weka-sign-drive show --json ${TLC_3840.path}: unexpected output (not valid JSON): "{`);
+      expect(cond.message).toContain(
+        `weka-sign-drive show --json ${TLC_3840.path}: unexpected output (not valid JSON): "{`,
+      );
       expect(cond.message).toMatch(/^signing virtual drive 1 of 1/);
       expect(await warningEvent(c.ref, 'StepFailed')).toBe(cond.message);
       await waitForPhase(c.ref, 'Error', 30_000);
@@ -340,7 +396,9 @@ const ROWS: AnyRow[] = [
       await changeImage(c);
       const ready = await waitForPhase(c.ref, 'Ready', 90_000);
       expect(await virtualAdds(c.node)).toBe(1);
-      expect(await virtualDrivesOn(c.node, [TLC_3840.path])).toEqual(ready.status!.allocations!.virtualDrives!.map((d) => d.virtualUUID));
+      expect(await virtualDrivesOn(c.node, [TLC_3840.path])).toEqual(
+        ready.status!.allocations!.virtualDrives!.map((d) => d.virtualUUID),
+      );
       await deleteAndWaitGone(c);
       expect(await virtualDrivesOn(c.node, [TLC_3840.path])).toEqual([]);
     },
@@ -370,10 +428,14 @@ const ROWS: AnyRow[] = [
   }),
 
   row({
-    name: 'a node that disappears while a container waits to allocate is named on the container, and its deletion completes once the node\'s pods are collected',
+    name: "a node that disappears while a container waits to allocate is named on the container, and its deletion completes once the node's pods are collected",
     where: 'condition Allocated=False NodeNotFound + Warning Event',
     async setup() {
-      const c = await container(await nodeWith([TLC_1920], 'gone-during'), 'stranded', { driveCores: 2, containerCapacity: 4000, driveTypesRatio: { tlc: 1, qlc: 0 } });
+      const c = await container(await nodeWith([TLC_1920], 'gone-during'), 'stranded', {
+        driveCores: 2,
+        containerCapacity: 4000,
+        driveTypesRatio: { tlc: 1, qlc: 0 },
+      });
       await refusal(c.ref, 'Allocated', 'InsufficientDriveCapacity');
       await removeNode(c.node);
       return c;
@@ -402,7 +464,11 @@ const ROWS: AnyRow[] = [
     name: 'a container whose node disappears after it joined its cluster can still be deleted, and says what it left behind',
     where: 'Warning Event NodeGone naming the virtual drives and the cluster',
     async setup() {
-      const c = await container(await nodeWith([TLC_3840], 'gone-after-join'), 'joined', { driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } });
+      const c = await container(await nodeWith([TLC_3840], 'gone-after-join'), 'joined', {
+        driveCores: 1,
+        containerCapacity: 1000,
+        driveTypesRatio: { tlc: 1, qlc: 0 },
+      });
       await waitForPhase(c.ref, 'Ready', 120_000);
       await removeNode(c.node);
       return c;
@@ -429,5 +495,4 @@ const ROWS: AnyRow[] = [
 
 describe('bad input shown while the workflow runs', () => {
   it.concurrent.each(ROWS)('$name (where: $where)', async (r) => r.run(), ROW_TIMEOUT_MS);
-
 });

@@ -9,7 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities, type Activities } from '../../activities/index.js';
 import type { ExecTargetRef } from '../../activities/types.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
-import { API_GROUP, API_VERSION, WEKA_CLUSTER_KIND, WEKA_CONTAINER_KIND, WEKA_MANUAL_OPERATION_RULES } from '../../src/api/index.js';
+import {
+  API_GROUP,
+  API_VERSION,
+  WEKA_CLUSTER_KIND,
+  WEKA_CONTAINER_KIND,
+  WEKA_MANUAL_OPERATION_RULES,
+} from '../../src/api/index.js';
 import { proxyName, WEKA_POD_CONTAINER } from '../../src/lifecycle/names.js';
 import {
   completeCall,
@@ -20,7 +26,13 @@ import {
   WekaOutputError,
   type WekaCall,
 } from '../../src/weka/index.js';
-import { CREATE_VIOLATIONS, signDrives, UPDATE_VIOLATIONS, type CreateViolation, type UpdateViolation } from '../unit/api/rule-violations.js';
+import {
+  CREATE_VIOLATIONS,
+  signDrives,
+  UPDATE_VIOLATIONS,
+  type CreateViolation,
+  type UpdateViolation,
+} from '../unit/api/rule-violations.js';
 import { kubeConfig, uniqueNamespace } from './harness.js';
 import { readNode } from './support/manual-operation.js';
 import { sharedDrivesNode, startTestOperator, type TestOperator } from './support/operator.js';
@@ -28,12 +40,23 @@ import { createWekaCluster, simulatorLog, type SimLogEntry } from './support/sim
 
 type Manifest = Record<string, unknown>;
 
-const PLURALS: Record<string, string> = { WekaContainer: 'wekacontainers', WekaCluster: 'wekaclusters', WekaManualOperation: 'wekamanualoperations' };
+const PLURALS: Record<string, string> = {
+  WekaContainer: 'wekacontainers',
+  WekaCluster: 'wekaclusters',
+  WekaManualOperation: 'wekamanualoperations',
+};
 const DEVICE = { path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const };
 const CLUSTER_GUID_FREE = '00000000-0000-4000-8000-000000000000';
 
 /** Device paths a shell would read as more than one path; the apiserver and the Weka calls refuse them all. */
-const SHELL_DEVICE_PATHS = ['/dev/nvme0n1; reboot', '/dev/$(reboot)', '/dev/nvme0n1 && true', '/dev/`id`', '/dev/nvme0n1|tee /tmp/x', "/dev/nvme0n1'"];
+const SHELL_DEVICE_PATHS = [
+  '/dev/nvme0n1; reboot',
+  '/dev/$(reboot)',
+  '/dev/nvme0n1 && true',
+  '/dev/`id`',
+  '/dev/nvme0n1|tee /tmp/x',
+  "/dev/nvme0n1'",
+];
 
 let op: TestOperator;
 let acts: Activities;
@@ -92,7 +115,9 @@ async function thrown(kind: typeof WekaInputError | typeof WekaOutputError, work
 
 async function stored(manifest: Manifest): Promise<Manifest | null> {
   try {
-    return (await kubeConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ ...where(manifest), name: nameOf(manifest) })) as Manifest;
+    return (await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ ...where(manifest), name: nameOf(manifest) })) as Manifest;
   } catch (err) {
     if ((err as { code?: number }).code === 404) return null;
     throw err;
@@ -123,7 +148,12 @@ function createRow(v: CreateViolation): Row {
   return {
     name: `${v.kind}: ${v.what}`,
     where: 'apiserver rejection',
-    attempt: () => rejection(kubeConfig().makeApiClient(CustomObjectsApi).createNamespacedCustomObject({ ...where(v.manifest), body: v.manifest })),
+    attempt: () =>
+      rejection(
+        kubeConfig()
+          .makeApiClient(CustomObjectsApi)
+          .createNamespacedCustomObject({ ...where(v.manifest), body: v.manifest }),
+      ),
     says: [v.rule.message],
     nothingLost: async () => expect(await stored(v.manifest)).toBeNull(),
   };
@@ -138,7 +168,9 @@ function updateRow(v: UpdateViolation): Row {
     async attempt() {
       original = (await custom.createNamespacedCustomObject({ ...where(v.manifest), body: v.manifest })) as Manifest;
       const changed = { ...original, spec: { ...(original['spec'] as Manifest), ...v.change } };
-      return rejection(custom.replaceNamespacedCustomObject({ ...where(v.manifest), name: nameOf(v.manifest), body: changed }));
+      return rejection(
+        custom.replaceNamespacedCustomObject({ ...where(v.manifest), name: nameOf(v.manifest), body: changed }),
+      );
     },
     says: [v.rule.message],
     nothingLost: async () => expect((await stored(v.manifest))?.['spec']).toEqual(original?.['spec']),
@@ -176,8 +208,20 @@ const SIGNED_SHOW = JSON.stringify({
   virtualDrives: [],
 });
 const DRIVE_LIST = JSON.stringify([
-  { driveUUID: '11111111-1111-4111-8111-111111111111', virtualUUID: '22222222-2222-4222-8222-222222222222', containerId: 3, sizeGiB: 500, status: 'ACTIVE' },
-  { driveUUID: '33333333-3333-4333-8333-333333333333', virtualUUID: '44444444-4444-4444-8444-444444444444', containerId: 3, sizeGiB: 500, status: 'ACTIVE' },
+  {
+    driveUUID: '11111111-1111-4111-8111-111111111111',
+    virtualUUID: '22222222-2222-4222-8222-222222222222',
+    containerId: 3,
+    sizeGiB: 500,
+    status: 'ACTIVE',
+  },
+  {
+    driveUUID: '33333333-3333-4333-8333-333333333333',
+    virtualUUID: '44444444-4444-4444-8444-444444444444',
+    containerId: 3,
+    sizeGiB: 500,
+    status: 'ACTIVE',
+  },
 ]);
 
 const ROWS: Row[] = [
@@ -187,12 +231,18 @@ const ROWS: Row[] = [
   updateRow(pick(UPDATE_VIOLATIONS, WEKA_CONTAINER_KIND, 'bigger container')),
 
   // Device paths with shell metacharacters: the CRD refuses them...
-  ...SHELL_DEVICE_PATHS.map((path, i): Row => createRow({
-    what: `sign-drives of device path ${JSON.stringify(path)}`,
-    kind: 'WekaManualOperation',
-    rule: WEKA_MANUAL_OPERATION_RULES.devicePathShape,
-    manifest: signDrives(`shell-path-${i}`, { type: 'device-paths', nodeSelector: { 'weka.io/drive-sharing': 'true' }, devicePaths: [path] }),
-  })),
+  ...SHELL_DEVICE_PATHS.map((path, i): Row =>
+    createRow({
+      what: `sign-drives of device path ${JSON.stringify(path)}`,
+      kind: 'WekaManualOperation',
+      rule: WEKA_MANUAL_OPERATION_RULES.devicePathShape,
+      manifest: signDrives(`shell-path-${i}`, {
+        type: 'device-paths',
+        nodeSelector: { 'weka.io/drive-sharing': 'true' },
+        devicePaths: [path],
+      }),
+    }),
+  ),
 
   // ...and the operator refuses them again before exec, should one get past the apiserver (an
   // object stored before the rule existed): each is a failure of that device, and no command runs.
@@ -213,7 +263,9 @@ const ROWS: Row[] = [
       async nothingLost() {
         expect(log).toEqual([]);
         // The same activity with a good path does reach the node and is logged: the check above can see.
-        const control = await commandsDuring(() => acts.signNodeDrives({ node, devicePaths: [DEVICE.path], shared: true }));
+        const control = await commandsDuring(() =>
+          acts.signNodeDrives({ node, devicePaths: [DEVICE.path], shared: true }),
+        );
         expect(control.map((e) => e.argv.slice(-3).join(' '))).toContain(`show --json ${DEVICE.path}`);
       },
     } satisfies Row;
@@ -232,10 +284,18 @@ const ROWS: Row[] = [
         const decoded = decodeSharedDrivesAnnotation(text);
         if (!decoded.ok) throw new Error(decoded.error.message);
         const physical = decoded.drives[0]!;
-        const drive = { virtualUUID, physicalUUID: physical.physicalUUID, capacityGiB: 500, serial: physical.serial, type: 'TLC' as const };
+        const drive = {
+          virtualUUID,
+          physicalUUID: physical.physicalUUID,
+          capacityGiB: 500,
+          serial: physical.serial,
+          type: 'TLC' as const,
+        };
         let message = '';
         log = await commandsDuring(async () => {
-          message = await thrown(WekaInputError, () => acts.signVirtualDrive({ target: proxy, node, drive, clusterGUID }));
+          message = await thrown(WekaInputError, () =>
+            acts.signVirtualDrive({ target: proxy, node, drive, clusterGUID }),
+          );
         });
         return message;
       },
@@ -248,9 +308,21 @@ const ROWS: Row[] = [
   })(),
 
   // Garbage or cut-off output: representative cases; test/unit/weka/*.test.ts has the full list.
-  outputRow('JSON cut off halfway', showDriveCall(DEVICE.path), SIGNED_SHOW.slice(0, Math.floor(SIGNED_SHOW.length / 2))),
-  outputRow('a list cut off after its first entry', driveListCall(3), DRIVE_LIST.slice(0, DRIVE_LIST.indexOf('},') + 1)),
-  outputRow('an error text on stdout with exit code 0', containerListCall(CLUSTER_GUID_FREE), 'Error: cluster is not reachable (timeout)\n'),
+  outputRow(
+    'JSON cut off halfway',
+    showDriveCall(DEVICE.path),
+    SIGNED_SHOW.slice(0, Math.floor(SIGNED_SHOW.length / 2)),
+  ),
+  outputRow(
+    'a list cut off after its first entry',
+    driveListCall(3),
+    DRIVE_LIST.slice(0, DRIVE_LIST.indexOf('},') + 1),
+  ),
+  outputRow(
+    'an error text on stdout with exit code 0',
+    containerListCall(CLUSTER_GUID_FREE),
+    'Error: cluster is not reachable (timeout)\n',
+  ),
 ];
 
 describe('bad input refused before anything runs', () => {

@@ -32,8 +32,18 @@ afterAll(async () => {
 /** A Node object with two signed 3840 GiB TLC drives in its annotation; nothing runs there. */
 async function nodeWithSharedDrives(): Promise<string> {
   const name = uniqueName('batch-node');
-  const drives = [0, 1].map((i) => ({ physicalUUID: `${name}-p${i}`, serial: `${name}-SN${i}`, capacityGiB: DRIVE_GIB, type: 'TLC' as const, devicePath: `/dev/nvme${i}n1` }));
-  await kubeConfig().makeApiClient(CoreV1Api).createNode({ body: { metadata: { name, annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } } });
+  const drives = [0, 1].map((i) => ({
+    physicalUUID: `${name}-p${i}`,
+    serial: `${name}-SN${i}`,
+    capacityGiB: DRIVE_GIB,
+    type: 'TLC' as const,
+    devicePath: `/dev/nvme${i}n1`,
+  }));
+  await kubeConfig()
+    .makeApiClient(CoreV1Api)
+    .createNode({
+      body: { metadata: { name, annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } },
+    });
   return name;
 }
 
@@ -41,7 +51,16 @@ async function nodeWithSharedDrives(): Promise<string> {
 async function twelveContainers(node: string) {
   const ns = await uniqueNamespace('batch');
   const refs = Array.from({ length: 12 }, (_, i) => ({ namespace: ns, name: `drive-${i}` }));
-  await Promise.all(refs.map((ref) => createContainerObject(ref, { nodeName: node, driveCores: 1, containerCapacity: 700, driveTypesRatio: { tlc: 1, qlc: 0 } })));
+  await Promise.all(
+    refs.map((ref) =>
+      createContainerObject(ref, {
+        nodeName: node,
+        driveCores: 1,
+        containerCapacity: 700,
+        driveTypesRatio: { tlc: 1, qlc: 0 },
+      }),
+    ),
+  );
   return refs;
 }
 
@@ -53,11 +72,15 @@ const allocateRequest = (node: string, ref: { namespace: string; name: string },
 });
 
 /** The answers are the allocations written, the first ten in arrival order, and no drive holds more than it has. */
-async function expectTenAllocatedInOrder(refs: { namespace: string; name: string }[], answers: MutexResponse[]): Promise<void> {
+async function expectTenAllocatedInOrder(
+  refs: { namespace: string; name: string }[],
+  answers: MutexResponse[],
+): Promise<void> {
   const byId = new Map(answers.map((a) => [a.requestId, a]));
   const ordered = refs.map((r) => byId.get(`${r.namespace}-${r.name}`)!);
   expect(ordered.map((a) => a.ok)).toEqual([...Array(10).fill(true), false, false]);
-  for (const a of ordered.slice(10)) expect(a).toMatchObject({ waitForCapacity: true, error: { type: 'InsufficientDriveCapacity' } });
+  for (const a of ordered.slice(10))
+    expect(a).toMatchObject({ waitForCapacity: true, error: { type: 'InsufficientDriveCapacity' } });
   const containers = (await Promise.all(refs.map((r) => readContainer(r)))) as WekaContainer[];
   const used = new Map<string, number>();
   const uuids = new Set<string>();
@@ -79,8 +102,12 @@ async function scheduledActivities(workflowId: string): Promise<{ type: string; 
   return (history.events ?? []).flatMap((e) => {
     const scheduled = e.activityTaskScheduledEventAttributes;
     if (!scheduled) return [];
-    const input = defaultPayloadConverter.fromPayload<{ containers?: unknown[]; answers?: unknown[] }>(scheduled.input!.payloads![0]!);
-    return [{ type: scheduled.activityType?.name ?? '', items: input.containers?.length ?? input.answers?.length ?? 1 }];
+    const input = defaultPayloadConverter.fromPayload<{ containers?: unknown[]; answers?: unknown[] }>(
+      scheduled.input!.payloads![0]!,
+    );
+    return [
+      { type: scheduled.activityType?.name ?? '', items: input.containers?.length ?? input.answers?.length ?? 1 },
+    ];
   });
 }
 
@@ -91,63 +118,96 @@ async function signalsSentByWorkflow(workflowId: string): Promise<number> {
 }
 
 describe('allocations decided together', () => {
-  it('decides every allocation queued on a node in one activity, in arrival order, as one after the other would', { timeout: 120_000 }, async () => {
-    const node = await nodeWithSharedDrives();
-    const refs = await twelveContainers(node);
-    const collector = await replyCollector(op);
-    const mutexId = nodeMutexId(node);
-    // The twelve are already queued when the mutex takes its first decision.
-    const state = { ...emptyMutexState(), queue: refs.map((r) => allocateRequest(node, r, collector.workflowId)) };
-    await op.client.workflow.start(mutexWorkflow, { taskQueue: op.deps.taskQueue, workflowId: mutexId, args: [{ key: mutexId, node, state }] });
-
-    const answers = await eventually('twelve answers', async () => ((await collector.answers()).length === 12 ? collector.answers() : undefined), 60_000);
-    await expectTenAllocatedInOrder(refs, answers);
-    // One decision, and its twelve answers delivered by one activity, not by a signal per
-    // requester from the workflow.
-    expect(await scheduledActivities(mutexId)).toEqual([
-      { type: 'allocateForContainers', items: 12 },
-      { type: 'answerMutexRequests', items: 12 },
-    ]);
-    expect(await signalsSentByWorkflow(mutexId)).toBe(0);
-
-    await recordHistory(mutexId, 'node-mutex-answers-in-one-activity');
-    await collector.stop();
-    await op.client.workflow.getHandle(mutexId).terminate('test done');
-  });
-
-  it('decides again from a fresh read when containers change while their allocations are written', { timeout: 180_000 }, async () => {
-    const node = await nodeWithSharedDrives();
-    const refs = await twelveContainers(node);
-    const collector = await replyCollector(op);
-    const mutexId = nodeMutexId(node);
-    const custom = kubeConfig().makeApiClient(CustomObjectsApi);
-    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-    // Every container's labels change continuously, as another controller might, so the
-    // conditional status writes keep finding a newer version than the one the decision read.
-    let hammering = true;
-    const hammers = refs.map(async (ref) => {
-      for (let i = 0; hammering; i++) {
-        await custom.patchNamespacedCustomObject({ group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers', ...ref, body: { metadata: { labels: { touched: String(i) } } } }, merge);
-      }
-    });
-    const logsBefore = logLines.length;
-    for (const ref of refs) {
-      await op.client.workflow.signalWithStart(mutexWorkflow, {
+  it(
+    'decides every allocation queued on a node in one activity, in arrival order, as one after the other would',
+    { timeout: 120_000 },
+    async () => {
+      const node = await nodeWithSharedDrives();
+      const refs = await twelveContainers(node);
+      const collector = await replyCollector(op);
+      const mutexId = nodeMutexId(node);
+      // The twelve are already queued when the mutex takes its first decision.
+      const state = { ...emptyMutexState(), queue: refs.map((r) => allocateRequest(node, r, collector.workflowId)) };
+      await op.client.workflow.start(mutexWorkflow, {
         taskQueue: op.deps.taskQueue,
         workflowId: mutexId,
-        args: [{ key: mutexId, node }],
-        signal: mutexRequestSignal,
-        signalArgs: [allocateRequest(node, ref, collector.workflowId)],
+        args: [{ key: mutexId, node, state }],
       });
-    }
-    await eventually('the allocator to meet a changed container', async () => (logLines.slice(logsBefore).some((l) => l.includes('deciding again')) ? true : undefined), 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    hammering = false;
-    await Promise.all(hammers);
 
-    const answers = await eventually('twelve answers', async () => ((await collector.answers()).length === 12 ? collector.answers() : undefined), 120_000);
-    await expectTenAllocatedInOrder(refs, answers);
-    await collector.stop();
-    await op.client.workflow.getHandle(mutexId).terminate('test done');
-  });
+      const answers = await eventually(
+        'twelve answers',
+        async () => ((await collector.answers()).length === 12 ? collector.answers() : undefined),
+        60_000,
+      );
+      await expectTenAllocatedInOrder(refs, answers);
+      // One decision, and its twelve answers delivered by one activity, not by a signal per
+      // requester from the workflow.
+      expect(await scheduledActivities(mutexId)).toEqual([
+        { type: 'allocateForContainers', items: 12 },
+        { type: 'answerMutexRequests', items: 12 },
+      ]);
+      expect(await signalsSentByWorkflow(mutexId)).toBe(0);
+
+      await recordHistory(mutexId, 'node-mutex-answers-in-one-activity');
+      await collector.stop();
+      await op.client.workflow.getHandle(mutexId).terminate('test done');
+    },
+  );
+
+  it(
+    'decides again from a fresh read when containers change while their allocations are written',
+    { timeout: 180_000 },
+    async () => {
+      const node = await nodeWithSharedDrives();
+      const refs = await twelveContainers(node);
+      const collector = await replyCollector(op);
+      const mutexId = nodeMutexId(node);
+      const custom = kubeConfig().makeApiClient(CustomObjectsApi);
+      const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+      // Every container's labels change continuously, as another controller might, so the
+      // conditional status writes keep finding a newer version than the one the decision read.
+      let hammering = true;
+      const hammers = refs.map(async (ref) => {
+        for (let i = 0; hammering; i++) {
+          await custom.patchNamespacedCustomObject(
+            {
+              group: 'weka.weka.io',
+              version: 'v1alpha1',
+              plural: 'wekacontainers',
+              ...ref,
+              body: { metadata: { labels: { touched: String(i) } } },
+            },
+            merge,
+          );
+        }
+      });
+      const logsBefore = logLines.length;
+      for (const ref of refs) {
+        await op.client.workflow.signalWithStart(mutexWorkflow, {
+          taskQueue: op.deps.taskQueue,
+          workflowId: mutexId,
+          args: [{ key: mutexId, node }],
+          signal: mutexRequestSignal,
+          signalArgs: [allocateRequest(node, ref, collector.workflowId)],
+        });
+      }
+      await eventually(
+        'the allocator to meet a changed container',
+        async () => (logLines.slice(logsBefore).some((l) => l.includes('deciding again')) ? true : undefined),
+        60_000,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      hammering = false;
+      await Promise.all(hammers);
+
+      const answers = await eventually(
+        'twelve answers',
+        async () => ((await collector.answers()).length === 12 ? collector.answers() : undefined),
+        120_000,
+      );
+      await expectTenAllocatedInOrder(refs, answers);
+      await collector.stop();
+      await op.client.workflow.getHandle(mutexId).terminate('test done');
+    },
+  );
 });

@@ -27,7 +27,9 @@ const group = { group: 'weka.weka.io', version: 'v1alpha1' };
 
 async function getCluster(namespace: string, name: string): Promise<WekaCluster | null> {
   try {
-    return (await kubeConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ ...group, plural: 'wekaclusters', namespace, name })) as WekaCluster;
+    return (await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ ...group, plural: 'wekaclusters', namespace, name })) as WekaCluster;
   } catch (err) {
     if ((err as { code?: number }).code === 404) return null;
     throw err;
@@ -35,93 +37,113 @@ async function getCluster(namespace: string, name: string): Promise<WekaCluster 
 }
 
 async function members(namespace: string, cluster: string): Promise<WekaContainer[]> {
-  const list = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ ...group, plural: 'wekacontainers', namespace, fieldSelector: `spec.cluster=${cluster}` })) as { items: WekaContainer[] };
+  const list = (await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .listNamespacedCustomObject({
+      ...group,
+      plural: 'wekacontainers',
+      namespace,
+      fieldSelector: `spec.cluster=${cluster}`,
+    })) as { items: WekaContainer[] };
   return list.items;
 }
 
 describe('cluster formation', () => {
-  it('forms two clusters on the same three nodes and tears one down without touching the other', { timeout: 300_000 }, async () => {
-    const pool = uniqueName('pool');
-    const nodes = await Promise.all([0, 1, 2].map(() => sharedDrivesNode(DEVICES, 'shared', { 'weka.weka.io/pool': pool })));
-    const ns = await uniqueNamespace('clusters');
-    const custom = kubeConfig().makeApiClient(CustomObjectsApi);
-    const handles = [];
-    for (const name of ['tenant-a', 'tenant-b']) {
-      const created = (await custom.createNamespacedCustomObject({
-        ...group,
-        plural: 'wekaclusters',
-        namespace: ns,
-        body: {
-          apiVersion: 'weka.weka.io/v1alpha1',
-          kind: 'WekaCluster',
-          metadata: { name, finalizers: [FINALIZER] },
-          spec: {
-            image: 'quay.io/weka.io/weka-in-container:test',
-            nodeSelector: { 'weka.weka.io/pool': pool },
-            dynamicTemplate: { driveContainers: 3, driveCores: 1, containerCapacity: 2200, driveTypesRatio: { tlc: 1, qlc: 1 } },
-          },
-        },
-      })) as WekaCluster;
-      handles.push(
-        await op.client.workflow.start(clusterWorkflow, {
-          taskQueue: op.deps.taskQueue,
-          workflowId: clusterWorkflowId(created.metadata.uid!),
-          args: [{ namespace: ns, name, uid: created.metadata.uid! }],
-        }),
+  it(
+    'forms two clusters on the same three nodes and tears one down without touching the other',
+    { timeout: 300_000 },
+    async () => {
+      const pool = uniqueName('pool');
+      const nodes = await Promise.all(
+        [0, 1, 2].map(() => sharedDrivesNode(DEVICES, 'shared', { 'weka.weka.io/pool': pool })),
       );
-    }
-
-    const [a, b] = await eventually(
-      'both clusters Ready',
-      async () => {
-        const both = await Promise.all([getCluster(ns, 'tenant-a'), getCluster(ns, 'tenant-b')]);
-        return both.every((c) => c?.status?.phase === 'Ready') ? (both as WekaCluster[]) : undefined;
-      },
-      240_000,
-    );
-    expect(a!.status?.clusterGUID).toBeTruthy();
-    expect(a!.status?.clusterGUID).not.toBe(b!.status?.clusterGUID);
-    const [pa, pb] = [a!.status!.ports!, b!.status!.ports!];
-    expect(pa.basePort! + pa.portRange! <= pb.basePort! || pb.basePort! + pb.portRange! <= pa.basePort!).toBe(true);
-
-    for (const cluster of [a!, b!]) {
-      const m = await members(ns, cluster.metadata.name!);
-      expect(m).toHaveLength(3);
-      expect(new Set(m.map((c) => c.spec.nodeName))).toEqual(new Set(nodes));
-      for (const c of m) {
-        expect(c.status?.phase).toBe('Ready');
-        expect(c.status?.allocations?.wekaPort).toBeGreaterThanOrEqual(cluster.status!.ports!.basePort!);
+      const ns = await uniqueNamespace('clusters');
+      const custom = kubeConfig().makeApiClient(CustomObjectsApi);
+      const handles = [];
+      for (const name of ['tenant-a', 'tenant-b']) {
+        const created = (await custom.createNamespacedCustomObject({
+          ...group,
+          plural: 'wekaclusters',
+          namespace: ns,
+          body: {
+            apiVersion: 'weka.weka.io/v1alpha1',
+            kind: 'WekaCluster',
+            metadata: { name, finalizers: [FINALIZER] },
+            spec: {
+              image: 'quay.io/weka.io/weka-in-container:test',
+              nodeSelector: { 'weka.weka.io/pool': pool },
+              dynamicTemplate: {
+                driveContainers: 3,
+                driveCores: 1,
+                containerCapacity: 2200,
+                driveTypesRatio: { tlc: 1, qlc: 1 },
+              },
+            },
+          },
+        })) as WekaCluster;
+        handles.push(
+          await op.client.workflow.start(clusterWorkflow, {
+            taskQueue: op.deps.taskQueue,
+            workflowId: clusterWorkflowId(created.metadata.uid!),
+            args: [{ namespace: ns, name, uid: created.metadata.uid! }],
+          }),
+        );
       }
-    }
-    for (const node of nodes) {
-      for (const d of DEVICES) {
-        const info = await showDevice(node, d.path);
-        expect(info.virtualDrives.reduce((s, v) => s + v.sizeGiB, 0)).toBeLessThanOrEqual(info.capacityGiB);
-        expect(new Set(info.virtualDrives.map((v) => v.ownerClusterGUID))).toEqual(new Set([a!.status!.clusterGUID, b!.status!.clusterGUID]));
-      }
-    }
 
-    await custom.deleteNamespacedCustomObject({ ...group, plural: 'wekaclusters', namespace: ns, name: 'tenant-a' });
-    await handles[0]!.signal(deleteRequestedSignal);
-    await handles[0]!.result();
-    await recordHistory(handles[0]!.workflowId, 'cluster-formed-and-deleted');
-    expect(await getCluster(ns, 'tenant-a')).toBeNull();
-    expect(await members(ns, 'tenant-a')).toEqual([]);
-    for (const node of nodes) {
-      for (const d of DEVICES) {
-        const owners = (await showDevice(node, d.path)).virtualDrives.map((v) => v.ownerClusterGUID);
-        expect(owners.every((g) => g === b!.status!.clusterGUID)).toBe(true);
-      }
-      expect(await podExists(op.operatorNamespace, proxyName(node))).toBe(true);
-    }
-    expect((await getCluster(ns, 'tenant-b'))?.status?.phase).toBe('Ready');
+      const [a, b] = await eventually(
+        'both clusters Ready',
+        async () => {
+          const both = await Promise.all([getCluster(ns, 'tenant-a'), getCluster(ns, 'tenant-b')]);
+          return both.every((c) => c?.status?.phase === 'Ready') ? (both as WekaCluster[]) : undefined;
+        },
+        240_000,
+      );
+      expect(a!.status?.clusterGUID).toBeTruthy();
+      expect(a!.status?.clusterGUID).not.toBe(b!.status?.clusterGUID);
+      const [pa, pb] = [a!.status!.ports!, b!.status!.ports!];
+      expect(pa.basePort! + pa.portRange! <= pb.basePort! || pb.basePort! + pb.portRange! <= pa.basePort!).toBe(true);
 
-    await custom.deleteNamespacedCustomObject({ ...group, plural: 'wekaclusters', namespace: ns, name: 'tenant-b' });
-    await handles[1]!.signal(deleteRequestedSignal);
-    await handles[1]!.result();
-    for (const node of nodes) {
-      for (const d of DEVICES) expect((await showDevice(node, d.path)).virtualDrives).toEqual([]);
-      expect(await podExists(op.operatorNamespace, proxyName(node))).toBe(false);
-    }
-  });
+      for (const cluster of [a!, b!]) {
+        const m = await members(ns, cluster.metadata.name!);
+        expect(m).toHaveLength(3);
+        expect(new Set(m.map((c) => c.spec.nodeName))).toEqual(new Set(nodes));
+        for (const c of m) {
+          expect(c.status?.phase).toBe('Ready');
+          expect(c.status?.allocations?.wekaPort).toBeGreaterThanOrEqual(cluster.status!.ports!.basePort!);
+        }
+      }
+      for (const node of nodes) {
+        for (const d of DEVICES) {
+          const info = await showDevice(node, d.path);
+          expect(info.virtualDrives.reduce((s, v) => s + v.sizeGiB, 0)).toBeLessThanOrEqual(info.capacityGiB);
+          expect(new Set(info.virtualDrives.map((v) => v.ownerClusterGUID))).toEqual(
+            new Set([a!.status!.clusterGUID, b!.status!.clusterGUID]),
+          );
+        }
+      }
+
+      await custom.deleteNamespacedCustomObject({ ...group, plural: 'wekaclusters', namespace: ns, name: 'tenant-a' });
+      await handles[0]!.signal(deleteRequestedSignal);
+      await handles[0]!.result();
+      await recordHistory(handles[0]!.workflowId, 'cluster-formed-and-deleted');
+      expect(await getCluster(ns, 'tenant-a')).toBeNull();
+      expect(await members(ns, 'tenant-a')).toEqual([]);
+      for (const node of nodes) {
+        for (const d of DEVICES) {
+          const owners = (await showDevice(node, d.path)).virtualDrives.map((v) => v.ownerClusterGUID);
+          expect(owners.every((g) => g === b!.status!.clusterGUID)).toBe(true);
+        }
+        expect(await podExists(op.operatorNamespace, proxyName(node))).toBe(true);
+      }
+      expect((await getCluster(ns, 'tenant-b'))?.status?.phase).toBe('Ready');
+
+      await custom.deleteNamespacedCustomObject({ ...group, plural: 'wekaclusters', namespace: ns, name: 'tenant-b' });
+      await handles[1]!.signal(deleteRequestedSignal);
+      await handles[1]!.result();
+      for (const node of nodes) {
+        for (const d of DEVICES) expect((await showDevice(node, d.path)).virtualDrives).toEqual([]);
+        expect(await podExists(op.operatorNamespace, proxyName(node))).toBe(false);
+      }
+    },
+  );
 });

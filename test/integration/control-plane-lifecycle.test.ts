@@ -16,7 +16,10 @@ const cli = fileURLToPath(new URL('../../deploy/local/control-plane-cli.ts', imp
 async function processesUsing(dir: string): Promise<string[]> {
   try {
     const { stdout } = await run('pgrep', ['-f', '-a', dir]);
-    return stdout.trim().split('\n').filter((l) => l !== '');
+    return stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l !== '');
   } catch {
     return []; // pgrep exits 1 when nothing matches
   }
@@ -49,7 +52,10 @@ describe('control plane lifecycle', () => {
       const servers = await processesUsing(second.dataDir);
       // etcd, kube-apiserver, temporal and the node's kwok, each under its supervisor.
       for (const name of ['etcd', 'kube-apiserver', 'temporal', 'kwok']) {
-        expect(servers.some((line) => line.includes(`/${name} `) || line.includes(`/${name}-`)), `${name} is running`).toBe(true);
+        expect(
+          servers.some((line) => line.includes(`/${name} `) || line.includes(`/${name}-`)),
+          `${name} is running`,
+        ).toBe(true);
       }
 
       process.kill(second.pid, signal);

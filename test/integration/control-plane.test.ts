@@ -26,7 +26,9 @@ const WekaNode = defineSearchAttributeKey('WekaNode', SearchAttributeType.KEYWOR
 // The operator's production exec path: @kubernetes/client-node's Exec through the apiserver.
 async function execInPod(ns: string, pod: string, command: string[]): Promise<{ stdout: string; exitCode: number }> {
   const transport = KubeExecTransport.fromKubeConfig(kubeConfig());
-  const { stdout, exitCode } = await transport.run({ namespace: ns, pod, container: 'main' }, command, { timeoutMs: 20_000 });
+  const { stdout, exitCode } = await transport.run({ namespace: ns, pod, container: 'main' }, command, {
+    timeoutMs: 20_000,
+  });
   return { stdout, exitCode };
 }
 
@@ -40,8 +42,20 @@ describe('local control plane', () => {
       metadata: { name: 'proxy-a' },
       spec: { mode: 'ssdproxy', nodeName: 'node-a', image: 'weka/weka-in-container:4.4' },
     };
-    await api.createNamespacedCustomObject({ group: 'weka.weka.io', version: 'v1alpha1', namespace: ns, plural: 'wekacontainers', body });
-    const read = (await api.getNamespacedCustomObject({ group: 'weka.weka.io', version: 'v1alpha1', namespace: ns, plural: 'wekacontainers', name: 'proxy-a' })) as typeof body;
+    await api.createNamespacedCustomObject({
+      group: 'weka.weka.io',
+      version: 'v1alpha1',
+      namespace: ns,
+      plural: 'wekacontainers',
+      body,
+    });
+    const read = (await api.getNamespacedCustomObject({
+      group: 'weka.weka.io',
+      version: 'v1alpha1',
+      namespace: ns,
+      plural: 'wekacontainers',
+      name: 'proxy-a',
+    })) as typeof body;
     expect(read.spec).toEqual(body.spec);
   });
 

@@ -18,64 +18,98 @@ afterAll(async () => {
 });
 
 describe('crash recovery', () => {
-  it('signs and adds every virtual drive exactly once when the worker is killed mid-signing', { timeout: 240_000 }, async () => {
-    const node = await sharedDrivesNode([
-      { path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' },
-      { path: '/dev/nvme1n1', capacityGiB: 3840, type: 'TLC' },
-    ]);
-    const guid = await createWekaCluster(node, 'crash');
-    // Slow Weka commands so the kill lands in the middle of signing.
-    await sim(node, 'faults', '--latency-ms', '400');
-    const operatorNamespace = await uniqueNamespace('weka-operator');
-    const env = { WEKA_TASK_QUEUE: uniqueName('crash'), WEKA_OPERATOR_NAMESPACE: operatorNamespace, WEKA_RUN_WATCHER: 'false' };
-    operator = await startOperatorProcess(env);
-
-    const ns = await uniqueNamespace('crash');
-    const ref = { namespace: ns, name: 'drive-0' };
-    const custom = kubeConfig().makeApiClient(CustomObjectsApi);
-    const group = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers', namespace: ns };
-    const created = (await custom.createNamespacedCustomObject({
-      ...group,
-      body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, spec: { mode: 'drive', image: 'weka:test', nodeName: node, driveCores: 4, numDrives: 4, driveCapacity: 500 } },
-    })) as WekaContainer;
-    await custom.patchNamespacedCustomObjectStatus(
-      { ...group, name: ref.name, body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, status: { clusterGUID: guid } }, fieldManager: 'test', force: true },
-      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-    );
-    const connection = await Connection.connect({ address: temporalAddress() });
-    try {
-      const client = new Client({ connection, namespace: temporalNamespace() });
-      const uid = created.metadata.uid!;
-      await client.workflow.start(driveContainerWorkflow, { taskQueue: env.WEKA_TASK_QUEUE, workflowId: containerWorkflowId(uid), args: [{ namespace: ns, name: ref.name, uid }] });
-
-      await eventually('signing to be under way', async () => {
-        const adds = changeCounts(await simulatorLog(node), 'virtual-add', 'virtualUUID');
-        return adds.size >= 1 && adds.size < 4 ? true : undefined;
-      }, 120_000);
-      await operator.kill('SIGKILL');
-      const signedBeforeKill = changeCounts(await simulatorLog(node), 'virtual-add', 'virtualUUID').size;
-      expect(signedBeforeKill).toBeLessThan(4);
-
-      const restartedAt = Date.now();
+  it(
+    'signs and adds every virtual drive exactly once when the worker is killed mid-signing',
+    { timeout: 240_000 },
+    async () => {
+      const node = await sharedDrivesNode([
+        { path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' },
+        { path: '/dev/nvme1n1', capacityGiB: 3840, type: 'TLC' },
+      ]);
+      const guid = await createWekaCluster(node, 'crash');
+      // Slow Weka commands so the kill lands in the middle of signing.
+      await sim(node, 'faults', '--latency-ms', '400');
+      const operatorNamespace = await uniqueNamespace('weka-operator');
+      const env = {
+        WEKA_TASK_QUEUE: uniqueName('crash'),
+        WEKA_OPERATOR_NAMESPACE: operatorNamespace,
+        WEKA_RUN_WATCHER: 'false',
+      };
       operator = await startOperatorProcess(env);
-      const ready = await waitForPhase(ref, 'Ready', 180_000);
-      console.log(`after the restart, the container was Ready in ${Date.now() - restartedAt} ms (${signedBeforeKill} of 4 drives were signed before the kill)`);
 
-      const log = await simulatorLog(node);
-      const virtualAdds = changeCounts(log, 'virtual-add', 'virtualUUID');
-      const driveAdds = changeCounts(log, 'drive-add', 'virtualUUID');
-      const drives = ready.status?.allocations?.virtualDrives ?? [];
-      expect(drives).toHaveLength(4);
-      for (const d of drives) {
-        expect(virtualAdds.get(d.virtualUUID), `virtual add of ${d.virtualUUID}`).toBe(1);
-        expect(driveAdds.get(d.virtualUUID), `drive add of ${d.virtualUUID}`).toBe(1);
+      const ns = await uniqueNamespace('crash');
+      const ref = { namespace: ns, name: 'drive-0' };
+      const custom = kubeConfig().makeApiClient(CustomObjectsApi);
+      const group = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers', namespace: ns };
+      const created = (await custom.createNamespacedCustomObject({
+        ...group,
+        body: {
+          apiVersion: 'weka.weka.io/v1alpha1',
+          kind: 'WekaContainer',
+          metadata: { name: ref.name },
+          spec: { mode: 'drive', image: 'weka:test', nodeName: node, driveCores: 4, numDrives: 4, driveCapacity: 500 },
+        },
+      })) as WekaContainer;
+      await custom.patchNamespacedCustomObjectStatus(
+        {
+          ...group,
+          name: ref.name,
+          body: {
+            apiVersion: 'weka.weka.io/v1alpha1',
+            kind: 'WekaContainer',
+            metadata: { name: ref.name },
+            status: { clusterGUID: guid },
+          },
+          fieldManager: 'test',
+          force: true,
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+      );
+      const connection = await Connection.connect({ address: temporalAddress() });
+      try {
+        const client = new Client({ connection, namespace: temporalNamespace() });
+        const uid = created.metadata.uid!;
+        await client.workflow.start(driveContainerWorkflow, {
+          taskQueue: env.WEKA_TASK_QUEUE,
+          workflowId: containerWorkflowId(uid),
+          args: [{ namespace: ns, name: ref.name, uid }],
+        });
+
+        await eventually(
+          'signing to be under way',
+          async () => {
+            const adds = changeCounts(await simulatorLog(node), 'virtual-add', 'virtualUUID');
+            return adds.size >= 1 && adds.size < 4 ? true : undefined;
+          },
+          120_000,
+        );
+        await operator.kill('SIGKILL');
+        const signedBeforeKill = changeCounts(await simulatorLog(node), 'virtual-add', 'virtualUUID').size;
+        expect(signedBeforeKill).toBeLessThan(4);
+
+        const restartedAt = Date.now();
+        operator = await startOperatorProcess(env);
+        const ready = await waitForPhase(ref, 'Ready', 180_000);
+        console.log(
+          `after the restart, the container was Ready in ${Date.now() - restartedAt} ms (${signedBeforeKill} of 4 drives were signed before the kill)`,
+        );
+
+        const log = await simulatorLog(node);
+        const virtualAdds = changeCounts(log, 'virtual-add', 'virtualUUID');
+        const driveAdds = changeCounts(log, 'drive-add', 'virtualUUID');
+        const drives = ready.status?.allocations?.virtualDrives ?? [];
+        expect(drives).toHaveLength(4);
+        for (const d of drives) {
+          expect(virtualAdds.get(d.virtualUUID), `virtual add of ${d.virtualUUID}`).toBe(1);
+          expect(driveAdds.get(d.virtualUUID), `drive add of ${d.virtualUUID}`).toBe(1);
+        }
+        expect(virtualAdds.size).toBe(4);
+        expect([...(ready.status?.addedVirtualDrives ?? [])].sort()).toEqual(drives.map((d) => d.virtualUUID).sort());
+        expect((await readContainer(ref))?.status?.containerID).toBeDefined();
+      } finally {
+        await connection.close();
+        await sim(node, 'faults', '--clear');
       }
-      expect(virtualAdds.size).toBe(4);
-      expect([...(ready.status?.addedVirtualDrives ?? [])].sort()).toEqual(drives.map((d) => d.virtualUUID).sort());
-      expect((await readContainer(ref))?.status?.containerID).toBeDefined();
-    } finally {
-      await connection.close();
-      await sim(node, 'faults', '--clear');
-    }
-  });
+    },
+  );
 });

@@ -38,8 +38,20 @@ beforeAll(async () => {
 // act on (the samples name nodes that do not exist there).
 afterAll(async () => {
   for (const plural of Object.values(PLURALS)) {
-    const list = (await api.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural })) as { items: Manifest[] };
-    for (const item of list.items) await api.deleteNamespacedCustomObject({ group: API_GROUP, version: API_VERSION, namespace, plural, name: nameOf(item) });
+    const list = (await api.listNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural,
+    })) as { items: Manifest[] };
+    for (const item of list.items)
+      await api.deleteNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace,
+        plural,
+        name: nameOf(item),
+      });
   }
 });
 
@@ -60,11 +72,19 @@ async function get(manifest: Manifest): Promise<Manifest> {
 }
 
 async function replace(object: Manifest): Promise<Manifest> {
-  return (await api.replaceNamespacedCustomObject({ ...where(object), name: nameOf(object), body: object })) as Manifest;
+  return (await api.replaceNamespacedCustomObject({
+    ...where(object),
+    name: nameOf(object),
+    body: object,
+  })) as Manifest;
 }
 
 async function replaceStatus(object: Manifest): Promise<Manifest> {
-  return (await api.replaceNamespacedCustomObjectStatus({ ...where(object), name: nameOf(object), body: object })) as Manifest;
+  return (await api.replaceNamespacedCustomObjectStatus({
+    ...where(object),
+    name: nameOf(object),
+    body: object,
+  })) as Manifest;
 }
 
 /** Server-side apply of a partial status, as one of the operator's writers does it. */
@@ -90,10 +110,13 @@ async function rejection(request: Promise<unknown>): Promise<{ code: number; mes
 }
 
 describe('samples', () => {
-  it.each(loadSamples().map((s) => [s.file, s.name, s.manifest] as const))('%s: %s is accepted as written', async (_file, _name, manifest) => {
-    const created = await create(manifest);
-    expect(created['spec']).toEqual(manifest['spec']);
-  });
+  it.each(loadSamples().map((s) => [s.file, s.name, s.manifest] as const))(
+    '%s: %s is accepted as written',
+    async (_file, _name, manifest) => {
+      const created = await create(manifest);
+      expect(created['spec']).toEqual(manifest['spec']);
+    },
+  );
 });
 
 describe('each CEL rule rejects a manifest that breaks it, with its message', () => {
@@ -148,7 +171,11 @@ describe('the status subresource', () => {
 
   it('ignores spec changes sent to /status', async () => {
     const created = await create(container('spec-via-status', { driveCores: 2 }));
-    await replaceStatus({ ...created, spec: { ...(created['spec'] as Manifest), image }, status: { phase: 'Allocating' } });
+    await replaceStatus({
+      ...created,
+      spec: { ...(created['spec'] as Manifest), image },
+      status: { phase: 'Allocating' },
+    });
     const now = (await get(created)) as unknown as WekaContainer;
     expect(now.status?.phase).toBe('Allocating');
     expect(now.spec.image).not.toBe(image);
@@ -163,14 +190,22 @@ describe('the status subresource', () => {
     expect(now.status?.phase).toBe('Allocating');
   });
 
-  it('keeps each server-side-apply writer\'s fields when another writer applies its own', async () => {
+  it("keeps each server-side-apply writer's fields when another writer applies its own", async () => {
     const created = await create(container('two-writers', { driveCores: 1, numDrives: 1, driveCapacity: 500 }));
     const virtualDrive = { virtualUUID: 'v-1', physicalUUID: 'p-1', capacityGiB: 500, serial: 'S1', type: 'TLC' };
     await applyStatus(created, { workflowID: 'wekacontainer-two-writers' }, 'weka-watcher');
-    await applyStatus(created, { phase: 'Allocating', allocations: { virtualDrives: [virtualDrive], virtualDriveCount: 1 } }, 'weka-workflow');
     await applyStatus(
       created,
-      { phase: 'Ready', allocations: { virtualDrives: [virtualDrive], virtualDriveCount: 1 }, addedVirtualDrives: ['v-1'] },
+      { phase: 'Allocating', allocations: { virtualDrives: [virtualDrive], virtualDriveCount: 1 } },
+      'weka-workflow',
+    );
+    await applyStatus(
+      created,
+      {
+        phase: 'Ready',
+        allocations: { virtualDrives: [virtualDrive], virtualDriveCount: 1 },
+        addedVirtualDrives: ['v-1'],
+      },
       'weka-workflow',
     );
     const now = (await get(created)) as unknown as WekaContainer;

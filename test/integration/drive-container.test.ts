@@ -41,7 +41,12 @@ describe('drive container workflow', () => {
     const guid = await createWekaCluster(node, 'standalone-a');
     const ns = await uniqueNamespace('drive');
     const ref = { namespace: ns, name: 'drive-0' };
-    const { uid, handle } = await createDriveContainer(op, ref, { nodeName: node, driveCores: 2, containerCapacity: 6000, driveTypesRatio: { tlc: 1, qlc: 1 } }, guid);
+    const { uid, handle } = await createDriveContainer(
+      op,
+      ref,
+      { nodeName: node, driveCores: 2, containerCapacity: 6000, driveTypesRatio: { tlc: 1, qlc: 1 } },
+      guid,
+    );
 
     const ready = await waitForPhase(ref, 'Ready');
     const drives = ready.status?.allocations?.virtualDrives ?? [];
@@ -89,7 +94,10 @@ describe('drive container workflow', () => {
     const a = { namespace: nsA, name: 'drive' };
     const b = { namespace: nsB, name: 'drive' };
     const spec = { nodeName: node, driveCores: 2, numDrives: 2, driveCapacity: 1500 };
-    const [ca, cb] = await Promise.all([createDriveContainer(op, a, spec, guidA), createDriveContainer(op, b, spec, guidB)]);
+    const [ca, cb] = await Promise.all([
+      createDriveContainer(op, a, spec, guidA),
+      createDriveContainer(op, b, spec, guidB),
+    ]);
     const [ra, rb] = await Promise.all([waitForPhase(a, 'Ready'), waitForPhase(b, 'Ready')]);
 
     // Both live on the TLC drives (numDrives x driveCapacity is TLC only), without over-commit.
@@ -117,7 +125,12 @@ describe('drive container workflow', () => {
     const guid = await createWekaCluster(node, 'fix-me');
     const ns = await uniqueNamespace('invalid');
     const ref = { namespace: ns, name: 'no-cores' };
-    const { uid, handle } = await createDriveContainer(op, ref, { nodeName: node, containerCapacity: 2000, driveTypesRatio: { tlc: 1, qlc: 0 } }, guid);
+    const { uid, handle } = await createDriveContainer(
+      op,
+      ref,
+      { nodeName: node, containerCapacity: 2000, driveTypesRatio: { tlc: 1, qlc: 0 } },
+      guid,
+    );
 
     const refused = await eventually('the refusal on the container', async () => {
       const c = await readContainer(ref);
@@ -129,14 +142,26 @@ describe('drive container workflow', () => {
     // The Event follows the condition (same step, written right after it).
     await eventually('a Warning Event about the invalid spec', async () => {
       const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: ns });
-      return events.items.some((e) => e.involvedObject.name === 'no-cores' && e.type === 'Warning' && e.reason === 'InvalidDriveSharingConfig') ? true : undefined;
+      return events.items.some(
+        (e) => e.involvedObject.name === 'no-cores' && e.type === 'Warning' && e.reason === 'InvalidDriveSharingConfig',
+      )
+        ? true
+        : undefined;
     });
 
     // driveCores was never set, so setting it is allowed; the watcher would signal the change.
-    await kubeConfig().makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
-      { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers', ...ref, body: { spec: { driveCores: 2 } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .patchNamespacedCustomObject(
+        {
+          group: 'weka.weka.io',
+          version: 'v1alpha1',
+          plural: 'wekacontainers',
+          ...ref,
+          body: { spec: { driveCores: 2 } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     await handle.signal(specChangedSignal);
     const ready = await waitForPhase(ref, 'Ready');
     expect(ready.status?.allocations?.virtualDrives?.length).toBeGreaterThanOrEqual(2);

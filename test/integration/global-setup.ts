@@ -28,7 +28,11 @@ export async function setup(project: TestProject): Promise<void> {
   // The Weka simulator runs as compiled JavaScript behind every fake node (it starts once per
   // CLI call, so it must start fast); compile it (only it: it imports nothing else).
   const buildStarted = Date.now();
-  await run(process.execPath, [fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url)), '-p', 'tsconfig.sim.json'], { cwd: repoRoot });
+  await run(
+    process.execPath,
+    [fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url)), '-p', 'tsconfig.sim.json'],
+    { cwd: repoRoot },
+  );
   console.log(`integration setup: compiled the Weka simulator in ${Date.now() - buildStarted} ms`);
   controlPlane = await ControlPlane.start({ log: (m) => console.log(m) });
   controlApi = await serveControlApi(controlPlane);

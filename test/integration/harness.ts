@@ -36,7 +36,9 @@ export function uniqueName(prefix: string): string {
 /** A fresh namespace (there is no namespace controller here, so it is never deleted). */
 export async function uniqueNamespace(prefix: string): Promise<string> {
   const name = uniqueName(prefix);
-  await kubeConfig().makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+  await kubeConfig()
+    .makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name } } });
   return name;
 }
 
@@ -95,5 +97,7 @@ export async function eventually<T>(
     }
     await new Promise((r) => setTimeout(r, o.intervalMs ?? 100));
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${await progress()}${lastError ? `: ${String(lastError)}` : ''}`);
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${await progress()}${lastError ? `: ${String(lastError)}` : ''}`,
+  );
 }

@@ -45,7 +45,9 @@ async function stopCleanly(p: OperatorProcess): Promise<number | null> {
 }
 
 async function listContainers(namespace: string): Promise<WekaContainer[]> {
-  const list = (await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ ...GROUP, namespace })) as { items: WekaContainer[] };
+  const list = (await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .listNamespacedCustomObject({ ...GROUP, namespace })) as { items: WekaContainer[] };
   return list.items;
 }
 
@@ -70,96 +72,162 @@ async function createContainer(ref: ObjectRef, node: string, guid: string): Prom
   await custom.createNamespacedCustomObject({
     ...GROUP,
     namespace: ref.namespace,
-    body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, spec: { mode: 'drive', image: 'weka:test', nodeName: node, ...SPEC } },
+    body: {
+      apiVersion: 'weka.weka.io/v1alpha1',
+      kind: 'WekaContainer',
+      metadata: { name: ref.name },
+      spec: { mode: 'drive', image: 'weka:test', nodeName: node, ...SPEC },
+    },
   });
   await custom.patchNamespacedCustomObjectStatus(
-    { ...GROUP, ...ref, body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, status: { clusterGUID: guid } }, fieldManager: 'test-cluster-admin', force: true },
+    {
+      ...GROUP,
+      ...ref,
+      body: {
+        apiVersion: 'weka.weka.io/v1alpha1',
+        kind: 'WekaContainer',
+        metadata: { name: ref.name },
+        status: { clusterGUID: guid },
+      },
+      fieldManager: 'test-cluster-admin',
+      force: true,
+    },
     setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
   );
 }
 
 describe('the operator process', () => {
-  it('converges after a SIGKILL mid-rollout, signs every virtual drive exactly once, and leaves nothing after deletion', { timeout: 600_000 }, async () => {
-    const nodes = [await sharedDrivesNode(DEVICES, 'restart-a'), await sharedDrivesNode(DEVICES, 'restart-b')];
-    const guid = await createWekaCluster(nodes[0]!, 'restart');
-    // Slow Weka commands so that the kill lands while containers are being signed.
-    for (const node of nodes) await sim(node, 'faults', '--latency-ms', '300');
-    const operatorNamespace = await uniqueNamespace('weka-operator');
-    const env = { WEKA_TASK_QUEUE: uniqueName('restart'), WEKA_OPERATOR_NAMESPACE: operatorNamespace, WEKA_HTTP_PORT: '0' };
-    const first = await operator(env);
+  it(
+    'converges after a SIGKILL mid-rollout, signs every virtual drive exactly once, and leaves nothing after deletion',
+    { timeout: 600_000 },
+    async () => {
+      const nodes = [await sharedDrivesNode(DEVICES, 'restart-a'), await sharedDrivesNode(DEVICES, 'restart-b')];
+      const guid = await createWekaCluster(nodes[0]!, 'restart');
+      // Slow Weka commands so that the kill lands while containers are being signed.
+      for (const node of nodes) await sim(node, 'faults', '--latency-ms', '300');
+      const operatorNamespace = await uniqueNamespace('weka-operator');
+      const env = {
+        WEKA_TASK_QUEUE: uniqueName('restart'),
+        WEKA_OPERATOR_NAMESPACE: operatorNamespace,
+        WEKA_HTTP_PORT: '0',
+      };
+      const first = await operator(env);
 
-    const ns = await uniqueNamespace('rollout');
-    const refs = nodes.flatMap((node, n) => Array.from({ length: PER_NODE }, (_, i) => ({ ref: { namespace: ns, name: `drive-${n}-${i}` }, node })));
-    for (const { ref, node } of refs) await createContainer(ref, node, guid);
+      const ns = await uniqueNamespace('rollout');
+      const refs = nodes.flatMap((node, n) =>
+        Array.from({ length: PER_NODE }, (_, i) => ({ ref: { namespace: ns, name: `drive-${n}-${i}` }, node })),
+      );
+      for (const { ref, node } of refs) await createContainer(ref, node, guid);
 
-    await eventually('signing to be under way', async () => {
-      const adds = (await Promise.all(nodes.map(simulatorLog))).map((log) => changeCounts(log, 'virtual-add', 'virtualUUID').size);
-      return adds.some((n) => n > 0) ? true : undefined;
-    }, 240_000);
-    await first.kill('SIGKILL');
-    const readyAtKill = (await listContainers(ns)).filter((c) => c.status?.phase === 'Ready').length;
-    expect(readyAtKill).toBeLessThan(refs.length);
+      await eventually(
+        'signing to be under way',
+        async () => {
+          const adds = (await Promise.all(nodes.map(simulatorLog))).map(
+            (log) => changeCounts(log, 'virtual-add', 'virtualUUID').size,
+          );
+          return adds.some((n) => n > 0) ? true : undefined;
+        },
+        240_000,
+      );
+      await first.kill('SIGKILL');
+      const readyAtKill = (await listContainers(ns)).filter((c) => c.status?.phase === 'Ready').length;
+      expect(readyAtKill).toBeLessThan(refs.length);
 
-    const [port] = await freePorts(1);
-    const second = await operator({ ...env, WEKA_HTTP_PORT: String(port), WEKA_HTTP_ADDRESS: '127.0.0.1' });
-    const ready = await eventually('every container to be Ready', async () => {
-      const all = await listContainers(ns);
-      return all.length === refs.length && all.every((c) => c.status?.phase === 'Ready') ? all : undefined;
-    }, 360_000);
-    console.log(`${readyAtKill} of ${refs.length} containers were Ready at the kill`);
+      const [port] = await freePorts(1);
+      const second = await operator({ ...env, WEKA_HTTP_PORT: String(port), WEKA_HTTP_ADDRESS: '127.0.0.1' });
+      const ready = await eventually(
+        'every container to be Ready',
+        async () => {
+          const all = await listContainers(ns);
+          return all.length === refs.length && all.every((c) => c.status?.phase === 'Ready') ? all : undefined;
+        },
+        360_000,
+      );
+      console.log(`${readyAtKill} of ${refs.length} containers were Ready at the kill`);
 
-    for (const node of nodes) await sim(node, 'faults', '--clear');
-    const logs = new Map(await Promise.all(nodes.map(async (node) => [node, await simulatorLog(node)] as const)));
-    for (const c of ready) {
-      const log = logs.get(c.spec.nodeName!)!;
-      const drives = c.status?.allocations?.virtualDrives ?? [];
-      expect(drives).toHaveLength(SPEC.numDrives);
-      for (const d of drives) {
-        expect(changeCounts(log, 'virtual-add', 'virtualUUID').get(d.virtualUUID), `virtual add of ${d.virtualUUID}`).toBe(1);
-        expect(changeCounts(log, 'drive-add', 'virtualUUID').get(d.virtualUUID), `drive add of ${d.virtualUUID}`).toBe(1);
+      for (const node of nodes) await sim(node, 'faults', '--clear');
+      const logs = new Map(await Promise.all(nodes.map(async (node) => [node, await simulatorLog(node)] as const)));
+      for (const c of ready) {
+        const log = logs.get(c.spec.nodeName!)!;
+        const drives = c.status?.allocations?.virtualDrives ?? [];
+        expect(drives).toHaveLength(SPEC.numDrives);
+        for (const d of drives) {
+          expect(
+            changeCounts(log, 'virtual-add', 'virtualUUID').get(d.virtualUUID),
+            `virtual add of ${d.virtualUUID}`,
+          ).toBe(1);
+          expect(
+            changeCounts(log, 'drive-add', 'virtualUUID').get(d.virtualUUID),
+            `drive add of ${d.virtualUUID}`,
+          ).toBe(1);
+        }
+        expect(c.metadata.finalizers).toEqual([FINALIZER]);
+        expect(c.status?.workflowID).toBe(containerWorkflowId(c.metadata.uid!));
+        expect(await runsOf(containerWorkflowId(c.metadata.uid!)), `runs of ${c.metadata.name}`).toBe(1);
       }
-      expect(c.metadata.finalizers).toEqual([FINALIZER]);
-      expect(c.status?.workflowID).toBe(containerWorkflowId(c.metadata.uid!));
-      expect(await runsOf(containerWorkflowId(c.metadata.uid!)), `runs of ${c.metadata.name}`).toBe(1);
-    }
-    // Nothing signed that no container holds: each node carries exactly its containers' drives.
-    for (const node of nodes) {
-      const held = ready.filter((c) => c.spec.nodeName === node).flatMap((c) => (c.status?.allocations?.virtualDrives ?? []).map((d) => d.virtualUUID));
-      const onDevices = (await Promise.all(DEVICES.map((d) => showDevice(node, d.path)))).flatMap((d) => d.virtualDrives.map((v) => v.virtualUUID));
-      expect(onDevices.sort()).toEqual(held.sort());
-    }
+      // Nothing signed that no container holds: each node carries exactly its containers' drives.
+      for (const node of nodes) {
+        const held = ready
+          .filter((c) => c.spec.nodeName === node)
+          .flatMap((c) => (c.status?.allocations?.virtualDrives ?? []).map((d) => d.virtualUUID));
+        const onDevices = (await Promise.all(DEVICES.map((d) => showDevice(node, d.path)))).flatMap((d) =>
+          d.virtualDrives.map((v) => v.virtualUUID),
+        );
+        expect(onDevices.sort()).toEqual(held.sort());
+      }
 
-    // The restarted watcher started (use-existing) every container once on its first list.
-    const afterRollout = await metricsText(port!);
-    expect(sample(afterRollout, 'weka_watcher_actions_total{kind="WekaContainer",action="startWorkflow",result="ok"}')).toBeGreaterThanOrEqual(refs.length);
-    // The node mutexes stay running while idle; the sampler reports their (empty) queues.
-    const sampled = await eventually('the node mutexes to be sampled', async () => {
-      const text = await metricsText(port!);
-      return nodes.every((n) => sample(text, `weka_node_mutex_queue_depth{node="${n}"}`) === 0) ? text : undefined;
-    }, 60_000);
-    expect(sample(sampled, `weka_node_mutex_busy{node="${nodes[0]}"}`)).toBe(0);
+      // The restarted watcher started (use-existing) every container once on its first list.
+      const afterRollout = await metricsText(port!);
+      expect(
+        sample(afterRollout, 'weka_watcher_actions_total{kind="WekaContainer",action="startWorkflow",result="ok"}'),
+      ).toBeGreaterThanOrEqual(refs.length);
+      // The node mutexes stay running while idle; the sampler reports their (empty) queues.
+      const sampled = await eventually(
+        'the node mutexes to be sampled',
+        async () => {
+          const text = await metricsText(port!);
+          return nodes.every((n) => sample(text, `weka_node_mutex_queue_depth{node="${n}"}`) === 0) ? text : undefined;
+        },
+        60_000,
+      );
+      expect(sample(sampled, `weka_node_mutex_busy{node="${nodes[0]}"}`)).toBe(0);
 
-    for (const { ref } of refs) await kubeConfig().makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({ ...GROUP, ...ref });
-    for (const { ref } of refs) await waitGone(ref, 240_000);
-    expect(await listContainers(ns)).toEqual([]);
-    for (const node of nodes) {
-      for (const device of DEVICES) expect((await showDevice(node, device.path)).virtualDrives).toEqual([]);
-    }
-    // The last drive container on each node took the node's ssdproxy container with it.
-    await eventually('the proxy containers to be gone', async () => ((await listContainers(operatorNamespace)).length === 0 ? true : undefined), 60_000);
-    for (const { ref } of refs) expect(await readContainer(ref)).toBeNull();
+      for (const { ref } of refs)
+        await kubeConfig()
+          .makeApiClient(CustomObjectsApi)
+          .deleteNamespacedCustomObject({ ...GROUP, ...ref });
+      for (const { ref } of refs) await waitGone(ref, 240_000);
+      expect(await listContainers(ns)).toEqual([]);
+      for (const node of nodes) {
+        for (const device of DEVICES) expect((await showDevice(node, device.path)).virtualDrives).toEqual([]);
+      }
+      // The last drive container on each node took the node's ssdproxy container with it.
+      await eventually(
+        'the proxy containers to be gone',
+        async () => ((await listContainers(operatorNamespace)).length === 0 ? true : undefined),
+        60_000,
+      );
+      for (const { ref } of refs) expect(await readContainer(ref)).toBeNull();
 
-    const afterTeardown = await metricsText(port!);
-    const unsigned = sample(afterTeardown, 'weka_cli_calls_total{command="weka-sign-drive virtual remove",result="success"}') ?? 0;
-    expect(unsigned).toBeGreaterThanOrEqual(refs.length * SPEC.numDrives);
-    expect(sample(afterTeardown, 'weka_watcher_actions_total{kind="WekaContainer",action="signalDelete",result="ok"}')).toBeGreaterThanOrEqual(refs.length);
-    expect(sample(afterTeardown, 'weka_workflow_step_duration_seconds_count{activity="unsignVirtualDrive",result="ok"}')).toBeGreaterThanOrEqual(refs.length * SPEC.numDrives);
-    // Every release went through a node mutex, and its wait in the queue was measured.
-    expect(sample(afterTeardown, 'weka_node_mutex_wait_seconds_count{activity="releaseAllocation"}')).toBeGreaterThanOrEqual(refs.length);
+      const afterTeardown = await metricsText(port!);
+      const unsigned =
+        sample(afterTeardown, 'weka_cli_calls_total{command="weka-sign-drive virtual remove",result="success"}') ?? 0;
+      expect(unsigned).toBeGreaterThanOrEqual(refs.length * SPEC.numDrives);
+      expect(
+        sample(afterTeardown, 'weka_watcher_actions_total{kind="WekaContainer",action="signalDelete",result="ok"}'),
+      ).toBeGreaterThanOrEqual(refs.length);
+      expect(
+        sample(afterTeardown, 'weka_workflow_step_duration_seconds_count{activity="unsignVirtualDrive",result="ok"}'),
+      ).toBeGreaterThanOrEqual(refs.length * SPEC.numDrives);
+      // Every release went through a node mutex, and its wait in the queue was measured.
+      expect(
+        sample(afterTeardown, 'weka_node_mutex_wait_seconds_count{activity="releaseAllocation"}'),
+      ).toBeGreaterThanOrEqual(refs.length);
 
-    expect(await stopCleanly(second), second.output().slice(-4000)).toBe(0);
-    expect(second.output()).toContain('"msg":"stopped"');
-  });
+      expect(await stopCleanly(second), second.output().slice(-4000)).toBe(0);
+      expect(second.output()).toContain('"msg":"stopped"');
+    },
+  );
 
   it('answers /healthz, /readyz and /metrics, and exits 0 on SIGTERM', { timeout: 120_000 }, async () => {
     const [port] = await freePorts(1);
@@ -171,7 +239,11 @@ describe('the operator process', () => {
     });
     const base = `http://127.0.0.1:${port}`;
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
-    await eventually('/readyz to answer 200', async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), 60_000);
+    await eventually(
+      '/readyz to answer 200',
+      async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined),
+      60_000,
+    );
     expect(p.output()).toContain('watcher running');
 
     const metrics = await fetch(`${base}/metrics`);

@@ -3,13 +3,27 @@
 // runs the worker and the CR watcher, signs a node's drives and drives a container through its
 // whole lifecycle, and cannot do what the role does not grant. The test's own setup (nodes, the
 // custom resources a user creates and deletes) uses the admin.
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type V1PolicyRule } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+  type V1PolicyRule,
+} from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
-import { containerWorkflowId, FINALIZER, operationWorkflowId, proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../../src/lifecycle/names.js';
+import {
+  containerWorkflowId,
+  FINALIZER,
+  operationWorkflowId,
+  proxyName,
+  WEKA_POD_CONTAINER,
+  type ObjectRef,
+} from '../../src/lifecycle/names.js';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { HELM_BUILD_TIMEOUT_MS, onlyOne, renderChart } from '../support/helm-chart.js';
@@ -43,7 +57,10 @@ beforeAll(async () => {
   const role = onlyOne(await renderChart({ release: 'rbac-test', namespace: 'weka-drives-system' }), 'ClusterRole');
   chartRules = (role as unknown as { rules: V1PolicyRule[] }).rules;
   operatorUser = await restrictedUser('weka-drives-rbac-test', uniqueName('weka-drives-rbac'), chartRules);
-  op = await startTestOperator({ kubeConfig: operatorUser.kubeConfig, exec: KubeExecTransport.fromKubeConfig(operatorUser.kubeConfig) });
+  op = await startTestOperator({
+    kubeConfig: operatorUser.kubeConfig,
+    exec: KubeExecTransport.fromKubeConfig(operatorUser.kubeConfig),
+  });
   // Every kind, so that the role's list and watch on all three are exercised: the watcher is
   // ready only once its first list of each kind succeeded.
   watcher = startWatcher({
@@ -68,7 +85,10 @@ async function explained<T>(handle: WorkflowHandle, wait: Promise<T>): Promise<T
     return await wait;
   } catch (err) {
     const pending = await handle.describe().then(
-      (d) => (d.raw.pendingActivities ?? []).map((a) => `${a.activityType?.name ?? '?'}: ${a.lastFailure?.message ?? 'no failure yet'}`).join('\n  ') || '(none)',
+      (d) =>
+        (d.raw.pendingActivities ?? [])
+          .map((a) => `${a.activityType?.name ?? '?'}: ${a.lastFailure?.message ?? 'no failure yet'}`)
+          .join('\n  ') || '(none)',
       (e: unknown) => `(no workflow ${handle.workflowId}: ${String(e)}; did the watcher start it?)`,
     );
     throw new Error(`${(err as Error).message}\npending activities:\n  ${pending}`);
@@ -96,7 +116,14 @@ describe("the operator with only the chart's ClusterRole", () => {
     const ref = { namespace: await uniqueNamespace('rbac-sign'), name: 'sign' };
     const uid = await createAsUser('wekamanualoperations', ref, 'WekaManualOperation', {
       action: 'sign-drives',
-      payload: { signDrivesPayload: { type: 'device-paths', nodeSelector: selector, devicePaths: DEVICES.map((d) => d.path), shared: true } },
+      payload: {
+        signDrivesPayload: {
+          type: 'device-paths',
+          nodeSelector: selector,
+          devicePaths: DEVICES.map((d) => d.path),
+          shared: true,
+        },
+      },
     });
     const handle = op.client.workflow.getHandle(operationWorkflowId(uid));
 
@@ -105,7 +132,9 @@ describe("the operator with only the chart's ClusterRole", () => {
     // The watcher's own writes: the finalizer and the workflow id.
     expect(done.metadata.finalizers).toEqual([FINALIZER]);
     expect(done.status?.workflowID).toBe(operationWorkflowId(uid));
-    const published = decodeSharedDrivesAnnotation((await readNode(node)).metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '');
+    const published = decodeSharedDrivesAnnotation(
+      (await readNode(node)).metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '',
+    );
     expect(published.ok && published.drives.map((d) => d.devicePath).sort()).toEqual(DEVICES.map((d) => d.path));
     expect((await readNode(node)).status?.capacity?.['weka.io/shared-drives-capacity']).toBeDefined();
 
@@ -128,7 +157,18 @@ describe("the operator with only the chart's ClusterRole", () => {
     });
     // The standalone container's cluster GUID, as the cluster's admin would record it.
     await custom().patchNamespacedCustomObjectStatus(
-      { ...group('wekacontainers'), ...ref, body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, status: { clusterGUID: guid } }, fieldManager: 'test-cluster-admin', force: true },
+      {
+        ...group('wekacontainers'),
+        ...ref,
+        body: {
+          apiVersion: 'weka.weka.io/v1alpha1',
+          kind: 'WekaContainer',
+          metadata: { name: ref.name },
+          status: { clusterGUID: guid },
+        },
+        fieldManager: 'test-cluster-admin',
+        force: true,
+      },
       setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
     );
     const handle = op.client.workflow.getHandle(containerWorkflowId(uid));
@@ -143,7 +183,9 @@ describe("the operator with only the chart's ClusterRole", () => {
     // Kubernetes 1.35, create. With either alone the apiserver refuses it.
     const target = { namespace: ref.namespace, pod: ref.name, container: WEKA_POD_CONTAINER };
     for (const verbs of [['get'], ['create']]) {
-      const user = await restrictedUser(`weka-drives-exec-${verbs[0]}`, uniqueName(`weka-drives-exec-${verbs[0]}`), [{ apiGroups: [''], resources: ['pods/exec'], verbs }]);
+      const user = await restrictedUser(`weka-drives-exec-${verbs[0]}`, uniqueName(`weka-drives-exec-${verbs[0]}`), [
+        { apiGroups: [''], resources: ['pods/exec'], verbs },
+      ]);
       extraUsers.push(user);
       const exec = KubeExecTransport.fromKubeConfig(user.kubeConfig, { maxAttempts: 1 });
       await expect(exec.run(target, ['true']), `pods/exec with only ${verbs[0]}`).rejects.toThrow(/403/);
@@ -163,16 +205,30 @@ describe("the operator with only the chart's ClusterRole", () => {
     const node = (await core.listNode()).items[0]?.metadata?.name;
     expect(node).toBeDefined();
     const forbidden = async (what: string, call: () => Promise<unknown>) => {
-      await expect(call().then(() => 'allowed', (err: { code?: number }) => err.code), what).resolves.toBe(403);
+      await expect(
+        call().then(
+          () => 'allowed',
+          (err: { code?: number }) => err.code,
+        ),
+        what,
+      ).resolves.toBe(403);
     };
     await forbidden('delete a node', () => core.deleteNode({ name: node! }));
     await forbidden('list Secrets', () => core.listNamespacedSecret({ namespace: op.operatorNamespace }));
-    await forbidden('read a Secret', () => core.readNamespacedSecret({ namespace: op.operatorNamespace, name: 'anything' }));
+    await forbidden('read a Secret', () =>
+      core.readNamespacedSecret({ namespace: op.operatorNamespace, name: 'anything' }),
+    );
     await forbidden('list pods', () => core.listPodForAllNamespaces());
-    await forbidden('create a namespace', () => core.createNamespace({ body: { metadata: { name: uniqueName('rbac-ns') } } }));
+    await forbidden('create a namespace', () =>
+      core.createNamespace({ body: { metadata: { name: uniqueName('rbac-ns') } } }),
+    );
     await forbidden('create a ClusterRoleBinding', () =>
       operatorUser.kubeConfig.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
-        body: { metadata: { name: uniqueName('escalate') }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: operatorUser.user }] },
+        body: {
+          metadata: { name: uniqueName('escalate') },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+          subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: operatorUser.user }],
+        },
       }),
     );
     // The admin still sees the node: the refusal was authorization, not a missing object.

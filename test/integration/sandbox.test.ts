@@ -12,7 +12,11 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 describe('sandbox', () => {
   it('reaches Ready with --until-ready and exits 0', { timeout: 420_000 }, async () => {
     const started = Date.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'deploy/local/sandbox.ts', '--until-ready', '--timeout', '360'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'deploy/local/sandbox.ts', '--until-ready', '--timeout', '360'],
+      { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
@@ -21,11 +25,16 @@ describe('sandbox', () => {
     expect(code, tail).toBe(0);
     expect(output).toMatch(/sandbox Ready: 6 drive containers in 2 clusters/);
     expect(output).toMatch(/Temporal UI:\s+http:\/\/127\.0\.0\.1:\d+/);
-    console.log(`sandbox reached Ready and stopped in ${Math.round((Date.now() - started) / 1000)} s; last view:\n${tail}`);
+    console.log(
+      `sandbox reached Ready and stopped in ${Math.round((Date.now() - started) / 1000)} s; last view:\n${tail}`,
+    );
     // Nothing of its control plane survives it (every server is given paths in its data directory).
     const dataDir = /logs:\s+(\S+)\/logs/.exec(output)?.[1];
     expect(dataDir, 'the sandbox prints where its logs are').toBeDefined();
-    const left = await run('pgrep', ['-f', '-a', dataDir!]).then((r) => r.stdout.trim(), () => '');
+    const left = await run('pgrep', ['-f', '-a', dataDir!]).then(
+      (r) => r.stdout.trim(),
+      () => '',
+    );
     expect(left).toBe('');
   });
 });

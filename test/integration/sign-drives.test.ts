@@ -22,7 +22,13 @@ import {
   startSignDrivesWorkflow,
   waitFinished,
 } from './support/manual-operation.js';
-import { createDriveContainer, podExists, readContainer, startTestOperator, type TestOperator } from './support/operator.js';
+import {
+  createDriveContainer,
+  podExists,
+  readContainer,
+  startTestOperator,
+  type TestOperator,
+} from './support/operator.js';
 import { changeCounts, sim, simulatorLog } from './support/simulator.js';
 
 const DEVICES: SimulatedDevice[] = [
@@ -83,7 +89,12 @@ async function signProxyCounts(node: string): Promise<Map<string, number>> {
 describe('sign-drives operation', () => {
   it('signs every listed device once on the selected nodes and publishes the drives and their capacity', async () => {
     const ref = { namespace: ns, name: 'sign-first' };
-    const { uid, handle } = await startSignDrivesOperation(op, ref, { type: 'device-paths', nodeSelector: selector, devicePaths: PATHS, shared: true });
+    const { uid, handle } = await startSignDrivesOperation(op, ref, {
+      type: 'device-paths',
+      nodeSelector: selector,
+      devicePaths: PATHS,
+      shared: true,
+    });
     first = { ref, uid };
     const done = await waitFinished(ref);
 
@@ -94,14 +105,26 @@ describe('sign-drives operation', () => {
       const counts = await signProxyCounts(node);
       expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(PATHS.map((p) => [p, 1])));
       const drives = await sharedDrives(node);
-      expect(drives.map((d) => [d.devicePath, d.type, d.capacityGiB])).toEqual(DEVICES.map((d) => [d.path, d.type, d.capacityGiB]));
-      expect(await capacityOf(node)).toEqual({ tlc: '11520', qlc: '15360', allocatableTlc: '11520', allocatableQlc: '15360' });
+      expect(drives.map((d) => [d.devicePath, d.type, d.capacityGiB])).toEqual(
+        DEVICES.map((d) => [d.path, d.type, d.capacityGiB]),
+      );
+      expect(await capacityOf(node)).toEqual({
+        tlc: '11520',
+        qlc: '15360',
+        allocatableTlc: '11520',
+        allocatableQlc: '15360',
+      });
       const result = done.status?.results?.find((r) => r.node === node);
       expect(result?.error).toBeUndefined();
       expect(result?.drives?.map((d) => d.uuid).sort()).toEqual(drives.map((d) => d.physicalUUID).sort());
     }
-    expect(done.status?.conditions?.find((c) => c.type === 'Succeeded')).toMatchObject({ status: 'True', reason: 'AllNodesSigned' });
-    expect(await eventReasons(ns, ref.name)).toEqual(expect.arrayContaining(['Normal/NodeSigned', 'Normal/AllNodesSigned']));
+    expect(done.status?.conditions?.find((c) => c.type === 'Succeeded')).toMatchObject({
+      status: 'True',
+      reason: 'AllNodesSigned',
+    });
+    expect(await eventReasons(ns, ref.name)).toEqual(
+      expect.arrayContaining(['Normal/NodeSigned', 'Normal/AllNodesSigned']),
+    );
     expect((await handle.query(stateQuery)).phase).toBe('Succeeded');
     const described = await handle.describe();
     expect(described.memo).toMatchObject({ namespace: ns, name: ref.name, uid });
@@ -121,39 +144,71 @@ describe('sign-drives operation', () => {
     const lateSelector = { 'weka.io/drive-sharing': uniqueName('late-pool') };
     await addNode({ name: late, labels: lateSelector, devices: DEVICES });
     const ref = { namespace: ns, name: 'early-container' };
-    const { handle } = await createDriveContainer(op, ref, { nodeName: late, driveCores: 1, numDrives: 1, driveCapacity: 400 });
-    await eventually('the container to be refused for lack of shared drives', async () => {
-      const c = await readContainer(ref);
-      return c?.status?.conditions?.find((x) => x.type === 'Allocated' && x.status === 'False' && x.reason === 'NoSharedDrives');
-    }, 60_000);
+    const { handle } = await createDriveContainer(op, ref, {
+      nodeName: late,
+      driveCores: 1,
+      numDrives: 1,
+      driveCapacity: 400,
+    });
+    await eventually(
+      'the container to be refused for lack of shared drives',
+      async () => {
+        const c = await readContainer(ref);
+        return c?.status?.conditions?.find(
+          (x) => x.type === 'Allocated' && x.status === 'False' && x.reason === 'NoSharedDrives',
+        );
+      },
+      60_000,
+    );
 
-    await startSignDrivesOperation(op, { namespace: ns, name: 'sign-late' }, { type: 'device-paths', nodeSelector: lateSelector, devicePaths: PATHS, shared: true });
+    await startSignDrivesOperation(
+      op,
+      { namespace: ns, name: 'sign-late' },
+      { type: 'device-paths', nodeSelector: lateSelector, devicePaths: PATHS, shared: true },
+    );
     // Woken by the mutex when the publish completed, not by its next periodic re-ask.
-    const signals = await eventually('the container to be allocated', async () => {
-      const c = await readContainer(ref);
-      if (!c?.status?.allocations?.virtualDrives?.length) return undefined;
-      const history = await handle.fetchHistory();
-      return (history.events ?? []).map((e) => e.workflowExecutionSignaledEventAttributes?.signalName).filter(Boolean);
-    }, 60_000);
+    const signals = await eventually(
+      'the container to be allocated',
+      async () => {
+        const c = await readContainer(ref);
+        if (!c?.status?.allocations?.virtualDrives?.length) return undefined;
+        const history = await handle.fetchHistory();
+        return (history.events ?? [])
+          .map((e) => e.workflowExecutionSignaledEventAttributes?.signalName)
+          .filter(Boolean);
+      },
+      60_000,
+    );
     expect(signals).toContain(capacityReleasedSignal.name);
   });
 
   it('signs nothing again when the same devices are signed a second time, and keeps the annotation', async () => {
     const before = { a: await sharedDrives(nodeA), b: await sharedDrives(nodeB) };
     const ref = { namespace: ns, name: 'sign-again' };
-    await startSignDrivesOperation(op, ref, { type: 'device-paths', nodeSelector: selector, devicePaths: PATHS, shared: true });
+    await startSignDrivesOperation(op, ref, {
+      type: 'device-paths',
+      nodeSelector: selector,
+      devicePaths: PATHS,
+      shared: true,
+    });
     const done = await waitFinished(ref);
 
     expect(done.status?.phase).toBe('Succeeded');
     expect(done.status?.results?.every((r) => r.drives?.length === PATHS.length)).toBe(true);
-    for (const node of [nodeA, nodeB]) expect(Object.fromEntries(await signProxyCounts(node))).toEqual(Object.fromEntries(PATHS.map((p) => [p, 1])));
+    for (const node of [nodeA, nodeB])
+      expect(Object.fromEntries(await signProxyCounts(node))).toEqual(Object.fromEntries(PATHS.map((p) => [p, 1])));
     expect(await sharedDrives(nodeA)).toEqual(before.a);
     expect(await sharedDrives(nodeB)).toEqual(before.b);
   });
 
-  it('reports a device missing on one node as that node\'s error, while the other node signs and adds it', async () => {
+  it("reports a device missing on one node as that node's error, while the other node signs and adds it", async () => {
     const ref = { namespace: ns, name: 'sign-missing' };
-    await startSignDrivesOperation(op, ref, { type: 'device-paths', nodeSelector: selector, devicePaths: [...PATHS, EXTRA.path], shared: true });
+    await startSignDrivesOperation(op, ref, {
+      type: 'device-paths',
+      nodeSelector: selector,
+      devicePaths: [...PATHS, EXTRA.path],
+      shared: true,
+    });
     const done = await waitFinished(ref);
 
     expect(done.status?.phase).toBe('Failed');
@@ -167,19 +222,32 @@ describe('sign-drives operation', () => {
     expect(await capacityOf(nodeB)).toMatchObject({ tlc: String(11520 + EXTRA.capacityGiB), qlc: '15360' });
     expect((await sharedDrives(nodeA)).map((d) => d.devicePath)).toEqual(PATHS);
     expect((await signProxyCounts(nodeB)).get(EXTRA.path)).toBe(1);
-    expect(done.status?.conditions?.find((c) => c.type === 'Succeeded')).toMatchObject({ status: 'False', reason: 'NodesFailed' });
+    expect(done.status?.conditions?.find((c) => c.type === 'Succeeded')).toMatchObject({
+      status: 'False',
+      reason: 'NodesFailed',
+    });
     expect(await eventReasons(ns, ref.name)).toContain('Warning/NodeFailed');
   });
 
   it('refuses exclusive signing without touching a device', async () => {
     const logBefore = { a: (await simulatorLog(nodeA)).length, b: (await simulatorLog(nodeB)).length };
     const ref = { namespace: ns, name: 'sign-exclusive' };
-    await startSignDrivesOperation(op, ref, { type: 'device-paths', nodeSelector: selector, devicePaths: PATHS, shared: false });
+    await startSignDrivesOperation(op, ref, {
+      type: 'device-paths',
+      nodeSelector: selector,
+      devicePaths: PATHS,
+      shared: false,
+    });
     const done = await waitFinished(ref);
 
     expect(done.status?.phase).toBe('Failed');
-    expect(done.status?.conditions?.find((c) => c.type === 'Accepted')).toMatchObject({ status: 'False', reason: 'ExclusiveSigningUnsupported' });
-    expect(done.status?.conditions?.find((c) => c.type === 'Accepted')?.message).toMatch(/only shared: true \(proxy signing\) is supported/);
+    expect(done.status?.conditions?.find((c) => c.type === 'Accepted')).toMatchObject({
+      status: 'False',
+      reason: 'ExclusiveSigningUnsupported',
+    });
+    expect(done.status?.conditions?.find((c) => c.type === 'Accepted')?.message).toMatch(
+      /only shared: true \(proxy signing\) is supported/,
+    );
     expect(done.status?.results ?? []).toEqual([]);
     expect((await simulatorLog(nodeA)).length).toBe(logBefore.a);
     expect((await simulatorLog(nodeB)).length).toBe(logBefore.b);
@@ -198,7 +266,12 @@ describe('sign-drives operation', () => {
   it('goes straight to removing the finalizer when started for an operation already being deleted', async () => {
     const logBefore = (await simulatorLog(nodeA)).length;
     const ref = { namespace: ns, name: 'sign-deleted-early' };
-    const created = await createSignDrivesOperation(ref, { type: 'device-paths', nodeSelector: selector, devicePaths: PATHS, shared: true });
+    const created = await createSignDrivesOperation(ref, {
+      type: 'device-paths',
+      nodeSelector: selector,
+      devicePaths: PATHS,
+      shared: true,
+    });
     await deleteOperationObject(ref);
     expect((await readOperation(ref))?.metadata.deletionTimestamp).toBeDefined();
     await (await startSignDrivesWorkflow(op, ref, created.uid)).result();
@@ -212,15 +285,27 @@ describe('sign-drives operation', () => {
     await Promise.all([nodeA, nodeB].map((node) => sim(node, 'faults', '--latency-ms', '1000')));
     try {
       const ref = { namespace: ns, name: 'sign-deleted-running' };
-      const { uid, handle } = await startSignDrivesOperation(op, ref, { type: 'device-paths', nodeSelector: selector, devicePaths: PATHS, shared: true });
-      await eventually('a node to be signing', async () => (/signing \d+ devices/.test((await handle.query(stateQuery)).detail) ? true : undefined));
+      const { uid, handle } = await startSignDrivesOperation(op, ref, {
+        type: 'device-paths',
+        nodeSelector: selector,
+        devicePaths: PATHS,
+        shared: true,
+      });
+      await eventually('a node to be signing', async () =>
+        /signing \d+ devices/.test((await handle.query(stateQuery)).detail) ? true : undefined,
+      );
       await deleteOperation(op, ref, uid);
       await handle.result();
       await recordHistory(handle.workflowId, 'sign-drives-deleted-while-running');
 
       expect(await readOperation(ref)).toBeNull();
       const history = await handle.fetchHistory();
-      const scheduled = new Map((history.events ?? []).map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes?.activityType?.name]));
+      const scheduled = new Map(
+        (history.events ?? []).map((e) => [
+          String(e.eventId),
+          e.activityTaskScheduledEventAttributes?.activityType?.name,
+        ]),
+      );
       const cancelled = (history.events ?? []).flatMap((e) => {
         const id = e.activityTaskCancelRequestedEventAttributes?.scheduledEventId;
         return id === undefined || id === null ? [] : [scheduled.get(String(id))];

@@ -10,7 +10,14 @@ import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher
 import { containerWorkflowId, type ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually, kubeConfig, temporalNamespace, temporalUiUrl, uniqueNamespace } from './harness.js';
 import { ensureChromium, launchBrowser, saveScreenshot, type TestBrowser } from './support/browser.js';
-import { createContainerObject, sharedDrivesNode, startTestOperator, waitForPhase, waitGone, type TestOperator } from './support/operator.js';
+import {
+  createContainerObject,
+  sharedDrivesNode,
+  startTestOperator,
+  waitForPhase,
+  waitGone,
+  type TestOperator,
+} from './support/operator.js';
 import { createWekaCluster } from './support/simulator.js';
 
 const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
@@ -38,14 +45,23 @@ beforeAll(async () => {
   // First, so that a machine without Chromium fails here with the reason, before any set-up.
   await ensureChromium();
   op = await startTestOperator();
-  watcher = startWatcher({ kubeConfig: kubeConfig(), temporal: op.client, taskQueue: op.deps.taskQueue, logger: pino({ level: 'warn' }) });
+  watcher = startWatcher({
+    kubeConfig: kubeConfig(),
+    temporal: op.client,
+    taskQueue: op.deps.taskQueue,
+    logger: pino({ level: 'warn' }),
+  });
   await watcher.ready;
   node = await sharedDrivesNode(DEVICES, 'ui-node');
   const guid = await createWekaCluster(node, 'ui-cluster');
   const ns = await uniqueNamespace('ui');
   for (const name of ['drive-a', 'drive-b']) {
     const ref = { namespace: ns, name };
-    containers.push({ ref, uid: await createContainer(ref, guid), summary: `Drive container ${ns}/${name} on node ${node}` });
+    containers.push({
+      ref,
+      uid: await createContainer(ref, guid),
+      summary: `Drive container ${ns}/${name} on node ${node}`,
+    });
   }
   await Promise.all(containers.map((c) => waitForPhase(c.ref, 'Ready', 150_000)));
   browser = await launchBrowser();
@@ -63,24 +79,36 @@ afterAll(async () => {
 
 /** The text of the page and of its frames: the UI renders user markdown (summary, details) in iframes. */
 async function allText(page: Page): Promise<string> {
-  const texts = await Promise.all(page.frames().map((f) => f.locator('body').innerText().catch(() => '')));
+  const texts = await Promise.all(
+    page.frames().map((f) =>
+      f
+        .locator('body')
+        .innerText()
+        .catch(() => ''),
+    ),
+  );
   return texts.join('\n');
 }
 
 async function waitForText(page: Page, wanted: string[]): Promise<void> {
-  await eventually(`the page to show ${wanted.map((w) => JSON.stringify(w)).join(', ')}`, async () => {
-    const text = await allText(page);
-    return wanted.every((w) => text.includes(w)) ? true : undefined;
-  }, UI_TIMEOUT_MS);
+  await eventually(
+    `the page to show ${wanted.map((w) => JSON.stringify(w)).join(', ')}`,
+    async () => {
+      const text = await allText(page);
+      return wanted.every((w) => text.includes(w)) ? true : undefined;
+    },
+    UI_TIMEOUT_MS,
+  );
 }
 
 afterEach(async (ctx) => {
   // A failed look at the UI leaves a picture of what the browser saw.
-  if (ctx.task.result?.state === 'fail' && browser) await saveScreenshot(browser.page, ARTIFACT_DIR, `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-')}`);
+  if (ctx.task.result?.state === 'fail' && browser)
+    await saveScreenshot(browser.page, ARTIFACT_DIR, `failed-${ctx.task.name.replace(/[^a-z0-9]+/gi, '-')}`);
 });
 
 describe('the Temporal Web UI', () => {
-  it('lists a node\'s container workflows, with each one\'s container and phase, when filtered by WekaNode', async () => {
+  it("lists a node's container workflows, with each one's container and phase, when filtered by WekaNode", async () => {
     const page = browser!.page;
     const ids = containers.map((c) => containerWorkflowId(c.uid));
     // Visibility is what the UI lists from; make sure it has caught up before looking.
@@ -90,21 +118,29 @@ describe('the Temporal Web UI', () => {
       return ids.every((id) => seen.includes(id)) ? true : undefined;
     });
 
-    await page.goto(`${temporalUiUrl()}/namespaces/${temporalNamespace()}/workflows?query=${encodeURIComponent(`WekaNode="${node}"`)}`);
+    await page.goto(
+      `${temporalUiUrl()}/namespaces/${temporalNamespace()}/workflows?query=${encodeURIComponent(`WekaNode="${node}"`)}`,
+    );
     for (const id of ids) await page.getByText(id, { exact: true }).waitFor({ timeout: UI_TIMEOUT_MS });
     // UI 2.42.1 has no column for a workflow's summary (its column settings offer the built-in
     // columns and the search attributes only), so the list shows the search attributes that
     // name the container and its phase; the summary is checked on the workflow's page below.
     await page.getByTestId('workflows-summary-table-configuration-button').click();
-    for (const column of ['WekaContainer', 'WekaPhase']) await page.getByRole('button', { name: `Add ${column} column` }).click();
+    for (const column of ['WekaContainer', 'WekaPhase'])
+      await page.getByRole('button', { name: `Add ${column} column` }).click();
     // Room for the new columns in the screenshot.
-    for (const column of ['Run ID', 'Start', 'End']) await page.getByRole('button', { name: `Remove ${column} column` }).click();
+    for (const column of ['Run ID', 'Start', 'End'])
+      await page.getByRole('button', { name: `Remove ${column} column` }).click();
     await page.getByRole('button', { name: 'Close Workflows Table configuration' }).click();
     await page.getByRole('button', { name: 'Collapse saved views' }).click();
 
     const rows = page.locator('tr', { hasText: 'weka-' });
     // The node's mutex carries WekaNode too; nothing from any other node is listed.
-    await eventually('the list to show three rows', async () => ((await rows.count()) === 3 ? true : undefined), UI_TIMEOUT_MS);
+    await eventually(
+      'the list to show three rows',
+      async () => ((await rows.count()) === 3 ? true : undefined),
+      UI_TIMEOUT_MS,
+    );
     for (const c of containers) {
       const row = rows.filter({ hasText: containerWorkflowId(c.uid) });
       await row.getByText(`${c.ref.namespace}/${c.ref.name}`, { exact: true }).waitFor({ timeout: UI_TIMEOUT_MS });
@@ -115,12 +151,14 @@ describe('the Temporal Web UI', () => {
     expect(browser!.blockedRequests).toEqual([]);
   });
 
-  it('shows a container workflow\'s summary and current step under User Metadata', async () => {
+  it("shows a container workflow's summary and current step under User Metadata", async () => {
     const page = browser!.page;
     const c = containers[0]!;
     const handle = op.client.workflow.getHandle(containerWorkflowId(c.uid));
     const { runId } = await handle.describe();
-    await page.goto(`${temporalUiUrl()}/namespaces/${temporalNamespace()}/workflows/${encodeURIComponent(handle.workflowId)}/${runId}/user-metadata`);
+    await page.goto(
+      `${temporalUiUrl()}/namespaces/${temporalNamespace()}/workflows/${encodeURIComponent(handle.workflowId)}/${runId}/user-metadata`,
+    );
     await page.getByText('Current Details', { exact: true }).waitFor({ timeout: UI_TIMEOUT_MS });
     // The workflow set `**Ready**: ready; waiting for deletion`; the UI renders the markdown.
     await waitForText(page, [c.summary, 'Ready: ready; waiting for deletion']);

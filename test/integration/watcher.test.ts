@@ -1,13 +1,28 @@
 // The CR watcher on the real apiserver and Temporal, with an in-process worker: it adds the
 // finalizer, starts exactly one workflow per object (even with two watchers, or after a
 // restart), signals spec changes and deletions, and catches up on what it missed while stopped.
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1ManagedFieldsEntry } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1ManagedFieldsEntry,
+} from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
 import { containerWorkflowId, FINALIZER, FIELD_MANAGER, type ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually, kubeConfig, uniqueNamespace } from './harness.js';
-import { createContainerObject, readContainer, sharedDrivesNode, startTestOperator, waitForPhase, waitGone, type ContainerSpecInput, type TestOperator } from './support/operator.js';
+import {
+  createContainerObject,
+  readContainer,
+  sharedDrivesNode,
+  startTestOperator,
+  waitForPhase,
+  waitGone,
+  type ContainerSpecInput,
+  type TestOperator,
+} from './support/operator.js';
 import { createWekaCluster, showDevice } from './support/simulator.js';
 
 const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
@@ -54,12 +69,19 @@ async function stop(w: RunningWatcher): Promise<void> {
 }
 
 /** A drive WekaContainer as a user creates it (no finalizer, no workflow), in a standalone cluster. */
-async function createContainer(ref: ObjectRef, spec: Omit<ContainerSpecInput, 'nodeName'>, finalizers: string[] = []): Promise<string> {
-  return (await createContainerObject(ref, { nodeName: node, ...spec }, { finalizers, clusterGUID: guid })).metadata.uid!;
+async function createContainer(
+  ref: ObjectRef,
+  spec: Omit<ContainerSpecInput, 'nodeName'>,
+  finalizers: string[] = [],
+): Promise<string> {
+  return (await createContainerObject(ref, { nodeName: node, ...spec }, { finalizers, clusterGUID: guid })).metadata
+    .uid!;
 }
 
 async function deleteContainer(ref: ObjectRef): Promise<void> {
-  await kubeConfig().makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({ ...GROUP, ...ref });
+  await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .deleteNamespacedCustomObject({ ...GROUP, ...ref });
 }
 
 /** Every run (running or closed) Temporal has for the workflow id. */
@@ -80,67 +102,83 @@ async function virtualDrivesOnNode(): Promise<string[]> {
 }
 
 describe('the CR watcher', () => {
-  it('adds the finalizer, starts one workflow, writes its id, and the container becomes Ready', { timeout: 180_000 }, async () => {
-    await watcher();
-    const ref = { namespace: await uniqueNamespace('watch'), name: 'drive-0' };
-    const uid = await createContainer(ref, SPEC);
+  it(
+    'adds the finalizer, starts one workflow, writes its id, and the container becomes Ready',
+    { timeout: 180_000 },
+    async () => {
+      await watcher();
+      const ref = { namespace: await uniqueNamespace('watch'), name: 'drive-0' };
+      const uid = await createContainer(ref, SPEC);
 
-    const ready = await waitForPhase(ref, 'Ready', 150_000);
-    expect(ready.metadata.finalizers).toEqual([FINALIZER]);
-    expect(ready.status?.workflowID).toBe(containerWorkflowId(uid));
-    expect(ready.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
-    // The watcher owns status.workflowID through its own field manager, and nothing in spec.
-    const managedFields = (ready.metadata as { managedFields?: V1ManagedFieldsEntry[] }).managedFields ?? [];
-    const managed = managedFields.filter((m) => m.manager === FIELD_MANAGER.watcher);
-    expect(managed.find((m) => m.subresource === 'status')?.fieldsV1).toEqual({ 'f:status': { 'f:workflowID': {} } });
-    expect(managed.find((m) => m.subresource === undefined)?.fieldsV1).toEqual({ 'f:metadata': { 'f:finalizers': { '.': {}, [`v:"${FINALIZER}"`]: {} } } });
-    expect(await runsOf(containerWorkflowId(uid))).toHaveLength(1);
-    const description = await op.client.workflow.getHandle(containerWorkflowId(uid)).describe();
-    expect(await description.staticSummary()).toBe(`Drive container ${ref.namespace}/drive-0 on node ${node}`);
-    expect(description.memo).toMatchObject({ kind: 'WekaContainer', namespace: ref.namespace, name: 'drive-0', uid });
-    expect(await eventReasons(ref)).toContain('WorkflowStarted');
+      const ready = await waitForPhase(ref, 'Ready', 150_000);
+      expect(ready.metadata.finalizers).toEqual([FINALIZER]);
+      expect(ready.status?.workflowID).toBe(containerWorkflowId(uid));
+      expect(ready.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+      // The watcher owns status.workflowID through its own field manager, and nothing in spec.
+      const managedFields = (ready.metadata as { managedFields?: V1ManagedFieldsEntry[] }).managedFields ?? [];
+      const managed = managedFields.filter((m) => m.manager === FIELD_MANAGER.watcher);
+      expect(managed.find((m) => m.subresource === 'status')?.fieldsV1).toEqual({ 'f:status': { 'f:workflowID': {} } });
+      expect(managed.find((m) => m.subresource === undefined)?.fieldsV1).toEqual({
+        'f:metadata': { 'f:finalizers': { '.': {}, [`v:"${FINALIZER}"`]: {} } },
+      });
+      expect(await runsOf(containerWorkflowId(uid))).toHaveLength(1);
+      const description = await op.client.workflow.getHandle(containerWorkflowId(uid)).describe();
+      expect(await description.staticSummary()).toBe(`Drive container ${ref.namespace}/drive-0 on node ${node}`);
+      expect(description.memo).toMatchObject({ kind: 'WekaContainer', namespace: ref.namespace, name: 'drive-0', uid });
+      expect(await eventReasons(ref)).toContain('WorkflowStarted');
 
-    await deleteContainer(ref);
-    await waitGone(ref, 120_000);
-  });
+      await deleteContainer(ref);
+      await waitGone(ref, 120_000);
+    },
+  );
 
-  it('starts exactly one workflow and records each Event once with two watchers at once and after a watcher restart', { timeout: 180_000 }, async () => {
-    const [a] = await Promise.all([watcher(), watcher()]);
-    const ref = { namespace: await uniqueNamespace('watch-two'), name: 'drive-0' };
-    const uid = await createContainer(ref, SPEC);
-    const ready = await waitForPhase(ref, 'Ready', 150_000);
-    expect(ready.metadata.finalizers).toEqual([FINALIZER]);
-    // Both watchers wrote the workflow id; the Event that says so is there once.
-    expect((await eventReasons(ref)).filter((r) => r === 'WorkflowStarted')).toHaveLength(1);
+  it(
+    'starts exactly one workflow and records each Event once with two watchers at once and after a watcher restart',
+    { timeout: 180_000 },
+    async () => {
+      const [a] = await Promise.all([watcher(), watcher()]);
+      const ref = { namespace: await uniqueNamespace('watch-two'), name: 'drive-0' };
+      const uid = await createContainer(ref, SPEC);
+      const ready = await waitForPhase(ref, 'Ready', 150_000);
+      expect(ready.metadata.finalizers).toEqual([FINALIZER]);
+      // Both watchers wrote the workflow id; the Event that says so is there once.
+      expect((await eventReasons(ref)).filter((r) => r === 'WorkflowStarted')).toHaveLength(1);
 
-    await stop(a!);
-    // A restarted watcher lists everything again and, once ready, has started (use-existing) again.
-    await watcher();
-    const runs = await runsOf(containerWorkflowId(uid));
-    expect(runs).toHaveLength(1);
-    const description = await op.client.workflow.getHandle(containerWorkflowId(uid)).describe();
-    expect(description.status.name).toBe('RUNNING');
-    expect(description.runId).toBe(runs[0]);
+      await stop(a!);
+      // A restarted watcher lists everything again and, once ready, has started (use-existing) again.
+      await watcher();
+      const runs = await runsOf(containerWorkflowId(uid));
+      expect(runs).toHaveLength(1);
+      const description = await op.client.workflow.getHandle(containerWorkflowId(uid)).describe();
+      expect(description.status.name).toBe('RUNNING');
+      expect(description.runId).toBe(runs[0]);
 
-    await deleteContainer(ref);
-    await waitGone(ref, 120_000);
-    expect((await eventReasons(ref)).filter((r) => r === 'TeardownRequested')).toHaveLength(1);
-  });
+      await deleteContainer(ref);
+      await waitGone(ref, 120_000);
+      expect((await eventReasons(ref)).filter((r) => r === 'TeardownRequested')).toHaveLength(1);
+    },
+  );
 
   it('signals a spec change, and the waiting workflow proceeds to Ready', { timeout: 180_000 }, async () => {
     await watcher();
     const ref = { namespace: await uniqueNamespace('watch-spec'), name: 'no-cores' };
     await createContainer(ref, { containerCapacity: 2000, driveTypesRatio: { tlc: 1, qlc: 0 } });
-    await eventually('the refusal for the missing driveCores', async () => {
-      const cond = (await readContainer(ref))?.status?.conditions?.find((c) => c.type === 'Allocated');
-      return cond?.status === 'False' && cond.reason === 'InvalidDriveSharingConfig' ? true : undefined;
-    }, 120_000);
+    await eventually(
+      'the refusal for the missing driveCores',
+      async () => {
+        const cond = (await readContainer(ref))?.status?.conditions?.find((c) => c.type === 'Allocated');
+        return cond?.status === 'False' && cond.reason === 'InvalidDriveSharingConfig' ? true : undefined;
+      },
+      120_000,
+    );
 
     // driveCores was never set, so setting it is allowed. Only the watcher's signal wakes the workflow.
-    await kubeConfig().makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
-      { ...GROUP, ...ref, body: { spec: { driveCores: 2 } } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .patchNamespacedCustomObject(
+        { ...GROUP, ...ref, body: { spec: { driveCores: 2 } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     const ready = await waitForPhase(ref, 'Ready', 150_000);
     expect(ready.status?.allocations?.virtualDrives?.length).toBeGreaterThanOrEqual(2);
     expect(await eventReasons(ref)).toContain('SpecChangeSignalled');
@@ -149,25 +187,29 @@ describe('the CR watcher', () => {
     await waitGone(ref, 120_000);
   });
 
-  it('tears down on deletion: virtual drives removed, then the finalizer, then the object is gone', { timeout: 180_000 }, async () => {
-    await watcher();
-    const ref = { namespace: await uniqueNamespace('watch-delete'), name: 'drive-0' };
-    const uid = await createContainer(ref, SPEC);
-    const ready = await waitForPhase(ref, 'Ready', 150_000);
-    const mine = (ready.status?.allocations?.virtualDrives ?? []).map((d) => d.virtualUUID);
-    expect(mine.length).toBeGreaterThan(0);
-    expect(await virtualDrivesOnNode()).toEqual(expect.arrayContaining(mine));
+  it(
+    'tears down on deletion: virtual drives removed, then the finalizer, then the object is gone',
+    { timeout: 180_000 },
+    async () => {
+      await watcher();
+      const ref = { namespace: await uniqueNamespace('watch-delete'), name: 'drive-0' };
+      const uid = await createContainer(ref, SPEC);
+      const ready = await waitForPhase(ref, 'Ready', 150_000);
+      const mine = (ready.status?.allocations?.virtualDrives ?? []).map((d) => d.virtualUUID);
+      expect(mine.length).toBeGreaterThan(0);
+      expect(await virtualDrivesOnNode()).toEqual(expect.arrayContaining(mine));
 
-    await deleteContainer(ref);
-    // While the teardown runs, the object stays, held by the finalizer.
-    const deleting = await readContainer(ref);
-    expect(deleting?.metadata.deletionTimestamp).toBeDefined();
-    await waitGone(ref, 120_000);
-    await op.client.workflow.getHandle(containerWorkflowId(uid)).result();
-    const left = await virtualDrivesOnNode();
-    for (const v of mine) expect(left).not.toContain(v);
-    expect(await eventReasons(ref)).toContain('TeardownRequested');
-  });
+      await deleteContainer(ref);
+      // While the teardown runs, the object stays, held by the finalizer.
+      const deleting = await readContainer(ref);
+      expect(deleting?.metadata.deletionTimestamp).toBeDefined();
+      await waitGone(ref, 120_000);
+      await op.client.workflow.getHandle(containerWorkflowId(uid)).result();
+      const left = await virtualDrivesOnNode();
+      for (const v of mine) expect(left).not.toContain(v);
+      expect(await eventReasons(ref)).toContain('TeardownRequested');
+    },
+  );
 
   it('catches up after being stopped: a deletion it missed is still torn down', { timeout: 240_000 }, async () => {
     const first = await watcher();
@@ -188,20 +230,24 @@ describe('the CR watcher', () => {
     expect(await runsOf(containerWorkflowId(uid))).toHaveLength(1);
   });
 
-  it('tears down an object created and deleted while no watcher ran, whose workflow never started', { timeout: 180_000 }, async () => {
-    const ref = { namespace: await uniqueNamespace('watch-never'), name: 'drive-0' };
-    // A finalizer is already there (a manifest carried it, or a watcher died right after adding it).
-    const uid = await createContainer(ref, SPEC, [FINALIZER]);
-    await deleteContainer(ref);
-    expect((await readContainer(ref))?.metadata.deletionTimestamp).toBeDefined();
-    expect(await runsOf(containerWorkflowId(uid))).toHaveLength(0);
+  it(
+    'tears down an object created and deleted while no watcher ran, whose workflow never started',
+    { timeout: 180_000 },
+    async () => {
+      const ref = { namespace: await uniqueNamespace('watch-never'), name: 'drive-0' };
+      // A finalizer is already there (a manifest carried it, or a watcher died right after adding it).
+      const uid = await createContainer(ref, SPEC, [FINALIZER]);
+      await deleteContainer(ref);
+      expect((await readContainer(ref))?.metadata.deletionTimestamp).toBeDefined();
+      expect(await runsOf(containerWorkflowId(uid))).toHaveLength(0);
 
-    await watcher();
-    await waitGone(ref, 120_000);
-    // Signal-with-start ran the workflow once, straight into its teardown.
-    expect(await runsOf(containerWorkflowId(uid))).toHaveLength(1);
-    await op.client.workflow.getHandle(containerWorkflowId(uid)).result();
-  });
+      await watcher();
+      await waitGone(ref, 120_000);
+      // Signal-with-start ran the workflow once, straight into its teardown.
+      expect(await runsOf(containerWorkflowId(uid))).toHaveLength(1);
+      await op.client.workflow.getHandle(containerWorkflowId(uid)).result();
+    },
+  );
 
   it('leaves alone containers of other modes and the ones the operator created', { timeout: 60_000 }, async () => {
     await watcher();
@@ -214,10 +260,18 @@ describe('the CR watcher', () => {
       spec: { mode, image: 'quay.io/weka.io/weka-in-container:test', nodeName: node },
     });
     await custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, body: body('compute-0', 'compute') });
-    await custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, body: body('proxy-0', 'ssdproxy', { 'app.kubernetes.io/managed-by': 'weka-drives-operator' }) });
+    await custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ns,
+      body: body('proxy-0', 'ssdproxy', { 'app.kubernetes.io/managed-by': 'weka-drives-operator' }),
+    });
     // A drive container created after them: once it has its finalizer, the watcher has seen the others too.
     await createContainer({ namespace: ns, name: 'drive-0' }, SPEC);
-    await eventually('the drive container to get its finalizer', async () => ((await readContainer({ namespace: ns, name: 'drive-0' }))?.metadata.finalizers?.includes(FINALIZER) ? true : undefined));
+    await eventually('the drive container to get its finalizer', async () =>
+      (await readContainer({ namespace: ns, name: 'drive-0' }))?.metadata.finalizers?.includes(FINALIZER)
+        ? true
+        : undefined,
+    );
     for (const name of ['compute-0', 'proxy-0']) {
       const c = await readContainer({ namespace: ns, name });
       expect(c?.metadata.finalizers ?? []).toEqual([]);

@@ -41,7 +41,10 @@ interface LogEntry {
 
 async function simulatorLog(node: string): Promise<LogEntry[]> {
   const text = await readFile(join(simulatorNodeDir(node), 'commands.log'), 'utf8');
-  return text.trim().split('\n').map((line) => JSON.parse(line) as LogEntry);
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as LogEntry);
 }
 
 async function setFaults(node: string, ...args: string[]): Promise<void> {
@@ -57,13 +60,19 @@ describe('Weka CLI calls through Kubernetes exec', () => {
     const core = kubeConfig().makeApiClient(CoreV1Api);
     await core.createNamespacedPod({
       namespace: ns,
-      body: { metadata: { name: 'drive' }, spec: { nodeName: node, containers: [{ name: 'weka', image: 'weka/weka-in-container:4.4' }] } },
+      body: {
+        metadata: { name: 'drive' },
+        spec: { nodeName: node, containers: [{ name: 'weka', image: 'weka/weka-in-container:4.4' }] },
+      },
     });
-    await eventually('pod Running', async () => ((await core.readNamespacedPod({ namespace: ns, name: 'drive' })).status?.phase === 'Running' ? true : undefined));
+    await eventually('pod Running', async () =>
+      (await core.readNamespacedPod({ namespace: ns, name: 'drive' })).status?.phase === 'Running' ? true : undefined,
+    );
 
     const transport = KubeExecTransport.fromKubeConfig(kubeConfig());
     const pod: ExecTarget = { namespace: ns, pod: 'drive', container: 'weka' };
-    const run = async <T>(call: WekaCall<T>): Promise<T> => completeCall(call, await transport.run(pod, call.argv, { timeoutMs: 20_000 }));
+    const run = async <T>(call: WekaCall<T>): Promise<T> =>
+      completeCall(call, await transport.run(pod, call.argv, { timeoutMs: 20_000 }));
 
     expect(planSignProxy(await run(showDriveCall(device)))).toBe('run');
     await run(signProxyCall(device));
@@ -72,7 +81,9 @@ describe('Weka CLI calls through Kubernetes exec', () => {
     expect(planSignProxy(signed)).toBe('already-done');
 
     const cluster = await run(clusterCreateCall(uniqueName('tenant')));
-    const { containerId } = await run(containerAddCall({ clusterGUID: cluster.guid, name: `${ns}_drive`, hostname: node }));
+    const { containerId } = await run(
+      containerAddCall({ clusterGUID: cluster.guid, name: `${ns}_drive`, hostname: node }),
+    );
     const virtualUUID = '4f1c2d3e-0000-4000-8000-00000000000a';
     const add = { devicePath: device, virtualUUID, ownerClusterGUID: cluster.guid, sizeGiB: 1000 };
 
@@ -95,11 +106,29 @@ describe('Weka CLI calls through Kubernetes exec', () => {
     expect(after.virtualDrives).toEqual([]);
     expect(planVirtualRemove(after, remove)).toBe('already-done');
 
-    const changes = (await simulatorLog(node)).flatMap((e) => e.changes.map((c) => c.kind)).filter((k) => !k.startsWith('faults'));
-    expect(changes).toEqual(['device-init', 'sign-proxy', 'cluster-create', 'container-add', 'virtual-add', 'drive-add', 'drive-remove', 'virtual-remove']);
+    const changes = (await simulatorLog(node))
+      .flatMap((e) => e.changes.map((c) => c.kind))
+      .filter((k) => !k.startsWith('faults'));
+    expect(changes).toEqual([
+      'device-init',
+      'sign-proxy',
+      'cluster-create',
+      'container-add',
+      'virtual-add',
+      'drive-add',
+      'drive-remove',
+      'virtual-remove',
+    ]);
   });
 
   it('refuses a device path with shell metacharacters before anything runs', async () => {
-    expect(() => virtualAddCall({ devicePath: '/dev/nvme0n1; rm -rf /', virtualUUID: '4f1c2d3e-0000-4000-8000-00000000000b', ownerClusterGUID: '4f1c2d3e-0000-4000-8000-00000000000c', sizeGiB: 10 })).toThrow(/device path/i);
+    expect(() =>
+      virtualAddCall({
+        devicePath: '/dev/nvme0n1; rm -rf /',
+        virtualUUID: '4f1c2d3e-0000-4000-8000-00000000000b',
+        ownerClusterGUID: '4f1c2d3e-0000-4000-8000-00000000000c',
+        sizeGiB: 10,
+      }),
+    ).toThrow(/device path/i);
   });
 });

@@ -20,7 +20,8 @@ export const HELM_BUILD_TIMEOUT_MS = 15 * 60_000;
 export function kubeVersion(): string {
   const goMod = readFileSync(`${repoRoot}deploy/local/tools/kube-apiserver/go.mod`, 'utf8');
   const version = /^require k8s\.io\/kubernetes (v\S+)$/m.exec(goMod)?.[1];
-  if (!version) throw new Error('cannot find the k8s.io/kubernetes version in deploy/local/tools/kube-apiserver/go.mod');
+  if (!version)
+    throw new Error('cannot find the k8s.io/kubernetes version in deploy/local/tools/kube-apiserver/go.mod');
   return version;
 }
 
@@ -45,8 +46,10 @@ export function helmBinary(): Promise<string> {
         if ((err as { code?: string }).code !== 'EEXIST') throw err;
         if (isExecutable(helm)) return helm; // another process built it meanwhile
         // A lock older than any build is left over from a killed run.
-        if (Date.now() - (await stat(lock).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs > HELM_BUILD_TIMEOUT_MS) await rm(lock, { recursive: true, force: true });
-        if (Date.now() - started > HELM_BUILD_TIMEOUT_MS) throw new Error(`timed out waiting for another process to build helm (lock ${lock})`);
+        if (Date.now() - (await stat(lock).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs > HELM_BUILD_TIMEOUT_MS)
+          await rm(lock, { recursive: true, force: true });
+        if (Date.now() - started > HELM_BUILD_TIMEOUT_MS)
+          throw new Error(`timed out waiting for another process to build helm (lock ${lock})`);
         await new Promise((r) => setTimeout(r, 500));
       }
     }
@@ -86,7 +89,17 @@ export interface RenderOptions {
 /** `helm template`: every document the chart renders (CRDs excluded, as helm template does). */
 export async function renderChart(o: RenderOptions = {}): Promise<Manifest[]> {
   const helm = await helmBinary();
-  const args = ['template', o.release ?? 'weka', CHART_DIR, '--namespace', o.namespace ?? 'weka-system', '--kube-version', o.kubeVersion ?? kubeVersion(), '--values', '-'];
+  const args = [
+    'template',
+    o.release ?? 'weka',
+    CHART_DIR,
+    '--namespace',
+    o.namespace ?? 'weka-system',
+    '--kube-version',
+    o.kubeVersion ?? kubeVersion(),
+    '--values',
+    '-',
+  ];
   const stdout = await new Promise<string>((resolve, reject) => {
     const child = execFile(helm, args, { maxBuffer: 16 * 1024 * 1024 }, (err, out, stderr) => {
       if (err) reject(new Error(`helm ${args.join(' ')} failed: ${stderr || err.message}`));

@@ -60,7 +60,9 @@ export function optional(parsed: ParsedArgs, name: string): string | undefined {
 
 export function positionals(parsed: ParsedArgs, names: readonly string[]): string[] {
   if (parsed.positionals.length !== names.length) {
-    throw new UsageError(`expected ${names.length ? names.join(' ') : 'no arguments'}, got ${JSON.stringify(parsed.positionals)}`);
+    throw new UsageError(
+      `expected ${names.length ? names.join(' ') : 'no arguments'}, got ${JSON.stringify(parsed.positionals)}`,
+    );
   }
   return [...parsed.positionals];
 }
@@ -69,6 +71,7 @@ export function positionals(parsed: ParsedArgs, names: readonly string[]): strin
 export function integerArg(name: string, text: string, min: number): number {
   if (!/^\d+$/.test(text)) throw new UsageError(`${name} must be an integer, got ${JSON.stringify(text)}`);
   const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < min) throw new UsageError(`${name} must be an integer >= ${min}, got ${text}`);
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new UsageError(`${name} must be an integer >= ${min}, got ${text}`);
   return value;
 }

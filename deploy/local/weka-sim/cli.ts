@@ -9,10 +9,25 @@ import { loadClusters, saveClusters } from './cluster-state.js';
 import { drawFaults, readFaults, runFaultsCommand, type FaultDraw } from './faults.js';
 import { runInitNode } from './init-node.js';
 import { LockTimeoutError, sleep, withLock } from './lock.js';
-import { appendLog, ensureNodeDirs, loadDevices, saveDevice, simPaths, type LogEntry, type SimPaths } from './node-state.js';
 import {
-  EXIT_INTERNAL, EXIT_OK, EXIT_REFUSED, EXIT_TEMPFAIL, EXIT_USAGE,
-  SimRefusal, UsageError, type SimResult, type ToolOutput,
+  appendLog,
+  ensureNodeDirs,
+  loadDevices,
+  saveDevice,
+  simPaths,
+  type LogEntry,
+  type SimPaths,
+} from './node-state.js';
+import {
+  EXIT_INTERNAL,
+  EXIT_OK,
+  EXIT_REFUSED,
+  EXIT_TEMPFAIL,
+  EXIT_USAGE,
+  SimRefusal,
+  UsageError,
+  type SimResult,
+  type ToolOutput,
 } from './outcome.js';
 import { runSignDrive, type NodeView } from './sign-drive-tool.js';
 import { runWeka } from './weka-tool.js';
@@ -39,7 +54,8 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
   try {
     invocation = parseGlobal(args);
   } catch (err) {
-    if (err instanceof UsageError) return { exitCode: EXIT_USAGE, stdout: '', stderr: `weka-sim: ${err.message}\n${SIM_USAGE}\n` };
+    if (err instanceof UsageError)
+      return { exitCode: EXIT_USAGE, stdout: '', stderr: `weka-sim: ${err.message}\n${SIM_USAGE}\n` };
     throw err;
   }
   const { kind, argv } = invocation;
@@ -53,7 +69,8 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
       ),
     );
   } catch (err) {
-    if (err instanceof LockTimeoutError) return { exitCode: EXIT_TEMPFAIL, stdout: '', stderr: `weka-sim: ${err.message}\n` };
+    if (err instanceof LockTimeoutError)
+      return { exitCode: EXIT_TEMPFAIL, stdout: '', stderr: `weka-sim: ${err.message}\n` };
     return { exitCode: EXIT_INTERNAL, stdout: '', stderr: `weka-sim: internal error: ${errorText(err)}\n` };
   }
 }
@@ -115,7 +132,10 @@ async function applyTool(paths: SimPaths, argv: readonly string[]): Promise<Tool
 }
 
 /** Loads the node's device headers, runs fn, and writes back the headers fn changed. */
-async function withDevices(paths: SimPaths, fn: (node: NodeView) => ToolOutput | Promise<ToolOutput>): Promise<ToolOutput> {
+async function withDevices(
+  paths: SimPaths,
+  fn: (node: NodeView) => ToolOutput | Promise<ToolOutput>,
+): Promise<ToolOutput> {
   const devices = await loadDevices(paths);
   const before = new Map([...devices].map(([path, header]) => [path, JSON.stringify(header)]));
   const out = await fn({ nodeName: paths.nodeName, devices });
@@ -126,7 +146,12 @@ async function withDevices(paths: SimPaths, fn: (node: NodeView) => ToolOutput |
 }
 
 /** Runs one command under the node lock and appends its outcome to commands.log. */
-async function runLogged(paths: SimPaths, argv: readonly string[], draw: FaultDraw, fn: () => Promise<ToolOutput>): Promise<SimResult> {
+async function runLogged(
+  paths: SimPaths,
+  argv: readonly string[],
+  draw: FaultDraw,
+  fn: () => Promise<ToolOutput>,
+): Promise<SimResult> {
   const tool = basename(argv[0] ?? 'weka-sim');
   const log = (exitCode: number, rest: Partial<LogEntry> = {}) =>
     appendLog(paths, { time: new Date().toISOString(), argv, exitCode, changes: [], ...rest });

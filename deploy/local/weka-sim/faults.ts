@@ -50,7 +50,10 @@ export async function drawFaults(paths: SimPaths, settings: FaultSettings): Prom
 
 /** The `faults` subcommand. Call under the node lock. */
 export async function runFaultsCommand(args: readonly string[], paths: SimPaths): Promise<ToolOutput> {
-  const parsed = parseArgs(args, { values: ['--latency-ms', '--fail-rate', '--fail-after-effect-rate', '--seed'], flags: ['--clear'] });
+  const parsed = parseArgs(args, {
+    values: ['--latency-ms', '--fail-rate', '--fail-after-effect-rate', '--seed'],
+    flags: ['--clear'],
+  });
   positionals(parsed, []);
   if (parsed.flags.has('--clear')) {
     if (parsed.values.size > 0) throw new UsageError(`--clear takes no other options\n${FAULTS_USAGE}`);
@@ -68,7 +71,10 @@ export async function runFaultsCommand(args: readonly string[], paths: SimPaths)
     draws: 0,
   };
   await writeJsonAtomic(paths.faultsFile, settings);
-  return { stdout: `Fault injection set: ${JSON.stringify(settings)}\n`, changes: [{ kind: 'faults-set', faults: settings }] };
+  return {
+    stdout: `Fault injection set: ${JSON.stringify(settings)}\n`,
+    changes: [{ kind: 'faults-set', faults: settings }],
+  };
 }
 
 function rate(text: string | undefined, option: string): number {

@@ -9,7 +9,8 @@ import type { DeviceHeader, DriveType } from './node-state.js';
 import { SimRefusal, UsageError, type Change, type ToolOutput } from './outcome.js';
 import type { NodeView } from './sign-drive-tool.js';
 
-export const INIT_NODE_USAGE = 'usage: weka-sim --state DIR init-node --device PATH:GIB:TLC|QLC[:SERIAL] [--device ...]';
+export const INIT_NODE_USAGE =
+  'usage: weka-sim --state DIR init-node --device PATH:GIB:TLC|QLC[:SERIAL] [--device ...]';
 
 interface DeviceSpec {
   readonly devicePath: string;
@@ -30,7 +31,10 @@ export function runInitNode(args: readonly string[], node: NodeView): ToolOutput
   // Check every device before touching any, so a refusal leaves the node as it was.
   for (const spec of specs) {
     const existing = node.devices.get(spec.devicePath);
-    if (existing && (existing.capacityGiB !== spec.capacityGiB || existing.type !== spec.type || existing.serial !== spec.serial)) {
+    if (
+      existing &&
+      (existing.capacityGiB !== spec.capacityGiB || existing.type !== spec.type || existing.serial !== spec.serial)
+    ) {
       throw new SimRefusal(
         `${spec.devicePath} already exists as ${existing.capacityGiB} GiB ${existing.type} serial ${existing.serial}; refusing to redefine it as ${spec.capacityGiB} GiB ${spec.type} serial ${spec.serial}`,
       );
@@ -45,7 +49,13 @@ export function runInitNode(args: readonly string[], node: NodeView): ToolOutput
     }
     const header: DeviceHeader = { ...spec, signature: 'none', physicalUUID: null, virtualDrives: [] };
     node.devices.set(spec.devicePath, header);
-    changes.push({ kind: 'device-init', device: spec.devicePath, capacityGiB: spec.capacityGiB, type: spec.type, serial: spec.serial });
+    changes.push({
+      kind: 'device-init',
+      device: spec.devicePath,
+      capacityGiB: spec.capacityGiB,
+      type: spec.type,
+      serial: spec.serial,
+    });
     lines.push(`${spec.devicePath}: created (${spec.capacityGiB} GiB ${spec.type}, serial ${spec.serial})`);
   }
   return { stdout: `${lines.join('\n')}\n`, changes };
@@ -57,8 +67,10 @@ function parseDeviceSpec(text: string, nodeName: string): DeviceSpec {
     throw new UsageError(`bad --device ${JSON.stringify(text)}\n${INIT_NODE_USAGE}`);
   }
   if (!isDevicePath(devicePath)) throw new UsageError(`invalid device path ${JSON.stringify(devicePath)}`);
-  if (type !== 'TLC' && type !== 'QLC') throw new UsageError(`device type must be TLC or QLC, got ${JSON.stringify(type)}`);
-  if (serial !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(serial)) throw new UsageError(`invalid serial ${JSON.stringify(serial)}`);
+  if (type !== 'TLC' && type !== 'QLC')
+    throw new UsageError(`device type must be TLC or QLC, got ${JSON.stringify(type)}`);
+  if (serial !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(serial))
+    throw new UsageError(`invalid serial ${JSON.stringify(serial)}`);
   return {
     devicePath,
     capacityGiB: integerArg('device capacity (GiB)', size, 1),

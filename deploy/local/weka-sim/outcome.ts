@@ -27,14 +27,47 @@ export interface SimResult {
 
 /** One state change, recorded in commands.log so tests can count what really happened. */
 export type Change =
-  | { readonly kind: 'device-init'; readonly device: string; readonly capacityGiB: number; readonly type: string; readonly serial: string }
+  | {
+      readonly kind: 'device-init';
+      readonly device: string;
+      readonly capacityGiB: number;
+      readonly type: string;
+      readonly serial: string;
+    }
   | { readonly kind: 'sign-proxy'; readonly device: string; readonly physicalUUID: string }
-  | { readonly kind: 'virtual-add'; readonly device: string; readonly virtualUUID: string; readonly ownerClusterGUID: string; readonly sizeGiB: number }
-  | { readonly kind: 'virtual-remove'; readonly device: string; readonly virtualUUID: string; readonly ownerClusterGUID: string }
+  | {
+      readonly kind: 'virtual-add';
+      readonly device: string;
+      readonly virtualUUID: string;
+      readonly ownerClusterGUID: string;
+      readonly sizeGiB: number;
+    }
+  | {
+      readonly kind: 'virtual-remove';
+      readonly device: string;
+      readonly virtualUUID: string;
+      readonly ownerClusterGUID: string;
+    }
   | { readonly kind: 'cluster-create'; readonly name: string; readonly guid: string }
-  | { readonly kind: 'container-add'; readonly containerId: number; readonly clusterGUID: string; readonly name: string; readonly hostname: string }
-  | { readonly kind: 'drive-add'; readonly driveUUID: string; readonly virtualUUID: string; readonly containerId: number }
-  | { readonly kind: 'drive-remove'; readonly driveUUID: string; readonly virtualUUID: string; readonly containerId: number }
+  | {
+      readonly kind: 'container-add';
+      readonly containerId: number;
+      readonly clusterGUID: string;
+      readonly name: string;
+      readonly hostname: string;
+    }
+  | {
+      readonly kind: 'drive-add';
+      readonly driveUUID: string;
+      readonly virtualUUID: string;
+      readonly containerId: number;
+    }
+  | {
+      readonly kind: 'drive-remove';
+      readonly driveUUID: string;
+      readonly virtualUUID: string;
+      readonly containerId: number;
+    }
   | { readonly kind: 'faults-set'; readonly faults: unknown }
   | { readonly kind: 'faults-clear' };
 

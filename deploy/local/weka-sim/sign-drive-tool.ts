@@ -29,7 +29,9 @@ function signProxy(args: readonly string[], node: NodeView, newUUID: () => strin
   const [path] = positionals(parseArgs(args, {}), ['DEVICE']);
   const device = findDevice(node, path!);
   if (device.signature !== 'none') {
-    throw new SimRefusal(`${device.devicePath} is already signed (${device.signature}, physical UUID ${device.physicalUUID}); wipe it before signing again`);
+    throw new SimRefusal(
+      `${device.devicePath} is already signed (${device.signature}, physical UUID ${device.physicalUUID}); wipe it before signing again`,
+    );
   }
   device.signature = 'proxy';
   device.physicalUUID = newUUID();
@@ -101,7 +103,9 @@ function virtualRemove(args: readonly string[], node: NodeView): ToolOutput {
   const existing = device.virtualDrives[index];
   if (!existing) throw new SimRefusal(`virtual UUID ${virtualUUID} is not signed on ${device.devicePath}`);
   if (existing.ownerClusterGUID !== ownerClusterGUID) {
-    throw new SimRefusal(`virtual drive ${virtualUUID} on ${device.devicePath} belongs to cluster ${existing.ownerClusterGUID}, not ${ownerClusterGUID}`);
+    throw new SimRefusal(
+      `virtual drive ${virtualUUID} on ${device.devicePath} belongs to cluster ${existing.ownerClusterGUID}, not ${ownerClusterGUID}`,
+    );
   }
   device.virtualDrives.splice(index, 1);
   return {

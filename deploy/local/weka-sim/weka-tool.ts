@@ -102,11 +102,25 @@ function driveAdd(args: readonly string[], { node, clusters, newUUID }: WekaCont
     );
   }
   const added = clusters.drives.find((d) => d.virtualUUID === virtualUUID);
-  if (added) throw new SimRefusal(`virtual drive ${virtualUUID} is already added as drive ${added.driveUUID} of container ${added.containerId}`);
-  const drive: DriveRecord = { driveUUID: newUUID(), virtualUUID, containerId: container.containerId, sizeGiB: found.vd.sizeGiB, node: node.nodeName, status: 'ACTIVE' };
+  if (added)
+    throw new SimRefusal(
+      `virtual drive ${virtualUUID} is already added as drive ${added.driveUUID} of container ${added.containerId}`,
+    );
+  const drive: DriveRecord = {
+    driveUUID: newUUID(),
+    virtualUUID,
+    containerId: container.containerId,
+    sizeGiB: found.vd.sizeGiB,
+    node: node.nodeName,
+    status: 'ACTIVE',
+  };
   clusters.drives.push(drive);
   return {
-    stdout: output(parsed, publicDrive(drive), `Added drive ${drive.driveUUID} (virtual ${virtualUUID}) to container ${container.containerId}`),
+    stdout: output(
+      parsed,
+      publicDrive(drive),
+      `Added drive ${drive.driveUUID} (virtual ${virtualUUID}) to container ${container.containerId}`,
+    ),
     changes: [{ kind: 'drive-add', driveUUID: drive.driveUUID, virtualUUID, containerId: container.containerId }],
   };
 }
@@ -146,7 +160,13 @@ function requireContainer(clusters: ClusterState, containerId: number): Containe
 
 /** What `drive list|add --json` shows: the record minus simulator bookkeeping. */
 function publicDrive(d: DriveRecord): Omit<DriveRecord, 'node'> {
-  return { driveUUID: d.driveUUID, virtualUUID: d.virtualUUID, containerId: d.containerId, sizeGiB: d.sizeGiB, status: d.status };
+  return {
+    driveUUID: d.driveUUID,
+    virtualUUID: d.virtualUUID,
+    containerId: d.containerId,
+    sizeGiB: d.sizeGiB,
+    status: d.status,
+  };
 }
 
 function output(parsed: ParsedArgs, json: unknown, text: string): string {

@@ -9,7 +9,11 @@ export interface Backoff {
 export const DEFAULT_BACKOFF: Backoff = { initialMs: 200, maxMs: 30_000 };
 
 /** The delay before attempt `failures + 1`, between half and all of the capped exponential. */
-export function backoffDelay(failures: number, b: Backoff = DEFAULT_BACKOFF, random: () => number = Math.random): number {
+export function backoffDelay(
+  failures: number,
+  b: Backoff = DEFAULT_BACKOFF,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(b.maxMs, b.initialMs * 2 ** Math.max(0, failures - 1));
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }

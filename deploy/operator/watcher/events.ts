@@ -9,11 +9,23 @@ import type { WatchedObject } from '../../../src/lifecycle/watch-decision.js';
  * Records one Event per object, reason and occurrence: when another replica's watcher already
  * recorded it for the same action, this one is not recorded again.
  */
-export async function recordWatcherEvent(core: CoreV1Api, obj: WatchedObject, reason: string, message: string, occurrence: string | number): Promise<void> {
+export async function recordWatcherEvent(
+  core: CoreV1Api,
+  obj: WatchedObject,
+  reason: string,
+  message: string,
+  occurrence: string | number,
+): Promise<void> {
   const now = new Date();
   const event: CoreV1Event = {
     metadata: { name: watcherEventName(obj, reason, occurrence), namespace: obj.namespace },
-    involvedObject: { apiVersion: API_GROUP_VERSION, kind: obj.kind, name: obj.name, namespace: obj.namespace, uid: obj.uid },
+    involvedObject: {
+      apiVersion: API_GROUP_VERSION,
+      kind: obj.kind,
+      name: obj.name,
+      namespace: obj.namespace,
+      uid: obj.uid,
+    },
     type: 'Normal',
     reason,
     message: message.slice(0, 1024),

@@ -68,7 +68,13 @@ export async function runListWatch(o: ListWatchOptions): Promise<void> {
     let next: string | undefined;
     let version: string | undefined;
     do {
-      const page = (await api.listClusterCustomObject({ group: o.group, version: o.version, plural: o.plural, limit: LIST_PAGE, ...(next ? { _continue: next } : {}) })) as {
+      const page = (await api.listClusterCustomObject({
+        group: o.group,
+        version: o.version,
+        plural: o.plural,
+        limit: LIST_PAGE,
+        ...(next ? { _continue: next } : {}),
+      })) as {
         items?: unknown[];
         metadata?: { resourceVersion?: string; continue?: string };
       };
@@ -100,7 +106,8 @@ export async function runListWatch(o: ListWatchOptions): Promise<void> {
         continue;
       }
       if (outcome.error !== undefined) throw outcome.error;
-      if (outcome.events === 0 && Date.now() - started < SHORT_WATCH_MS && !o.signal.aborted) throw new Error('watch closed at once');
+      if (outcome.events === 0 && Date.now() - started < SHORT_WATCH_MS && !o.signal.aborted)
+        throw new Error('watch closed at once');
       failures = 0;
     } catch (err) {
       if (o.signal.aborted) break;
@@ -110,13 +117,23 @@ export async function runListWatch(o: ListWatchOptions): Promise<void> {
       }
       failures++;
       const delayMs = backoffDelay(failures, o.backoff ?? DEFAULT_BACKOFF);
-      log.warn({ err: err instanceof Error ? err.message : String(err), failures, delayMs }, 'list/watch failed; retrying');
+      log.warn(
+        { err: err instanceof Error ? err.message : String(err), failures, delayMs },
+        'list/watch failed; retrying',
+      );
       await sleep(delayMs, o.signal);
     }
   }
 }
 
-function watchOnce(watch: Watch, path: string, fromVersion: string, timeoutSeconds: number, handlers: ListWatchHandlers, signal: AbortSignal): Promise<WatchOutcome> {
+function watchOnce(
+  watch: Watch,
+  path: string,
+  fromVersion: string,
+  timeoutSeconds: number,
+  handlers: ListWatchHandlers,
+  signal: AbortSignal,
+): Promise<WatchOutcome> {
   return new Promise((resolve) => {
     const outcome: WatchOutcome = { resourceVersion: fromVersion, gone: false, events: 0 };
     let controller: AbortController | undefined;
@@ -139,7 +156,9 @@ function watchOnce(watch: Watch, path: string, fromVersion: string, timeoutSecon
         // The apiserver reports an expired resourceVersion as an ERROR event carrying a Status.
         const status = obj as { code?: number; message?: string } | null;
         if (status?.code === 410) outcome.gone = true;
-        finish(outcome.gone ? undefined : new Error(`watch error ${status?.code ?? ''}: ${status?.message ?? 'unknown'}`));
+        finish(
+          outcome.gone ? undefined : new Error(`watch error ${status?.code ?? ''}: ${status?.message ?? 'unknown'}`),
+        );
         return;
       }
       const rv = resourceVersionOf(obj);
@@ -150,7 +169,12 @@ function watchOnce(watch: Watch, path: string, fromVersion: string, timeoutSecon
       handlers.onEvent(type, obj);
     };
     watch
-      .watch(path, { resourceVersion: fromVersion, allowWatchBookmarks: true, timeoutSeconds }, onLine, (err: unknown) => finish(err))
+      .watch(
+        path,
+        { resourceVersion: fromVersion, allowWatchBookmarks: true, timeoutSeconds },
+        onLine,
+        (err: unknown) => finish(err),
+      )
       .then(
         (c) => {
           controller = c;

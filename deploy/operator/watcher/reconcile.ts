@@ -80,7 +80,10 @@ export class Reconciler {
         this.deps.metrics?.watcherActions.inc({ kind: obj.kind, action: action.type, result: 'ok' });
       } catch (err) {
         this.deps.metrics?.watcherActions.inc({ kind: obj.kind, action: action.type, result: 'error' });
-        log.warn({ action: action.type, err: err instanceof Error ? err.message : String(err) }, 'watcher action failed; will retry');
+        log.warn(
+          { action: action.type, err: err instanceof Error ? err.message : String(err) },
+          'watcher action failed; will retry',
+        );
         throw err;
       }
       if (!proceed) return;
@@ -89,7 +92,12 @@ export class Reconciler {
     }
   }
 
-  private async execute(action: WatchAction, obj: WatchedObject, workflow: LifecycleWorkflow, log: Logger): Promise<Proceed> {
+  private async execute(
+    action: WatchAction,
+    obj: WatchedObject,
+    workflow: LifecycleWorkflow,
+    log: Logger,
+  ): Promise<Proceed> {
     const ref = { namespace: obj.namespace, name: obj.name };
     switch (action.type) {
       case 'addFinalizer':
@@ -99,16 +107,36 @@ export class Reconciler {
         log.debug('workflow started (or already running)');
         return true;
       case 'signalSpecChanged':
-        await this.deps.temporal.workflow.signalWithStart(workflow.type, { ...this.startOptions(obj, workflow), signal: specChangedSignal, signalArgs: [] });
+        await this.deps.temporal.workflow.signalWithStart(workflow.type, {
+          ...this.startOptions(obj, workflow),
+          signal: specChangedSignal,
+          signalArgs: [],
+        });
         log.info({ generation: action.generation }, 'spec change signalled');
-        await this.event(obj, 'SpecChangeSignalled', `generation ${action.generation}: workflow ${workflow.id} re-reads the spec`, action.generation, log);
+        await this.event(
+          obj,
+          'SpecChangeSignalled',
+          `generation ${action.generation}: workflow ${workflow.id} re-reads the spec`,
+          action.generation,
+          log,
+        );
         return true;
       case 'signalDelete':
         // With start: a workflow that never ran (created and deleted while no watcher ran) or
         // that ended starts now and goes straight to its teardown, which removes the finalizer.
-        await this.deps.temporal.workflow.signalWithStart(workflow.type, { ...this.startOptions(obj, workflow), signal: deleteRequestedSignal, signalArgs: [] });
+        await this.deps.temporal.workflow.signalWithStart(workflow.type, {
+          ...this.startOptions(obj, workflow),
+          signal: deleteRequestedSignal,
+          signalArgs: [],
+        });
         log.info('deletion signalled: the workflow tears down and then removes the finalizer');
-        await this.event(obj, 'TeardownRequested', `deletion started: workflow ${workflow.id} tears down, then removes the finalizer`, 'deletion', log);
+        await this.event(
+          obj,
+          'TeardownRequested',
+          `deletion started: workflow ${workflow.id} tears down, then removes the finalizer`,
+          'deletion',
+          log,
+        );
         return true;
       case 'writeWorkflowId':
         try {
@@ -118,16 +146,24 @@ export class Reconciler {
           throw err;
         }
         log.info('workflow id written to status');
-        await this.event(obj, 'WorkflowStarted', `lifecycle workflow ${workflow.id} (${workflow.type}) runs this object`, 'workflow', log);
+        await this.event(
+          obj,
+          'WorkflowStarted',
+          `lifecycle workflow ${workflow.id} (${workflow.type}) runs this object`,
+          'workflow',
+          log,
+        );
         return true;
     }
   }
 
   private startOptions(obj: WatchedObject, workflow: LifecycleWorkflow): WorkflowStartOptions {
-    const typedSearchAttributes: SearchAttributePair[] = Object.entries(workflow.searchAttributes).map(([key, value]) => ({
-      key: SEARCH_ATTRIBUTE_KEYS[key as keyof typeof SEARCH_ATTRIBUTE_KEYS],
-      value,
-    }));
+    const typedSearchAttributes: SearchAttributePair[] = Object.entries(workflow.searchAttributes).map(
+      ([key, value]) => ({
+        key: SEARCH_ATTRIBUTE_KEYS[key as keyof typeof SEARCH_ATTRIBUTE_KEYS],
+        value,
+      }),
+    );
     return {
       taskQueue: this.deps.taskQueue,
       workflowId: workflow.id,
@@ -150,7 +186,8 @@ export class Reconciler {
     const ref = { namespace: obj.namespace, name: obj.name };
     for (let attempt = 0; attempt < 10; attempt++) {
       const current = await this.deps.api.get(obj.kind, ref);
-      if (!current || current.metadata.uid !== obj.uid || current.metadata.deletionTimestamp !== undefined) return false;
+      if (!current || current.metadata.uid !== obj.uid || current.metadata.deletionTimestamp !== undefined)
+        return false;
       const finalizers = current.metadata.finalizers ?? [];
       if (finalizers.includes(FINALIZER)) return true;
       try {
@@ -160,7 +197,9 @@ export class Reconciler {
             version: API_VERSION,
             plural: PLURAL[obj.kind],
             ...ref,
-            body: { metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: [...finalizers, FINALIZER] } },
+            body: {
+              metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: [...finalizers, FINALIZER] },
+            },
             fieldManager: FIELD_MANAGER.watcher,
           },
           MERGE_PATCH,
@@ -176,7 +215,13 @@ export class Reconciler {
   }
 
   /** `occurrence` tells this action from another with the same reason on the same object (one Event each, whichever replica records it). */
-  private async event(obj: WatchedObject, reason: string, message: string, occurrence: string | number, log: Logger): Promise<void> {
+  private async event(
+    obj: WatchedObject,
+    reason: string,
+    message: string,
+    occurrence: string | number,
+    log: Logger,
+  ): Promise<void> {
     try {
       await recordWatcherEvent(this.deps.api.core, obj, reason, message, occurrence);
     } catch (err) {

@@ -7,7 +7,12 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { PLURAL, WekaApi } from '../../../activities/kube/weka-api.js';
 import { API_GROUP, API_VERSION } from '../../../src/api/index.js';
-import { DEFAULT_WATCHED_KINDS, watchedObjectOf, type WatchedKind, type WatchedObject } from '../../../src/lifecycle/watch-decision.js';
+import {
+  DEFAULT_WATCHED_KINDS,
+  watchedObjectOf,
+  type WatchedKind,
+  type WatchedObject,
+} from '../../../src/lifecycle/watch-decision.js';
 import type { OperatorMetrics } from '../metrics.js';
 import type { Backoff } from './backoff.js';
 import { runListWatch } from './list-watch.js';
@@ -45,7 +50,17 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
   const logger = o.logger.child({ component: 'watcher' });
   const reconcilers = new Map<WatchedKind, Reconciler>();
   for (const kind of kinds) {
-    reconcilers.set(kind, new Reconciler({ api, temporal: o.temporal, taskQueue: o.taskQueue, logger, enabled, ...(o.metrics ? { metrics: o.metrics } : {}) }));
+    reconcilers.set(
+      kind,
+      new Reconciler({
+        api,
+        temporal: o.temporal,
+        taskQueue: o.taskQueue,
+        logger,
+        enabled,
+        ...(o.metrics ? { metrics: o.metrics } : {}),
+      }),
+    );
   }
   const queue = new KeyedWorkQueue<WatchedObject>((_uid, obj) => reconcilers.get(obj.kind)!.reconcile(obj), {
     ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
@@ -70,7 +85,9 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
       ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
       handlers: {
         onList(items) {
-          const objects = items.map((item) => watchedObjectOf(kind, item)).filter((x): x is WatchedObject => x !== undefined);
+          const objects = items
+            .map((item) => watchedObjectOf(kind, item))
+            .filter((x): x is WatchedObject => x !== undefined);
           const uids = new Set(objects.map((x) => x.uid));
           // Gone while the watch was down: their workflows removed the finalizer already, or
           // they never had one. Nothing to do, and nothing to retry.

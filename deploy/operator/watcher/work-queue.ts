@@ -126,10 +126,13 @@ export class KeyedWorkQueue<T> {
     }
     if (failed) {
       state.dirty = true;
-      state.retry = setTimeout(() => {
-        state.retry = undefined;
-        if (this.keys.get(key) === state) this.enqueue(key);
-      }, backoffDelay(state.failures, this.options.backoff ?? DEFAULT_BACKOFF));
+      state.retry = setTimeout(
+        () => {
+          state.retry = undefined;
+          if (this.keys.get(key) === state) this.enqueue(key);
+        },
+        backoffDelay(state.failures, this.options.backoff ?? DEFAULT_BACKOFF),
+      );
       state.retry.unref();
     } else if (state.dirty) {
       this.ready.push(key);

@@ -61,13 +61,18 @@ export const ConditionSchema = Type.Object(
     type: Type.String({
       description: 'Type of the condition in CamelCase, for example Allocated, DrivesAdded or Ready.',
       maxLength: 316,
-      pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
+      pattern:
+        '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
     }),
     status: Type.Union([Type.Literal('True'), Type.Literal('False'), Type.Literal('Unknown')], {
       description: 'Status of the condition: True, False or Unknown.',
     }),
     observedGeneration: Type.Optional(
-      Type.Integer({ format: 'int64', minimum: 0, description: 'The metadata.generation the condition was computed from.' }),
+      Type.Integer({
+        format: 'int64',
+        minimum: 0,
+        description: 'The metadata.generation the condition was computed from.',
+      }),
     ),
     lastTransitionTime: Type.String({
       format: 'date-time',
@@ -157,7 +162,11 @@ export function portSchema(description: string) {
 }
 
 /** A list of unique strings that server-side apply merges item by item (`x-kubernetes-list-type: set`). */
-export function stringSetSchema(description: string, item: { description: string; maxLength: number }, maxItems: number) {
+export function stringSetSchema(
+  description: string,
+  item: { description: string; maxLength: number },
+  maxItems: number,
+) {
   return Type.Array(Type.String(item), { description, maxItems, 'x-kubernetes-list-type': 'set' });
 }
 
@@ -166,13 +175,18 @@ export const VirtualDriveStatusSchema = Type.Object(
   {
     virtualUUID: Type.String({
       maxLength: 64,
-      description: 'Identifier of the virtual drive, generated at allocation; it is signed onto the physical drive and added to the Weka cluster.',
+      description:
+        'Identifier of the virtual drive, generated at allocation; it is signed onto the physical drive and added to the Weka cluster.',
     }),
     physicalUUID: Type.String({
       maxLength: 64,
       description: 'UUID of the physical drive (from proxy signing) the virtual drive is carved from.',
     }),
-    capacityGiB: Type.Integer({ format: 'int64', minimum: 0, description: 'Capacity allocated to the virtual drive, in GiB.' }),
+    capacityGiB: Type.Integer({
+      format: 'int64',
+      minimum: 0,
+      description: 'Capacity allocated to the virtual drive, in GiB.',
+    }),
     serial: Type.Optional(Type.String({ maxLength: 128, description: 'Serial number of the physical drive.' })),
     type: Type.Optional(Type.String({ maxLength: 16, description: 'Type of the physical drive: TLC or QLC.' })),
   },

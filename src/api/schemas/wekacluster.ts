@@ -23,13 +23,16 @@ export const WEKA_CLUSTER_PHASES = ['Pending', 'AllocatingPorts', 'Forming', 'Re
 export const DynamicTemplateSchema = Type.Object(
   {
     driveContainers: Type.Optional(
-      Type.Integer({ minimum: 1, description: 'Number of drive containers of the cluster, at most one per selected node.' }),
+      Type.Integer({
+        minimum: 1,
+        description: 'Number of drive containers of the cluster, at most one per selected node.',
+      }),
     ),
     ...capacityProperties('each drive container'),
   },
   {
     description:
-      'Shape of the cluster\'s drive containers, copied into each WekaContainer it creates. Drive sharing is on when driveCapacity (mode 1: numDrives x driveCapacity, TLC only) or containerCapacity (mode 2: split by driveTypesRatio) is set.',
+      "Shape of the cluster's drive containers, copied into each WekaContainer it creates. Drive sharing is on when driveCapacity (mode 1: numDrives x driveCapacity, TLC only) or containerCapacity (mode 2: split by driveTypesRatio) is set.",
     ...celRules(...CAPACITY_CROSS_FIELD_RULES),
   },
 );
@@ -37,39 +40,49 @@ export type DynamicTemplate = Static<typeof DynamicTemplateSchema>;
 
 export const ClusterPortsSpecSchema = Type.Object(
   {
-    basePort: Type.Optional(portSchema('First port of the cluster\'s port range. Unset: the operator allocates one.')),
-    portRange: Type.Optional(portSchema('Number of ports in the cluster\'s range, starting at basePort. Unset: the operator\'s default.')),
+    basePort: Type.Optional(portSchema("First port of the cluster's port range. Unset: the operator allocates one.")),
+    portRange: Type.Optional(
+      portSchema("Number of ports in the cluster's range, starting at basePort. Unset: the operator's default."),
+    ),
   },
-  { description: 'Optional overrides of the cluster\'s port range; the ports in use are in status.ports.' },
+  { description: "Optional overrides of the cluster's port range; the ports in use are in status.ports." },
 );
 
 export const ClusterPortsStatusSchema = Type.Object(
   {
-    basePort: Type.Optional(portSchema('First port of the cluster\'s allocated port range.')),
+    basePort: Type.Optional(portSchema("First port of the cluster's allocated port range.")),
     portRange: Type.Optional(portSchema('Number of ports in the allocated range, starting at basePort.')),
     lbPort: Type.Optional(portSchema('Cluster-wide load balancer port.')),
     lbAdminPort: Type.Optional(portSchema('Cluster-wide load balancer admin port.')),
     s3Port: Type.Optional(portSchema('Cluster-wide S3 port.')),
   },
-  { description: 'Ports allocated to the cluster: its range and its singleton ports. Written by the cluster workflow.' },
+  {
+    description: 'Ports allocated to the cluster: its range and its singleton ports. Written by the cluster workflow.',
+  },
 );
 export type ClusterPortsStatus = Static<typeof ClusterPortsStatusSchema>;
 
 export const WekaClusterSpecSchema = Type.Object(
   {
-    image: Type.String({ minLength: 1, description: 'Weka container image used by the cluster\'s containers.' }),
+    image: Type.String({ minLength: 1, description: "Weka container image used by the cluster's containers." }),
     imagePullSecret: Type.Optional(
-      Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of the Secret, in this namespace, used to pull the image.' }),
+      Type.String({
+        maxLength: MAX_NAME_LENGTH,
+        description: 'Name of the Secret, in this namespace, used to pull the image.',
+      }),
     ),
     template: Type.Optional(
       Type.String({
         maxLength: 64,
-        description: 'Template name, accepted so Weka operator manifests carry over; this operator always uses dynamicTemplate.',
+        description:
+          'Template name, accepted so Weka operator manifests carry over; this operator always uses dynamicTemplate.',
       }),
     ),
     dynamicTemplate: Type.Optional(DynamicTemplateSchema),
     nodeSelector: Type.Optional(
-      nodeSelectorSchema('Labels a node must carry to run this cluster\'s containers. Clusters may select the same nodes and share their drives.'),
+      nodeSelectorSchema(
+        "Labels a node must carry to run this cluster's containers. Clusters may select the same nodes and share their drives.",
+      ),
     ),
     ports: Type.Optional(ClusterPortsSpecSchema),
   },
@@ -85,7 +98,10 @@ export const WekaClusterStatusSchema = Type.Object(
     conditions: Type.Optional(conditionsSchema('Detailed observed state, one entry per condition type.')),
     observedGeneration: Type.Optional(observedGenerationSchema()),
     workflowID: Type.Optional(
-      Type.String({ maxLength: 512, description: 'Id of the Temporal workflow that drives this cluster. Written by the watcher.' }),
+      Type.String({
+        maxLength: 512,
+        description: 'Id of the Temporal workflow that drives this cluster. Written by the watcher.',
+      }),
     ),
   },
   {

@@ -56,7 +56,8 @@ export const WEKA_CONTAINER_PHASES = [
   'Error',
 ] as const;
 
-const CHANGE_NOT_SUPPORTED = 'changing the capacity of a drive container (growing, shrinking or re-splitting it) is not supported yet';
+const CHANGE_NOT_SUPPORTED =
+  'changing the capacity of a drive container (growing, shrinking or re-splitting it) is not supported yet';
 
 /**
  * "Cannot change once set": a field unset at creation may be set later (the operator or a user
@@ -107,7 +108,7 @@ export const WekaContainerSpecSchema = Type.Object(
       Type.String({
         maxLength: MAX_NAME_LENGTH,
         description:
-          'Name of the Kubernetes node the container runs on; its virtual drives are carved from this node\'s shared drives. May be left empty and set once later (for example by the WekaCluster that places the container); cannot change once set.',
+          "Name of the Kubernetes node the container runs on; its virtual drives are carved from this node's shared drives. May be left empty and set once later (for example by the WekaCluster that places the container); cannot change once set.",
       }),
     ),
     cluster: Type.Optional(
@@ -117,9 +118,15 @@ export const WekaContainerSpecSchema = Type.Object(
           'Name of the WekaCluster, in this namespace, the container belongs to. Empty for a standalone container and for the ssdproxy container, which serves every cluster on its node.',
       }),
     ),
-    image: Type.String({ minLength: 1, description: 'Weka container image, for example quay.io/weka.io/weka-in-container:4.4.10.183.' }),
+    image: Type.String({
+      minLength: 1,
+      description: 'Weka container image, for example quay.io/weka.io/weka-in-container:4.4.10.183.',
+    }),
     imagePullSecret: Type.Optional(
-      Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of the Secret, in this namespace, used to pull the image.' }),
+      Type.String({
+        maxLength: MAX_NAME_LENGTH,
+        description: 'Name of the Secret, in this namespace, used to pull the image.',
+      }),
     ),
     ...capacityProperties('this container'),
   },
@@ -156,7 +163,8 @@ export const ContainerAllocationsSchema = Type.Object(
     virtualDrives: Type.Optional(
       Type.Array(VirtualDriveStatusSchema, {
         maxItems: MAX_VIRTUAL_DRIVES,
-        description: 'Virtual drives allocated to this container from the node\'s shared physical drives; the source of truth for capacity claims on the node.',
+        description:
+          "Virtual drives allocated to this container from the node's shared physical drives; the source of truth for capacity claims on the node.",
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['virtualUUID'],
       }),
@@ -164,7 +172,8 @@ export const ContainerAllocationsSchema = Type.Object(
     virtualDriveCount: Type.Optional(
       Type.Integer({
         minimum: 0,
-        description: 'Number of entries in virtualDrives, written with them, because a printer column cannot count a list.',
+        description:
+          'Number of entries in virtualDrives, written with them, because a printer column cannot count a list.',
       }),
     ),
   },
@@ -177,9 +186,14 @@ export type ContainerAllocations = Static<typeof ContainerAllocationsSchema>;
 
 export const AddedDriveSchema = Type.Object(
   {
-    uuid: Type.String({ maxLength: 64, description: 'UUID of the drive in the Weka cluster (weka cluster drive list).' }),
+    uuid: Type.String({
+      maxLength: 64,
+      description: 'UUID of the drive in the Weka cluster (weka cluster drive list).',
+    }),
     serial: Type.Optional(Type.String({ maxLength: 128, description: 'Serial number of the physical drive.' })),
-    virtualUUID: Type.Optional(Type.String({ maxLength: 64, description: 'Virtual drive this Weka drive is, when sharing drives.' })),
+    virtualUUID: Type.Optional(
+      Type.String({ maxLength: 64, description: 'Virtual drive this Weka drive is, when sharing drives.' }),
+    ),
   },
   { description: 'A drive that was added to the Weka cluster.' },
 );
@@ -188,8 +202,12 @@ export type AddedDrive = Static<typeof AddedDriveSchema>;
 export const WekaContainerStatusSchema = Type.Object(
   {
     phase: Type.Optional(phaseSchema(WEKA_CONTAINER_PHASES)),
-    clusterGUID: Type.Optional(Type.String({ maxLength: 64, description: 'GUID of the Weka cluster the container joined.' })),
-    containerID: Type.Optional(Type.Integer({ minimum: 0, description: 'Id of the container inside the Weka cluster.' })),
+    clusterGUID: Type.Optional(
+      Type.String({ maxLength: 64, description: 'GUID of the Weka cluster the container joined.' }),
+    ),
+    containerID: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'Id of the container inside the Weka cluster.' }),
+    ),
     allocations: Type.Optional(ContainerAllocationsSchema),
     addedVirtualDrives: Type.Optional(
       stringSetSchema(
@@ -209,7 +227,10 @@ export const WekaContainerStatusSchema = Type.Object(
     conditions: Type.Optional(conditionsSchema('Detailed observed state, one entry per condition type.')),
     observedGeneration: Type.Optional(observedGenerationSchema()),
     workflowID: Type.Optional(
-      Type.String({ maxLength: 512, description: 'Id of the Temporal workflow that drives this container. Written by the watcher.' }),
+      Type.String({
+        maxLength: 512,
+        description: 'Id of the Temporal workflow that drives this container. Written by the watcher.',
+      }),
     ),
   },
   {
@@ -219,5 +240,9 @@ export const WekaContainerStatusSchema = Type.Object(
 );
 export type WekaContainerStatus = Static<typeof WekaContainerStatusSchema>;
 
-export const WekaContainerSchema = resourceSchema(WEKA_CONTAINER_KIND, WekaContainerSpecSchema, WekaContainerStatusSchema);
+export const WekaContainerSchema = resourceSchema(
+  WEKA_CONTAINER_KIND,
+  WekaContainerSpecSchema,
+  WekaContainerStatusSchema,
+);
 export type WekaContainer = Static<typeof WekaContainerSchema>;

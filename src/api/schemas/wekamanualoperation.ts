@@ -54,7 +54,9 @@ export const SignDrivesPayloadSchema = Type.Object(
         'How the drives to sign are chosen on each selected node: device-paths (the listed devicePaths), all-not-root (every drive except the root disk), aws-all or gcp-all (every local NVMe drive of the cloud instance), as in the Weka operator.',
     }),
     nodeSelector: Type.Optional(
-      nodeSelectorSchema('Labels of the nodes whose drives are signed. Required for sign-drives: signing erases drives.'),
+      nodeSelectorSchema(
+        'Labels of the nodes whose drives are signed. Required for sign-drives: signing erases drives.',
+      ),
     ),
     devicePaths: Type.Optional(
       Type.Array(
@@ -86,9 +88,14 @@ export const WekaManualOperationSpecSchema = Type.Object(
       maxLength: 64,
       description: `Operation to run. This operator runs ${SIGN_DRIVES_ACTION}; it leaves the Weka operator's other actions alone.`,
     }),
-    image: Type.Optional(Type.String({ description: 'Weka container image to run the operation with, when it needs one.' })),
+    image: Type.Optional(
+      Type.String({ description: 'Weka container image to run the operation with, when it needs one.' }),
+    ),
     imagePullSecret: Type.Optional(
-      Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of the Secret, in this namespace, used to pull the image.' }),
+      Type.String({
+        maxLength: MAX_NAME_LENGTH,
+        description: 'Name of the Secret, in this namespace, used to pull the image.',
+      }),
     ),
     payload: Type.Object(
       { signDrivesPayload: Type.Optional(SignDrivesPayloadSchema) },
@@ -106,9 +113,13 @@ export const SignedDriveSchema = Type.Object(
   {
     uuid: Type.String({ maxLength: 64, description: 'UUID written onto the drive by signing.' }),
     serial: Type.Optional(Type.String({ maxLength: 128, description: 'Serial number of the drive.' })),
-    capacityGiB: Type.Optional(Type.Integer({ format: 'int64', minimum: 0, description: 'Capacity of the drive, in GiB.' })),
+    capacityGiB: Type.Optional(
+      Type.Integer({ format: 'int64', minimum: 0, description: 'Capacity of the drive, in GiB.' }),
+    ),
     type: Type.Optional(Type.String({ maxLength: 16, description: 'Type of the drive: TLC or QLC.' })),
-    devicePath: Type.Optional(Type.String({ maxLength: MAX_DEVICE_PATH_LENGTH, description: 'Device path the drive was signed at.' })),
+    devicePath: Type.Optional(
+      Type.String({ maxLength: MAX_DEVICE_PATH_LENGTH, description: 'Device path the drive was signed at.' }),
+    ),
   },
   { description: 'A drive that was signed.' },
 );
@@ -124,7 +135,9 @@ export const NodeResultSchema = Type.Object(
         'x-kubernetes-list-type': 'atomic',
       }),
     ),
-    error: Type.Optional(Type.String({ maxLength: 32768, description: 'Why the operation failed on this node; empty on success.' })),
+    error: Type.Optional(
+      Type.String({ maxLength: 32768, description: 'Why the operation failed on this node; empty on success.' }),
+    ),
   },
   { description: 'Result of the operation on one node.' },
 );
@@ -144,7 +157,10 @@ export const WekaManualOperationStatusSchema = Type.Object(
     conditions: Type.Optional(conditionsSchema('Detailed observed state, one entry per condition type.')),
     observedGeneration: Type.Optional(observedGenerationSchema()),
     workflowID: Type.Optional(
-      Type.String({ maxLength: 512, description: 'Id of the Temporal workflow that runs this operation. Written by the watcher.' }),
+      Type.String({
+        maxLength: 512,
+        description: 'Id of the Temporal workflow that runs this operation. Written by the watcher.',
+      }),
     ),
   },
   {

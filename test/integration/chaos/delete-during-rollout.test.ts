@@ -31,43 +31,66 @@ afterAll(async () => {
 });
 
 describe('chaos: deleting half the containers while the rollout is under way', () => {
-  it('brings the other half to Ready, removes the deleted half completely, and deleting the rest leaves nothing', { timeout: 480_000 }, async () => {
-    const { random } = chaosRandom('delete-during-rollout');
-    env = await prepareChaosEnvironment('delhalf');
-    operator = new ChaosOperator(env.operatorNamespace, 'delhalf');
-    await operator.start();
+  it(
+    'brings the other half to Ready, removes the deleted half completely, and deleting the rest leaves nothing',
+    { timeout: 480_000 },
+    async () => {
+      const { random } = chaosRandom('delete-during-rollout');
+      env = await prepareChaosEnvironment('delhalf');
+      operator = new ChaosOperator(env.operatorNamespace, 'delhalf');
+      await operator.start();
 
-    const rolloutStarted = Date.now();
-    const refs = await createDriveContainers(env, CONTAINERS);
-    const namespace = env.namespace;
-    const doomed = random.sample(refs, CONTAINERS / 2);
-    const kept = refs.filter((r) => !doomed.includes(r));
-    // Two waves, so that some are caught before their allocation and some while signing and adding.
-    const waves = [
-      { what: 'the first allocation', doomed: doomed.slice(0, 8), reached: (all: WekaContainer[]) => all.some((c) => (c.status?.allocations?.virtualDrives?.length ?? 0) > 0) },
-      { what: 'the first containers to be Ready', doomed: doomed.slice(8), reached: (all: WekaContainer[]) => all.filter((c) => c.status?.phase === 'Ready').length >= 3 },
-    ];
-    const phasesAtDeletion: string[] = [];
-    for (const wave of waves) {
-      const all = await pollUntil(wave.what, async () => {
-        const all = await listContainers(namespace);
-        return wave.reached(all) ? all : undefined;
-      }, 240_000, async () => phaseSummary(await listContainers(namespace)));
-      const names = new Set(wave.doomed.map((r) => r.name));
-      const caught = all.filter((c) => names.has(c.metadata.name!));
-      await deleteContainers(wave.doomed);
-      phasesAtDeletion.push(...caught.map((c) => c.status?.phase ?? 'none'));
-      console.log(`delete-during-rollout: at ${wave.what}, deleted ${wave.doomed.map((r) => r.name).join(', ')} (${phaseSummary(caught)}; all: ${phaseSummary(all)})`);
-    }
-    // Most must be caught half-way, some before allocation, or this is just a deletion of Ready containers.
-    expect(phasesAtDeletion.filter((p) => p !== 'Ready').length).toBeGreaterThanOrEqual(doomed.length / 2);
-    expect(phasesAtDeletion.filter((p) => p === 'Pending' || p === 'Allocating' || p === 'none').length).toBeGreaterThan(0);
+      const rolloutStarted = Date.now();
+      const refs = await createDriveContainers(env, CONTAINERS);
+      const namespace = env.namespace;
+      const doomed = random.sample(refs, CONTAINERS / 2);
+      const kept = refs.filter((r) => !doomed.includes(r));
+      // Two waves, so that some are caught before their allocation and some while signing and adding.
+      const waves = [
+        {
+          what: 'the first allocation',
+          doomed: doomed.slice(0, 8),
+          reached: (all: WekaContainer[]) => all.some((c) => (c.status?.allocations?.virtualDrives?.length ?? 0) > 0),
+        },
+        {
+          what: 'the first containers to be Ready',
+          doomed: doomed.slice(8),
+          reached: (all: WekaContainer[]) => all.filter((c) => c.status?.phase === 'Ready').length >= 3,
+        },
+      ];
+      const phasesAtDeletion: string[] = [];
+      for (const wave of waves) {
+        const all = await pollUntil(
+          wave.what,
+          async () => {
+            const all = await listContainers(namespace);
+            return wave.reached(all) ? all : undefined;
+          },
+          240_000,
+          async () => phaseSummary(await listContainers(namespace)),
+        );
+        const names = new Set(wave.doomed.map((r) => r.name));
+        const caught = all.filter((c) => names.has(c.metadata.name!));
+        await deleteContainers(wave.doomed);
+        phasesAtDeletion.push(...caught.map((c) => c.status?.phase ?? 'none'));
+        console.log(
+          `delete-during-rollout: at ${wave.what}, deleted ${wave.doomed.map((r) => r.name).join(', ')} (${phaseSummary(caught)}; all: ${phaseSummary(all)})`,
+        );
+      }
+      // Most must be caught half-way, some before allocation, or this is just a deletion of Ready containers.
+      expect(phasesAtDeletion.filter((p) => p !== 'Ready').length).toBeGreaterThanOrEqual(doomed.length / 2);
+      expect(
+        phasesAtDeletion.filter((p) => p === 'Pending' || p === 'Allocating' || p === 'none').length,
+      ).toBeGreaterThan(0);
 
-    // Exactly the kept half exists, all Ready: the deleted half is gone.
-    await waitAllReady(kept, 360_000 - (Date.now() - rolloutStarted));
-    console.log(`delete-during-rollout: the ${kept.length} kept containers Ready and the ${doomed.length} deleted gone ${Date.now() - rolloutStarted} ms after the rollout started`);
-    const steady = await expectSteadyState({ scenario: 'delete-during-rollout', env, operator });
-    const deletedMs = await expectCleanTeardown({ scenario: 'delete-during-rollout', env, operator }, kept, steady);
-    console.log(`delete-during-rollout: the rest deleted in ${deletedMs} ms`);
-  });
+      // Exactly the kept half exists, all Ready: the deleted half is gone.
+      await waitAllReady(kept, 360_000 - (Date.now() - rolloutStarted));
+      console.log(
+        `delete-during-rollout: the ${kept.length} kept containers Ready and the ${doomed.length} deleted gone ${Date.now() - rolloutStarted} ms after the rollout started`,
+      );
+      const steady = await expectSteadyState({ scenario: 'delete-during-rollout', env, operator });
+      const deletedMs = await expectCleanTeardown({ scenario: 'delete-during-rollout', env, operator }, kept, steady);
+      console.log(`delete-during-rollout: the rest deleted in ${deletedMs} ms`);
+    },
+  );
 });

@@ -19,14 +19,18 @@ function container(overrides: Partial<NonNullable<WekaContainer['status']>> = {}
       phase: 'Ready',
       clusterGUID: GUID,
       containerID: 7,
-      allocations: { virtualDrives: [{ virtualUUID: VIRTUAL, physicalUUID: PHYSICAL, capacityGiB: 400 }], virtualDriveCount: 1 },
+      allocations: {
+        virtualDrives: [{ virtualUUID: VIRTUAL, physicalUUID: PHYSICAL, capacityGiB: 400 }],
+        virtualDriveCount: 1,
+      },
       addedVirtualDrives: [VIRTUAL],
       ...overrides,
     },
   } as WekaContainer;
 }
 
-const log = (...changes: Array<{ kind: string; [k: string]: unknown }>): SimLogEntry[] => changes.map((c) => ({ argv: [], exitCode: 0, changes: [c] }));
+const log = (...changes: Array<{ kind: string; [k: string]: unknown }>): SimLogEntry[] =>
+  changes.map((c) => ({ argv: [], exitCode: 0, changes: [c] }));
 
 function consistent(): ObservedState {
   return {
@@ -36,12 +40,33 @@ function consistent(): ObservedState {
     devices: [
       {
         node: 'n1',
-        info: { devicePath: '/dev/nvme0n1', serial: 'S1', capacityGiB: 1000, type: 'TLC', signature: 'proxy', physicalUUID: PHYSICAL, virtualDrives: [{ virtualUUID: VIRTUAL, ownerClusterGUID: GUID, sizeGiB: 400 }] },
+        info: {
+          devicePath: '/dev/nvme0n1',
+          serial: 'S1',
+          capacityGiB: 1000,
+          type: 'TLC',
+          signature: 'proxy',
+          physicalUUID: PHYSICAL,
+          virtualDrives: [{ virtualUUID: VIRTUAL, ownerClusterGUID: GUID, sizeGiB: 400 }],
+        },
       },
     ],
     clusterMembers: [{ containerId: 7, name: 'ns_drive-0', hostname: 'n1', clusterGUID: GUID }],
-    clusterDrives: [{ driveUUID: 'd0000000-0000-4000-8000-000000000001', virtualUUID: VIRTUAL, containerId: 7, sizeGiB: 400, status: 'ACTIVE' }],
-    logs: [{ node: 'n1', entries: log({ kind: 'virtual-add', virtualUUID: VIRTUAL }, { kind: 'drive-add', virtualUUID: VIRTUAL }) }],
+    clusterDrives: [
+      {
+        driveUUID: 'd0000000-0000-4000-8000-000000000001',
+        virtualUUID: VIRTUAL,
+        containerId: 7,
+        sizeGiB: 400,
+        status: 'ACTIVE',
+      },
+    ],
+    logs: [
+      {
+        node: 'n1',
+        entries: log({ kind: 'virtual-add', virtualUUID: VIRTUAL }, { kind: 'drive-add', virtualUUID: VIRTUAL }),
+      },
+    ],
   };
 }
 
@@ -61,20 +86,31 @@ describe('the chaos invariant checker', () => {
   });
 
   it('reports an added virtual drive that is not signed, signed for another cluster, or with another size', () => {
-    expect(steadyStateViolations(withDevice(consistent(), { virtualDrives: [] })).join('\n')).toMatch(/virtual drive .* is signed 0 times/);
-    const other = withDevice(consistent(), { virtualDrives: [{ virtualUUID: VIRTUAL, ownerClusterGUID: 'other', sizeGiB: 500 }] });
-    expect(steadyStateViolations(other).join('\n')).toMatch(/signed for cluster other[\s\S]*signed with 500 GiB, allocated 400/);
+    expect(steadyStateViolations(withDevice(consistent(), { virtualDrives: [] })).join('\n')).toMatch(
+      /virtual drive .* is signed 0 times/,
+    );
+    const other = withDevice(consistent(), {
+      virtualDrives: [{ virtualUUID: VIRTUAL, ownerClusterGUID: 'other', sizeGiB: 500 }],
+    });
+    expect(steadyStateViolations(other).join('\n')).toMatch(
+      /signed for cluster other[\s\S]*signed with 500 GiB, allocated 400/,
+    );
   });
 
   it('reports a virtual drive that is in the Weka cluster twice, or not at all', () => {
     const state = consistent();
-    const twice = { ...state, clusterDrives: [...state.clusterDrives, { ...state.clusterDrives[0]!, driveUUID: 'd2' }] };
+    const twice = {
+      ...state,
+      clusterDrives: [...state.clusterDrives, { ...state.clusterDrives[0]!, driveUUID: 'd2' }],
+    };
     expect(steadyStateViolations(twice).join('\n')).toMatch(/is in the Weka cluster 2 times/);
     expect(steadyStateViolations({ ...state, clusterDrives: [] }).join('\n')).toMatch(/is in the Weka cluster 0 times/);
   });
 
   it('reports a Ready container that has not added every drive it was allocated', () => {
-    expect(steadyStateViolations({ ...consistent(), containers: [container({ addedVirtualDrives: [] })] }).join('\n')).toMatch(/Ready but added \[\] of allocated/);
+    expect(
+      steadyStateViolations({ ...consistent(), containers: [container({ addedVirtualDrives: [] })] }).join('\n'),
+    ).toMatch(/Ready but added \[\] of allocated/);
   });
 
   it('reports a signature and a Weka drive that no container holds', () => {
@@ -85,14 +121,36 @@ describe('the chaos invariant checker', () => {
 
   it('reports a virtual drive signed or added twice according to the log', () => {
     const state = consistent();
-    const doubled = { ...state, logs: [{ node: 'n1', entries: [...state.logs[0]!.entries, ...log({ kind: 'virtual-add', virtualUUID: VIRTUAL }, { kind: 'drive-add', virtualUUID: VIRTUAL })] }] };
-    expect(steadyStateViolations(doubled)).toEqual([`log: virtual-add of ${VIRTUAL} happened 2 times`, `log: drive-add of ${VIRTUAL} happened 2 times`]);
+    const doubled = {
+      ...state,
+      logs: [
+        {
+          node: 'n1',
+          entries: [
+            ...state.logs[0]!.entries,
+            ...log({ kind: 'virtual-add', virtualUUID: VIRTUAL }, { kind: 'drive-add', virtualUUID: VIRTUAL }),
+          ],
+        },
+      ],
+    };
+    expect(steadyStateViolations(doubled)).toEqual([
+      `log: virtual-add of ${VIRTUAL} happened 2 times`,
+      `log: drive-add of ${VIRTUAL} happened 2 times`,
+    ]);
   });
 
   it('after deletion, reports every container, proxy, pod, signature and Weka drive left, and adds never undone', () => {
     const state = { ...consistent(), proxies: [container()], pods: ['ns/drive-0'] };
     const violations = allDeletedViolations(state).join('\n');
-    for (const expected of ['ns/drive-0 is left', 'proxy container ns/drive-0 is left', 'pod ns/drive-0 is left', `virtual drive ${VIRTUAL} is left signed`, 'is left in container 7', `virtual-add of ${VIRTUAL} was followed by 0 virtual-remove`, `drive-add of ${VIRTUAL} was followed by 0 drive-remove`]) {
+    for (const expected of [
+      'ns/drive-0 is left',
+      'proxy container ns/drive-0 is left',
+      'pod ns/drive-0 is left',
+      `virtual drive ${VIRTUAL} is left signed`,
+      'is left in container 7',
+      `virtual-add of ${VIRTUAL} was followed by 0 virtual-remove`,
+      `drive-add of ${VIRTUAL} was followed by 0 drive-remove`,
+    ]) {
       expect(violations).toContain(expected);
     }
     const clean: ObservedState = {
@@ -100,7 +158,15 @@ describe('the chaos invariant checker', () => {
       containers: [],
       devices: [],
       clusterDrives: [],
-      logs: [{ node: 'n1', entries: [...consistent().logs[0]!.entries, ...log({ kind: 'drive-remove', virtualUUID: VIRTUAL }, { kind: 'virtual-remove', virtualUUID: VIRTUAL })] }],
+      logs: [
+        {
+          node: 'n1',
+          entries: [
+            ...consistent().logs[0]!.entries,
+            ...log({ kind: 'drive-remove', virtualUUID: VIRTUAL }, { kind: 'virtual-remove', virtualUUID: VIRTUAL }),
+          ],
+        },
+      ],
     };
     expect(allDeletedViolations(clean)).toEqual([]);
   });

@@ -44,42 +44,52 @@ async function temporalHealthy(): Promise<void> {
 }
 
 describe('chaos: the Temporal server restarted during a rollout', () => {
-  it('converges to every container Ready with the same operator process, and deleting them all leaves nothing', { timeout: 480_000 }, async () => {
-    const { random } = chaosRandom('temporal-restart');
-    env = await prepareChaosEnvironment('temporal');
-    operator = new ChaosOperator(env.operatorNamespace, 'temporal');
-    await operator.start();
+  it(
+    'converges to every container Ready with the same operator process, and deleting them all leaves nothing',
+    { timeout: 480_000 },
+    async () => {
+      const { random } = chaosRandom('temporal-restart');
+      env = await prepareChaosEnvironment('temporal');
+      operator = new ChaosOperator(env.operatorNamespace, 'temporal');
+      await operator.start();
 
-    const rolloutStarted = Date.now();
-    const refs = await createDriveContainers(env, CONTAINERS);
-    const namespace = env.namespace;
-    // "In the middle": some containers are Ready, most are still on their way.
-    const atStop = await pollUntil(
-      'the first containers to be Ready',
-      async () => {
-        const all = await listContainers(namespace);
-        return all.filter((c) => c.status?.phase === 'Ready').length >= 3 ? all : undefined;
-      },
-      240_000,
-      async () => phaseSummary(await listContainers(namespace)),
-    );
-    const downMs = random.int(3_000, 10_000);
-    const complaintsBefore = operator.logLines(40).length;
-    await stopTemporal();
-    console.log(`temporal-restart: stopped Temporal for ${downMs} ms at ${phaseSummary(atStop)}`);
-    await sleep(downMs);
-    const { startupMs } = await startTemporal();
-    await temporalHealthy();
-    const complaints = operator.logLines(40).slice(complaintsBefore);
-    console.log(`temporal-restart: Temporal was back after ${startupMs} ms; meanwhile the operator logged ${complaints.length} warnings or errors${complaints.length > 0 ? `, the first: ${complaints[0]!.slice(0, 400)}` : ''}`);
-    expect(atStop.filter((c) => c.status?.phase === 'Ready').length).toBeLessThan(CONTAINERS);
-    expect(operator.running(), `the operator process exited while Temporal was down:\n${operator.outputTail()}`).toBe(true);
+      const rolloutStarted = Date.now();
+      const refs = await createDriveContainers(env, CONTAINERS);
+      const namespace = env.namespace;
+      // "In the middle": some containers are Ready, most are still on their way.
+      const atStop = await pollUntil(
+        'the first containers to be Ready',
+        async () => {
+          const all = await listContainers(namespace);
+          return all.filter((c) => c.status?.phase === 'Ready').length >= 3 ? all : undefined;
+        },
+        240_000,
+        async () => phaseSummary(await listContainers(namespace)),
+      );
+      const downMs = random.int(3_000, 10_000);
+      const complaintsBefore = operator.logLines(40).length;
+      await stopTemporal();
+      console.log(`temporal-restart: stopped Temporal for ${downMs} ms at ${phaseSummary(atStop)}`);
+      await sleep(downMs);
+      const { startupMs } = await startTemporal();
+      await temporalHealthy();
+      const complaints = operator.logLines(40).slice(complaintsBefore);
+      console.log(
+        `temporal-restart: Temporal was back after ${startupMs} ms; meanwhile the operator logged ${complaints.length} warnings or errors${complaints.length > 0 ? `, the first: ${complaints[0]!.slice(0, 400)}` : ''}`,
+      );
+      expect(atStop.filter((c) => c.status?.phase === 'Ready').length).toBeLessThan(CONTAINERS);
+      expect(operator.running(), `the operator process exited while Temporal was down:\n${operator.outputTail()}`).toBe(
+        true,
+      );
 
-    await waitAllReady(refs, 360_000 - (Date.now() - rolloutStarted));
-    console.log(`temporal-restart: all ${CONTAINERS} containers Ready ${Date.now() - rolloutStarted} ms after the rollout started`);
-    expect(operator.running(), 'the same operator process converged').toBe(true);
-    const steady = await expectSteadyState({ scenario: 'temporal-restart', env, operator });
-    const deletedMs = await expectCleanTeardown({ scenario: 'temporal-restart', env, operator }, refs, steady);
-    console.log(`temporal-restart: everything deleted in ${deletedMs} ms`);
-  });
+      await waitAllReady(refs, 360_000 - (Date.now() - rolloutStarted));
+      console.log(
+        `temporal-restart: all ${CONTAINERS} containers Ready ${Date.now() - rolloutStarted} ms after the rollout started`,
+      );
+      expect(operator.running(), 'the same operator process converged').toBe(true);
+      const steady = await expectSteadyState({ scenario: 'temporal-restart', env, operator });
+      const deletedMs = await expectCleanTeardown({ scenario: 'temporal-restart', env, operator }, refs, steady);
+      console.log(`temporal-restart: everything deleted in ${deletedMs} ms`);
+    },
+  );
 });

@@ -17,7 +17,19 @@ export async function recordHistory(workflowId: string, fixture: string, runId?:
   const { temporal } = await toolPaths();
   const { stdout } = await run(
     temporal,
-    ['workflow', 'show', '--workflow-id', workflowId, ...(runId ? ['--run-id', runId] : []), '--address', temporalAddress(), '--namespace', temporalNamespace(), '--output', 'json'],
+    [
+      'workflow',
+      'show',
+      '--workflow-id',
+      workflowId,
+      ...(runId ? ['--run-id', runId] : []),
+      '--address',
+      temporalAddress(),
+      '--namespace',
+      temporalNamespace(),
+      '--output',
+      'json',
+    ],
     { maxBuffer: 64 * 1024 * 1024 },
   );
   await writeFile(`${dir}${fixture}.json`, stdout);

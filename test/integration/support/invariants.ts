@@ -8,7 +8,14 @@ import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { simulatorMainPath } from '../../../deploy/local/weka-sim/shims.js';
 import type { WekaContainer } from '../../../src/api/index.js';
-import { parseContainerList, parseDriveList, parseDriveShow, type ClusterDrive, type DriveInfo, type WekaContainerInfo } from '../../../src/weka/index.js';
+import {
+  parseContainerList,
+  parseDriveList,
+  parseDriveShow,
+  type ClusterDrive,
+  type DriveInfo,
+  type WekaContainerInfo,
+} from '../../../src/weka/index.js';
 import { kubeConfig, simulatorNodeDir } from '../harness.js';
 import { simulatorLog, type SimLogEntry } from './simulator.js';
 
@@ -44,7 +51,13 @@ export interface ObservedState {
 async function simRead(node: string, ...argv: string[]): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const { stdout } = await run(process.execPath, [simulatorMainPath(), '--state', simulatorNodeDir(node), '--', ...argv]);
+      const { stdout } = await run(process.execPath, [
+        simulatorMainPath(),
+        '--state',
+        simulatorNodeDir(node),
+        '--',
+        ...argv,
+      ]);
       return stdout;
     } catch (err) {
       if ((err as { code?: unknown }).code !== 75 || attempt >= 20) throw err;
@@ -62,11 +75,16 @@ export async function observe(scope: InvariantScope): Promise<ObservedState> {
   const kc = kubeConfig();
   const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
-  const containersIn = async (namespace: string) => ((await custom.listNamespacedCustomObject({ ...GROUP, namespace })) as { items: WekaContainer[] }).items;
+  const containersIn = async (namespace: string) =>
+    ((await custom.listNamespacedCustomObject({ ...GROUP, namespace })) as { items: WekaContainer[] }).items;
   const containers = (await Promise.all(scope.namespaces.map(containersIn))).flat();
   const proxies = await containersIn(scope.operatorNamespace);
   const pods = (
-    await Promise.all([...scope.namespaces, scope.operatorNamespace].map(async (namespace) => (await core.listNamespacedPod({ namespace })).items))
+    await Promise.all(
+      [...scope.namespaces, scope.operatorNamespace].map(
+        async (namespace) => (await core.listNamespacedPod({ namespace })).items,
+      ),
+    )
   )
     .flat()
     .map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`);
@@ -74,15 +92,26 @@ export async function observe(scope: InvariantScope): Promise<ObservedState> {
   const devices = await inBatches(
     scope.nodes.flatMap((node) => scope.devices.map((path) => ({ node, path }))),
     4,
-    async ({ node, path }) => ({ node, info: parseDriveShow(await simRead(node, 'weka-sign-drive', 'show', '--json', path)) }),
+    async ({ node, path }) => ({
+      node,
+      info: parseDriveShow(await simRead(node, 'weka-sign-drive', 'show', '--json', path)),
+    }),
   );
   // Cluster state is shared by all nodes: any node can answer for it.
   const anyNode = scope.nodes[0]!;
   const clusterMembers = (
-    await Promise.all(scope.clusterGUIDs.map(async (guid) => parseContainerList(await simRead(anyNode, 'weka', 'cluster', 'container', 'list', '--cluster-guid', guid, '--json'))))
+    await Promise.all(
+      scope.clusterGUIDs.map(async (guid) =>
+        parseContainerList(
+          await simRead(anyNode, 'weka', 'cluster', 'container', 'list', '--cluster-guid', guid, '--json'),
+        ),
+      ),
+    )
   ).flat();
   const clusterDrives = (
-    await inBatches(clusterMembers, 4, async (m) => parseDriveList(await simRead(anyNode, 'weka', 'cluster', 'drive', 'list', String(m.containerId), '--json')))
+    await inBatches(clusterMembers, 4, async (m) =>
+      parseDriveList(await simRead(anyNode, 'weka', 'cluster', 'drive', 'list', String(m.containerId), '--json')),
+    )
   ).flat();
   const logs = await Promise.all(scope.nodes.map(async (node) => ({ node, entries: await simulatorLog(node) })));
   return { containers, proxies, pods, devices, clusterMembers, clusterDrives, logs };
@@ -97,7 +126,9 @@ function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
 type Change = { kind: string; [k: string]: unknown };
 
 function changesOf(state: ObservedState, kind: string): Array<Change & { node: string }> {
-  return state.logs.flatMap(({ node, entries }) => entries.flatMap((e) => e.changes.filter((c) => c.kind === kind).map((c) => ({ ...c, node }))));
+  return state.logs.flatMap(({ node, entries }) =>
+    entries.flatMap((e) => e.changes.filter((c) => c.kind === kind).map((c) => ({ ...c, node }))),
+  );
 }
 
 const nameOf = (c: WekaContainer) => `${c.metadata.namespace}/${c.metadata.name}`;
@@ -119,7 +150,8 @@ function logViolations(state: ObservedState): string[] {
   ];
   const out: string[] = [];
   for (const [kind, subject] of rules) {
-    for (const [s, n] of countBy(changesOf(state, kind), subject)) if (n > 1) out.push(`log: ${kind} of ${s} happened ${n} times`);
+    for (const [s, n] of countBy(changesOf(state, kind), subject))
+      if (n > 1) out.push(`log: ${kind} of ${s} happened ${n} times`);
   }
   return out;
 }
@@ -138,12 +170,17 @@ export function steadyStateViolations(state: ObservedState): string[] {
   const out: string[] = [];
   for (const { node, info } of state.devices) {
     const used = info.virtualDrives.reduce((sum, v) => sum + v.sizeGiB, 0);
-    if (used > info.capacityGiB) out.push(`device ${node} ${info.devicePath}: ${used} GiB signed on ${info.capacityGiB} GiB`);
+    if (used > info.capacityGiB)
+      out.push(`device ${node} ${info.devicePath}: ${used} GiB signed on ${info.capacityGiB} GiB`);
   }
 
-  const allocated = state.containers.flatMap((c) => (c.status?.allocations?.virtualDrives ?? []).map((vd) => ({ container: c, vd })));
-  for (const [uuid, n] of countBy(allocated, (a) => a.vd.virtualUUID)) if (n > 1) out.push(`virtual drive ${uuid} is allocated to ${n} containers`);
-  const deviceOf = (node: string, physicalUUID: string) => state.devices.find((d) => d.node === node && d.info.physicalUUID === physicalUUID)?.info;
+  const allocated = state.containers.flatMap((c) =>
+    (c.status?.allocations?.virtualDrives ?? []).map((vd) => ({ container: c, vd })),
+  );
+  for (const [uuid, n] of countBy(allocated, (a) => a.vd.virtualUUID))
+    if (n > 1) out.push(`virtual drive ${uuid} is allocated to ${n} containers`);
+  const deviceOf = (node: string, physicalUUID: string) =>
+    state.devices.find((d) => d.node === node && d.info.physicalUUID === physicalUUID)?.info;
   const claimedPerDevice = new Map<string, number>();
   for (const { container, vd } of allocated) {
     const key = `${container.spec.nodeName} ${vd.physicalUUID}`;
@@ -153,10 +190,13 @@ export function steadyStateViolations(state: ObservedState): string[] {
     const [node, physicalUUID] = key.split(' ') as [string, string];
     const device = deviceOf(node, physicalUUID);
     if (!device) out.push(`statuses allocate from physical drive ${physicalUUID}, which node ${node} does not have`);
-    else if (gib > device.capacityGiB) out.push(`statuses allocate ${gib} GiB of ${node} ${device.devicePath}, which has ${device.capacityGiB} GiB`);
+    else if (gib > device.capacityGiB)
+      out.push(`statuses allocate ${gib} GiB of ${node} ${device.devicePath}, which has ${device.capacityGiB} GiB`);
   }
 
-  const signatures = state.devices.flatMap(({ node, info }) => info.virtualDrives.map((v) => ({ node, device: info, v })));
+  const signatures = state.devices.flatMap(({ node, info }) =>
+    info.virtualDrives.map((v) => ({ node, device: info, v })),
+  );
   for (const c of state.containers) {
     const node = c.spec.nodeName ?? '';
     const drives = c.status?.allocations?.virtualDrives ?? [];
@@ -170,22 +210,32 @@ export function steadyStateViolations(state: ObservedState): string[] {
       const signed = signatures.filter((s) => s.v.virtualUUID === uuid);
       const onItsDevice = signed.filter((s) => s.node === node && s.device.physicalUUID === vd.physicalUUID);
       if (signed.length !== 1 || onItsDevice.length !== 1) {
-        out.push(`${nameOf(c)}: virtual drive ${uuid} is signed ${signed.length} times, ${onItsDevice.length} on its device ${vd.physicalUUID} of ${node}`);
+        out.push(
+          `${nameOf(c)}: virtual drive ${uuid} is signed ${signed.length} times, ${onItsDevice.length} on its device ${vd.physicalUUID} of ${node}`,
+        );
       } else {
         const { v } = onItsDevice[0]!;
-        if (v.ownerClusterGUID !== c.status?.clusterGUID) out.push(`${nameOf(c)}: virtual drive ${uuid} is signed for cluster ${v.ownerClusterGUID}, not ${c.status?.clusterGUID}`);
-        if (v.sizeGiB !== vd.capacityGiB) out.push(`${nameOf(c)}: virtual drive ${uuid} is signed with ${v.sizeGiB} GiB, allocated ${vd.capacityGiB}`);
+        if (v.ownerClusterGUID !== c.status?.clusterGUID)
+          out.push(
+            `${nameOf(c)}: virtual drive ${uuid} is signed for cluster ${v.ownerClusterGUID}, not ${c.status?.clusterGUID}`,
+          );
+        if (v.sizeGiB !== vd.capacityGiB)
+          out.push(`${nameOf(c)}: virtual drive ${uuid} is signed with ${v.sizeGiB} GiB, allocated ${vd.capacityGiB}`);
       }
       const inCluster = state.clusterDrives.filter((d) => d.virtualUUID === uuid);
-      if (inCluster.length !== 1) out.push(`${nameOf(c)}: virtual drive ${uuid} is in the Weka cluster ${inCluster.length} times`);
+      if (inCluster.length !== 1)
+        out.push(`${nameOf(c)}: virtual drive ${uuid} is in the Weka cluster ${inCluster.length} times`);
       else if (inCluster[0]!.containerId !== c.status?.containerID) {
-        out.push(`${nameOf(c)}: virtual drive ${uuid} is a drive of Weka container ${inCluster[0]!.containerId}, not ${c.status?.containerID}`);
+        out.push(
+          `${nameOf(c)}: virtual drive ${uuid} is a drive of Weka container ${inCluster[0]!.containerId}, not ${c.status?.containerID}`,
+        );
       }
     }
     if (c.status?.phase === 'Ready') {
       const want = drives.map((d) => d.virtualUUID).sort();
       if (want.length === 0) out.push(`${nameOf(c)}: Ready with no virtual drive allocated`);
-      if (JSON.stringify([...added].sort()) !== JSON.stringify(want)) out.push(`${nameOf(c)}: Ready but added [${added.join(', ')}] of allocated [${want.join(', ')}]`);
+      if (JSON.stringify([...added].sort()) !== JSON.stringify(want))
+        out.push(`${nameOf(c)}: Ready but added [${added.join(', ')}] of allocated [${want.join(', ')}]`);
       if (c.status.containerID === undefined) out.push(`${nameOf(c)}: Ready without a Weka containerID`);
     }
   }
@@ -194,13 +244,20 @@ export function steadyStateViolations(state: ObservedState): string[] {
   for (const s of signatures) {
     const holder = holderOf.get(s.v.virtualUUID);
     if (!holder || holder.container.spec.nodeName !== s.node || holder.vd.physicalUUID !== s.device.physicalUUID) {
-      out.push(`virtual drive ${s.v.virtualUUID} is signed on ${s.node} ${s.device.devicePath} but no container there holds it`);
+      out.push(
+        `virtual drive ${s.v.virtualUUID} is signed on ${s.node} ${s.device.devicePath} but no container there holds it`,
+      );
     }
   }
-  const addedBy = new Map(state.containers.flatMap((c) => (c.status?.addedVirtualDrives ?? []).map((uuid) => [uuid, c] as const)));
+  const addedBy = new Map(
+    state.containers.flatMap((c) => (c.status?.addedVirtualDrives ?? []).map((uuid) => [uuid, c] as const)),
+  );
   for (const d of state.clusterDrives) {
     const holder = addedBy.get(d.virtualUUID);
-    if (!holder || holder.status?.containerID !== d.containerId) out.push(`Weka drive ${d.driveUUID} (virtual ${d.virtualUUID}, container ${d.containerId}) is in the cluster but no status lists it as added`);
+    if (!holder || holder.status?.containerID !== d.containerId)
+      out.push(
+        `Weka drive ${d.driveUUID} (virtual ${d.virtualUUID}, container ${d.containerId}) is in the cluster but no status lists it as added`,
+      );
   }
   return [...out, ...logViolations(state)];
 }
@@ -213,19 +270,24 @@ export function steadyStateViolations(state: ObservedState): string[] {
 export function allDeletedViolations(state: ObservedState): string[] {
   const out: string[] = [];
   for (const c of state.containers) {
-    out.push(`${nameOf(c)} is left (finalizers [${(c.metadata.finalizers ?? []).join(', ')}], ${c.status?.allocations?.virtualDrives?.length ?? 0} virtual drives allocated, phase ${c.status?.phase})`);
+    out.push(
+      `${nameOf(c)} is left (finalizers [${(c.metadata.finalizers ?? []).join(', ')}], ${c.status?.allocations?.virtualDrives?.length ?? 0} virtual drives allocated, phase ${c.status?.phase})`,
+    );
   }
   for (const p of state.proxies) out.push(`proxy container ${nameOf(p)} is left`);
   for (const p of state.pods) out.push(`pod ${p} is left`);
   for (const { node, info } of state.devices) {
-    for (const v of info.virtualDrives) out.push(`virtual drive ${v.virtualUUID} is left signed on ${node} ${info.devicePath}`);
+    for (const v of info.virtualDrives)
+      out.push(`virtual drive ${v.virtualUUID} is left signed on ${node} ${info.devicePath}`);
   }
-  for (const d of state.clusterDrives) out.push(`Weka drive ${d.driveUUID} (virtual ${d.virtualUUID}) is left in container ${d.containerId}`);
+  for (const d of state.clusterDrives)
+    out.push(`Weka drive ${d.driveUUID} (virtual ${d.virtualUUID}) is left in container ${d.containerId}`);
   const removedOnce = (addKind: string, removeKind: string) => {
     const removed = countBy(changesOf(state, removeKind), (c) => String(c['virtualUUID']));
     for (const c of changesOf(state, addKind)) {
       const uuid = String(c['virtualUUID']);
-      if (removed.get(uuid) !== 1) out.push(`log: ${addKind} of ${uuid} was followed by ${removed.get(uuid) ?? 0} ${removeKind}`);
+      if (removed.get(uuid) !== 1)
+        out.push(`log: ${addKind} of ${uuid} was followed by ${removed.get(uuid) ?? 0} ${removeKind}`);
     }
   };
   removedOnce('virtual-add', 'virtual-remove');
@@ -244,17 +306,24 @@ export function explain(violations: readonly string[], state: ObservedState, ear
   const out: string[] = [];
   for (const uuid of uuids) {
     const holders = (s: ObservedState | undefined) =>
-      (s?.containers ?? []).filter((c) => (c.status?.allocations?.virtualDrives ?? []).some((d) => d.virtualUUID === uuid)).map((c) => `${nameOf(c)} (uid ${c.metadata.uid}, phase ${c.status?.phase})`);
+      (s?.containers ?? [])
+        .filter((c) => (c.status?.allocations?.virtualDrives ?? []).some((d) => d.virtualUUID === uuid))
+        .map((c) => `${nameOf(c)} (uid ${c.metadata.uid}, phase ${c.status?.phase})`);
     const commands = state.logs.flatMap(({ node, entries }) =>
       entries
-        .filter((e) => e.argv.some((a) => a.toLowerCase() === uuid) || e.changes.some((c) => Object.values(c).includes(uuid)))
+        .filter(
+          (e) => e.argv.some((a) => a.toLowerCase() === uuid) || e.changes.some((c) => Object.values(c).includes(uuid)),
+        )
         .map((e) => {
           const { time, fault } = e as { time?: string; fault?: string };
           return `    ${time} ${node}: ${e.argv.join(' ')} -> exit ${e.exitCode}${fault ? ` (${fault})` : ''}${e.changes.length > 0 ? ` [${e.changes.map((c) => c.kind).join(', ')}]` : ''}`;
         }),
     );
     if (commands.length === 0 && holders(earlier).length === 0 && holders(state).length === 0) continue;
-    out.push(`${uuid}: held by [${holders(earlier).join(', ')}] before, [${holders(state).join(', ')}] now; simulator commands:`, ...commands);
+    out.push(
+      `${uuid}: held by [${holders(earlier).join(', ')}] before, [${holders(state).join(', ')}] now; simulator commands:`,
+      ...commands,
+    );
   }
   return out;
 }
@@ -267,7 +336,10 @@ export async function checkSteadyState(scope: InvariantScope): Promise<{ violati
 }
 
 /** The all-deleted violations, each followed by what explains it (with who held what in `earlier`), or []. */
-export async function checkAllDeleted(scope: InvariantScope, earlier?: ObservedState): Promise<{ violations: string[]; state: ObservedState }> {
+export async function checkAllDeleted(
+  scope: InvariantScope,
+  earlier?: ObservedState,
+): Promise<{ violations: string[]; state: ObservedState }> {
   const state = await observe(scope);
   const violations = allDeletedViolations(state);
   return { violations: violations.length > 0 ? [...violations, ...explain(violations, state, earlier)] : [], state };

@@ -19,21 +19,30 @@ export interface SignDrivesPayloadInput {
 }
 
 /** Creates the operation the way the watcher would see it: with the operator's finalizer. */
-export async function createSignDrivesOperation(ref: ObjectRef, payload: SignDrivesPayloadInput): Promise<{ uid: string }> {
-  const created = (await kubeConfig().makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-    ...GROUP,
-    namespace: ref.namespace,
-    body: {
-      apiVersion: 'weka.weka.io/v1alpha1',
-      kind: 'WekaManualOperation',
-      metadata: { name: ref.name, finalizers: [FINALIZER] },
-      spec: { action: 'sign-drives', payload: { signDrivesPayload: payload } },
-    },
-  })) as WekaManualOperation;
+export async function createSignDrivesOperation(
+  ref: ObjectRef,
+  payload: SignDrivesPayloadInput,
+): Promise<{ uid: string }> {
+  const created = (await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ref.namespace,
+      body: {
+        apiVersion: 'weka.weka.io/v1alpha1',
+        kind: 'WekaManualOperation',
+        metadata: { name: ref.name, finalizers: [FINALIZER] },
+        spec: { action: 'sign-drives', payload: { signDrivesPayload: payload } },
+      },
+    })) as WekaManualOperation;
   return { uid: created.metadata.uid! };
 }
 
-export async function startSignDrivesWorkflow(op: TestOperator, ref: ObjectRef, uid: string): Promise<WorkflowHandle<typeof signDrivesWorkflow>> {
+export async function startSignDrivesWorkflow(
+  op: TestOperator,
+  ref: ObjectRef,
+  uid: string,
+): Promise<WorkflowHandle<typeof signDrivesWorkflow>> {
   return op.client.workflow.start(signDrivesWorkflow, {
     taskQueue: op.deps.taskQueue,
     workflowId: operationWorkflowId(uid),
@@ -52,7 +61,9 @@ export async function startSignDrivesOperation(
 
 export async function readOperation(ref: ObjectRef): Promise<WekaManualOperation | null> {
   try {
-    return (await kubeConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ ...GROUP, ...ref })) as WekaManualOperation;
+    return (await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ ...GROUP, ...ref })) as WekaManualOperation;
   } catch (err) {
     if ((err as { code?: number }).code === 404) return null;
     throw err;
@@ -61,15 +72,21 @@ export async function readOperation(ref: ObjectRef): Promise<WekaManualOperation
 
 /** Waits until the operation has finished (Succeeded or Failed) and returns it. */
 export async function waitFinished(ref: ObjectRef, timeoutMs = 90_000): Promise<WekaManualOperation> {
-  return eventually(`${ref.namespace}/${ref.name} to finish`, async () => {
-    const o = await readOperation(ref);
-    return o?.status?.phase === 'Succeeded' || o?.status?.phase === 'Failed' ? o : undefined;
-  }, timeoutMs);
+  return eventually(
+    `${ref.namespace}/${ref.name} to finish`,
+    async () => {
+      const o = await readOperation(ref);
+      return o?.status?.phase === 'Succeeded' || o?.status?.phase === 'Failed' ? o : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** Deletes the operation the way a user would; the finalizer keeps it until the workflow is done. */
 export async function deleteOperationObject(ref: ObjectRef): Promise<void> {
-  await kubeConfig().makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({ ...GROUP, ...ref });
+  await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .deleteNamespacedCustomObject({ ...GROUP, ...ref });
 }
 
 /** Deletes the operation and tells its workflow (the watcher's job). */

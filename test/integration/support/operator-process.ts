@@ -30,10 +30,14 @@ export async function startOperatorProcess(env: Record<string, string>): Promise
   child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await eventually('the operator process to run its worker', async () => {
-    if (child.exitCode !== null) throw new Error(`operator exited early:\n${out}`);
-    return out.includes('worker running') ? true : undefined;
-  }, 60_000);
+  await eventually(
+    'the operator process to run its worker',
+    async () => {
+      if (child.exitCode !== null) throw new Error(`operator exited early:\n${out}`);
+      return out.includes('worker running') ? true : undefined;
+    },
+    60_000,
+  );
   return {
     child,
     output: () => out,

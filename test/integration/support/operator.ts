@@ -14,7 +14,15 @@ import { containerWorkflowId, FINALIZER, type ObjectRef } from '../../../src/lif
 import { driveContainerWorkflow } from '../../../workflows/drive-container.js';
 import { deleteRequestedSignal } from '../../../workflows/definitions.js';
 import type { SimulatedDevice } from '../../../deploy/local/fake-nodes.js';
-import { addNode, eventually, kubeConfig, temporalAddress, temporalNamespace, uniqueName, uniqueNamespace } from '../harness.js';
+import {
+  addNode,
+  eventually,
+  kubeConfig,
+  temporalAddress,
+  temporalNamespace,
+  uniqueName,
+  uniqueNamespace,
+} from '../harness.js';
 import { showDevice, sim } from './simulator.js';
 
 const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
@@ -43,7 +51,12 @@ export async function startTestOperator(overrides: Partial<ActivityDeps> = {}): 
     ...overrides,
   };
   const workerConnection = await NativeConnection.connect({ address: temporalAddress() });
-  const worker = await createOperatorWorker({ connection: workerConnection, namespace: temporalNamespace(), deps, tuning: { shutdownGraceTime: '2 seconds' } });
+  const worker = await createOperatorWorker({
+    connection: workerConnection,
+    namespace: temporalNamespace(),
+    deps,
+    tuning: { shutdownGraceTime: '2 seconds' },
+  });
   const running = worker.run();
   return {
     client,
@@ -59,18 +72,31 @@ export async function startTestOperator(overrides: Partial<ActivityDeps> = {}): 
 }
 
 /** A fake node whose devices are signed for proxy and listed in its shared-drives annotation. */
-export async function sharedDrivesNode(devices: SimulatedDevice[], prefix = 'weka-node', labels: Record<string, string> = {}): Promise<string> {
+export async function sharedDrivesNode(
+  devices: SimulatedDevice[],
+  prefix = 'weka-node',
+  labels: Record<string, string> = {},
+): Promise<string> {
   const node = uniqueName(prefix);
   await addNode({ name: node, devices, labels });
   const drives = [];
   for (const d of devices) {
     await sim(node, '--', 'weka-sign-drive', 'sign', 'proxy', d.path);
     const info = await showDevice(node, d.path);
-    drives.push({ physicalUUID: info.physicalUUID!, serial: info.serial, capacityGiB: info.capacityGiB, type: info.type, devicePath: d.path });
+    drives.push({
+      physicalUUID: info.physicalUUID!,
+      serial: info.serial,
+      capacityGiB: info.capacityGiB,
+      type: info.type,
+      devicePath: d.path,
+    });
   }
   const core = kubeConfig().makeApiClient(CoreV1Api);
   await core.patchNode(
-    { name: node, body: { metadata: { annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } } },
+    {
+      name: node,
+      body: { metadata: { annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } },
+    },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );
   return node;
@@ -91,7 +117,11 @@ export interface ContainerSpecInput {
  * standalone container, writes its cluster GUID as the cluster's administrator would: server-side
  * apply on the status with a field manager of its own. Starts nothing.
  */
-export async function createContainerObject(ref: ObjectRef, spec: object, o: { finalizers?: string[]; clusterGUID?: string } = {}): Promise<WekaContainer> {
+export async function createContainerObject(
+  ref: ObjectRef,
+  spec: object,
+  o: { finalizers?: string[]; clusterGUID?: string } = {},
+): Promise<WekaContainer> {
   const custom = kubeConfig().makeApiClient(CustomObjectsApi);
   const created = (await custom.createNamespacedCustomObject({
     ...GROUP,
@@ -105,7 +135,18 @@ export async function createContainerObject(ref: ObjectRef, spec: object, o: { f
   })) as WekaContainer;
   if (o.clusterGUID) {
     await custom.patchNamespacedCustomObjectStatus(
-      { ...GROUP, ...ref, body: { apiVersion: 'weka.weka.io/v1alpha1', kind: 'WekaContainer', metadata: { name: ref.name }, status: { clusterGUID: o.clusterGUID } }, fieldManager: 'test-cluster-admin', force: true },
+      {
+        ...GROUP,
+        ...ref,
+        body: {
+          apiVersion: 'weka.weka.io/v1alpha1',
+          kind: 'WekaContainer',
+          metadata: { name: ref.name },
+          status: { clusterGUID: o.clusterGUID },
+        },
+        fieldManager: 'test-cluster-admin',
+        force: true,
+      },
       setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
     );
   }
@@ -122,7 +163,10 @@ export async function createDriveContainer(
   spec: ContainerSpecInput,
   clusterGUID?: string,
 ): Promise<{ uid: string; handle: WorkflowHandle<typeof driveContainerWorkflow> }> {
-  const created = await createContainerObject(ref, spec, { finalizers: [FINALIZER], ...(clusterGUID ? { clusterGUID } : {}) });
+  const created = await createContainerObject(ref, spec, {
+    finalizers: [FINALIZER],
+    ...(clusterGUID ? { clusterGUID } : {}),
+  });
   const uid = created.metadata.uid!;
   const handle = await op.client.workflow.start(driveContainerWorkflow, {
     taskQueue: op.deps.taskQueue,
@@ -134,7 +178,9 @@ export async function createDriveContainer(
 
 export async function readContainer(ref: ObjectRef): Promise<WekaContainer | null> {
   try {
-    return (await kubeConfig().makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ ...GROUP, ...ref })) as WekaContainer;
+    return (await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ ...GROUP, ...ref })) as WekaContainer;
   } catch (err) {
     if ((err as { code?: number }).code === 404) return null;
     throw err;
@@ -142,20 +188,30 @@ export async function readContainer(ref: ObjectRef): Promise<WekaContainer | nul
 }
 
 export async function waitForPhase(ref: ObjectRef, phase: string, timeoutMs = 60_000): Promise<WekaContainer> {
-  return eventually(`${ref.namespace}/${ref.name} to reach phase ${phase}`, async () => {
-    const c = await readContainer(ref);
-    return c?.status?.phase === phase ? c : undefined;
-  }, timeoutMs);
+  return eventually(
+    `${ref.namespace}/${ref.name} to reach phase ${phase}`,
+    async () => {
+      const c = await readContainer(ref);
+      return c?.status?.phase === phase ? c : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** Deletes the container the way a user would, and tells its workflow (the watcher's job). */
 export async function deleteDriveContainer(op: TestOperator, ref: ObjectRef, uid: string): Promise<void> {
-  await kubeConfig().makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({ ...GROUP, ...ref });
+  await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .deleteNamespacedCustomObject({ ...GROUP, ...ref });
   await op.client.workflow.getHandle(containerWorkflowId(uid)).signal(deleteRequestedSignal);
 }
 
 export async function waitGone(ref: ObjectRef, timeoutMs = 60_000): Promise<void> {
-  await eventually(`${ref.namespace}/${ref.name} to be gone`, async () => ((await readContainer(ref)) === null ? true : undefined), timeoutMs);
+  await eventually(
+    `${ref.namespace}/${ref.name} to be gone`,
+    async () => ((await readContainer(ref)) === null ? true : undefined),
+    timeoutMs,
+  );
 }
 
 export async function podExists(namespace: string, name: string): Promise<boolean> {

@@ -46,7 +46,8 @@ export function chaosSeed(env: NodeJS.ProcessEnv = process.env): number {
   const text = env['CHAOS_SEED']?.trim();
   if (text === undefined || text === '') return DEFAULT_CHAOS_SEED;
   const seed = Number(text);
-  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`CHAOS_SEED must be a whole number from 0 to ${0xffffffff}, got "${text}"`);
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+    throw new Error(`CHAOS_SEED must be a whole number from 0 to ${0xffffffff}, got "${text}"`);
   return seed;
 }
 

@@ -32,7 +32,14 @@ async function kubeConfigFor(user: string): Promise<KubeConfig> {
   if (!admin) throw new Error('the admin kubeconfig has no current cluster');
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: 'weka-local', server: admin.server, ...(admin.caData ? { caData: admin.caData } : {}), skipTLSVerify: false }],
+    clusters: [
+      {
+        name: 'weka-local',
+        server: admin.server,
+        ...(admin.caData ? { caData: admin.caData } : {}),
+        skipTLSVerify: false,
+      },
+    ],
     users: [{ name: user, certData: certData.toString('base64'), keyData: keyData.toString('base64') }],
     contexts: [{ name: user, cluster: 'weka-local', user }],
     currentContext: user,
@@ -59,7 +66,9 @@ export async function restrictedUser(user: string, roleName: string, rules: V1Po
   const [resource = '', subresource = ''] = first.split('/');
   const auth = kc.makeApiClient(AuthorizationV1Api);
   await eventually(`the binding of ${user} to ${roleName} to take effect`, async () => {
-    const review = await auth.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: { group, resource, subresource, verb } } } });
+    const review = await auth.createSelfSubjectAccessReview({
+      body: { spec: { resourceAttributes: { group, resource, subresource, verb } } },
+    });
     return review.status?.allowed ? true : undefined;
   });
   return {

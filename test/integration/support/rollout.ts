@@ -11,7 +11,16 @@ import { expect } from 'vitest';
 import type { SimulatedDevice } from '../../../deploy/local/fake-nodes.js';
 import type { WekaContainer } from '../../../src/api/index.js';
 import { containerWorkflowId, type ObjectRef } from '../../../src/lifecycle/names.js';
-import { eventually, kubeConfig, removeNode, simulatorNodeDir, temporalAddress, temporalNamespace, uniqueName, uniqueNamespace } from '../harness.js';
+import {
+  eventually,
+  kubeConfig,
+  removeNode,
+  simulatorNodeDir,
+  temporalAddress,
+  temporalNamespace,
+  uniqueName,
+  uniqueNamespace,
+} from '../harness.js';
 import { checkAllDeleted, checkSteadyState, type InvariantScope, type ObservedState } from './invariants.js';
 import { createContainerObject, sharedDrivesNode } from './operator.js';
 import { startOperatorProcess, type OperatorProcess } from './operator-process.js';
@@ -46,12 +55,19 @@ export async function prepareChaosEnvironment(scenario: string, nodeCount = 3): 
     clusterGUID,
     namespace,
     operatorNamespace,
-    scope: { nodes, devices: CHAOS_DEVICES.map((d) => d.path), clusterGUIDs: [clusterGUID], namespaces: [namespace], operatorNamespace },
+    scope: {
+      nodes,
+      devices: CHAOS_DEVICES.map((d) => d.path),
+      clusterGUIDs: [clusterGUID],
+      namespaces: [namespace],
+      operatorNamespace,
+    },
   };
 }
 
 export async function removeChaosNodes(env: ChaosEnvironment | undefined): Promise<void> {
-  for (const node of env?.nodes ?? []) await removeNode(node).catch((err: unknown) => console.warn(`could not remove node ${node}: ${String(err)}`));
+  for (const node of env?.nodes ?? [])
+    await removeNode(node).catch((err: unknown) => console.warn(`could not remove node ${node}: ${String(err)}`));
 }
 
 /**
@@ -83,21 +99,35 @@ export async function createDriveContainers(env: ChaosEnvironment, count: number
 }
 
 export async function listContainers(namespace: string): Promise<WekaContainer[]> {
-  return ((await kubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ ...GROUP, namespace })) as { items: WekaContainer[] }).items;
+  return (
+    (await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .listNamespacedCustomObject({ ...GROUP, namespace })) as { items: WekaContainer[] }
+  ).items;
 }
 
 /** "Ready=12 Signing=3 ...", for progress lines and failure messages. */
 export function phaseSummary(containers: readonly WekaContainer[]): string {
   const counts = new Map<string, number>();
   for (const c of containers) counts.set(c.status?.phase ?? 'none', (counts.get(c.status?.phase ?? 'none') ?? 0) + 1);
-  return [...counts].sort().map(([phase, n]) => `${phase}=${n}`).join(' ') || 'none';
+  return (
+    [...counts]
+      .sort()
+      .map(([phase, n]) => `${phase}=${n}`)
+      .join(' ') || 'none'
+  );
 }
 
 /**
  * Polls once a second (a list of 30 objects every 100 ms would load the shared 2-core machine)
  * until `check` returns a value; prints `progress()` every 30 s and fails with it on timeout.
  */
-export async function pollUntil<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, progress: () => Promise<string>): Promise<T> {
+export async function pollUntil<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+  progress: () => Promise<string>,
+): Promise<T> {
   return eventually(what, check, timeoutMs, { intervalMs: 1_000, progress });
 }
 
@@ -110,7 +140,10 @@ export async function waitAllReady(refs: readonly ObjectRef[], timeoutMs: number
     async () => {
       const all = await listContainers(namespace);
       const ready = all.filter((c) => c.status?.phase === 'Ready' && c.metadata.deletionTimestamp === undefined);
-      return JSON.stringify(all.map((c) => c.metadata.name).sort()) === JSON.stringify(names) && ready.length === refs.length ? all : undefined;
+      return JSON.stringify(all.map((c) => c.metadata.name).sort()) === JSON.stringify(names) &&
+        ready.length === refs.length
+        ? all
+        : undefined;
     },
     timeoutMs,
     async () => phaseSummary(await listContainers(namespace)),
@@ -156,7 +189,11 @@ export class ChaosOperator {
   readonly startTimes: number[] = [];
 
   constructor(operatorNamespace: string, scenario: string) {
-    this.env = { WEKA_TASK_QUEUE: uniqueName(scenario), WEKA_OPERATOR_NAMESPACE: operatorNamespace, WEKA_HTTP_PORT: '0' };
+    this.env = {
+      WEKA_TASK_QUEUE: uniqueName(scenario),
+      WEKA_OPERATOR_NAMESPACE: operatorNamespace,
+      WEKA_HTTP_PORT: '0',
+    };
   }
 
   /** The output of the processes killed so far (the current one's is added by fullOutput). */
@@ -180,7 +217,9 @@ export class ChaosOperator {
 
   /** The current (or last) process's log lines at pino level `minLevel` (40 warn, 50 error) or above. */
   logLines(minLevel: number): string[] {
-    return (this.current?.output() ?? '').split('\n').filter((line) => Number(/"level":(\d+)/.exec(line)?.[1] ?? 0) >= minLevel);
+    return (this.current?.output() ?? '')
+      .split('\n')
+      .filter((line) => Number(/"level":(\d+)/.exec(line)?.[1] ?? 0) >= minLevel);
   }
 
   /** Every process's output, in order, for failure artifacts. */
@@ -219,16 +258,24 @@ export async function expectNoViolations(
   const dir = join(ARTIFACTS, `${ctx.scenario}-${Date.now()}`);
   try {
     await mkdir(dir, { recursive: true });
-    for (const node of ctx.env.nodes) await copyFile(join(simulatorNodeDir(node), 'commands.log'), join(dir, `${node}.commands.log`)).catch(() => undefined);
+    for (const node of ctx.env.nodes)
+      await copyFile(join(simulatorNodeDir(node), 'commands.log'), join(dir, `${node}.commands.log`)).catch(
+        () => undefined,
+      );
     await writeFile(join(dir, 'operator.log'), ctx.operator.fullOutput());
     await writeFile(join(dir, 'observed.json'), JSON.stringify(ctx.observed, null, 1));
     const text = violations.join('\n');
-    const named = ctx.observed.flatMap((o) => o.containers).filter((c) => text.includes(`${c.metadata.namespace}/${c.metadata.name}`));
+    const named = ctx.observed
+      .flatMap((o) => o.containers)
+      .filter((c) => text.includes(`${c.metadata.namespace}/${c.metadata.name}`));
     const connection = await Connection.connect({ address: temporalAddress() });
     try {
       const client = new Client({ connection, namespace: temporalNamespace() });
       for (const uid of new Set(named.map((c) => c.metadata.uid!))) {
-        const history = await client.workflow.getHandle(containerWorkflowId(uid)).fetchHistory().catch((err: unknown) => ({ error: String(err) }));
+        const history = await client.workflow
+          .getHandle(containerWorkflowId(uid))
+          .fetchHistory()
+          .catch((err: unknown) => ({ error: String(err) }));
         await writeFile(join(dir, `history-${uid}.json`), JSON.stringify(history, null, 1));
       }
     } finally {
@@ -259,7 +306,12 @@ export async function expectSteadyState(run: ChaosRun): Promise<ObservedState> {
  * injected faults), checks that nothing is left anywhere, and stops the operator cleanly.
  * Returns how long the deletion took (ms).
  */
-export async function expectCleanTeardown(run: ChaosRun, refs: readonly ObjectRef[], steady: ObservedState, beforeCheck?: () => Promise<void>): Promise<number> {
+export async function expectCleanTeardown(
+  run: ChaosRun,
+  refs: readonly ObjectRef[],
+  steady: ObservedState,
+  beforeCheck?: () => Promise<void>,
+): Promise<number> {
   const started = Date.now();
   await deleteContainers(refs);
   await waitGone(refs, 240_000);

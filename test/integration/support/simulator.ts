@@ -31,7 +31,12 @@ export interface SimLogEntry {
 
 export async function simulatorLog(node: string): Promise<SimLogEntry[]> {
   const text = await readFile(join(simulatorNodeDir(node), 'commands.log'), 'utf8').catch(() => '');
-  return text.trim() === '' ? [] : text.trim().split('\n').map((l) => JSON.parse(l) as SimLogEntry);
+  return text.trim() === ''
+    ? []
+    : text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as SimLogEntry);
 }
 
 /** How many times each change kind happened per subject (e.g. virtual-add per virtual UUID). */

@@ -12,7 +12,9 @@ describe('even distribution (seed examples)', () => {
   ])('splits $capacity GiB over $cores cores as $expected', ({ capacity, cores, expected }) => {
     const result = allocate(fourTlc, { driveCores: cores, containerCapacity: capacity, driveTypesRatio: tlcOnly });
     expect(sizesOf(expectOk(result))).toEqual(expected);
-    expect(result.ok && result.summary).toEqual([{ driveType: 'TLC', strategy: 'even-distribution', neededGiB: capacity, virtualDriveCount: cores }]);
+    expect(result.ok && result.summary).toEqual([
+      { driveType: 'TLC', strategy: 'even-distribution', neededGiB: capacity, virtualDriveCount: cores },
+    ]);
   });
 
   it('puts each of a container’s virtual drives on a different physical drive when the drives can hold them', () => {
@@ -29,7 +31,11 @@ describe('even distribution (seed examples)', () => {
   it('does not reject a feasible split because a greedy choice would have blocked it', () => {
     // [1001, 1000, 1000] fits only with the 1001 piece on the 1001 GiB drive; putting it on the
     // emptier drive first would leave no room for the two 1000s.
-    const result = allocate([tlc('big', 2000), tlc('small', 1001)], { driveCores: 3, containerCapacity: 3001, driveTypesRatio: tlcOnly });
+    const result = allocate([tlc('big', 2000), tlc('small', 1001)], {
+      driveCores: 3,
+      containerCapacity: 3001,
+      driveTypesRatio: tlcOnly,
+    });
     const drives = expectOk(result);
     expect(drives.map((vd) => [vd.physicalUUID, vd.capacityGiB])).toEqual([
       ['small', 1001],
@@ -73,7 +79,9 @@ describe('Mode 2: containerCapacity with driveTypesRatio', () => {
   const mixed = [tlc('t1', 7680), tlc('t2', 7680), qlc('q1', 15360), qlc('q2', 15360)];
 
   it('splits 12000 GiB at 4:1 into 9600 GiB TLC and 2400 GiB QLC, each from its own drives', () => {
-    const drives = expectOk(allocate(mixed, { driveCores: 6, containerCapacity: 12000, driveTypesRatio: { tlc: 4, qlc: 1 } }));
+    const drives = expectOk(
+      allocate(mixed, { driveCores: 6, containerCapacity: 12000, driveTypesRatio: { tlc: 4, qlc: 1 } }),
+    );
     expect(sizesOf(drives, 'TLC')).toEqual(Array(6).fill(1600));
     expect(sizesOf(drives, 'QLC')).toEqual(Array(6).fill(400));
     expect(drives.filter((vd) => vd.type === 'TLC').every((vd) => vd.physicalUUID.startsWith('t'))).toBe(true);
@@ -87,7 +95,13 @@ describe('Mode 2: containerCapacity with driveTypesRatio', () => {
   });
 
   it('uses the settings ratio when the request sets none', () => {
-    const drives = expectOk(allocate(mixed, { driveCores: 1, containerCapacity: 3000 }, { settings: { driveTypesRatio: { tlc: 2, qlc: 1 } } }));
+    const drives = expectOk(
+      allocate(
+        mixed,
+        { driveCores: 1, containerCapacity: 3000 },
+        { settings: { driveTypesRatio: { tlc: 2, qlc: 1 } } },
+      ),
+    );
     expect(sizesOf(drives, 'TLC')).toEqual([2000]);
     expect(sizesOf(drives, 'QLC')).toEqual([1000]);
   });
@@ -98,8 +112,16 @@ describe('Mode 2: containerCapacity with driveTypesRatio', () => {
   });
 
   it('refuses 5 cores x 5000 GiB at 4:1 with the per-type minimum: QLC gets 1000 GiB but needs 5 x 384', () => {
-    const error = expectError(allocate(mixed, { driveCores: 5, containerCapacity: 5000, driveTypesRatio: { tlc: 4, qlc: 1 } }));
-    expect(error).toMatchObject({ type: 'InsufficientDriveCapacity', reason: 'below-minimum', driveType: 'QLC', neededGiB: 1000, minDrives: 5 });
+    const error = expectError(
+      allocate(mixed, { driveCores: 5, containerCapacity: 5000, driveTypesRatio: { tlc: 4, qlc: 1 } }),
+    );
+    expect(error).toMatchObject({
+      type: 'InsufficientDriveCapacity',
+      reason: 'below-minimum',
+      driveType: 'QLC',
+      neededGiB: 1000,
+      minDrives: 5,
+    });
     expect(error.message).toContain('insufficient QLC capacity');
     expect(error.message).toContain('enforceMinDrivesPerTypePerCore');
   });
@@ -133,13 +155,19 @@ describe('Mode 2: containerCapacity with driveTypesRatio', () => {
     // TLC 3600 GiB: even distribution first fits as 4 x 900, leaving 1 of the 5 allowed drives for
     // QLC, whose 1600 GiB needs 2. Fit-to-physical TLC [3000, 600] leaves room.
     const drives = [tlc('t1', 3000), tlc('t2', 1000), qlc('q1', 1000), qlc('q2', 1000)];
-    const result = allocate(drives, { driveCores: 1, containerCapacity: 5200, driveTypesRatio: { tlc: 9, qlc: 4 } }, { settings: { maxVirtualDrivesPerCore: 5 } });
+    const result = allocate(
+      drives,
+      { driveCores: 1, containerCapacity: 5200, driveTypesRatio: { tlc: 9, qlc: 4 } },
+      { settings: { maxVirtualDrivesPerCore: 5 } },
+    );
     expect(sizesOf(expectOk(result), 'TLC')).toEqual([3000, 600]);
     expect(result.ok && result.summary.map((s) => s.strategy)).toEqual(['fit-to-physical', 'even-distribution']);
   });
 
   it('refuses with insufficient TLC capacity when the TLC share is under driveCores x 384', () => {
-    const error = expectError(allocate(mixed, { driveCores: 4, containerCapacity: 3000, driveTypesRatio: { tlc: 1, qlc: 1 } }));
+    const error = expectError(
+      allocate(mixed, { driveCores: 4, containerCapacity: 3000, driveTypesRatio: { tlc: 1, qlc: 1 } }),
+    );
     expect(error).toMatchObject({ reason: 'below-minimum', driveType: 'TLC' });
     expect(error.message).toContain('insufficient TLC capacity');
   });
@@ -155,7 +183,9 @@ describe('Mode 1: numDrives x driveCapacity', () => {
   });
 
   it('spreads round robin over the drives that still fit, most free first', () => {
-    const result = expectOk(allocate([tlc('small', 3000), tlc('large', 10000)], { driveCores: 1, numDrives: 4, driveCapacity: 1000 }));
+    const result = expectOk(
+      allocate([tlc('small', 3000), tlc('large', 10000)], { driveCores: 1, numDrives: 4, driveCapacity: 1000 }),
+    );
     expect(result.map((vd) => vd.physicalUUID)).toEqual(['large', 'small', 'large', 'small']);
   });
 });
@@ -171,19 +201,27 @@ describe('claimed capacity and determinism', () => {
 
   it('treats a drive with less than 384 GiB free as unusable, even for a smaller virtual drive', () => {
     const a = tlc('a', 3840);
-    const error = expectError(allocate([a], { driveCores: 1, numDrives: 1, driveCapacity: 100 }, { claimed: [claimOn('ns/c', a, 3500)] }));
+    const error = expectError(
+      allocate([a], { driveCores: 1, numDrives: 1, driveCapacity: 100 }, { claimed: [claimOn('ns/c', a, 3500)] }),
+    );
     expect(error).toMatchObject({ type: 'InsufficientDriveCapacity', usableGiB: 0, totalAvailableGiB: 340 });
   });
 
   it('breaks ties between equally free drives by physical UUID, whatever the input order', () => {
-    const forward = expectOk(allocate([tlc('aaa', 2000), tlc('bbb', 2000)], { driveCores: 1, numDrives: 1, driveCapacity: 1000 }));
-    const backward = expectOk(allocate([tlc('bbb', 2000), tlc('aaa', 2000)], { driveCores: 1, numDrives: 1, driveCapacity: 1000 }));
+    const forward = expectOk(
+      allocate([tlc('aaa', 2000), tlc('bbb', 2000)], { driveCores: 1, numDrives: 1, driveCapacity: 1000 }),
+    );
+    const backward = expectOk(
+      allocate([tlc('bbb', 2000), tlc('aaa', 2000)], { driveCores: 1, numDrives: 1, driveCapacity: 1000 }),
+    );
     expect(forward[0]?.physicalUUID).toBe('aaa');
     expect(backward).toEqual(forward);
   });
 
   it('records the physical drive’s serial and the type on every virtual drive', () => {
-    const [vd] = expectOk(allocate([qlc('q', 5000)], { driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 0, qlc: 1 } }));
+    const [vd] = expectOk(
+      allocate([qlc('q', 5000)], { driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 0, qlc: 1 } }),
+    );
     expect(vd).toEqual({ virtualUUID: 'vd-1', physicalUUID: 'q', capacityGiB: 1000, serial: 'serial-q', type: 'QLC' });
   });
 
@@ -191,20 +229,32 @@ describe('claimed capacity and determinism', () => {
     const a = tlc('a', 5000);
     const uuids = ['taken', 'taken', 'fresh'];
     const [vd] = expectOk(
-      allocate([a], { driveCores: 1, numDrives: 1, driveCapacity: 1000 }, { claimed: [claimOn('ns/c', a, 1000, 'taken')], newUuid: () => uuids.shift() ?? 'none' }),
+      allocate(
+        [a],
+        { driveCores: 1, numDrives: 1, driveCapacity: 1000 },
+        { claimed: [claimOn('ns/c', a, 1000, 'taken')], newUuid: () => uuids.shift() ?? 'none' },
+      ),
     );
     expect(vd?.virtualUUID).toBe('fresh');
   });
 
   it('never gives two new virtual drives the same UUID', () => {
     const uuids = ['same', 'same', 'other'];
-    const drives = expectOk(allocate([tlc('a', 5000)], { driveCores: 1, numDrives: 2, driveCapacity: 1000 }, { newUuid: () => uuids.shift() ?? 'none' }));
+    const drives = expectOk(
+      allocate(
+        [tlc('a', 5000)],
+        { driveCores: 1, numDrives: 2, driveCapacity: 1000 },
+        { newUuid: () => uuids.shift() ?? 'none' },
+      ),
+    );
     expect(drives.map((vd) => vd.virtualUUID)).toEqual(['same', 'other']);
   });
 
   it('fails loudly, instead of looping, when the UUID source only repeats UUIDs in use', () => {
     const a = tlc('a', 5000);
     const request = { driveCores: 1, numDrives: 1, driveCapacity: 1000 };
-    expect(() => allocate([a], request, { claimed: [claimOn('ns/c', a, 1000, 'stuck')], newUuid: () => 'stuck' })).toThrow(/UUID source/);
+    expect(() =>
+      allocate([a], request, { claimed: [claimOn('ns/c', a, 1000, 'stuck')], newUuid: () => 'stuck' }),
+    ).toThrow(/UUID source/);
   });
 });

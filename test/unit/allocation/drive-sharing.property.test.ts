@@ -24,33 +24,58 @@ const capacityArb = fc.oneof(
 );
 
 /** A node: drives with random capacities and types, partly claimed by other containers. */
-const nodeArb = fc.array(fc.record({ type: driveTypeArb, capacityGiB: capacityArb, claimedParts: fc.array(fc.integer({ min: 1, max: 6000 }), { maxLength: 3 }) }), {
-  minLength: 1,
-  maxLength: 8,
-}).map((specs) => {
-  const physicalDrives: PhysicalDrive[] = specs.map((spec, i) => ({
-    physicalUUID: `p${i}`,
-    serial: `s${i}`,
-    capacityGiB: spec.capacityGiB,
-    type: spec.type,
-    devicePath: `/dev/nvme${i}n1`,
-  }));
-  const claimed: ContainerDriveClaims[] = specs.map((spec, i) => {
-    let left = spec.capacityGiB;
-    const parts = spec.claimedParts.filter((part) => (left -= part) >= 0);
-    return {
-      container: `ns/c${i}`,
-      virtualDrives: parts.map((capacityGiB, j) => ({ virtualUUID: `claimed-${i}-${j}`, physicalUUID: `p${i}`, capacityGiB, serial: `s${i}`, type: spec.type })),
-    };
+const nodeArb = fc
+  .array(
+    fc.record({
+      type: driveTypeArb,
+      capacityGiB: capacityArb,
+      claimedParts: fc.array(fc.integer({ min: 1, max: 6000 }), { maxLength: 3 }),
+    }),
+    {
+      minLength: 1,
+      maxLength: 8,
+    },
+  )
+  .map((specs) => {
+    const physicalDrives: PhysicalDrive[] = specs.map((spec, i) => ({
+      physicalUUID: `p${i}`,
+      serial: `s${i}`,
+      capacityGiB: spec.capacityGiB,
+      type: spec.type,
+      devicePath: `/dev/nvme${i}n1`,
+    }));
+    const claimed: ContainerDriveClaims[] = specs.map((spec, i) => {
+      let left = spec.capacityGiB;
+      const parts = spec.claimedParts.filter((part) => (left -= part) >= 0);
+      return {
+        container: `ns/c${i}`,
+        virtualDrives: parts.map((capacityGiB, j) => ({
+          virtualUUID: `claimed-${i}-${j}`,
+          physicalUUID: `p${i}`,
+          capacityGiB,
+          serial: `s${i}`,
+          type: spec.type,
+        })),
+      };
+    });
+    return { physicalDrives, claimed };
   });
-  return { physicalDrives, claimed };
-});
 
-const ratioArb = fc.record({ tlc: fc.integer({ min: 0, max: 4 }), qlc: fc.integer({ min: 0, max: 4 }) }).filter((r) => r.tlc + r.qlc > 0);
+const ratioArb = fc
+  .record({ tlc: fc.integer({ min: 0, max: 4 }), qlc: fc.integer({ min: 0, max: 4 }) })
+  .filter((r) => r.tlc + r.qlc > 0);
 
 const requestArb: fc.Arbitrary<DriveSharingRequest> = fc.oneof(
-  fc.record({ driveCores: fc.integer({ min: 1, max: 4 }), numDrives: fc.integer({ min: 1, max: 10 }), driveCapacity: fc.integer({ min: 100, max: 5000 }) }),
-  fc.record({ driveCores: fc.integer({ min: 1, max: 4 }), containerCapacity: fc.integer({ min: 384, max: 60000 }), driveTypesRatio: ratioArb }),
+  fc.record({
+    driveCores: fc.integer({ min: 1, max: 4 }),
+    numDrives: fc.integer({ min: 1, max: 10 }),
+    driveCapacity: fc.integer({ min: 100, max: 5000 }),
+  }),
+  fc.record({
+    driveCores: fc.integer({ min: 1, max: 4 }),
+    containerCapacity: fc.integer({ min: 384, max: 60000 }),
+    driveTypesRatio: ratioArb,
+  }),
   fc.record({ driveCores: fc.integer({ min: 1, max: 4 }), containerCapacity: fc.integer({ min: 384, max: 60000 }) }),
 );
 
@@ -66,14 +91,19 @@ const inputArb: fc.Arbitrary<DriveSharingInput> = fc
 
 function availableBefore(input: DriveSharingInput): Map<string, number> {
   const free = new Map(input.physicalDrives.map((drive) => [drive.physicalUUID, drive.capacityGiB]));
-  for (const vd of input.claimed.flatMap((claim) => claim.virtualDrives ?? [])) free.set(vd.physicalUUID, (free.get(vd.physicalUUID) ?? 0) - vd.capacityGiB);
+  for (const vd of input.claimed.flatMap((claim) => claim.virtualDrives ?? []))
+    free.set(vd.physicalUUID, (free.get(vd.physicalUUID) ?? 0) - vd.capacityGiB);
   return free;
 }
 
 /** TLC and QLC GiB the request asks for. */
 function shares(request: DriveSharingRequest, settings: AllocationSettings): Record<DriveType, number> {
-  if (request.containerCapacity === undefined) return { TLC: (request.numDrives ?? 0) * (request.driveCapacity ?? 0), QLC: 0 };
-  const { tlcGiB, qlcGiB } = splitCapacityByRatio(request.containerCapacity, request.driveTypesRatio ?? settings.driveTypesRatio);
+  if (request.containerCapacity === undefined)
+    return { TLC: (request.numDrives ?? 0) * (request.driveCapacity ?? 0), QLC: 0 };
+  const { tlcGiB, qlcGiB } = splitCapacityByRatio(
+    request.containerCapacity,
+    request.driveTypesRatio ?? settings.driveTypesRatio,
+  );
   return { TLC: tlcGiB, QLC: qlcGiB };
 }
 
@@ -93,7 +123,8 @@ describe('allocateVirtualDrives properties', () => {
           expect(physical?.serial).toBe(vd.serial);
           expect(free.get(vd.physicalUUID) ?? 0).toBeGreaterThanOrEqual(MIN_CHUNK_GIB);
         }
-        for (const vd of result.virtualDrives) free.set(vd.physicalUUID, (free.get(vd.physicalUUID) ?? 0) - vd.capacityGiB);
+        for (const vd of result.virtualDrives)
+          free.set(vd.physicalUUID, (free.get(vd.physicalUUID) ?? 0) - vd.capacityGiB);
         for (const vd of result.virtualDrives) expect(free.get(vd.physicalUUID)).toBeGreaterThanOrEqual(0);
       }),
       { numRuns },
@@ -112,7 +143,9 @@ describe('allocateVirtualDrives properties', () => {
           expect(sizes.length > 0).toBe(wanted[type] > 0);
         }
         if (input.request.driveCapacity !== undefined) {
-          expect(result.virtualDrives.map((vd) => vd.capacityGiB)).toEqual(Array(input.request.numDrives).fill(input.request.driveCapacity));
+          expect(result.virtualDrives.map((vd) => vd.capacityGiB)).toEqual(
+            Array(input.request.numDrives).fill(input.request.driveCapacity),
+          );
         }
       }),
       { numRuns },
@@ -128,12 +161,14 @@ describe('allocateVirtualDrives properties', () => {
         const maxDrives = request.driveCores * settings.maxVirtualDrivesPerCore;
         expect(result.virtualDrives.length).toBeLessThanOrEqual(maxDrives);
         expect(result.virtualDrives.length).toBeGreaterThanOrEqual(request.driveCores);
-        const perTypeMinimum = result.summary.length === 1 || settings.enforceMinDrivesPerTypePerCore ? request.driveCores : 1;
+        const perTypeMinimum =
+          result.summary.length === 1 || settings.enforceMinDrivesPerTypePerCore ? request.driveCores : 1;
         for (const summary of result.summary) {
           const sizes = result.virtualDrives.filter((vd) => vd.type === summary.driveType).map((vd) => vd.capacityGiB);
           expect(sizes.length).toBeGreaterThanOrEqual(perTypeMinimum);
           expect(Math.min(...sizes)).toBeGreaterThanOrEqual(MIN_CHUNK_GIB);
-          if (summary.strategy === 'even-distribution') expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+          if (summary.strategy === 'even-distribution')
+            expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
         }
       }),
       { numRuns },
@@ -150,7 +185,10 @@ describe('allocateVirtualDrives properties', () => {
             .map(({ item }) => item);
         const first = allocateVirtualDrives(input, sequentialUuids());
         const again = allocateVirtualDrives(input, sequentialUuids());
-        const shuffled = allocateVirtualDrives({ ...input, physicalDrives: shuffle(input.physicalDrives), claimed: shuffle(input.claimed) }, sequentialUuids());
+        const shuffled = allocateVirtualDrives(
+          { ...input, physicalDrives: shuffle(input.physicalDrives), claimed: shuffle(input.claimed) },
+          sequentialUuids(),
+        );
         expect(again).toEqual(first);
         expect(shuffled).toEqual(first);
       }),

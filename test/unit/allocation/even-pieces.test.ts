@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type EvenPieces, evenPiecesFit, pieceSizes, placeEvenPieces, splitEvenly } from '../../../src/allocation/even-pieces.js';
+import {
+  type EvenPieces,
+  evenPiecesFit,
+  pieceSizes,
+  placeEvenPieces,
+  splitEvenly,
+} from '../../../src/allocation/even-pieces.js';
 import { bruteForceFits } from './brute-force.js';
 
 const smallCase = fc
@@ -9,7 +15,14 @@ const smallCase = fc
     size: fc.integer({ min: 1, max: 12 }),
     count: fc.integer({ min: 0, max: 6 }),
   })
-  .chain((c) => fc.record({ available: fc.constant(c.available), pieces: fc.integer({ min: 0, max: c.count }).map((bigCount): EvenPieces => ({ size: c.size, count: c.count, bigCount })) }));
+  .chain((c) =>
+    fc.record({
+      available: fc.constant(c.available),
+      pieces: fc
+        .integer({ min: 0, max: c.count })
+        .map((bigCount): EvenPieces => ({ size: c.size, count: c.count, bigCount })),
+    }),
+  );
 
 describe('splitEvenly', () => {
   it('gives the remainder to the first pieces: 7001 over 3 is 2334, 2334, 2333', () => {

@@ -25,14 +25,26 @@ describe('allocateExclusiveDrives', () => {
 
   it('excludes a shared drive through the shared-drive list when a claim does not record its serial', () => {
     const shared = tlc('p1', 7680);
-    const claimed = [{ container: 'ns/c', virtualDrives: [{ virtualUUID: 'v', physicalUUID: 'p1', capacityGiB: 1000 }] }];
-    const result = allocateExclusiveDrives({ signedSerials: [shared.serial, 'S9'], claimed, sharedDrives: [shared], count: 1 });
+    const claimed = [
+      { container: 'ns/c', virtualDrives: [{ virtualUUID: 'v', physicalUUID: 'p1', capacityGiB: 1000 }] },
+    ];
+    const result = allocateExclusiveDrives({
+      signedSerials: [shared.serial, 'S9'],
+      claimed,
+      sharedDrives: [shared],
+      count: 1,
+    });
     expect(result).toEqual({ ok: true, serials: ['S9'] });
   });
 
   it('never hands out a drive signed for the proxy, even with no virtual drive on it yet', () => {
     const shared = tlc('p1', 7680);
-    const result = allocateExclusiveDrives({ signedSerials: [shared.serial, 'S9'], claimed: [], sharedDrives: [shared], count: 2 });
+    const result = allocateExclusiveDrives({
+      signedSerials: [shared.serial, 'S9'],
+      claimed: [],
+      sharedDrives: [shared],
+      count: 2,
+    });
     expect(result).toMatchObject({ ok: false, error: { type: 'InsufficientDrives', needed: 2, have: 1 } });
   });
 
@@ -42,7 +54,12 @@ describe('allocateExclusiveDrives', () => {
   });
 
   it('explains a shortage with what is needed and what is free', () => {
-    const result = allocateExclusiveDrives({ signedSerials: ['S1', 'S2'], blockedSerials: ['S1'], claimed: [], count: 3 });
+    const result = allocateExclusiveDrives({
+      signedSerials: ['S1', 'S2'],
+      blockedSerials: ['S1'],
+      claimed: [],
+      count: 3,
+    });
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.error.message).toContain('need 3, have 1');
   });
@@ -52,6 +69,9 @@ describe('allocateExclusiveDrives', () => {
   });
 
   it('refuses a negative count', () => {
-    expect(allocateExclusiveDrives({ signedSerials: ['S1'], claimed: [], count: -1 })).toMatchObject({ ok: false, error: { type: 'InvalidAllocationRequest', field: 'count' } });
+    expect(allocateExclusiveDrives({ signedSerials: ['S1'], claimed: [], count: -1 })).toMatchObject({
+      ok: false,
+      error: { type: 'InvalidAllocationRequest', field: 'count' },
+    });
   });
 });

@@ -45,7 +45,9 @@ describe('fitToPhysical', () => {
   it('always sums to the need, with every piece at least the minimum and within its drive', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.integer({ min: 384, max: 30000 }), { minLength: 1, maxLength: 10 }).map((list) => list.sort((a, b) => b - a)),
+        fc
+          .array(fc.integer({ min: 384, max: 30000 }), { minLength: 1, maxLength: 10 })
+          .map((list) => list.sort((a, b) => b - a)),
         fc.integer({ min: 384, max: 100000 }),
         fc.integer({ min: 1, max: 16 }),
         (available, needed, minCount) => {

@@ -20,8 +20,10 @@ export function drive(physicalUUID: string, capacityGiB: number, type: DriveType
   return { ...untyped(physicalUUID, capacityGiB), type };
 }
 
-export const tlc = (physicalUUID: string, capacityGiB: number): PhysicalDrive => drive(physicalUUID, capacityGiB, 'TLC');
-export const qlc = (physicalUUID: string, capacityGiB: number): PhysicalDrive => drive(physicalUUID, capacityGiB, 'QLC');
+export const tlc = (physicalUUID: string, capacityGiB: number): PhysicalDrive =>
+  drive(physicalUUID, capacityGiB, 'TLC');
+export const qlc = (physicalUUID: string, capacityGiB: number): PhysicalDrive =>
+  drive(physicalUUID, capacityGiB, 'QLC');
 
 /** vd-1, vd-2, ...: a fixed UUID source. */
 export function sequentialUuids(prefix = 'vd'): UuidSource {
@@ -29,8 +31,19 @@ export function sequentialUuids(prefix = 'vd'): UuidSource {
   return () => `${prefix}-${++next}`;
 }
 
-export function claimOn(container: string, physical: PhysicalDrive, capacityGiB: number, virtualUUID = `${container}-${physical.physicalUUID}-${capacityGiB}`): ContainerDriveClaims {
-  const vd: VirtualDrive = { virtualUUID, physicalUUID: physical.physicalUUID, capacityGiB, serial: physical.serial, type: physical.type ?? 'TLC' };
+export function claimOn(
+  container: string,
+  physical: PhysicalDrive,
+  capacityGiB: number,
+  virtualUUID = `${container}-${physical.physicalUUID}-${capacityGiB}`,
+): ContainerDriveClaims {
+  const vd: VirtualDrive = {
+    virtualUUID,
+    physicalUUID: physical.physicalUUID,
+    capacityGiB,
+    serial: physical.serial,
+    type: physical.type ?? 'TLC',
+  };
   return { container, virtualDrives: [vd] };
 }
 
@@ -40,7 +53,11 @@ export interface AllocateOptions {
   readonly newUuid?: UuidSource;
 }
 
-export function allocate(physicalDrives: readonly PhysicalDrive[], request: DriveSharingRequest, options: AllocateOptions = {}): DriveSharingResult {
+export function allocate(
+  physicalDrives: readonly PhysicalDrive[],
+  request: DriveSharingRequest,
+  options: AllocateOptions = {},
+): DriveSharingResult {
   return allocateVirtualDrives(
     {
       physicalDrives,

@@ -33,8 +33,15 @@ describe('toStructuralSchema', () => {
   });
 
   it('drops $id, additionalProperties: false and TypeBox bookkeeping', () => {
-    const schema = Type.Object({ a: Type.Optional(Type.String({ description: 'a' })) }, { $id: 'X', additionalProperties: false, description: 'x' });
-    expect(toStructuralSchema(schema)).toEqual({ type: 'object', description: 'x', properties: { a: { type: 'string', description: 'a' } } });
+    const schema = Type.Object(
+      { a: Type.Optional(Type.String({ description: 'a' })) },
+      { $id: 'X', additionalProperties: false, description: 'x' },
+    );
+    expect(toStructuralSchema(schema)).toEqual({
+      type: 'object',
+      description: 'x',
+      properties: { a: { type: 'string', description: 'a' } },
+    });
   });
 
   it('keeps required, bounds and the x-kubernetes extensions', () => {
@@ -58,7 +65,9 @@ describe('toStructuralSchema', () => {
 
   it('refuses unions that are not unions of literals', () => {
     const schema = Type.Union([Type.String(), Type.Integer()], { description: 'x' });
-    expect(() => toStructuralSchema(schema, 'spec.x')).toThrow('spec.x: anyOf is only supported as a union of literals');
+    expect(() => toStructuralSchema(schema, 'spec.x')).toThrow(
+      'spec.x: anyOf is only supported as a union of literals',
+    );
   });
 
   it('refuses a property without a description', () => {
@@ -68,7 +77,11 @@ describe('toStructuralSchema', () => {
 
   it('refuses a list map whose key is optional', () => {
     const item = Type.Object({ id: Type.Optional(Type.String({ description: 'id' })) }, { description: 'item' });
-    const schema = Type.Array(item, { description: 'l', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['id'] });
+    const schema = Type.Array(item, {
+      description: 'l',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['id'],
+    });
     expect(() => toStructuralSchema(schema, 'status.l')).toThrow("status.l: list map key 'id' is not required");
   });
 });

@@ -57,7 +57,9 @@ function walk(node: JsonSchemaProps, path = '', isProperty = false): Visited[] {
 }
 
 const allRules = (kind: string): Array<{ path: string; rule: CelRule }> =>
-  walk(rootSchema(kind)).flatMap(({ path, node }) => (node['x-kubernetes-validations'] ?? []).map((rule) => ({ path, rule })));
+  walk(rootSchema(kind)).flatMap(({ path, node }) =>
+    (node['x-kubernetes-validations'] ?? []).map((rule) => ({ path, rule })),
+  );
 
 const KINDS = ['WekaCluster', 'WekaContainer', 'WekaManualOperation'];
 
@@ -83,7 +85,9 @@ describe('generated CRDs', () => {
     const crd = crdOf(kind);
     expect(crd.metadata.name).toBe(`${crd.spec.names.plural}.weka.weka.io`);
     expect(crd.spec.scope).toBe('Namespaced');
-    expect(crd.spec.versions.map((v) => [v.name, v.served, v.storage, v.subresources])).toEqual([['v1alpha1', true, true, { status: {} }]]);
+    expect(crd.spec.versions.map((v) => [v.name, v.served, v.storage, v.subresources])).toEqual([
+      ['v1alpha1', true, true, { status: {} }],
+    ]);
     expect(crd.spec.names.categories).toEqual(['weka']);
   });
 
@@ -102,7 +106,9 @@ describe('generated CRDs', () => {
   it.each(KINDS)('%s: keeps no JSON Schema keyword the apiserver rejects', (kind) => {
     const forbidden = ['$id', '$schema', 'anyOf', 'const', 'patternProperties', 'additionalProperties'];
     const found = walk(rootSchema(kind)).flatMap(({ path, node }) =>
-      forbidden.filter((k) => k in node && !(k === 'additionalProperties' && typeof node[k] === 'object')).map((k) => `${path}: ${k}`),
+      forbidden
+        .filter((k) => k in node && !(k === 'additionalProperties' && typeof node[k] === 'object'))
+        .map((k) => `${path}: ${k}`),
     );
     expect(found).toEqual([]);
   });
@@ -125,7 +131,11 @@ describe('generated CRDs', () => {
   });
 
   it('store GiB values as int64 integers', () => {
-    for (const path of ['spec.driveCapacity', 'spec.containerCapacity', 'status.allocations.virtualDrives.[].capacityGiB']) {
+    for (const path of [
+      'spec.driveCapacity',
+      'spec.containerCapacity',
+      'status.allocations.virtualDrives.[].capacityGiB',
+    ]) {
       expect([at('WekaContainer', path).type, at('WekaContainer', path).format], path).toEqual(['integer', 'int64']);
     }
   });
@@ -183,12 +193,23 @@ describe('CEL rules', () => {
     ['WekaContainer', '.spec', WEKA_CONTAINER_RULES.driveTypesRatioSetOnce],
     ['WekaContainer', '.status.allocations', WEKA_CONTAINER_RULES.virtualDriveCountMatches],
     ['WekaManualOperation', '.spec', WEKA_MANUAL_OPERATION_RULES.signDrivesNeedsNodeSelector],
-    ['WekaManualOperation', '.spec.payload.signDrivesPayload', WEKA_MANUAL_OPERATION_RULES.devicePathsNeededForDevicePaths],
-    ['WekaManualOperation', '.spec.payload.signDrivesPayload.devicePaths[]', WEKA_MANUAL_OPERATION_RULES.devicePathShape],
+    [
+      'WekaManualOperation',
+      '.spec.payload.signDrivesPayload',
+      WEKA_MANUAL_OPERATION_RULES.devicePathsNeededForDevicePaths,
+    ],
+    [
+      'WekaManualOperation',
+      '.spec.payload.signDrivesPayload.devicePaths[]',
+      WEKA_MANUAL_OPERATION_RULES.devicePathShape,
+    ],
   ];
 
   it.each(placed)('%s %s carries its rule', (kind, path, rule) => {
-    expect(allRules(kind)).toContainEqual({ path, rule: expect.objectContaining({ rule: rule.rule, message: rule.message }) });
+    expect(allRules(kind)).toContainEqual({
+      path,
+      rule: expect.objectContaining({ rule: rule.rule, message: rule.message }),
+    });
   });
 
   it('make set-once rules tolerate a field that was unset at creation', () => {
@@ -199,12 +220,21 @@ describe('CEL rules', () => {
   });
 
   it('say that growing a container is not supported yet in every capacity immutability message', () => {
-    const capacity = ['driveCoresSetOnce', 'numDrivesSetOnce', 'driveCapacitySetOnce', 'containerCapacitySetOnce', 'driveTypesRatioSetOnce'] as const;
-    for (const name of capacity) expect(WEKA_CONTAINER_RULES[name].message).toMatch(/cannot change once set: .*growing.* not supported yet/);
+    const capacity = [
+      'driveCoresSetOnce',
+      'numDrivesSetOnce',
+      'driveCapacitySetOnce',
+      'containerCapacitySetOnce',
+      'driveTypesRatioSetOnce',
+    ] as const;
+    for (const name of capacity)
+      expect(WEKA_CONTAINER_RULES[name].message).toMatch(/cannot change once set: .*growing.* not supported yet/);
   });
 
   it.each(KINDS)('%s: every rule in the CRD has a manifest that must be rejected with its message', (kind) => {
-    const covered = new Set([...CREATE_VIOLATIONS, ...UPDATE_VIOLATIONS].filter((v) => v.kind === kind).map((v) => v.rule.message));
+    const covered = new Set(
+      [...CREATE_VIOLATIONS, ...UPDATE_VIOLATIONS].filter((v) => v.kind === kind).map((v) => v.rule.message),
+    );
     const uncovered = allRules(kind).filter(({ rule }) => !covered.has(rule.message));
     expect(uncovered).toEqual([]);
   });

@@ -50,7 +50,11 @@ export function cluster(name: string, dynamicTemplate: Fields): Manifest {
     apiVersion: API_GROUP_VERSION,
     kind: WEKA_CLUSTER_KIND,
     metadata: { name },
-    spec: { image: IMAGE, nodeSelector: { 'weka.io/drive-sharing': 'true' }, dynamicTemplate: { driveContainers: 3, ...dynamicTemplate } },
+    spec: {
+      image: IMAGE,
+      nodeSelector: { 'weka.io/drive-sharing': 'true' },
+      dynamicTemplate: { driveContainers: 3, ...dynamicTemplate },
+    },
   };
 }
 
@@ -147,7 +151,11 @@ export const CREATE_VIOLATIONS: CreateViolation[] = [
     what: 'a path that climbs out of /dev',
     kind: WEKA_MANUAL_OPERATION_KIND,
     rule: WEKA_MANUAL_OPERATION_RULES.devicePathShape,
-    manifest: signDrives('dotdot', { type: 'device-paths', nodeSelector: { a: 'b' }, devicePaths: ['/dev/../etc/passwd'] }),
+    manifest: signDrives('dotdot', {
+      type: 'device-paths',
+      nodeSelector: { a: 'b' },
+      devicePaths: ['/dev/../etc/passwd'],
+    }),
   },
 ];
 
@@ -156,12 +164,27 @@ const MODE_2 = { driveCores: 2, containerCapacity: 12000, driveTypesRatio: { tlc
 
 export const UPDATE_VIOLATIONS: UpdateViolation[] = [
   { what: 'drive to compute', rule: WEKA_CONTAINER_RULES.modeImmutable, spec: MODE_1, change: { mode: 'compute' } },
-  { what: 'move to another node', rule: WEKA_CONTAINER_RULES.nodeNameSetOnce, spec: MODE_1, change: { nodeName: 'weka-node-2' } },
+  {
+    what: 'move to another node',
+    rule: WEKA_CONTAINER_RULES.nodeNameSetOnce,
+    spec: MODE_1,
+    change: { nodeName: 'weka-node-2' },
+  },
   { what: 'unset the node', rule: WEKA_CONTAINER_RULES.nodeNameSetOnce, spec: MODE_1, change: { nodeName: undefined } },
   { what: 'more drive cores', rule: WEKA_CONTAINER_RULES.driveCoresSetOnce, spec: MODE_1, change: { driveCores: 3 } },
   { what: 'more drives', rule: WEKA_CONTAINER_RULES.numDrivesSetOnce, spec: MODE_1, change: { numDrives: 6 } },
-  { what: 'bigger drives', rule: WEKA_CONTAINER_RULES.driveCapacitySetOnce, spec: MODE_1, change: { driveCapacity: 2000 } },
-  { what: 'bigger container', rule: WEKA_CONTAINER_RULES.containerCapacitySetOnce, spec: MODE_2, change: { containerCapacity: 16000 } },
+  {
+    what: 'bigger drives',
+    rule: WEKA_CONTAINER_RULES.driveCapacitySetOnce,
+    spec: MODE_1,
+    change: { driveCapacity: 2000 },
+  },
+  {
+    what: 'bigger container',
+    rule: WEKA_CONTAINER_RULES.containerCapacitySetOnce,
+    spec: MODE_2,
+    change: { containerCapacity: 16000 },
+  },
   {
     what: 'another ratio',
     rule: WEKA_CONTAINER_RULES.driveTypesRatioSetOnce,

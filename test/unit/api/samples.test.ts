@@ -19,18 +19,23 @@ const SCHEMA_BY_KIND: Record<string, TSchema> = {
 const samples = loadSamples();
 
 describe('sample manifests', () => {
-  it.each(samples.map((s) => [s.file, s.name, s] as const))('%s (%s) matches its kind\'s TypeBox schema', (_file, _name, sample) => {
-    const schema = SCHEMA_BY_KIND[sample.kind];
-    if (!schema) throw new Error(`unknown kind ${sample.kind}`);
-    expect([...Value.Errors(schema, sample.manifest)].map((e) => `${e.path}: ${e.message}`)).toEqual([]);
-  });
+  it.each(samples.map((s) => [s.file, s.name, s] as const))(
+    "%s (%s) matches its kind's TypeBox schema",
+    (_file, _name, sample) => {
+      const schema = SCHEMA_BY_KIND[sample.kind];
+      if (!schema) throw new Error(`unknown kind ${sample.kind}`);
+      expect([...Value.Errors(schema, sample.manifest)].map((e) => `${e.path}: ${e.message}`)).toEqual([]);
+    },
+  );
 
   it('have no namespace, so tests can create them in a namespace of their own', () => {
     expect(samples.filter((s) => 'namespace' in (s.manifest['metadata'] as object))).toEqual([]);
   });
 
   it('include a drive container for each allocation mode and an ssdproxy', () => {
-    const specs = samples.filter((s) => s.kind === 'WekaContainer').map((s) => s.manifest['spec'] as Record<string, unknown>);
+    const specs = samples
+      .filter((s) => s.kind === 'WekaContainer')
+      .map((s) => s.manifest['spec'] as Record<string, unknown>);
     expect(specs.some((s) => s['mode'] === 'drive' && 'driveCapacity' in s && 'numDrives' in s)).toBe(true);
     expect(specs.some((s) => s['mode'] === 'drive' && 'containerCapacity' in s && 'driveTypesRatio' in s)).toBe(true);
     expect(specs.some((s) => s['mode'] === 'ssdproxy')).toBe(true);
@@ -43,9 +48,14 @@ describe('sample manifests', () => {
   });
 
   it('include a shared sign-drives operation', () => {
-    const ops = samples.filter((s) => s.kind === 'WekaManualOperation').map((s) => s.manifest['spec'] as Record<string, unknown>);
+    const ops = samples
+      .filter((s) => s.kind === 'WekaManualOperation')
+      .map((s) => s.manifest['spec'] as Record<string, unknown>);
     expect(ops).toContainEqual(
-      expect.objectContaining({ action: 'sign-drives', payload: { signDrivesPayload: expect.objectContaining({ shared: true }) } }),
+      expect.objectContaining({
+        action: 'sign-drives',
+        payload: { signDrivesPayload: expect.objectContaining({ shared: true }) },
+      }),
     );
   });
 });
@@ -83,14 +93,24 @@ describe('TypeBox schemas', () => {
       },
       addedVirtualDrives: ['v-1'],
       addedDrives: [{ uuid: 'v-1', virtualUUID: 'v-1' }],
-      conditions: [{ type: 'DrivesAdded', status: 'True', reason: 'Added', message: '', lastTransitionTime: '2025-11-25T10:00:00Z' }],
+      conditions: [
+        {
+          type: 'DrivesAdded',
+          status: 'True',
+          reason: 'Added',
+          message: '',
+          lastTransitionTime: '2025-11-25T10:00:00Z',
+        },
+      ],
       observedGeneration: 1,
     };
     expect([...Value.Errors(WekaContainerStatusSchema, status)].map((e) => `${e.path}: ${e.message}`)).toEqual([]);
   });
 
   it('reject a condition whose time is not RFC 3339', () => {
-    const status = { conditions: [{ type: 'Ready', status: 'True', reason: 'Ok', message: '', lastTransitionTime: 'yesterday' }] };
+    const status = {
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Ok', message: '', lastTransitionTime: 'yesterday' }],
+    };
     expect(Value.Check(WekaContainerStatusSchema, status)).toBe(false);
   });
 });

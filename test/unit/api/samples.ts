@@ -14,7 +14,9 @@ export interface SampleManifest {
 }
 
 export function loadSamples(): SampleManifest[] {
-  const files = readdirSync(SAMPLES_DIR).filter((f) => f.endsWith('.yaml')).sort();
+  const files = readdirSync(SAMPLES_DIR)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
   return files.flatMap((file) =>
     parseAllDocuments(readFileSync(join(SAMPLES_DIR, file), 'utf8')).map((doc) => {
       const manifest = doc.toJS() as Record<string, unknown>;

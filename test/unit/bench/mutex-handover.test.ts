@@ -12,9 +12,23 @@ let nextId = 1;
 function event(ms: number, attrs: Record<string, unknown>) {
   return { eventId: nextId++, eventTime: at(ms), ...attrs };
 }
-const request = (ms: number, requestId: string) => event(ms, { workflowExecutionSignaledEventAttributes: { signalName: 'mutexRequest', input: payloads({ requestId }) } });
-function decision(scheduledMs: number, startedMs: number, endedMs: number, activity = 'allocateForContainer', input?: unknown) {
-  const scheduled = event(scheduledMs, { activityTaskScheduledEventAttributes: { activityType: { name: activity }, ...(input ? { input: payloads(input) } : {}) } });
+const request = (ms: number, requestId: string) =>
+  event(ms, {
+    workflowExecutionSignaledEventAttributes: { signalName: 'mutexRequest', input: payloads({ requestId }) },
+  });
+function decision(
+  scheduledMs: number,
+  startedMs: number,
+  endedMs: number,
+  activity = 'allocateForContainer',
+  input?: unknown,
+) {
+  const scheduled = event(scheduledMs, {
+    activityTaskScheduledEventAttributes: {
+      activityType: { name: activity },
+      ...(input ? { input: payloads(input) } : {}),
+    },
+  });
   return [
     scheduled,
     event(startedMs, { activityTaskStartedEventAttributes: { scheduledEventId: scheduled.eventId } }),
@@ -38,13 +52,19 @@ describe('mutex hand-overs from a history', () => {
     ];
     const run = mutexRunOf('n1', events);
     expect(run.arrivals).toEqual([10, 20, 300]);
-    expect(handOversOf(run)).toEqual([{ node: 'n1', from: 'allocateForContainer', to: 'allocateForContainer', ms: 25, toScheduledMs: 10 }]);
+    expect(handOversOf(run)).toEqual([
+      { node: 'n1', from: 'allocateForContainer', to: 'allocateForContainer', ms: 25, toScheduledMs: 10 },
+    ]);
   });
 
   it('treats requests carried over by continue-as-new as queued, and a resent request once', () => {
     nextId = 1;
     const events = [
-      event(0, { workflowExecutionStartedEventAttributes: { input: payloads({ key: 'weka-node/n1', state: { queue: [{ requestId: 'a' }, { requestId: 'b' }] } }) } }),
+      event(0, {
+        workflowExecutionStartedEventAttributes: {
+          input: payloads({ key: 'weka-node/n1', state: { queue: [{ requestId: 'a' }, { requestId: 'b' }] } }),
+        },
+      }),
       request(5, 'a'),
       ...decision(10, 20, 50),
       ...decision(60, 70, 90),
@@ -58,7 +78,10 @@ describe('mutex hand-overs from a history', () => {
 describe('mutex hand-overs when allocations are decided together', () => {
   it('counts a batch as all the requests it decided, so only a decision with work still queued is a hand-over', () => {
     nextId = 1;
-    const batchOf = (n: number) => ({ node: 'n1', containers: Array.from({ length: n }, (_, i) => ({ namespace: 'ns', name: `c${i}`, node: 'n1' })) });
+    const batchOf = (n: number) => ({
+      node: 'n1',
+      containers: Array.from({ length: n }, (_, i) => ({ namespace: 'ns', name: `c${i}`, node: 'n1' })),
+    });
     const events = [
       event(0, { workflowExecutionStartedEventAttributes: { input: payloads({ key: 'weka-node/n1' }) } }),
       request(10, 'a'),
@@ -121,7 +144,12 @@ describe('mutex hand-overs when answers are delivered by an activity', () => {
 
 describe('when each container asked for its allocation', () => {
   const ask = (ms: number, requestId: string, name: string, kind = 'allocate') =>
-    event(ms, { workflowExecutionSignaledEventAttributes: { signalName: 'mutexRequest', input: payloads({ requestId, kind, payload: { namespace: 'ns', name, node: 'n1' } }) } });
+    event(ms, {
+      workflowExecutionSignaledEventAttributes: {
+        signalName: 'mutexRequest',
+        input: payloads({ requestId, kind, payload: { namespace: 'ns', name, node: 'n1' } }),
+      },
+    });
 
   it("keeps each container's first allocate request, over every run, carried-over ones as asked before any", () => {
     nextId = 1;
@@ -135,7 +163,12 @@ describe('when each container asked for its allocation', () => {
     ]);
     const second = mutexRunOf('n1', [
       event(100, {
-        workflowExecutionStartedEventAttributes: { input: payloads({ key: 'weka-node/n1', state: { queue: [{ requestId: 'r3', kind: 'allocate', payload: { namespace: 'ns', name: 'c' } }] } }) },
+        workflowExecutionStartedEventAttributes: {
+          input: payloads({
+            key: 'weka-node/n1',
+            state: { queue: [{ requestId: 'r3', kind: 'allocate', payload: { namespace: 'ns', name: 'c' } }] },
+          }),
+        },
       }),
       ask(110, 'r4', 'b'),
     ]);

@@ -5,7 +5,17 @@ import { allocationGaps, parseStatusWrites, preciseTime, type StatusWrite } from
 
 const T0 = Date.parse('2026-11-22T01:00:00Z');
 
-function auditLine(o: { name: string; namespace?: string; fieldManager?: string; code?: number; received: string; completed: string; stage?: string; verb?: string; subresource?: string }): string {
+function auditLine(o: {
+  name: string;
+  namespace?: string;
+  fieldManager?: string;
+  code?: number;
+  received: string;
+  completed: string;
+  stage?: string;
+  verb?: string;
+  subresource?: string;
+}): string {
   const namespace = o.namespace ?? 'ns';
   return JSON.stringify({
     kind: 'Event',
@@ -14,7 +24,14 @@ function auditLine(o: { name: string; namespace?: string; fieldManager?: string;
     stage: o.stage ?? 'ResponseComplete',
     requestURI: `/apis/weka.weka.io/v1alpha1/namespaces/${namespace}/wekacontainers/${o.name}/status?fieldManager=${o.fieldManager ?? 'alloc'}&force=true`,
     verb: o.verb ?? 'patch',
-    objectRef: { resource: 'wekacontainers', namespace, name: o.name, apiGroup: 'weka.weka.io', apiVersion: 'v1alpha1', subresource: o.subresource ?? 'status' },
+    objectRef: {
+      resource: 'wekacontainers',
+      namespace,
+      name: o.name,
+      apiGroup: 'weka.weka.io',
+      apiVersion: 'v1alpha1',
+      subresource: o.subresource ?? 'status',
+    },
     responseStatus: { metadata: {}, code: o.code ?? 200 },
     requestReceivedTimestamp: o.received,
     stageTimestamp: o.completed,
@@ -41,11 +58,36 @@ describe('status writes from an audit log', () => {
   it('keeps only successful WekaContainer status patches, with their field manager', () => {
     const log = [
       auditLine({ name: 'a', received: '2026-11-22T01:00:00.010000Z', completed: '2026-11-22T01:00:00.015500Z' }),
-      auditLine({ name: 'b', code: 409, received: '2026-11-22T01:00:00.020000Z', completed: '2026-11-22T01:00:00.021000Z' }),
-      auditLine({ name: 'c', subresource: '', received: '2026-11-22T01:00:00.030000Z', completed: '2026-11-22T01:00:00.031000Z' }),
-      auditLine({ name: 'd', verb: 'update', received: '2026-11-22T01:00:00.040000Z', completed: '2026-11-22T01:00:00.041000Z' }),
-      auditLine({ name: 'e', stage: 'ResponseStarted', received: '2026-11-22T01:00:00.050000Z', completed: '2026-11-22T01:00:00.051000Z' }),
-      auditLine({ name: 'f', fieldManager: 'other', received: '2026-11-22T01:00:00.060000Z', completed: '2026-11-22T01:00:00.062000Z' }),
+      auditLine({
+        name: 'b',
+        code: 409,
+        received: '2026-11-22T01:00:00.020000Z',
+        completed: '2026-11-22T01:00:00.021000Z',
+      }),
+      auditLine({
+        name: 'c',
+        subresource: '',
+        received: '2026-11-22T01:00:00.030000Z',
+        completed: '2026-11-22T01:00:00.031000Z',
+      }),
+      auditLine({
+        name: 'd',
+        verb: 'update',
+        received: '2026-11-22T01:00:00.040000Z',
+        completed: '2026-11-22T01:00:00.041000Z',
+      }),
+      auditLine({
+        name: 'e',
+        stage: 'ResponseStarted',
+        received: '2026-11-22T01:00:00.050000Z',
+        completed: '2026-11-22T01:00:00.051000Z',
+      }),
+      auditLine({
+        name: 'f',
+        fieldManager: 'other',
+        received: '2026-11-22T01:00:00.060000Z',
+        completed: '2026-11-22T01:00:00.062000Z',
+      }),
       '',
     ].join('\n');
     const writes = parseStatusWrites(log);
@@ -58,14 +100,23 @@ describe('status writes from an audit log', () => {
   });
 
   it('skips a last line still being written, and reports any other line that is not JSON', () => {
-    const whole = auditLine({ name: 'a', received: '2026-11-22T01:00:00.010000Z', completed: '2026-11-22T01:00:00.011000Z' });
+    const whole = auditLine({
+      name: 'a',
+      received: '2026-11-22T01:00:00.010000Z',
+      completed: '2026-11-22T01:00:00.011000Z',
+    });
     expect(parseStatusWrites(`${whole}\n${whole.slice(0, 40)}`)).toHaveLength(1);
     expect(() => parseStatusWrites(`${whole.slice(0, 40)}\n${whole}\n`)).toThrow(/audit log line 1 is not JSON/);
   });
 });
 
 describe('allocation to allocation on a node', () => {
-  const write = (container: string, receivedAt: number, completedAt: number, fieldManager = 'alloc'): StatusWrite => ({ container, fieldManager, receivedAt, completedAt });
+  const write = (container: string, receivedAt: number, completedAt: number, fieldManager = 'alloc'): StatusWrite => ({
+    container,
+    fieldManager,
+    receivedAt,
+    completedAt,
+  });
   const nodeOf = new Map([
     ['ns/a', 'n1'],
     ['ns/b', 'n1'],
@@ -75,7 +126,13 @@ describe('allocation to allocation on a node', () => {
   ]);
 
   it('measures from one write answered to the next one received, per node and in order', () => {
-    const writes = [write('ns/b', 120, 130), write('ns/a', 100, 110), write('ns/x', 100, 105), write('ns/y', 300, 310), write('ns/c', 135, 150)];
+    const writes = [
+      write('ns/b', 120, 130),
+      write('ns/a', 100, 110),
+      write('ns/x', 100, 105),
+      write('ns/y', 300, 310),
+      write('ns/c', 135, 150),
+    ];
     const askedAt = new Map([...nodeOf.keys()].map((c) => [c, 0]));
     expect(allocationGaps(writes, { fieldManager: 'alloc', nodeOf, askedAt })).toEqual([
       { node: 'n1', from: 'ns/a', to: 'ns/b', ms: 10 },
@@ -91,7 +148,9 @@ describe('allocation to allocation on a node', () => {
       ['ns/b', 400],
       ['ns/c', 450],
     ]);
-    expect(allocationGaps(writes, { fieldManager: 'alloc', nodeOf, askedAt }).map((g) => [g.to, g.ms])).toEqual([['ns/c', 10]]);
+    expect(allocationGaps(writes, { fieldManager: 'alloc', nodeOf, askedAt }).map((g) => [g.to, g.ms])).toEqual([
+      ['ns/c', 10],
+    ]);
   });
 
   it("counts each container's first write by the allocator's field manager only, and only the containers given", () => {
@@ -104,10 +163,12 @@ describe('allocation to allocation on a node', () => {
       write('ns/c', 150, 160),
     ];
     const askedAt = new Map([...nodeOf.keys()].map((c) => [c, 0]));
-    expect(allocationGaps(writes, { fieldManager: 'alloc', nodeOf, askedAt }).map((g) => [g.from, g.to, g.ms])).toEqual([
-      ['ns/a', 'ns/b', 20],
-      ['ns/b', 'ns/c', 10],
-    ]);
+    expect(allocationGaps(writes, { fieldManager: 'alloc', nodeOf, askedAt }).map((g) => [g.from, g.to, g.ms])).toEqual(
+      [
+        ['ns/a', 'ns/b', 20],
+        ['ns/b', 'ns/c', 10],
+      ],
+    );
   });
 
   it('does not count a container whose request was never seen', () => {

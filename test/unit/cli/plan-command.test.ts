@@ -7,7 +7,11 @@ const physicalDrives = [
   { physicalUUID: 'b', serial: 'SB', capacityGiB: 500, type: 'TLC', devicePath: '/dev/nvme1n1' },
   { physicalUUID: 'c', serial: 'SC', capacityGiB: 500, type: 'TLC', devicePath: '/dev/nvme2n1' },
 ];
-const seedExample = JSON.stringify({ physicalDrives, claimed: [], request: { driveCores: 3, containerCapacity: 21000, driveTypesRatio: { tlc: 1, qlc: 0 } } });
+const seedExample = JSON.stringify({
+  physicalDrives,
+  claimed: [],
+  request: { driveCores: 3, containerCapacity: 21000, driveTypesRatio: { tlc: 1, qlc: 0 } },
+});
 
 describe('parseCommandLine', () => {
   it('accepts plan, with or without --human', () => {
@@ -41,24 +45,40 @@ describe('runPlan', () => {
   });
 
   it('prints {"error": {...}} with the error data and exits 2 when the allocation is refused', () => {
-    const input = JSON.stringify({ physicalDrives, request: { driveCores: 3, containerCapacity: 30000, driveTypesRatio: { tlc: 1, qlc: 0 } } });
+    const input = JSON.stringify({
+      physicalDrives,
+      request: { driveCores: 3, containerCapacity: 30000, driveTypesRatio: { tlc: 1, qlc: 0 } },
+    });
     const outcome = runPlan(input, false, sequentialUuids());
     expect(outcome.exitCode).toBe(2);
-    expect(JSON.parse(outcome.stdout)).toMatchObject({ error: { type: 'InsufficientDriveCapacity', neededGiB: 30000, usableGiB: 21000 } });
+    expect(JSON.parse(outcome.stdout)).toMatchObject({
+      error: { type: 'InsufficientDriveCapacity', neededGiB: 30000, usableGiB: 21000 },
+    });
   });
 
   it('exits 2 with InvalidDriveSharingConfig for a request in both modes', () => {
-    const input = JSON.stringify({ physicalDrives, request: { driveCores: 1, containerCapacity: 1000, numDrives: 1, driveCapacity: 500 } });
+    const input = JSON.stringify({
+      physicalDrives,
+      request: { driveCores: 1, containerCapacity: 1000, numDrives: 1, driveCapacity: 500 },
+    });
     const outcome = runPlan(input, false, sequentialUuids());
     expect(outcome.exitCode).toBe(2);
-    expect(JSON.parse(outcome.stdout)).toMatchObject({ error: { type: 'InvalidDriveSharingConfig', field: 'request' } });
+    expect(JSON.parse(outcome.stdout)).toMatchObject({
+      error: { type: 'InvalidDriveSharingConfig', field: 'request' },
+    });
   });
 
   it('applies the document’s settings over the operator defaults', () => {
-    const input = JSON.stringify({ physicalDrives, request: { driveCores: 3, containerCapacity: 21000 }, settings: { driveTypesRatio: { tlc: 1, qlc: 0 } } });
+    const input = JSON.stringify({
+      physicalDrives,
+      request: { driveCores: 3, containerCapacity: 21000 },
+      settings: { driveTypesRatio: { tlc: 1, qlc: 0 } },
+    });
     expect(runPlan(input, false, sequentialUuids()).exitCode).toBe(0);
     const withDefaults = JSON.stringify({ physicalDrives, request: { driveCores: 3, containerCapacity: 21000 } });
-    expect(JSON.parse(runPlan(withDefaults, false, sequentialUuids()).stdout)).toMatchObject({ error: { type: 'InvalidDriveSharingConfig' } });
+    expect(JSON.parse(runPlan(withDefaults, false, sequentialUuids()).stdout)).toMatchObject({
+      error: { type: 'InvalidDriveSharingConfig' },
+    });
   });
 
   it('exits 1 with a message on stderr for text that is not JSON', () => {
@@ -68,7 +88,11 @@ describe('runPlan', () => {
   });
 
   it('exits 1 naming the bad field for a document of the wrong shape', () => {
-    const outcome = runPlan(JSON.stringify({ physicalDrives: 'none', request: { driveCores: 1 } }), false, sequentialUuids());
+    const outcome = runPlan(
+      JSON.stringify({ physicalDrives: 'none', request: { driveCores: 1 } }),
+      false,
+      sequentialUuids(),
+    );
     expect(outcome).toMatchObject({ exitCode: 1, stdout: '' });
     expect(outcome.stderr).toContain('input.physicalDrives must be a list');
   });
@@ -82,7 +106,10 @@ describe('runPlan', () => {
   });
 
   it('prints the refusal under the table with --human and exits 2', () => {
-    const input = JSON.stringify({ physicalDrives, request: { driveCores: 3, containerCapacity: 30000, driveTypesRatio: { tlc: 1, qlc: 0 } } });
+    const input = JSON.stringify({
+      physicalDrives,
+      request: { driveCores: 3, containerCapacity: 30000, driveTypesRatio: { tlc: 1, qlc: 0 } },
+    });
     const outcome = runPlan(input, true, sequentialUuids());
     expect(outcome.exitCode).toBe(2);
     expect(outcome.stdout).toMatch(/^b\s+SB\s+TLC\s+500\s+500\s+0\s+500\s+0$/m);

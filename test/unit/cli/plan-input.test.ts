@@ -22,9 +22,16 @@ describe('parsePlanInput', () => {
   });
 
   it('treats claimed and settings as optional', () => {
-    expect(parsePlanInput({ physicalDrives: [], request: { driveCores: 1, numDrives: 1, driveCapacity: 500 } })).toEqual({
+    expect(
+      parsePlanInput({ physicalDrives: [], request: { driveCores: 1, numDrives: 1, driveCapacity: 500 } }),
+    ).toEqual({
       ok: true,
-      input: { physicalDrives: [], claimed: [], request: { driveCores: 1, numDrives: 1, driveCapacity: 500 }, settings: {} },
+      input: {
+        physicalDrives: [],
+        claimed: [],
+        request: { driveCores: 1, numDrives: 1, driveCapacity: 500 },
+        settings: {},
+      },
     });
   });
 
@@ -48,14 +55,46 @@ describe('parsePlanInput', () => {
   it.each([
     ['a list instead of an object', [], 'input must be an object'],
     ['missing physicalDrives', { request: valid.request }, 'input.physicalDrives must be a list, but it is missing'],
-    ['a capacity as a string', { ...valid, physicalDrives: [{ ...physicalDrive, capacityGiB: '7680' }] }, 'input.physicalDrives[0].capacityGiB must be a number, but got "7680"'],
-    ['an unknown drive type', { ...valid, physicalDrives: [{ ...physicalDrive, type: 'SLC' }] }, 'input.physicalDrives[0].type must be "TLC" or "QLC"'],
-    ['a typo in a request field', { ...valid, request: { drivecores: 2 } }, 'input.request.drivecores is not a known field'],
-    ['a missing driveCores', { ...valid, request: { containerCapacity: 10 } }, 'input.request.driveCores must be a number, but it is missing'],
-    ['a ratio without qlc', { ...valid, request: { driveCores: 1, containerCapacity: 10, driveTypesRatio: { tlc: 1 } } }, 'input.request.driveTypesRatio.qlc must be a number'],
-    ['a claimed virtual drive without a UUID', { ...valid, claimed: [{ container: 'ns/c', virtualDrives: [{ ...virtualDrive, virtualUUID: 7 }] }] }, 'input.claimed[0].virtualDrives[0].virtualUUID must be a string'],
-    ['enforce as a string', { ...valid, settings: { enforceMinDrivesPerTypePerCore: 'false' } }, 'input.settings.enforceMinDrivesPerTypePerCore must be true or false'],
-    ['an unknown top-level field', { ...valid, node: 'n1' }, 'input.node is not a known field (known: physicalDrives, claimed, request, settings)'],
+    [
+      'a capacity as a string',
+      { ...valid, physicalDrives: [{ ...physicalDrive, capacityGiB: '7680' }] },
+      'input.physicalDrives[0].capacityGiB must be a number, but got "7680"',
+    ],
+    [
+      'an unknown drive type',
+      { ...valid, physicalDrives: [{ ...physicalDrive, type: 'SLC' }] },
+      'input.physicalDrives[0].type must be "TLC" or "QLC"',
+    ],
+    [
+      'a typo in a request field',
+      { ...valid, request: { drivecores: 2 } },
+      'input.request.drivecores is not a known field',
+    ],
+    [
+      'a missing driveCores',
+      { ...valid, request: { containerCapacity: 10 } },
+      'input.request.driveCores must be a number, but it is missing',
+    ],
+    [
+      'a ratio without qlc',
+      { ...valid, request: { driveCores: 1, containerCapacity: 10, driveTypesRatio: { tlc: 1 } } },
+      'input.request.driveTypesRatio.qlc must be a number',
+    ],
+    [
+      'a claimed virtual drive without a UUID',
+      { ...valid, claimed: [{ container: 'ns/c', virtualDrives: [{ ...virtualDrive, virtualUUID: 7 }] }] },
+      'input.claimed[0].virtualDrives[0].virtualUUID must be a string',
+    ],
+    [
+      'enforce as a string',
+      { ...valid, settings: { enforceMinDrivesPerTypePerCore: 'false' } },
+      'input.settings.enforceMinDrivesPerTypePerCore must be true or false',
+    ],
+    [
+      'an unknown top-level field',
+      { ...valid, node: 'n1' },
+      'input.node is not a known field (known: physicalDrives, claimed, request, settings)',
+    ],
   ])('refuses %s, naming the field', (_name, document, expected) => {
     expect(messageFor(document)).toContain(expected);
   });

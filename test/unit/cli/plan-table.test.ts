@@ -23,7 +23,11 @@ describe('formatPlanTable', () => {
 
   it('marks a drive without a type with ?', () => {
     const untyped = { physicalUUID: 'u1', serial: 's', capacityGiB: 1000, devicePath: '/dev/x' };
-    const table = formatPlanTable([untyped], [], allocate([untyped], { driveCores: 1, numDrives: 1, driveCapacity: 500 }));
+    const table = formatPlanTable(
+      [untyped],
+      [],
+      allocate([untyped], { driveCores: 1, numDrives: 1, driveCapacity: 500 }),
+    );
     expect(table).toMatch(/^u1\s+s\s+\?\s+1000/m);
   });
 });

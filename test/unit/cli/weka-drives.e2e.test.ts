@@ -6,7 +6,10 @@ import { describe, expect, it } from 'vitest';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
-function wekaDrives(args: readonly string[], stdin: string): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
+function wekaDrives(
+  args: readonly string[],
+  stdin: string,
+): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('npx', ['tsx', 'src/cli/weka-drives.ts', ...args], { cwd: repoRoot, timeout: 60_000 });
     let stdout = '';
@@ -36,7 +39,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 
 describe.concurrent('weka-drives plan (end to end)', { timeout: 120_000 }, () => {
   it('prints the virtual drives with fresh random UUIDs and exits 0', async () => {
-    const run = await wekaDrives(['plan'], input({ driveCores: 3, containerCapacity: 21000, driveTypesRatio: { tlc: 1, qlc: 0 } }));
+    const run = await wekaDrives(
+      ['plan'],
+      input({ driveCores: 3, containerCapacity: 21000, driveTypesRatio: { tlc: 1, qlc: 0 } }),
+    );
     expect(run.exitCode).toBe(0);
     const output = JSON.parse(run.stdout) as { virtualDrives: { virtualUUID: string; capacityGiB: number }[] };
     expect(output.virtualDrives.map((vd) => vd.capacityGiB)).toEqual([20000, 500, 500]);
@@ -44,9 +50,14 @@ describe.concurrent('weka-drives plan (end to end)', { timeout: 120_000 }, () =>
   });
 
   it('prints the error document and exits 2 when the allocation is refused', async () => {
-    const run = await wekaDrives(['plan'], input({ driveCores: 3, containerCapacity: 30000, driveTypesRatio: { tlc: 1, qlc: 0 } }));
+    const run = await wekaDrives(
+      ['plan'],
+      input({ driveCores: 3, containerCapacity: 30000, driveTypesRatio: { tlc: 1, qlc: 0 } }),
+    );
     expect(run.exitCode).toBe(2);
-    expect(JSON.parse(run.stdout)).toMatchObject({ error: { type: 'InsufficientDriveCapacity', reason: 'not-enough-capacity' } });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      error: { type: 'InsufficientDriveCapacity', reason: 'not-enough-capacity' },
+    });
   });
 
   it('prints a table with --human', async () => {

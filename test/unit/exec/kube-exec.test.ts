@@ -2,7 +2,13 @@ import { EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { V1Status } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { KubeExecTransport, backoffDelayMs, shouldRetry, statusToExit, type ExecClient } from '../../../activities/exec/kube-exec.js';
+import {
+  KubeExecTransport,
+  backoffDelayMs,
+  shouldRetry,
+  statusToExit,
+  type ExecClient,
+} from '../../../activities/exec/kube-exec.js';
 import { ExecTransportError, type ExecTarget } from '../../../activities/exec/transport.js';
 
 const target: ExecTarget = { namespace: 'weka', pod: 'drive-0' };
@@ -34,9 +40,15 @@ describe('statusToExit', () => {
   });
 
   it('treats a failure without an exit code as a command that never started', () => {
-    const status: V1Status = { status: 'Failure', reason: 'InternalError', message: 'executable file not found in $PATH' };
+    const status: V1Status = {
+      status: 'Failure',
+      reason: 'InternalError',
+      message: 'executable file not found in $PATH',
+    };
     expect(statusToExit(status)).toEqual({ startFailure: 'executable file not found in $PATH' });
-    expect(statusToExit({ status: 'Failure', details: { causes: [{ reason: 'ExitCode', message: 'x' }] } })).toHaveProperty('startFailure');
+    expect(
+      statusToExit({ status: 'Failure', details: { causes: [{ reason: 'ExitCode', message: 'x' }] } }),
+    ).toHaveProperty('startFailure');
   });
 });
 
@@ -80,11 +92,23 @@ class FakeSocket extends EventEmitter {
 type Script = (io: { stdout: Writable; stderr: Writable; status: (s: V1Status) => void; socket: FakeSocket }) => void;
 
 /** An ExecClient that plays one script per attempt; a script of 'refuse' fails the handshake. */
-function fakeClient(scripts: Array<Script | 'refuse'>): ExecClient & { calls: Array<{ container: string; command: string[] }> } {
+function fakeClient(
+  scripts: Array<Script | 'refuse'>,
+): ExecClient & { calls: Array<{ container: string; command: string[] }> } {
   const calls: Array<{ container: string; command: string[] }> = [];
   return {
     calls,
-    exec: (async (_ns: string, _pod: string, container: string, command: string | string[], stdout: Writable, stderr: Writable, _stdin: unknown, _tty: boolean, status: (s: V1Status) => void) => {
+    exec: (async (
+      _ns: string,
+      _pod: string,
+      container: string,
+      command: string | string[],
+      stdout: Writable,
+      stderr: Writable,
+      _stdin: unknown,
+      _tty: boolean,
+      status: (s: V1Status) => void,
+    ) => {
       calls.push({ container, command: command as string[] });
       const script = scripts[calls.length - 1];
       if (!script || script === 'refuse') throw new Error('Unexpected server response: 503');
@@ -115,7 +139,12 @@ describe('KubeExecTransport', () => {
         finish(io, { status: 'Failure', details: { causes: [{ reason: 'ExitCode', message: '65' }] } });
       },
     ]);
-    const result = await new KubeExecTransport(client).run({ ...target, container: 'weka' }, ['weka', 'cluster', 'list', '--json']);
+    const result = await new KubeExecTransport(client).run({ ...target, container: 'weka' }, [
+      'weka',
+      'cluster',
+      'list',
+      '--json',
+    ]);
     expect(result).toEqual({ stdout: '{"ok":true}', stderr: 'warning', exitCode: 65 });
     expect(client.calls).toEqual([{ container: 'weka', command: ['weka', 'cluster', 'list', '--json'] }]);
   });
@@ -143,14 +172,20 @@ describe('KubeExecTransport', () => {
       },
       (io) => finish(io, { status: 'Success' }),
     ]);
-    const run = new KubeExecTransport(client, { sleep: noSleep, retryEarlyDrops: true }).run(target, ['weka-sign-drive', 'virtual', 'add']);
+    const run = new KubeExecTransport(client, { sleep: noSleep, retryEarlyDrops: true }).run(target, [
+      'weka-sign-drive',
+      'virtual',
+      'add',
+    ]);
     await expect(run).rejects.toMatchObject({ kind: 'dropped', commandMayHaveRun: true });
     expect(client.calls).toHaveLength(1);
   });
 
   it('by default does not re-run a command whose stream dropped before any output', async () => {
     const client = fakeClient([(io) => io.socket.close(), (io) => finish(io, { status: 'Success' })]);
-    await expect(new KubeExecTransport(client, { sleep: noSleep }).run(target, ['x'])).rejects.toBeInstanceOf(ExecTransportError);
+    await expect(new KubeExecTransport(client, { sleep: noSleep }).run(target, ['x'])).rejects.toBeInstanceOf(
+      ExecTransportError,
+    );
     expect(client.calls).toHaveLength(1);
   });
 
@@ -168,13 +203,21 @@ describe('KubeExecTransport', () => {
         socket = io.socket;
       },
     ]);
-    await expect(new KubeExecTransport(client).run(target, ['sleep', '60'], { timeoutMs: 100 })).rejects.toMatchObject({ kind: 'timeout', commandMayHaveRun: true });
+    await expect(new KubeExecTransport(client).run(target, ['sleep', '60'], { timeoutMs: 100 })).rejects.toMatchObject({
+      kind: 'timeout',
+      commandMayHaveRun: true,
+    });
     expect(socket?.closed).toBe(true);
   });
 
   it('reports a command the runtime could not start', async () => {
-    const client = fakeClient([(io) => finish(io, { status: 'Failure', reason: 'InternalError', message: 'executable file not found' })]);
-    await expect(new KubeExecTransport(client).run(target, ['weka'])).rejects.toMatchObject({ kind: 'start', commandMayHaveRun: false });
+    const client = fakeClient([
+      (io) => finish(io, { status: 'Failure', reason: 'InternalError', message: 'executable file not found' }),
+    ]);
+    await expect(new KubeExecTransport(client).run(target, ['weka'])).rejects.toMatchObject({
+      kind: 'start',
+      commandMayHaveRun: false,
+    });
   });
 
   it('closes the websocket when the signal aborts', async () => {

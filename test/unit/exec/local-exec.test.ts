@@ -21,13 +21,22 @@ describe('LocalExecTransport', () => {
   const transport = new LocalExecTransport();
 
   it('returns stdout, stderr and the exit code of a finished process', async () => {
-    const result = await transport.run(target, [node, '-e', 'process.stdout.write("out"); process.stderr.write("err"); process.exit(65)']);
+    const result = await transport.run(target, [
+      node,
+      '-e',
+      'process.stdout.write("out"); process.stderr.write("err"); process.exit(65)',
+    ]);
     expect(result).toEqual({ stdout: 'out', stderr: 'err', exitCode: 65 });
   });
 
   it('passes argv without a shell, so metacharacters stay literal', async () => {
     const args = ['$(echo pwned)', '; rm -rf /', '`id`', "it's", 'a b'];
-    const result = await transport.run(target, [node, '-e', 'console.log(JSON.stringify(process.argv.slice(1)))', ...args]);
+    const result = await transport.run(target, [
+      node,
+      '-e',
+      'console.log(JSON.stringify(process.argv.slice(1)))',
+      ...args,
+    ]);
     expect(JSON.parse(result.stdout)).toEqual(args);
   });
 
@@ -39,7 +48,9 @@ describe('LocalExecTransport', () => {
 
   it('kills the process and rejects with a timeout that says the command may have run', async () => {
     const started = Date.now();
-    const error = await rejection(transport.run(target, [node, '-e', 'setTimeout(() => {}, 60_000)'], { timeoutMs: 200 }));
+    const error = await rejection(
+      transport.run(target, [node, '-e', 'setTimeout(() => {}, 60_000)'], { timeoutMs: 200 }),
+    );
     expect(error).toBeInstanceOf(ExecTransportError);
     expect(error).toMatchObject({ kind: 'timeout', commandMayHaveRun: true });
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -47,7 +58,8 @@ describe('LocalExecTransport', () => {
 
   it('kills grandchildren too on timeout, so their open pipes do not hold the call', async () => {
     const started = Date.now();
-    const script = 'require("child_process").spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "inherit" }); setTimeout(() => {}, 60000)';
+    const script =
+      'require("child_process").spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "inherit" }); setTimeout(() => {}, 60000)';
     const error = await rejection(transport.run(target, [node, '-e', script], { timeoutMs: 300 }));
     expect(error.kind).toBe('timeout');
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -75,8 +87,14 @@ describe('LocalExecTransport', () => {
   it('maps the target to the environment and working directory of the process', async () => {
     const dir = await realpath(await mkdtemp(join(tmpdir(), 'local-exec-')));
     try {
-      const mapped = new LocalExecTransport({ resolveTarget: (t) => ({ env: { WEKA_SIM_STATE: `/sim/nodes/${t.pod}` }, cwd: dir }) });
-      const result = await mapped.run(target, [node, '-e', 'console.log(process.env.WEKA_SIM_STATE + " " + process.cwd())']);
+      const mapped = new LocalExecTransport({
+        resolveTarget: (t) => ({ env: { WEKA_SIM_STATE: `/sim/nodes/${t.pod}` }, cwd: dir }),
+      });
+      const result = await mapped.run(target, [
+        node,
+        '-e',
+        'console.log(process.env.WEKA_SIM_STATE + " " + process.cwd())',
+      ]);
       expect(result.stdout.trim()).toBe(`/sim/nodes/drive-0 ${dir}`);
     } finally {
       await rm(dir, { recursive: true, force: true });

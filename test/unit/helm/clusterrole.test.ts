@@ -3,7 +3,14 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CHART_DIR, HELM_BUILD_TIMEOUT_MS, helmBinary, onlyOne, renderChart, type Manifest } from '../../support/helm-chart.js';
+import {
+  CHART_DIR,
+  HELM_BUILD_TIMEOUT_MS,
+  helmBinary,
+  onlyOne,
+  renderChart,
+  type Manifest,
+} from '../../support/helm-chart.js';
 
 interface PolicyRule {
   apiGroups?: string[];
@@ -65,11 +72,22 @@ describe("the chart's ClusterRole", () => {
 
   it("is bound to the chart's ServiceAccount, which the Deployment runs as", () => {
     const role = onlyOne(manifests, 'ClusterRole');
-    const binding = onlyOne(manifests, 'ClusterRoleBinding') as unknown as { roleRef: { kind: string; name: string }; subjects: Array<{ kind: string; name: string; namespace: string }> };
+    const binding = onlyOne(manifests, 'ClusterRoleBinding') as unknown as {
+      roleRef: { kind: string; name: string };
+      subjects: Array<{ kind: string; name: string; namespace: string }>;
+    };
     const account = onlyOne(manifests, 'ServiceAccount');
-    const deployment = onlyOne(manifests, 'Deployment') as unknown as { spec: { template: { spec: { serviceAccountName: string } } } };
-    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role.metadata.name });
-    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: account.metadata.name, namespace: 'weka-system' }]);
+    const deployment = onlyOne(manifests, 'Deployment') as unknown as {
+      spec: { template: { spec: { serviceAccountName: string } } };
+    };
+    expect(binding.roleRef).toEqual({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: role.metadata.name,
+    });
+    expect(binding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: account.metadata.name, namespace: 'weka-system' },
+    ]);
     expect(account.metadata.namespace).toBe('weka-system');
     expect(deployment.spec.template.spec.serviceAccountName).toBe(account.metadata.name);
   });
@@ -84,7 +102,10 @@ describe("the chart's ClusterRole", () => {
 
 /** Rows of the table in a document's "## RBAC" section: | `group` | `resource` | `verb`, `verb` | why | */
 function rbacTable(path: string): Record<string, string[]> {
-  const section = readFileSync(path, 'utf8').split(/^## /m).find((s) => s.startsWith('RBAC\n')) ?? '';
+  const section =
+    readFileSync(path, 'utf8')
+      .split(/^## /m)
+      .find((s) => s.startsWith('RBAC\n')) ?? '';
   const out: Record<string, string[]> = {};
   for (const line of section.split('\n')) {
     const cells = line.split('|').map((c) => c.trim());
@@ -92,7 +113,10 @@ function rbacTable(path: string): Record<string, string[]> {
     if (cells.length < 6 || !resource?.startsWith('`') || !verbs?.startsWith('`')) continue;
     const g = group!.replaceAll('`', '').replaceAll('"', '');
     const r = resource.replaceAll('`', '');
-    out[g === '' ? r : `${g}/${r}`] = verbs.split(',').map((v) => v.replaceAll('`', '').trim()).sort();
+    out[g === '' ? r : `${g}/${r}`] = verbs
+      .split(',')
+      .map((v) => v.replaceAll('`', '').trim())
+      .sort();
   }
   return out;
 }

@@ -4,7 +4,13 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseOperatorConfig, type OperatorConfig } from '../../../src/settings/operator-config.js';
-import { HELM_BUILD_TIMEOUT_MS, helmBinary, onlyOne, renderChart, type RenderOptions } from '../../support/helm-chart.js';
+import {
+  HELM_BUILD_TIMEOUT_MS,
+  helmBinary,
+  onlyOne,
+  renderChart,
+  type RenderOptions,
+} from '../../support/helm-chart.js';
 
 interface EnvVar {
   name: string;
@@ -48,7 +54,12 @@ async function deployment(o: RenderOptions = {}): Promise<{ d: Deployment; c: Co
 
 /** The container's environment as the operator process would see it (secrets as placeholders). */
 function envOf(c: Container): Record<string, string> {
-  return Object.fromEntries(c.env.map((e) => [e.name, e.value ?? `<secret ${e.valueFrom?.secretKeyRef?.name}/${e.valueFrom?.secretKeyRef?.key}>`]));
+  return Object.fromEntries(
+    c.env.map((e) => [
+      e.name,
+      e.value ?? `<secret ${e.valueFrom?.secretKeyRef?.name}/${e.valueFrom?.secretKeyRef?.key}>`,
+    ]),
+  );
 }
 
 function parsedConfig(c: Container): OperatorConfig {
@@ -68,7 +79,12 @@ describe("the chart's Deployment", () => {
 
   it('runs as a non-root user with a read-only root filesystem, no privilege escalation, no capabilities and the RuntimeDefault seccomp profile', async () => {
     const { d, c } = await deployment();
-    expect(d.spec.template.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(d.spec.template.spec.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
     expect(c.securityContext).toEqual({
       runAsNonRoot: true,
       readOnlyRootFilesystem: true,
@@ -112,7 +128,11 @@ describe("the chart's operator settings", () => {
   it('default to tlc 1 : qlc 10, 8 virtual drives per core, the per-type minimum enforced, log level info', async () => {
     const config = parsedConfig((await deployment({ namespace: 'weka-system' })).c);
     expect(config).toMatchObject({
-      settings: { driveTypesRatio: { tlc: 1, qlc: 10 }, maxVirtualDrivesPerCore: 8, enforceMinDrivesPerTypePerCore: true },
+      settings: {
+        driveTypesRatio: { tlc: 1, qlc: 10 },
+        maxVirtualDrivesPerCore: 8,
+        enforceMinDrivesPerTypePerCore: true,
+      },
       logLevel: 'info',
       taskQueue: 'weka-drives',
       temporalNamespace: 'default',
@@ -125,7 +145,11 @@ describe("the chart's operator settings", () => {
   it('reach the operator as set, including false and the explicit operator namespace', async () => {
     const values = {
       temporal: { address: 'temporal.example:7233', namespace: 'weka-prod', taskQueue: 'weka-drives-blue' },
-      settings: { driveTypesRatio: { tlc: 3, qlc: 0 }, maxVirtualDrivesPerCore: 4, enforceMinDrivesPerTypePerCore: false },
+      settings: {
+        driveTypesRatio: { tlc: 3, qlc: 0 },
+        maxVirtualDrivesPerCore: 4,
+        enforceMinDrivesPerTypePerCore: false,
+      },
       logLevel: 'debug',
       operatorNamespace: 'weka-proxies',
       proxyImage: 'registry.example/weka-in-container:4.4.99',
@@ -136,7 +160,11 @@ describe("the chart's operator settings", () => {
       temporalAddress: 'temporal.example:7233',
       temporalNamespace: 'weka-prod',
       taskQueue: 'weka-drives-blue',
-      settings: { driveTypesRatio: { tlc: 3, qlc: 0 }, maxVirtualDrivesPerCore: 4, enforceMinDrivesPerTypePerCore: false },
+      settings: {
+        driveTypesRatio: { tlc: 3, qlc: 0 },
+        maxVirtualDrivesPerCore: 4,
+        enforceMinDrivesPerTypePerCore: false,
+      },
       logLevel: 'debug',
       operatorNamespace: 'weka-proxies',
       proxyImage: 'registry.example/weka-in-container:4.4.99',
@@ -146,7 +174,9 @@ describe("the chart's operator settings", () => {
   });
 
   it('mount the Temporal TLS Secret and point the operator at its files', async () => {
-    const { d, c } = await deployment({ values: { temporal: { tls: { existingSecret: 'temporal-mtls', serverName: 'temporal.internal' } } } });
+    const { d, c } = await deployment({
+      values: { temporal: { tls: { existingSecret: 'temporal-mtls', serverName: 'temporal.internal' } } },
+    });
     const config = parsedConfig(c);
     const mount = c.volumeMounts.find((m) => m.name === 'temporal-tls');
     expect(mount?.readOnly).toBe(true);
@@ -162,24 +192,40 @@ describe("the chart's operator settings", () => {
   it('leave out the CA file when the server has a publicly signed certificate', async () => {
     const { d, c } = await deployment({ values: { temporal: { tls: { existingSecret: 'cloud-mtls', caKey: '' } } } });
     expect(parsedConfig(c).temporalTlsCaPath).toBeUndefined();
-    expect(d.spec.template.spec.volumes.find((v) => v.name === 'temporal-tls')?.secret?.items?.map((i) => i.key)).toEqual(['tls.crt', 'tls.key']);
+    expect(
+      d.spec.template.spec.volumes.find((v) => v.name === 'temporal-tls')?.secret?.items?.map((i) => i.key),
+    ).toEqual(['tls.crt', 'tls.key']);
   });
 
   it('refuse a client certificate without its key', async () => {
-    await expect(deployment({ values: { temporal: { tls: { existingSecret: 'x', keyKey: '' } } } })).rejects.toThrow(/certKey and temporal.tls.keyKey go together/);
+    await expect(deployment({ values: { temporal: { tls: { existingSecret: 'x', keyKey: '' } } } })).rejects.toThrow(
+      /certKey and temporal.tls.keyKey go together/,
+    );
   });
 
   it('read the Temporal API key from its Secret, never from values', async () => {
-    const { c } = await deployment({ values: { temporal: { apiKey: { existingSecret: 'temporal-cloud', key: 'token' } } } });
-    expect(c.env.find((e) => e.name === 'TEMPORAL_API_KEY')).toEqual({ name: 'TEMPORAL_API_KEY', valueFrom: { secretKeyRef: { name: 'temporal-cloud', key: 'token' } } });
+    const { c } = await deployment({
+      values: { temporal: { apiKey: { existingSecret: 'temporal-cloud', key: 'token' } } },
+    });
+    expect(c.env.find((e) => e.name === 'TEMPORAL_API_KEY')).toEqual({
+      name: 'TEMPORAL_API_KEY',
+      valueFrom: { secretKeyRef: { name: 'temporal-cloud', key: 'token' } },
+    });
     expect(parsedConfig(c).temporalApiKey).toBe('<secret temporal-cloud/token>');
   });
 
   it('cover every environment variable the operator reads', async () => {
-    const source = readFileSync(fileURLToPath(new URL('../../../src/settings/operator-config.ts', import.meta.url)), 'utf8');
-    const read = new Set([...source.matchAll(/\b(?:text|optional|integer|bool)\('([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1]!));
+    const source = readFileSync(
+      fileURLToPath(new URL('../../../src/settings/operator-config.ts', import.meta.url)),
+      'utf8',
+    );
+    const read = new Set(
+      [...source.matchAll(/\b(?:text|optional|integer|bool)\('([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1]!),
+    );
     expect(read.size).toBeGreaterThan(10);
-    const everything = { temporal: { tls: { existingSecret: 'tls', serverName: 'x' }, apiKey: { existingSecret: 'key' } } };
+    const everything = {
+      temporal: { tls: { existingSecret: 'tls', serverName: 'x' }, apiKey: { existingSecret: 'key' } },
+    };
     const set = Object.keys(envOf((await deployment({ values: everything })).c));
     expect([...read].filter((name) => !set.includes(name))).toEqual([]);
   });

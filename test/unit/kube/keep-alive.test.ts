@@ -35,7 +35,8 @@ function load<T extends KubeConfig>(kc: T): T {
 async function connectionsFor(kc: KubeConfig, calls: number): Promise<number> {
   const before = connections;
   const core = kc.makeApiClient(CoreV1Api);
-  for (let i = 0; i < calls; i++) expect((await core.readNamespace({ name: `ns-${i}` })).metadata?.name).toBe(`ns-${i}`);
+  for (let i = 0; i < calls; i++)
+    expect((await core.readNamespace({ name: `ns-${i}` })).metadata?.name).toBe(`ns-${i}`);
   return connections - before;
 }
 

@@ -30,8 +30,13 @@ describe('conditions', () => {
 
 describe('allocation request through the settings chain', () => {
   it('takes the container spec over the cluster template, field by field, including 0', () => {
-    expect(allocationRequest({ driveCores: 0 }, { driveCores: 4, containerCapacity: 8000 })).toEqual({ driveCores: 0, containerCapacity: 8000 });
-    expect(allocationRequest({}, { driveCores: 4, containerCapacity: 8000, driveTypesRatio: { tlc: 4, qlc: 1 } })).toEqual({
+    expect(allocationRequest({ driveCores: 0 }, { driveCores: 4, containerCapacity: 8000 })).toEqual({
+      driveCores: 0,
+      containerCapacity: 8000,
+    });
+    expect(
+      allocationRequest({}, { driveCores: 4, containerCapacity: 8000, driveTypesRatio: { tlc: 4, qlc: 1 } }),
+    ).toEqual({
       driveCores: 4,
       containerCapacity: 8000,
       driveTypesRatio: { tlc: 4, qlc: 1 },
@@ -40,12 +45,24 @@ describe('allocation request through the settings chain', () => {
 
   it('takes the allocation mode whole from the narrowest layer that sets a capacity', () => {
     const template = { driveCores: 2, numDrives: 4, driveCapacity: 1000 };
-    expect(allocationRequest({ containerCapacity: 6000 }, template)).toEqual({ driveCores: 2, containerCapacity: 6000 });
-    expect(allocationRequest({ driveCores: 3 }, template)).toEqual({ driveCores: 3, numDrives: 4, driveCapacity: 1000 });
+    expect(allocationRequest({ containerCapacity: 6000 }, template)).toEqual({
+      driveCores: 2,
+      containerCapacity: 6000,
+    });
+    expect(allocationRequest({ driveCores: 3 }, template)).toEqual({
+      driveCores: 3,
+      numDrives: 4,
+      driveCapacity: 1000,
+    });
   });
 
   it('lets a ratio of the container replace the template ratio whole', () => {
-    expect(allocationRequest({ containerCapacity: 1, driveTypesRatio: { tlc: 1, qlc: 0 } }, { driveTypesRatio: { tlc: 4, qlc: 1 } }).driveTypesRatio).toEqual({ tlc: 1, qlc: 0 });
+    expect(
+      allocationRequest(
+        { containerCapacity: 1, driveTypesRatio: { tlc: 1, qlc: 0 } },
+        { driveTypesRatio: { tlc: 4, qlc: 1 } },
+      ).driveTypesRatio,
+    ).toEqual({ tlc: 1, qlc: 0 });
   });
 
   it('turns drive sharing on when either layer sets a capacity', () => {
@@ -57,7 +74,15 @@ describe('allocation request through the settings chain', () => {
 
 describe('weka pods', () => {
   it('pins the pod to its node and mounts the node ssdproxy directory', () => {
-    const pod = wekaPod({ name: 'd', namespace: 'ns', node: 'n1', image: 'img', role: 'drive', owner: 'ns/d', imagePullSecret: 'pull' });
+    const pod = wekaPod({
+      name: 'd',
+      namespace: 'ns',
+      node: 'n1',
+      image: 'img',
+      role: 'drive',
+      owner: 'ns/d',
+      imagePullSecret: 'pull',
+    });
     expect(pod.spec.nodeName).toBe('n1');
     expect(pod.spec.volumes[0]!.hostPath.path).toBe('/opt/k8s-weka/ssdproxy/');
     expect(pod.spec.containers[0]!.volumeMounts[0]!.mountPath).toBe('/host-binds/ssdproxy');

@@ -18,9 +18,20 @@ import {
   type MutexState,
 } from '../../../src/lifecycle/mutex-queue.js';
 
-const req = (id: string, kind = 'allocate', replyTo = `wf-${id}`): MutexRequest => ({ requestId: id, kind, replyTo, payload: {} });
+const req = (id: string, kind = 'allocate', replyTo = `wf-${id}`): MutexRequest => ({
+  requestId: id,
+  kind,
+  replyTo,
+  payload: {},
+});
 const ok = (r: MutexRequest): MutexResponse => ({ requestId: r.requestId, kind: r.kind, ok: true });
-const refusedForCapacity = (r: MutexRequest): MutexResponse => ({ requestId: r.requestId, kind: r.kind, ok: false, waitForCapacity: true, error: { type: 'InsufficientDriveCapacity', message: 'full' } });
+const refusedForCapacity = (r: MutexRequest): MutexResponse => ({
+  requestId: r.requestId,
+  kind: r.kind,
+  ok: false,
+  waitForCapacity: true,
+  error: { type: 'InsufficientDriveCapacity', message: 'full' },
+});
 
 function queued(state: MutexState, ...requests: MutexRequest[]): MutexState {
   for (const r of requests) state = receive(state, r, []).state;
@@ -60,16 +71,19 @@ describe('mutex queue', () => {
     }
   });
 
-  it.each(['release', 'publish-drives'])('tells capacity waiters, in the order they were refused, when a %s completes', (kind) => {
-    const [x, y, release] = [req('x', 'allocate', 'wf-x'), req('y', 'allocate', 'wf-y'), req('r', kind, 'wf-r')];
-    let state = emptyMutexState();
-    state = complete(state, y, refusedForCapacity(y)).state;
-    state = complete(state, x, refusedForCapacity(x)).state;
-    expect(state.waiters).toEqual(['wf-y', 'wf-x']);
-    const done = complete(state, release, ok(release));
-    expect(done.notify).toEqual(['wf-y', 'wf-x']);
-    expect(done.state.waiters).toEqual([]);
-  });
+  it.each(['release', 'publish-drives'])(
+    'tells capacity waiters, in the order they were refused, when a %s completes',
+    (kind) => {
+      const [x, y, release] = [req('x', 'allocate', 'wf-x'), req('y', 'allocate', 'wf-y'), req('r', kind, 'wf-r')];
+      let state = emptyMutexState();
+      state = complete(state, y, refusedForCapacity(y)).state;
+      state = complete(state, x, refusedForCapacity(x)).state;
+      expect(state.waiters).toEqual(['wf-y', 'wf-x']);
+      const done = complete(state, release, ok(release));
+      expect(done.notify).toEqual(['wf-y', 'wf-x']);
+      expect(done.state.waiters).toEqual([]);
+    },
+  );
 
   it('does not tell waiters when a release fails, nor list a waiter twice', () => {
     const x = req('x', 'allocate', 'wf-x');
@@ -77,7 +91,11 @@ describe('mutex queue', () => {
     state = complete(state, req('x2', 'allocate', 'wf-x'), refusedForCapacity(req('x2', 'allocate', 'wf-x'))).state;
     expect(state.waiters).toEqual(['wf-x']);
     const failedRelease = req('r', 'release');
-    const done = complete(state, failedRelease, { ...ok(failedRelease), ok: false, error: { type: 'Error', message: 'apiserver down' } });
+    const done = complete(state, failedRelease, {
+      ...ok(failedRelease),
+      ok: false,
+      error: { type: 'Error', message: 'apiserver down' },
+    });
     expect(done.notify).toEqual([]);
     expect(done.state.waiters).toEqual(['wf-x']);
   });
@@ -101,24 +119,28 @@ describe('mutex queue', () => {
 
   it('executes every distinct request exactly once, whatever the duplicates and interleaving', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 9 }), { maxLength: 60 }), fc.array(fc.boolean(), { maxLength: 60 }), (arrivals, steps) => {
-        let state = emptyMutexState();
-        const executed: string[] = [];
-        let i = 0;
-        const drain = () => {
-          const t = takeNext(state);
-          if (!t.next) return;
-          executed.push(t.next.requestId);
-          state = complete(t.state, t.next, ok(t.next)).state;
-        };
-        for (const id of arrivals) {
-          state = receive(state, req(`r${id}`), []).state;
-          if (steps[i++]) drain();
-        }
-        while (state.queue.length > 0) drain();
-        expect(new Set(executed).size).toBe(executed.length);
-        expect(new Set(executed)).toEqual(new Set(arrivals.map((id) => `r${id}`)));
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 9 }), { maxLength: 60 }),
+        fc.array(fc.boolean(), { maxLength: 60 }),
+        (arrivals, steps) => {
+          let state = emptyMutexState();
+          const executed: string[] = [];
+          let i = 0;
+          const drain = () => {
+            const t = takeNext(state);
+            if (!t.next) return;
+            executed.push(t.next.requestId);
+            state = complete(t.state, t.next, ok(t.next)).state;
+          };
+          for (const id of arrivals) {
+            state = receive(state, req(`r${id}`), []).state;
+            if (steps[i++]) drain();
+          }
+          while (state.queue.length > 0) drain();
+          expect(new Set(executed).size).toBe(executed.length);
+          expect(new Set(executed)).toEqual(new Set(arrivals.map((id) => `r${id}`)));
+        },
+      ),
     );
   });
 });
@@ -127,13 +149,43 @@ describe('batches of allocations', () => {
   const ids = (rs: readonly MutexRequest[]) => rs.map((r) => r.requestId);
 
   it.each([
-    { name: 'takes every queued allocation when only allocations wait', queue: ['a1:allocate', 'a2:allocate', 'a3:allocate'], batch: ['a1', 'a2', 'a3'], left: [] },
-    { name: 'lets allocations pass requests that do not change capacity', queue: ['a1:allocate', 'p:ensure-proxy', 'a2:allocate', 'u:remove-proxy-if-unused', 'a3:allocate'], batch: ['a1', 'a2', 'a3'], left: ['p', 'u'] },
-    { name: 'never lets an allocation pass a release queued before it', queue: ['a1:allocate', 'a2:allocate', 'r:release', 'a3:allocate'], batch: ['a1', 'a2'], left: ['r', 'a3'] },
-    { name: 'never lets an allocation pass drives being published', queue: ['a1:allocate', 'd:publish-drives', 'a2:allocate'], batch: ['a1'], left: ['d', 'a2'] },
-    { name: 'runs any other kind alone, in its turn', queue: ['p:ensure-proxy', 'a1:allocate', 'a2:allocate'], batch: ['p'], left: ['a1', 'a2'] },
+    {
+      name: 'takes every queued allocation when only allocations wait',
+      queue: ['a1:allocate', 'a2:allocate', 'a3:allocate'],
+      batch: ['a1', 'a2', 'a3'],
+      left: [],
+    },
+    {
+      name: 'lets allocations pass requests that do not change capacity',
+      queue: ['a1:allocate', 'p:ensure-proxy', 'a2:allocate', 'u:remove-proxy-if-unused', 'a3:allocate'],
+      batch: ['a1', 'a2', 'a3'],
+      left: ['p', 'u'],
+    },
+    {
+      name: 'never lets an allocation pass a release queued before it',
+      queue: ['a1:allocate', 'a2:allocate', 'r:release', 'a3:allocate'],
+      batch: ['a1', 'a2'],
+      left: ['r', 'a3'],
+    },
+    {
+      name: 'never lets an allocation pass drives being published',
+      queue: ['a1:allocate', 'd:publish-drives', 'a2:allocate'],
+      batch: ['a1'],
+      left: ['d', 'a2'],
+    },
+    {
+      name: 'runs any other kind alone, in its turn',
+      queue: ['p:ensure-proxy', 'a1:allocate', 'a2:allocate'],
+      batch: ['p'],
+      left: ['a1', 'a2'],
+    },
     { name: 'runs a release alone', queue: ['r:release', 'r2:release'], batch: ['r'], left: ['r2'] },
-    { name: 'stops at the size limit, leaving the rest in order', queue: ['a1:allocate', 'a2:allocate', 'a3:allocate', 'a4:allocate', 'a5:allocate'], batch: ['a1', 'a2', 'a3'], left: ['a4', 'a5'] },
+    {
+      name: 'stops at the size limit, leaving the rest in order',
+      queue: ['a1:allocate', 'a2:allocate', 'a3:allocate', 'a4:allocate', 'a5:allocate'],
+      batch: ['a1', 'a2', 'a3'],
+      left: ['a4', 'a5'],
+    },
   ])('$name', ({ queue, batch, left }) => {
     const state = queued(emptyMutexState(), ...queue.map((q) => req(q.split(':')[0]!, q.split(':')[1])));
     const taken = takeBatch(state, 3);
@@ -148,28 +200,40 @@ describe('batches of allocations', () => {
   });
 
   it('loses no request, keeps allocations in arrival order and never moves one past a capacity change', () => {
-    const kinds = ['allocate', 'allocate', 'allocate', 'release', 'ensure-proxy', 'publish-drives', 'remove-proxy-if-unused'];
+    const kinds = [
+      'allocate',
+      'allocate',
+      'allocate',
+      'release',
+      'ensure-proxy',
+      'publish-drives',
+      'remove-proxy-if-unused',
+    ];
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: kinds.length - 1 }), { maxLength: 40 }), fc.integer({ min: 1, max: 8 }), (picks, max) => {
-        const arrivals = picks.map((k, i) => req(`r${i}`, kinds[k]));
-        let state = queued(emptyMutexState(), ...arrivals);
-        const order: MutexRequest[] = [];
-        for (let t = takeBatch(state, max); t.batch.length > 0; t = takeBatch(state, max)) {
-          expect(t.batch.length).toBeLessThanOrEqual(max);
-          expect(t.batch.length === 1 || t.batch.every((r) => r.kind === 'allocate')).toBe(true);
-          order.push(...t.batch);
-          state = t.state;
-        }
-        expect(ids(order).sort()).toEqual(ids(arrivals).sort());
-        const position = (r: MutexRequest) => order.indexOf(r);
-        for (const [i, a] of arrivals.entries()) {
-          for (const b of arrivals.slice(i + 1)) {
-            // Allocations keep their order, and nothing moves past a release or a publish.
-            if (a.kind === b.kind && a.kind === 'allocate') expect(position(a)).toBeLessThan(position(b));
-            if (RELEASING_KINDS.has(a.kind)) expect(position(a)).toBeLessThan(position(b));
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: kinds.length - 1 }), { maxLength: 40 }),
+        fc.integer({ min: 1, max: 8 }),
+        (picks, max) => {
+          const arrivals = picks.map((k, i) => req(`r${i}`, kinds[k]));
+          let state = queued(emptyMutexState(), ...arrivals);
+          const order: MutexRequest[] = [];
+          for (let t = takeBatch(state, max); t.batch.length > 0; t = takeBatch(state, max)) {
+            expect(t.batch.length).toBeLessThanOrEqual(max);
+            expect(t.batch.length === 1 || t.batch.every((r) => r.kind === 'allocate')).toBe(true);
+            order.push(...t.batch);
+            state = t.state;
           }
-        }
-      }),
+          expect(ids(order).sort()).toEqual(ids(arrivals).sort());
+          const position = (r: MutexRequest) => order.indexOf(r);
+          for (const [i, a] of arrivals.entries()) {
+            for (const b of arrivals.slice(i + 1)) {
+              // Allocations keep their order, and nothing moves past a release or a publish.
+              if (a.kind === b.kind && a.kind === 'allocate') expect(position(a)).toBeLessThan(position(b));
+              if (RELEASING_KINDS.has(a.kind)) expect(position(a)).toBeLessThan(position(b));
+            }
+          }
+        },
+      ),
     );
   });
 });

@@ -35,7 +35,7 @@ describe('mergeSharedDrives', () => {
     expect(mergeSharedDrives(once, [drive(1), drive(2)])).toEqual(once);
   });
 
-  it('keeps a drive of the seed\'s compact form (no type) when other drives are added', () => {
+  it("keeps a drive of the seed's compact form (no type) when other drives are added", () => {
     const untyped = drive(1, { type: undefined });
     expect(mergeSharedDrives([untyped], [drive(2)])).toEqual([untyped, drive(2)]);
   });

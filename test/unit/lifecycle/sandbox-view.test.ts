@@ -1,6 +1,12 @@
 // The sandbox's progress view: phases counted, and per node the GiB given out per drive type.
 import { describe, expect, it } from 'vitest';
-import { nodeUsage, phaseCounts, renderSnapshot, type ViewContainer, type ViewNode } from '../../../deploy/local/sandbox-view.js';
+import {
+  nodeUsage,
+  phaseCounts,
+  renderSnapshot,
+  type ViewContainer,
+  type ViewNode,
+} from '../../../deploy/local/sandbox-view.js';
 
 const node: ViewNode = {
   name: 'weka-node-1',
@@ -10,14 +16,38 @@ const node: ViewNode = {
   ],
 };
 const containers: ViewContainer[] = [
-  { namespace: 'a', name: 'd0', node: 'weka-node-1', phase: 'Ready', virtualDrives: [{ capacityGiB: 1000, type: 'TLC', physicalUUID: 'p1' }, { capacityGiB: 3000, type: 'QLC', physicalUUID: 'p2' }] },
-  { namespace: 'b', name: 'd0', node: 'weka-node-1', phase: 'Signing', virtualDrives: [{ capacityGiB: 500, type: 'TLC', physicalUUID: 'p1' }] },
-  { namespace: 'b', name: 'd1', node: 'weka-node-2', phase: 'Ready', virtualDrives: [{ capacityGiB: 700, type: 'TLC', physicalUUID: 'elsewhere' }] },
+  {
+    namespace: 'a',
+    name: 'd0',
+    node: 'weka-node-1',
+    phase: 'Ready',
+    virtualDrives: [
+      { capacityGiB: 1000, type: 'TLC', physicalUUID: 'p1' },
+      { capacityGiB: 3000, type: 'QLC', physicalUUID: 'p2' },
+    ],
+  },
+  {
+    namespace: 'b',
+    name: 'd0',
+    node: 'weka-node-1',
+    phase: 'Signing',
+    virtualDrives: [{ capacityGiB: 500, type: 'TLC', physicalUUID: 'p1' }],
+  },
+  {
+    namespace: 'b',
+    name: 'd1',
+    node: 'weka-node-2',
+    phase: 'Ready',
+    virtualDrives: [{ capacityGiB: 700, type: 'TLC', physicalUUID: 'elsewhere' }],
+  },
 ];
 
 describe('sandbox view', () => {
   it('counts containers by phase', () => {
-    expect([...phaseCounts(containers)]).toEqual([['Ready', 2], ['Signing', 1]]);
+    expect([...phaseCounts(containers)]).toEqual([
+      ['Ready', 2],
+      ['Signing', 1],
+    ]);
   });
 
   it('sums per node and type only the virtual drives on that node', () => {
@@ -28,7 +58,13 @@ describe('sandbox view', () => {
   });
 
   it('renders clusters, containers and node usage', () => {
-    const text = renderSnapshot({ clusters: [{ namespace: 'a', name: 'tenant-a', phase: 'Ready', guid: 'g-1' }], containers, nodes: [node], elapsedMs: 12_400, stage: 'forming' });
+    const text = renderSnapshot({
+      clusters: [{ namespace: 'a', name: 'tenant-a', phase: 'Ready', guid: 'g-1' }],
+      containers,
+      nodes: [node],
+      elapsedMs: 12_400,
+      stage: 'forming',
+    });
     expect(text).toContain('(12 s)');
     expect(text).toMatch(/a\/tenant-a\s+Ready\s+g-1/);
     expect(text).toContain('Drive containers: 3 (Ready 2, Signing 1)');

@@ -1,9 +1,25 @@
 // What a sign-drives spec turns into, and the specs refused before any device is touched.
 import { describe, expect, it } from 'vitest';
-import { labelSelectorText, signDrivesRequest, unsupportedTypeMessage, type OperationSpecInput } from '../../../src/lifecycle/sign-drives-request.js';
+import {
+  labelSelectorText,
+  signDrivesRequest,
+  unsupportedTypeMessage,
+  type OperationSpecInput,
+} from '../../../src/lifecycle/sign-drives-request.js';
 
 const spec = (payload: Record<string, unknown>, action = 'sign-drives'): OperationSpecInput =>
-  ({ action, payload: { signDrivesPayload: { type: 'device-paths', nodeSelector: { pool: 'a' }, devicePaths: ['/dev/nvme0n1'], shared: true, ...payload } } }) as OperationSpecInput;
+  ({
+    action,
+    payload: {
+      signDrivesPayload: {
+        type: 'device-paths',
+        nodeSelector: { pool: 'a' },
+        devicePaths: ['/dev/nvme0n1'],
+        shared: true,
+        ...payload,
+      },
+    },
+  }) as OperationSpecInput;
 
 const reasonOf = (input: OperationSpecInput) => {
   const result = signDrivesRequest(input);
@@ -13,7 +29,10 @@ const reasonOf = (input: OperationSpecInput) => {
 describe('signDrivesRequest', () => {
   it('accepts shared device-paths signing and drops repeated paths', () => {
     const result = signDrivesRequest(spec({ devicePaths: ['/dev/nvme0n1', '/dev/nvme1n1', '/dev/nvme0n1'] }));
-    expect(result).toEqual({ ok: true, request: { nodeSelector: { pool: 'a' }, type: 'device-paths', devicePaths: ['/dev/nvme0n1', '/dev/nvme1n1'] } });
+    expect(result).toEqual({
+      ok: true,
+      request: { nodeSelector: { pool: 'a' }, type: 'device-paths', devicePaths: ['/dev/nvme0n1', '/dev/nvme1n1'] },
+    });
   });
 
   it('refuses exclusive signing, whether shared is false or unset', () => {

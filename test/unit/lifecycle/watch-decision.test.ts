@@ -35,7 +35,13 @@ function container(over: Partial<WatchedObject> = {}): WatchedObject {
   };
 }
 
-const seen = (over: Partial<SeenState> = {}): SeenState => ({ started: true, signalledGeneration: 1, deleteSignalled: false, workflowIdWritten: true, ...over });
+const seen = (over: Partial<SeenState> = {}): SeenState => ({
+  started: true,
+  signalledGeneration: 1,
+  deleteSignalled: false,
+  workflowIdWritten: true,
+  ...over,
+});
 const types = (actions: WatchAction[]) => actions.map((a) => a.type);
 
 describe('decideWatchActions: a live drive container', () => {
@@ -66,12 +72,42 @@ describe('decideWatchActions: a live drive container', () => {
       obj: container({ generation: 2, status: {} }),
       expected: ['startWorkflow', 'signalSpecChanged', 'writeWorkflowId'],
     },
-    { name: 'spec changed since the last signal: signal', obj: container({ generation: 2 }), seen: seen(), expected: ['signalSpecChanged'] },
-    { name: 'the same generation again (a status write): nothing', obj: container({ generation: 2 }), seen: seen({ signalledGeneration: 2 }), expected: [] },
-    { name: 'a workflow id written by nobody yet: write it', obj: container({ status: {} }), seen: seen({ workflowIdWritten: false }), expected: ['writeWorkflowId'] },
-    { name: 'our workflow id already written but not yet seen in an event: not again', obj: container({ status: {} }), seen: seen(), expected: [] },
-    { name: 'a wrong workflow id in status: corrected', obj: container({ status: { workflowID: 'weka-container/other' } }), seen: seen({ workflowIdWritten: false }), expected: ['writeWorkflowId'] },
-    { name: 'finalizer removed by hand while live: added back', obj: container({ finalizers: [] }), seen: seen(), expected: ['addFinalizer'] },
+    {
+      name: 'spec changed since the last signal: signal',
+      obj: container({ generation: 2 }),
+      seen: seen(),
+      expected: ['signalSpecChanged'],
+    },
+    {
+      name: 'the same generation again (a status write): nothing',
+      obj: container({ generation: 2 }),
+      seen: seen({ signalledGeneration: 2 }),
+      expected: [],
+    },
+    {
+      name: 'a workflow id written by nobody yet: write it',
+      obj: container({ status: {} }),
+      seen: seen({ workflowIdWritten: false }),
+      expected: ['writeWorkflowId'],
+    },
+    {
+      name: 'our workflow id already written but not yet seen in an event: not again',
+      obj: container({ status: {} }),
+      seen: seen(),
+      expected: [],
+    },
+    {
+      name: 'a wrong workflow id in status: corrected',
+      obj: container({ status: { workflowID: 'weka-container/other' } }),
+      seen: seen({ workflowIdWritten: false }),
+      expected: ['writeWorkflowId'],
+    },
+    {
+      name: 'finalizer removed by hand while live: added back',
+      obj: container({ finalizers: [] }),
+      seen: seen(),
+      expected: ['addFinalizer'],
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -79,8 +115,12 @@ describe('decideWatchActions: a live drive container', () => {
     });
   }
 
-  it('signals the generation it saw and writes the id of the object\'s workflow', () => {
-    const actions = decideWatchActions(container({ generation: 4, status: {} }), seen({ workflowIdWritten: false }), DEFAULTS);
+  it("signals the generation it saw and writes the id of the object's workflow", () => {
+    const actions = decideWatchActions(
+      container({ generation: 4, status: {} }),
+      seen({ workflowIdWritten: false }),
+      DEFAULTS,
+    );
     expect(actions).toEqual([
       { type: 'signalSpecChanged', generation: 4 },
       { type: 'writeWorkflowId', workflowId: ID },
@@ -94,7 +134,9 @@ describe('decideWatchActions: deletion', () => {
   });
 
   it('signals deletion of an object it never saw before (created and deleted while down)', () => {
-    expect(types(decideWatchActions(container({ deleting: true, status: {} }), undefined, DEFAULTS))).toEqual(['signalDelete']);
+    expect(types(decideWatchActions(container({ deleting: true, status: {} }), undefined, DEFAULTS))).toEqual([
+      'signalDelete',
+    ]);
   });
 
   it('does not signal deletion twice in one process', () => {
@@ -103,11 +145,17 @@ describe('decideWatchActions: deletion', () => {
 
   it('does nothing for a deleting object without our finalizer: never ours, or already torn down', () => {
     expect(decideWatchActions(container({ deleting: true, finalizers: [] }), undefined, DEFAULTS)).toEqual([]);
-    expect(decideWatchActions(container({ deleting: true, finalizers: ['other.io/keep'] }), seen(), DEFAULTS)).toEqual([]);
+    expect(decideWatchActions(container({ deleting: true, finalizers: ['other.io/keep'] }), seen(), DEFAULTS)).toEqual(
+      [],
+    );
   });
 
   it('never adds a finalizer, starts, or signals a spec change on a deleting object', () => {
-    const actions = decideWatchActions(container({ deleting: true, generation: 5, status: {} }), seen({ started: false, workflowIdWritten: false }), DEFAULTS);
+    const actions = decideWatchActions(
+      container({ deleting: true, generation: 5, status: {} }),
+      seen({ started: false, workflowIdWritten: false }),
+      DEFAULTS,
+    );
     expect(types(actions)).toEqual(['signalDelete']);
   });
 });
@@ -121,21 +169,44 @@ describe('decideWatchActions: objects the operator leaves alone', () => {
   });
 
   it('ignores what the operator created itself, even in drive mode', () => {
-    expect(decideWatchActions(container({ labels: { [MANAGED_BY_LABEL]: MANAGED_BY }, finalizers: [], status: {} }), undefined, ALL)).toEqual([]);
+    expect(
+      decideWatchActions(
+        container({ labels: { [MANAGED_BY_LABEL]: MANAGED_BY }, finalizers: [], status: {} }),
+        undefined,
+        ALL,
+      ),
+    ).toEqual([]);
   });
 
   it('handles a managed-by label of another manager like any object', () => {
-    expect(types(decideWatchActions(container({ labels: { [MANAGED_BY_LABEL]: 'helm' }, finalizers: [], status: {} }), undefined, ALL))).toContain('startWorkflow');
+    expect(
+      types(
+        decideWatchActions(
+          container({ labels: { [MANAGED_BY_LABEL]: 'helm' }, finalizers: [], status: {} }),
+          undefined,
+          ALL,
+        ),
+      ),
+    ).toContain('startWorkflow');
   });
 
   it('ignores a kind that is not enabled', () => {
     const cluster = container({ kind: 'WekaCluster', spec: {}, finalizers: [], status: {} });
     expect(decideWatchActions(cluster, undefined, new Set<WatchedKind>(['WekaContainer']))).toEqual([]);
-    expect(types(decideWatchActions(cluster, undefined, DEFAULTS))).toEqual(['addFinalizer', 'startWorkflow', 'writeWorkflowId']);
+    expect(types(decideWatchActions(cluster, undefined, DEFAULTS))).toEqual([
+      'addFinalizer',
+      'startWorkflow',
+      'writeWorkflowId',
+    ]);
   });
 
   it('ignores operations other than sign-drives', () => {
-    const op = container({ kind: 'WekaManualOperation', spec: { action: 'force-resign-drives' }, finalizers: [], status: {} });
+    const op = container({
+      kind: 'WekaManualOperation',
+      spec: { action: 'force-resign-drives' },
+      finalizers: [],
+      status: {},
+    });
     expect(decideWatchActions(op, undefined, ALL)).toEqual([]);
   });
 });
@@ -145,26 +216,52 @@ describe('decideWatchActions: manual operations', () => {
     container({ kind: 'WekaManualOperation', spec: { action: 'sign-drives' }, finalizers: [], status: {}, ...over });
 
   it('starts a new sign-drives operation', () => {
-    expect(types(decideWatchActions(op(), undefined, DEFAULTS))).toEqual(['addFinalizer', 'startWorkflow', 'writeWorkflowId']);
+    expect(types(decideWatchActions(op(), undefined, DEFAULTS))).toEqual([
+      'addFinalizer',
+      'startWorkflow',
+      'writeWorkflowId',
+    ]);
   });
 
   it('never starts a finished operation again (signing erases drives)', () => {
     for (const phase of ['Succeeded', 'Failed']) {
       expect(decideWatchActions(op({ finalizers: [FINALIZER], status: { phase } }), undefined, DEFAULTS)).toEqual([]);
-      expect(decideWatchActions(op({ finalizers: [FINALIZER], generation: 2, status: { phase, observedGeneration: 1 } }), seen(), DEFAULTS)).toEqual([]);
+      expect(
+        decideWatchActions(
+          op({ finalizers: [FINALIZER], generation: 2, status: { phase, observedGeneration: 1 } }),
+          seen(),
+          DEFAULTS,
+        ),
+      ).toEqual([]);
     }
   });
 
   it('still tears a finished operation down on deletion', () => {
-    expect(types(decideWatchActions(op({ finalizers: [FINALIZER], deleting: true, status: { phase: 'Succeeded' } }), undefined, DEFAULTS))).toEqual(['signalDelete']);
+    expect(
+      types(
+        decideWatchActions(
+          op({ finalizers: [FINALIZER], deleting: true, status: { phase: 'Succeeded' } }),
+          undefined,
+          DEFAULTS,
+        ),
+      ),
+    ).toEqual(['signalDelete']);
   });
 
   it('starts a running operation again after a restart', () => {
-    expect(types(decideWatchActions(op({ finalizers: [FINALIZER], status: { phase: 'Running', workflowID: `weka-operation/${UID}` } }), undefined, DEFAULTS))).toEqual(['startWorkflow']);
+    expect(
+      types(
+        decideWatchActions(
+          op({ finalizers: [FINALIZER], status: { phase: 'Running', workflowID: `weka-operation/${UID}` } }),
+          undefined,
+          DEFAULTS,
+        ),
+      ),
+    ).toEqual(['startWorkflow']);
   });
 });
 
-describe('the watcher\'s memory', () => {
+describe("the watcher's memory", () => {
   it('records each action so the same sighting asks for nothing more', () => {
     const obj = container({ finalizers: [], generation: 2, status: {} });
     let state = firstSighting(obj);
@@ -175,7 +272,9 @@ describe('the watcher\'s memory', () => {
   it('after a re-list, starts again (a workflow that ended is started anew) but does not re-signal', () => {
     const state = forgetDone(seen({ signalledGeneration: 3, deleteSignalled: true }));
     expect(types(decideWatchActions(container({ generation: 3 }), state, DEFAULTS))).toEqual(['startWorkflow']);
-    expect(types(decideWatchActions(container({ generation: 3, deleting: true }), state, DEFAULTS))).toEqual(['signalDelete']);
+    expect(types(decideWatchActions(container({ generation: 3, deleting: true }), state, DEFAULTS))).toEqual([
+      'signalDelete',
+    ]);
   });
 
   it('first sighting trusts status.observedGeneration, or generation 1 when there is none', () => {
@@ -196,12 +295,19 @@ describe('lifecycleWorkflowOf', () => {
   });
 
   it('leaves out empty search attributes of a standalone container', () => {
-    expect(lifecycleWorkflowOf(container({ spec: { mode: 'drive' } }))?.searchAttributes).toEqual({ WekaContainer: 'tenant/drive-0' });
+    expect(lifecycleWorkflowOf(container({ spec: { mode: 'drive' } }))?.searchAttributes).toEqual({
+      WekaContainer: 'tenant/drive-0',
+    });
   });
 
   it('uses the operation and cluster workflow ids', () => {
-    expect(lifecycleWorkflowOf(container({ kind: 'WekaManualOperation', spec: { action: 'sign-drives' } }))?.id).toBe(`weka-operation/${UID}`);
-    expect(lifecycleWorkflowOf(container({ kind: 'WekaCluster', spec: {} }))).toMatchObject({ type: 'clusterWorkflow', id: `weka-cluster/${UID}` });
+    expect(lifecycleWorkflowOf(container({ kind: 'WekaManualOperation', spec: { action: 'sign-drives' } }))?.id).toBe(
+      `weka-operation/${UID}`,
+    );
+    expect(lifecycleWorkflowOf(container({ kind: 'WekaCluster', spec: {} }))).toMatchObject({
+      type: 'clusterWorkflow',
+      id: `weka-cluster/${UID}`,
+    });
   });
 });
 
@@ -210,7 +316,15 @@ describe('watchedObjectOf', () => {
     const raw = {
       apiVersion: 'weka.weka.io/v1alpha1',
       kind: 'WekaContainer',
-      metadata: { name: 'd', namespace: 'ns', uid: 'u1', generation: 3, deletionTimestamp: '2025-01-01T00:00:00Z', finalizers: [FINALIZER], labels: { a: 'b' } },
+      metadata: {
+        name: 'd',
+        namespace: 'ns',
+        uid: 'u1',
+        generation: 3,
+        deletionTimestamp: '2025-01-01T00:00:00Z',
+        finalizers: [FINALIZER],
+        labels: { a: 'b' },
+      },
       spec: { mode: 'drive', nodeName: 'n', image: 'x', driveCores: 2 },
       status: { observedGeneration: 2, workflowID: 'w', phase: 'Ready', allocations: {} },
     };
@@ -229,7 +343,9 @@ describe('watchedObjectOf', () => {
   });
 
   it('reads a bare new object and refuses one without a uid', () => {
-    expect(watchedObjectOf('WekaCluster', { metadata: { name: 'c', namespace: 'ns', uid: 'u' }, spec: {} })).toMatchObject({ deleting: false, finalizers: [], status: {}, generation: 1 });
+    expect(
+      watchedObjectOf('WekaCluster', { metadata: { name: 'c', namespace: 'ns', uid: 'u' }, spec: {} }),
+    ).toMatchObject({ deleting: false, finalizers: [], status: {}, generation: 1 });
     expect(watchedObjectOf('WekaCluster', { metadata: { name: 'c' } })).toBeUndefined();
   });
 });
@@ -239,27 +355,51 @@ describe('the name of a watcher Event', () => {
   const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
   it.each([
-    { name: 'drive-0', reason: 'SpecChangeSignalled', occurrence: 3, expected: 'drive-0.1f3a9c2e77b0.specchangesignalled.3' },
-    { name: 'analytics.drive-1', reason: 'WorkflowStarted', occurrence: 'workflow', expected: 'analytics.drive-1.1f3a9c2e77b0.workflowstarted.workflow' },
-    { name: 'x', reason: 'TeardownRequested', occurrence: 'deletion', expected: 'x.1f3a9c2e77b0.teardownrequested.deletion' },
-  ])('names $reason on $name after the object, its uid, the reason and the occurrence', ({ name, reason, occurrence, expected }) => {
-    expect(watcherEventName({ name, uid }, reason, occurrence)).toBe(expected);
-  });
+    {
+      name: 'drive-0',
+      reason: 'SpecChangeSignalled',
+      occurrence: 3,
+      expected: 'drive-0.1f3a9c2e77b0.specchangesignalled.3',
+    },
+    {
+      name: 'analytics.drive-1',
+      reason: 'WorkflowStarted',
+      occurrence: 'workflow',
+      expected: 'analytics.drive-1.1f3a9c2e77b0.workflowstarted.workflow',
+    },
+    {
+      name: 'x',
+      reason: 'TeardownRequested',
+      occurrence: 'deletion',
+      expected: 'x.1f3a9c2e77b0.teardownrequested.deletion',
+    },
+  ])(
+    'names $reason on $name after the object, its uid, the reason and the occurrence',
+    ({ name, reason, occurrence, expected }) => {
+      expect(watcherEventName({ name, uid }, reason, occurrence)).toBe(expected);
+    },
+  );
 
   it('is the same for every replica and differs by object, reason and occurrence', () => {
     const base = watcherEventName({ name: 'drive-0', uid }, 'SpecChangeSignalled', 2);
     expect(watcherEventName({ name: 'drive-0', uid }, 'SpecChangeSignalled', 2)).toBe(base);
-    expect(new Set([
-      base,
-      watcherEventName({ name: 'drive-0', uid }, 'SpecChangeSignalled', 3),
-      watcherEventName({ name: 'drive-0', uid }, 'TeardownRequested', 2),
-      watcherEventName({ name: 'drive-0', uid: '9c7d0000-0000-4000-8000-000000000000' }, 'SpecChangeSignalled', 2),
-      watcherEventName({ name: 'drive-1', uid }, 'SpecChangeSignalled', 2),
-    ]).size).toBe(5);
+    expect(
+      new Set([
+        base,
+        watcherEventName({ name: 'drive-0', uid }, 'SpecChangeSignalled', 3),
+        watcherEventName({ name: 'drive-0', uid }, 'TeardownRequested', 2),
+        watcherEventName({ name: 'drive-0', uid: '9c7d0000-0000-4000-8000-000000000000' }, 'SpecChangeSignalled', 2),
+        watcherEventName({ name: 'drive-1', uid }, 'SpecChangeSignalled', 2),
+      ]).size,
+    ).toBe(5);
   });
 
   it('stays a valid object name for the longest object names, even cut where a dash or dot was', () => {
-    for (const name of ['a'.repeat(253), `${'a'.repeat(230)}-${'b'.repeat(22)}`, `${'a'.repeat(220)}.b${'c'.repeat(30)}`]) {
+    for (const name of [
+      'a'.repeat(253),
+      `${'a'.repeat(230)}-${'b'.repeat(22)}`,
+      `${'a'.repeat(220)}.b${'c'.repeat(30)}`,
+    ]) {
       for (let cut = 0; cut < 30; cut++) {
         const named = watcherEventName({ name: name.slice(0, 253 - cut), uid }, 'SpecChangeSignalled', 12345);
         expect(named.length).toBeLessThanOrEqual(253);

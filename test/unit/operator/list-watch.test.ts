@@ -16,7 +16,9 @@ afterEach(async () => {
   server = undefined;
 });
 
-const obj = (name: string, rv: string) => ({ metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: rv } });
+const obj = (name: string, rv: string) => ({
+  metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: rv },
+});
 const line = (res: ServerResponse, type: string, object: unknown) => res.write(`${JSON.stringify({ type, object })}\n`);
 
 async function fakeApiserver(listVersions: string[], watches: WatchScript[]) {
@@ -37,7 +39,9 @@ async function fakeApiserver(listVersions: string[], watches: WatchScript[]) {
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: 'fake', server: `http://127.0.0.1:${(server!.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    clusters: [
+      { name: 'fake', server: `http://127.0.0.1:${(server!.address() as AddressInfo).port}`, skipTLSVerify: true },
+    ],
     users: [{ name: 'nobody' }],
     contexts: [{ name: 'fake', cluster: 'fake', user: 'nobody' }],
     currentContext: 'fake',
@@ -47,21 +51,24 @@ async function fakeApiserver(listVersions: string[], watches: WatchScript[]) {
 
 describe('runListWatch', () => {
   it('resumes from the last resourceVersion, lists again after 410 Gone, and backs off after a failed watch', async () => {
-    const { kc, seen } = await fakeApiserver(['10', '20'], [
-      (res) => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        line(res, 'ADDED', obj('a', '11'));
-        line(res, 'MODIFIED', obj('a', '12'));
-        line(res, 'BOOKMARK', { metadata: { resourceVersion: '13' } });
-        res.end(); // the server's watch timeout
-      },
-      (res) => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        line(res, 'ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
-        res.end();
-      },
-      (res) => res.writeHead(500).end('apiserver trouble'),
-    ]);
+    const { kc, seen } = await fakeApiserver(
+      ['10', '20'],
+      [
+        (res) => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          line(res, 'ADDED', obj('a', '11'));
+          line(res, 'MODIFIED', obj('a', '12'));
+          line(res, 'BOOKMARK', { metadata: { resourceVersion: '13' } });
+          res.end(); // the server's watch timeout
+        },
+        (res) => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          line(res, 'ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+          res.end();
+        },
+        (res) => res.writeHead(500).end('apiserver trouble'),
+      ],
+    );
     const lists: string[][] = [];
     const events: Array<[WatchEventType, string]> = [];
     const abort = new AbortController();
@@ -83,7 +90,10 @@ describe('runListWatch', () => {
     abort.abort();
     await loop;
 
-    expect(events).toEqual([['ADDED', '11'], ['MODIFIED', '12']]);
+    expect(events).toEqual([
+      ['ADDED', '11'],
+      ['MODIFIED', '12'],
+    ]);
     // 10: from the first list; 13: resumed after the bookmark; 20: the list after 410; 20 again after the 500.
     expect(seen.watchVersions).toEqual(['10', '13', '20', '20']);
     expect(lists).toEqual([['10'], ['20']]);

@@ -29,8 +29,15 @@ describe('operator metrics instrumentation', () => {
 
   it('observes no wait for activities outside a mutex or requests without a stamp', async () => {
     const metrics = new OperatorMetrics({ processMetrics: false });
-    await metrics.instrument('addDrivesToCluster', async (_input: unknown) => undefined)(stampQueuedAt({ node: 'n1' }, Date.now() - 1_000));
-    await metrics.instrument('releaseAllocation', async (_input: unknown) => ({ ok: true }))({ namespace: 'ns', name: 'a', node: 'n1' });
+    await metrics.instrument(
+      'addDrivesToCluster',
+      async (_input: unknown) => undefined,
+    )(stampQueuedAt({ node: 'n1' }, Date.now() - 1_000));
+    await metrics.instrument('releaseAllocation', async (_input: unknown) => ({ ok: true }))({
+      namespace: 'ns',
+      name: 'a',
+      node: 'n1',
+    });
     expect([...(await waitSamples(metrics)).values()].every((s) => s.count === 0)).toBe(true);
   });
 
@@ -41,25 +48,37 @@ describe('operator metrics instrumentation', () => {
     });
     await expect(failing(stampQueuedAt({ node: 'n1' }, Date.now()))).rejects.toThrow('apiserver down');
     expect((await waitSamples(metrics)).get('ensureProxy')?.count).toBe(1);
-    const steps = (await metrics.stepDuration.get()).values.find((v) => v.metricName === 'weka_workflow_step_duration_seconds_count');
+    const steps = (await metrics.stepDuration.get()).values.find(
+      (v) => v.metricName === 'weka_workflow_step_duration_seconds_count',
+    );
     expect(steps?.labels).toEqual({ activity: 'ensureProxy', result: 'error' });
   });
 
   it('observes each container of a batch allocation: its own queue wait, and an allocation time by its own result', async () => {
     const metrics = new OperatorMetrics({ processMetrics: false });
-    const batch = metrics.instrument('allocateForContainers', async (_input: unknown) => [{ ok: true }, { ok: false, error: { type: 'InsufficientDriveCapacity', message: 'full' } }, { ok: true }]);
+    const batch = metrics.instrument('allocateForContainers', async (_input: unknown) => [
+      { ok: true },
+      { ok: false, error: { type: 'InsufficientDriveCapacity', message: 'full' } },
+      { ok: true },
+    ]);
     const now = Date.now();
-    const containers = [3_000, 1_000, 0].map((ago, i) => stampQueuedAt({ namespace: 'ns', name: `c${i}`, node: 'n1' }, now - ago));
+    const containers = [3_000, 1_000, 0].map((ago, i) =>
+      stampQueuedAt({ namespace: 'ns', name: `c${i}`, node: 'n1' }, now - ago),
+    );
     await batch({ node: 'n1', containers });
     const waits = (await waitSamples(metrics)).get('allocateForContainers');
     expect(waits?.count).toBe(3);
     expect(waits?.sum).toBeGreaterThanOrEqual(4);
     expect(waits?.sum).toBeLessThan(10);
     const counts = Object.fromEntries(
-      (await metrics.allocationDuration.get()).values.filter((v) => v.metricName === 'weka_allocation_duration_seconds_count').map((v) => [String(v.labels.result), v.value]),
+      (await metrics.allocationDuration.get()).values
+        .filter((v) => v.metricName === 'weka_allocation_duration_seconds_count')
+        .map((v) => [String(v.labels.result), v.value]),
     );
     expect(counts).toEqual({ allocated: 2, refused: 1 });
-    const step = (await metrics.stepDuration.get()).values.find((v) => v.metricName === 'weka_workflow_step_duration_seconds_count');
+    const step = (await metrics.stepDuration.get()).values.find(
+      (v) => v.metricName === 'weka_workflow_step_duration_seconds_count',
+    );
     expect(step?.labels).toEqual({ activity: 'allocateForContainers', result: 'ok' });
   });
 });

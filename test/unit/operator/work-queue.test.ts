@@ -31,15 +31,18 @@ describe('KeyedWorkQueue', () => {
     let running = 0;
     let most = 0;
     const perKey = new Map<string, number>();
-    const q = new KeyedWorkQueue<number>(async (key) => {
-      running++;
-      most = Math.max(most, running);
-      perKey.set(key, (perKey.get(key) ?? 0) + 1);
-      expect(perKey.get(key)).toBe(1);
-      await new Promise((r) => setTimeout(r, 5));
-      perKey.set(key, perKey.get(key)! - 1);
-      running--;
-    }, { concurrency: 3 });
+    const q = new KeyedWorkQueue<number>(
+      async (key) => {
+        running++;
+        most = Math.max(most, running);
+        perKey.set(key, (perKey.get(key) ?? 0) + 1);
+        expect(perKey.get(key)).toBe(1);
+        await new Promise((r) => setTimeout(r, 5));
+        perKey.set(key, perKey.get(key)! - 1);
+        running--;
+      },
+      { concurrency: 3 },
+    );
     for (let i = 0; i < 20; i++) q.add(`k${i % 5}`, i);
     await q.idle();
     expect(most).toBe(3);
@@ -48,13 +51,16 @@ describe('KeyedWorkQueue', () => {
   it('retries a failed key after a back-off, with the newest item', async () => {
     const seen: string[] = [];
     let failures = 0;
-    const q = new KeyedWorkQueue<string>(async (_k, item) => {
-      seen.push(item);
-      if (item === 'v1') {
-        failures++;
-        throw new Error('apiserver down');
-      }
-    }, { backoff: FAST, onError: () => q.add('a', 'v2') });
+    const q = new KeyedWorkQueue<string>(
+      async (_k, item) => {
+        seen.push(item);
+        if (item === 'v1') {
+          failures++;
+          throw new Error('apiserver down');
+        }
+      },
+      { backoff: FAST, onError: () => q.add('a', 'v2') },
+    );
     q.add('a', 'v1');
     await q.idle(); // a key waiting out its back-off does not count as busy
     expect(seen).toEqual(['v1']);
@@ -66,9 +72,12 @@ describe('KeyedWorkQueue', () => {
 
   it('keeps retrying a failing key until it succeeds', async () => {
     let calls = 0;
-    const q = new KeyedWorkQueue<string>(async () => {
-      if (++calls < 4) throw new Error('not yet');
-    }, { backoff: FAST });
+    const q = new KeyedWorkQueue<string>(
+      async () => {
+        if (++calls < 4) throw new Error('not yet');
+      },
+      { backoff: FAST },
+    );
     q.add('a', 'x');
     await new Promise((r) => setTimeout(r, 200));
     expect(calls).toBe(4);
@@ -77,10 +86,13 @@ describe('KeyedWorkQueue', () => {
 
   it('drops a forgotten key: no retry', async () => {
     let calls = 0;
-    const q = new KeyedWorkQueue<string>(async () => {
-      calls++;
-      throw new Error('fails');
-    }, { backoff: FAST });
+    const q = new KeyedWorkQueue<string>(
+      async () => {
+        calls++;
+        throw new Error('fails');
+      },
+      { backoff: FAST },
+    );
     q.add('a', 'x');
     await q.idle();
     q.forget('a');
@@ -118,7 +130,9 @@ describe('backoffDelay', () => {
 describe('cliCommandLabel', () => {
   it('keeps the tool and sub-commands up to the verb, never the arguments', () => {
     expect(cliCommandLabel(['weka', 'cluster', 'drive', 'add', '3', '0b1c', '--json'])).toBe('weka cluster drive add');
-    expect(cliCommandLabel(['weka-sign-drive', 'virtual', 'add', '/dev/nvme0n1', '--virtual-uuid', 'u'])).toBe('weka-sign-drive virtual add');
+    expect(cliCommandLabel(['weka-sign-drive', 'virtual', 'add', '/dev/nvme0n1', '--virtual-uuid', 'u'])).toBe(
+      'weka-sign-drive virtual add',
+    );
     expect(cliCommandLabel(['weka-sign-drive', 'sign', 'proxy', '/dev/nvme0n1'])).toBe('weka-sign-drive sign');
     expect(cliCommandLabel(['weka', 'cluster', 'create', 'my-cluster', '--json'])).toBe('weka cluster create');
     expect(cliCommandLabel(['weka-sign-drive', 'show', '--json', '/dev/nvme0n1'])).toBe('weka-sign-drive show');

@@ -25,7 +25,11 @@ describe('resolveSettings: defaults -> WekaCluster template -> WekaContainer spe
   });
 
   it('lets an undefined field inherit from the layer below', () => {
-    const resolved = resolveSettings(DEFAULT_ALLOCATION_SETTINGS, { maxVirtualDrivesPerCore: 4 }, { maxVirtualDrivesPerCore: undefined });
+    const resolved = resolveSettings(
+      DEFAULT_ALLOCATION_SETTINGS,
+      { maxVirtualDrivesPerCore: 4 },
+      { maxVirtualDrivesPerCore: undefined },
+    );
     expect(resolved.maxVirtualDrivesPerCore).toBe(4);
   });
 
@@ -35,7 +39,11 @@ describe('resolveSettings: defaults -> WekaCluster template -> WekaContainer spe
   });
 
   it('lets an explicit true in the container spec win over the template’s false', () => {
-    const resolved = resolveSettings(DEFAULT_ALLOCATION_SETTINGS, { enforceMinDrivesPerTypePerCore: false }, { enforceMinDrivesPerTypePerCore: true });
+    const resolved = resolveSettings(
+      DEFAULT_ALLOCATION_SETTINGS,
+      { enforceMinDrivesPerTypePerCore: false },
+      { enforceMinDrivesPerTypePerCore: true },
+    );
     expect(resolved.enforceMinDrivesPerTypePerCore).toBe(true);
   });
 
@@ -50,7 +58,11 @@ describe('resolveSettings: defaults -> WekaCluster template -> WekaContainer spe
       { maxVirtualDrivesPerCore: 4, driveTypesRatio: { tlc: 4, qlc: 1 } },
       { driveTypesRatio: { tlc: 1, qlc: 0 } },
     );
-    expect(resolved).toEqual({ maxVirtualDrivesPerCore: 4, enforceMinDrivesPerTypePerCore: true, driveTypesRatio: { tlc: 1, qlc: 0 } });
+    expect(resolved).toEqual({
+      maxVirtualDrivesPerCore: 4,
+      enforceMinDrivesPerTypePerCore: true,
+      driveTypesRatio: { tlc: 1, qlc: 0 },
+    });
   });
 
   it('replaces a ratio whole: a ratio with qlc 0 does not inherit the default qlc 10', () => {

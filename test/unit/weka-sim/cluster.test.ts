@@ -1,7 +1,18 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { changesOfKind, expectOk, nodeDir, readLog, signedNode, sim, simRoot, tool, uuid, virtualAdd } from './helpers.js';
+import {
+  changesOfKind,
+  expectOk,
+  nodeDir,
+  readLog,
+  signedNode,
+  sim,
+  simRoot,
+  tool,
+  uuid,
+  virtualAdd,
+} from './helpers.js';
 
 async function createCluster(state: string, name: string): Promise<string> {
   const out = await expectOk(tool(state, 'weka', 'cluster', 'create', name, '--json'));
@@ -9,7 +20,22 @@ async function createCluster(state: string, name: string): Promise<string> {
 }
 
 async function addContainer(state: string, guid: string, name: string, hostname = 'node-1'): Promise<number> {
-  const out = await expectOk(tool(state, 'weka', 'cluster', 'container', 'add', '--cluster-guid', guid, '--name', name, '--hostname', hostname, '--json'));
+  const out = await expectOk(
+    tool(
+      state,
+      'weka',
+      'cluster',
+      'container',
+      'add',
+      '--cluster-guid',
+      guid,
+      '--name',
+      name,
+      '--hostname',
+      hostname,
+      '--json',
+    ),
+  );
   return (JSON.parse(out.stdout) as { containerId: number }).containerId;
 }
 
@@ -34,7 +60,10 @@ describe('weka-sim cluster formation', () => {
     const b = await createCluster(state, 'tenant-b');
     expect(a).not.toBe(b);
     const list = JSON.parse((await tool(state, 'weka', 'cluster', 'list', '--json')).stdout) as unknown;
-    expect(list).toEqual([{ name: 'tenant-a', guid: a }, { name: 'tenant-b', guid: b }]);
+    expect(list).toEqual([
+      { name: 'tenant-a', guid: a },
+      { name: 'tenant-b', guid: b },
+    ]);
   });
 
   it('refuses a second cluster with the same name', async () => {
@@ -51,9 +80,15 @@ describe('weka-sim cluster formation', () => {
     const node2 = await signedNode(root, 'node-2');
     const a = await createCluster(node1, 'tenant-a');
     const b = await createCluster(node2, 'tenant-b');
-    const ids = [await addContainer(node1, a, 'd0'), await addContainer(node2, b, 'd0', 'node-2'), await addContainer(node2, a, 'd1', 'node-2')];
+    const ids = [
+      await addContainer(node1, a, 'd0'),
+      await addContainer(node2, b, 'd0', 'node-2'),
+      await addContainer(node2, a, 'd1', 'node-2'),
+    ];
     expect(new Set(ids).size).toBe(3);
-    const listed = JSON.parse((await tool(node1, 'weka', 'cluster', 'container', 'list', '--cluster-guid', a, '--json')).stdout) as Array<{ name: string }>;
+    const listed = JSON.parse(
+      (await tool(node1, 'weka', 'cluster', 'container', 'list', '--cluster-guid', a, '--json')).stdout,
+    ) as Array<{ name: string }>;
     expect(listed.map((c) => c.name)).toEqual(['d0', 'd1']);
   });
 
@@ -61,7 +96,19 @@ describe('weka-sim cluster formation', () => {
     const state = await signedNode(await simRoot());
     const guid = await createCluster(state, 'tenant-a');
     await addContainer(state, guid, 'drive-0');
-    const duplicate = await tool(state, 'weka', 'cluster', 'container', 'add', '--cluster-guid', guid, '--name', 'drive-0', '--hostname', 'node-1');
+    const duplicate = await tool(
+      state,
+      'weka',
+      'cluster',
+      'container',
+      'add',
+      '--cluster-guid',
+      guid,
+      '--name',
+      'drive-0',
+      '--hostname',
+      'node-1',
+    );
     expect(duplicate.exitCode).toBe(65);
     const unknown = await tool(state, 'weka', 'cluster', 'container', 'list', '--cluster-guid', uuid(77));
     expect(unknown.exitCode).toBe(65);
@@ -72,8 +119,12 @@ describe('weka-sim cluster formation', () => {
 describe('weka-sim cluster drives', () => {
   it('adds a signed virtual drive to a container and removes it by drive UUID', async () => {
     const { state, containerId } = await readyToAdd(await simRoot());
-    const added = JSON.parse((await expectOk(tool(state, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(1), '--json'))).stdout) as { driveUUID: string };
-    expect(await driveList(state, containerId)).toEqual([{ driveUUID: added.driveUUID, virtualUUID: uuid(1), containerId, sizeGiB: 300, status: 'ACTIVE' }]);
+    const added = JSON.parse(
+      (await expectOk(tool(state, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(1), '--json'))).stdout,
+    ) as { driveUUID: string };
+    expect(await driveList(state, containerId)).toEqual([
+      { driveUUID: added.driveUUID, virtualUUID: uuid(1), containerId, sizeGiB: 300, status: 'ACTIVE' },
+    ]);
     await expectOk(tool(state, 'weka', 'cluster', 'drive', 'remove', added.driveUUID));
     expect(await driveList(state, containerId)).toEqual([]);
     expect(await changesOfKind(state, 'drive-add')).toBe(1);
@@ -136,7 +187,17 @@ describe('weka-sim cluster state location', () => {
     await createCluster(node1, 'tenant-a');
     expect(JSON.parse((await tool(node2, 'weka', 'cluster', 'list', '--json')).stdout)).toHaveLength(1);
     await expect(access(join(root, 'clusters', 'clusters.json'))).resolves.toBeUndefined();
-    const elsewhere = await sim('--state', node2, '--clusters', join(root, 'other'), '--', 'weka', 'cluster', 'list', '--json');
+    const elsewhere = await sim(
+      '--state',
+      node2,
+      '--clusters',
+      join(root, 'other'),
+      '--',
+      'weka',
+      'cluster',
+      'list',
+      '--json',
+    );
     expect(JSON.parse(elsewhere.stdout)).toEqual([]);
   });
 });

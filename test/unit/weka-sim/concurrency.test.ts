@@ -1,7 +1,19 @@
 // Separate processes, as in production where every exec is its own weka-sim process: the lock
 // must hold across processes, not just across promises.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CLUSTER_A, buildSimulator, changesOfKind, expectOk, readLog, showJson, signedNode, simRoot, spawnSim, tool, uuid } from './helpers.js';
+import {
+  CLUSTER_A,
+  buildSimulator,
+  changesOfKind,
+  expectOk,
+  readLog,
+  showJson,
+  signedNode,
+  simRoot,
+  spawnSim,
+  tool,
+  uuid,
+} from './helpers.js';
 
 const PROCESSES = 20;
 
@@ -15,19 +27,54 @@ describe('weka-sim under concurrent processes', () => {
     const state = await signedNode(await simRoot());
     const results = await Promise.all(
       Array.from({ length: PROCESSES }, (_, i) =>
-        spawnSim(['--state', state, '--', 'weka-sign-drive', 'virtual', 'add', '/dev/nvme0n1', '--virtual-uuid', uuid(i + 1), '--owner-cluster-guid', CLUSTER_A, '--size', '10'], mainJs),
+        spawnSim(
+          [
+            '--state',
+            state,
+            '--',
+            'weka-sign-drive',
+            'virtual',
+            'add',
+            '/dev/nvme0n1',
+            '--virtual-uuid',
+            uuid(i + 1),
+            '--owner-cluster-guid',
+            CLUSTER_A,
+            '--size',
+            '10',
+          ],
+          mainJs,
+        ),
       ),
     );
     expect(results.map((r) => `${r.exitCode} ${r.stderr}`)).toEqual(Array(PROCESSES).fill('0 '));
     const signed = (await showJson(state, '/dev/nvme0n1'))['virtualDrives'] as Array<{ virtualUUID: string }>;
-    expect(signed.map((vd) => vd.virtualUUID).sort()).toEqual(Array.from({ length: PROCESSES }, (_, i) => uuid(i + 1)).sort());
+    expect(signed.map((vd) => vd.virtualUUID).sort()).toEqual(
+      Array.from({ length: PROCESSES }, (_, i) => uuid(i + 1)).sort(),
+    );
     expect(await changesOfKind(state, 'virtual-add')).toBe(PROCESSES);
   });
 
   it('signs a UUID exactly once when the same virtual add races itself', { timeout: 60_000 }, async () => {
     const state = await signedNode(await simRoot());
-    const argv = ['--state', state, '--', 'weka-sign-drive', 'virtual', 'add', '/dev/nvme0n1', '--virtual-uuid', uuid(1), '--owner-cluster-guid', CLUSTER_A, '--size', '10'];
-    const codes = (await Promise.all(Array.from({ length: 6 }, () => spawnSim(argv, mainJs)))).map((r) => r.exitCode).sort();
+    const argv = [
+      '--state',
+      state,
+      '--',
+      'weka-sign-drive',
+      'virtual',
+      'add',
+      '/dev/nvme0n1',
+      '--virtual-uuid',
+      uuid(1),
+      '--owner-cluster-guid',
+      CLUSTER_A,
+      '--size',
+      '10',
+    ];
+    const codes = (await Promise.all(Array.from({ length: 6 }, () => spawnSim(argv, mainJs))))
+      .map((r) => r.exitCode)
+      .sort();
     expect(codes).toEqual([0, 65, 65, 65, 65, 65]);
     expect(await changesOfKind(state, 'virtual-add')).toBe(1);
   });
@@ -39,12 +86,32 @@ describe('weka-sim under concurrent processes', () => {
     const guid = (JSON.parse(created.stdout) as { guid: string }).guid;
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        spawnSim(['--state', nodes[i % 2]!, '--', 'weka', 'cluster', 'container', 'add', '--cluster-guid', guid, '--name', `c${i}`, '--hostname', `node-${(i % 2) + 1}`, '--json'], mainJs),
+        spawnSim(
+          [
+            '--state',
+            nodes[i % 2]!,
+            '--',
+            'weka',
+            'cluster',
+            'container',
+            'add',
+            '--cluster-guid',
+            guid,
+            '--name',
+            `c${i}`,
+            '--hostname',
+            `node-${(i % 2) + 1}`,
+            '--json',
+          ],
+          mainJs,
+        ),
       ),
     );
     const ids = results.map((r) => (JSON.parse(r.stdout) as { containerId: number }).containerId);
     expect(new Set(ids).size).toBe(10);
-    const logged = [...(await readLog(nodes[0]!)), ...(await readLog(nodes[1]!))].flatMap((e) => e.changes).filter((c) => c.kind === 'container-add');
+    const logged = [...(await readLog(nodes[0]!)), ...(await readLog(nodes[1]!))]
+      .flatMap((e) => e.changes)
+      .filter((c) => c.kind === 'container-add');
     expect(logged).toHaveLength(10);
   });
 });

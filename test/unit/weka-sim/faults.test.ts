@@ -2,7 +2,20 @@ import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { uniform } from '../../../deploy/local/weka-sim/faults.js';
-import { CLUSTER_A, changesOfKind, expectOk, nodeDir, readLog, showJson, signedNode, sim, simRoot, tool, uuid, virtualAdd } from './helpers.js';
+import {
+  CLUSTER_A,
+  changesOfKind,
+  expectOk,
+  nodeDir,
+  readLog,
+  showJson,
+  signedNode,
+  sim,
+  simRoot,
+  tool,
+  uuid,
+  virtualAdd,
+} from './helpers.js';
 
 function faults(state: string, ...args: string[]) {
   return expectOk(sim('--state', state, 'faults', ...args));
@@ -29,7 +42,10 @@ describe('weka-sim fault injection', () => {
     expect(result.stderr).toContain('simulated crash after the change');
     await faults(state, '--clear');
     expect((await showJson(state, '/dev/nvme0n1'))['virtualDrives']).toHaveLength(1);
-    expect((await readLog(state)).find((e) => e.exitCode === 75)).toMatchObject({ fault: 'fail-after-effect', changes: [{ kind: 'virtual-add' }] });
+    expect((await readLog(state)).find((e) => e.exitCode === 75)).toMatchObject({
+      fault: 'fail-after-effect',
+      changes: [{ kind: 'virtual-add' }],
+    });
     // A blind retry is refused: this is why the operator probes before re-running.
     expect((await virtualAdd(state, '/dev/nvme0n1', uuid(1), CLUSTER_A, 10)).exitCode).toBe(65);
     expect(await changesOfKind(state, 'virtual-add')).toBe(1);
@@ -49,7 +65,8 @@ describe('weka-sim fault injection', () => {
       const state = await signedNode(root, node);
       await faults(state, '--fail-rate', '0.5', '--seed', '42');
       const codes: number[] = [];
-      for (let i = 0; i < 24; i++) codes.push((await tool(state, 'weka-sign-drive', 'show', '--json', '/dev/nvme0n1')).exitCode);
+      for (let i = 0; i < 24; i++)
+        codes.push((await tool(state, 'weka-sign-drive', 'show', '--json', '/dev/nvme0n1')).exitCode);
       outcomes.push(codes);
     }
     expect(outcomes[0]).toEqual(outcomes[1]);

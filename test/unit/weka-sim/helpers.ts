@@ -14,7 +14,10 @@ import type { SimResult } from '../../../deploy/local/weka-sim/outcome.js';
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 export const SIM_MAIN_TS = join(REPO_ROOT, 'deploy', 'local', 'weka-sim', 'main.ts');
 /** Lets plain `node` run the TypeScript entry point, as `node --import tsx` would from the repo. */
-export const TSX_IMPORT = ['--import', pathToFileURL(join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href];
+export const TSX_IMPORT = [
+  '--import',
+  pathToFileURL(join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href,
+];
 
 export const CLUSTER_A = 'aaaaaaaa-0000-4000-8000-000000000001';
 export const CLUSTER_B = 'bbbbbbbb-0000-4000-8000-000000000002';
@@ -89,7 +92,10 @@ export function spawnSim(args: readonly string[], mainJs?: string): Promise<SimR
 
 export async function readLog(state: string): Promise<LogEntry[]> {
   const text = await readFile(join(state, 'commands.log'), 'utf8');
-  return text.trim().split('\n').map((line) => JSON.parse(line) as LogEntry);
+  return text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as LogEntry);
 }
 
 export async function changesOfKind(state: string, kind: string): Promise<number> {
@@ -105,7 +111,9 @@ export async function showJson(state: string, device: string): Promise<Record<st
 /** A node with one proxy-signed 1000 GiB TLC device and one unsigned QLC device. */
 export async function signedNode(root: string, node = 'node-1'): Promise<string> {
   const state = nodeDir(root, node);
-  await expectOk(sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:1000:TLC', '--device', '/dev/nvme1n1:2000:QLC'));
+  await expectOk(
+    sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:1000:TLC', '--device', '/dev/nvme1n1:2000:QLC'),
+  );
   await expectOk(tool(state, 'weka-sign-drive', 'sign', 'proxy', '/dev/nvme0n1'));
   return state;
 }
@@ -116,6 +124,24 @@ export async function expectOk(result: Promise<SimResult> | SimResult): Promise<
   return r;
 }
 
-export function virtualAdd(state: string, device: string, virtualUUID: string, owner: string, sizeGiB: number): Promise<SimResult> {
-  return tool(state, 'weka-sign-drive', 'virtual', 'add', device, '--virtual-uuid', virtualUUID, '--owner-cluster-guid', owner, '--size', String(sizeGiB));
+export function virtualAdd(
+  state: string,
+  device: string,
+  virtualUUID: string,
+  owner: string,
+  sizeGiB: number,
+): Promise<SimResult> {
+  return tool(
+    state,
+    'weka-sign-drive',
+    'virtual',
+    'add',
+    device,
+    '--virtual-uuid',
+    virtualUUID,
+    '--owner-cluster-guid',
+    owner,
+    '--size',
+    String(sizeGiB),
+  );
 }

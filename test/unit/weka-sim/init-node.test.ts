@@ -6,17 +6,45 @@ import { changesOfKind, expectOk, nodeDir, showJson, signedNode, sim, simRoot } 
 describe('weka-sim init-node', () => {
   it('creates one header file per device, named from the device path', async () => {
     const state = nodeDir(await simRoot(), 'node-1');
-    await expectOk(sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:3840:TLC', '--device', '/dev/disk/by-id/nvme-x:100:QLC:SERIAL1'));
+    await expectOk(
+      sim(
+        '--state',
+        state,
+        'init-node',
+        '--device',
+        '/dev/nvme0n1:3840:TLC',
+        '--device',
+        '/dev/disk/by-id/nvme-x:100:QLC:SERIAL1',
+      ),
+    );
     expect((await readdir(join(state, 'devices'))).sort()).toEqual(['disk%2Fby-id%2Fnvme-x.json', 'nvme0n1.json']);
-    expect(await showJson(state, '/dev/disk/by-id/nvme-x')).toMatchObject({ serial: 'SERIAL1', capacityGiB: 100, type: 'QLC', signed: false });
+    expect(await showJson(state, '/dev/disk/by-id/nvme-x')).toMatchObject({
+      serial: 'SERIAL1',
+      capacityGiB: 100,
+      type: 'QLC',
+      signed: false,
+    });
   });
 
   it('generates the same serial for the same node and path, and different ones otherwise', async () => {
     const root = await simRoot();
     const serials = [];
     for (const node of ['node-1', 'node-2']) {
-      await expectOk(sim('--state', nodeDir(root, node), 'init-node', '--device', '/dev/nvme0n1:1:TLC', '--device', '/dev/nvme1n1:1:TLC'));
-      serials.push((await showJson(nodeDir(root, node), '/dev/nvme0n1'))['serial'], (await showJson(nodeDir(root, node), '/dev/nvme1n1'))['serial']);
+      await expectOk(
+        sim(
+          '--state',
+          nodeDir(root, node),
+          'init-node',
+          '--device',
+          '/dev/nvme0n1:1:TLC',
+          '--device',
+          '/dev/nvme1n1:1:TLC',
+        ),
+      );
+      serials.push(
+        (await showJson(nodeDir(root, node), '/dev/nvme0n1'))['serial'],
+        (await showJson(nodeDir(root, node), '/dev/nvme1n1'))['serial'],
+      );
     }
     expect(new Set(serials).size).toBe(4);
     const again = nodeDir(await simRoot(), 'node-1');
@@ -28,7 +56,9 @@ describe('weka-sim init-node', () => {
     const root = await simRoot();
     const state = await signedNode(root);
     const before = await showJson(state, '/dev/nvme0n1');
-    const out = await expectOk(sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:1000:TLC', '--device', '/dev/nvme2n1:500:TLC'));
+    const out = await expectOk(
+      sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:1000:TLC', '--device', '/dev/nvme2n1:500:TLC'),
+    );
     expect(out.stdout).toContain('/dev/nvme0n1: unchanged');
     expect(await showJson(state, '/dev/nvme0n1')).toEqual(before);
     expect(await showJson(state, '/dev/nvme2n1')).toMatchObject({ capacityGiB: 500 });
@@ -37,7 +67,15 @@ describe('weka-sim init-node', () => {
 
   it('refuses to redefine an existing device, changing nothing', async () => {
     const state = await signedNode(await simRoot());
-    const result = await sim('--state', state, 'init-node', '--device', '/dev/nvme9n1:1:TLC', '--device', '/dev/nvme0n1:2000:TLC');
+    const result = await sim(
+      '--state',
+      state,
+      'init-node',
+      '--device',
+      '/dev/nvme9n1:1:TLC',
+      '--device',
+      '/dev/nvme0n1:2000:TLC',
+    );
     expect(result.exitCode).toBe(65);
     expect(result.stderr).toContain('refusing to redefine');
     expect((await sim('--state', state, '--', 'weka-sign-drive', 'show', '/dev/nvme9n1')).exitCode).toBe(65);

@@ -57,4 +57,3 @@ describe('weka-sim lock', () => {
     await expect(access(lock)).rejects.toThrow();
   });
 });
-

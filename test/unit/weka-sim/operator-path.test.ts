@@ -39,57 +39,74 @@ describe('typed calls through an exec transport into the simulator', () => {
     mainJs = await buildSimulator();
   });
 
-  it('signs, adds and removes exactly once, even when a command crashes after its effect', { timeout: 30_000 }, async () => {
-    const root = await simRoot();
-    const state = nodeDir(root, 'node-1');
-    const shimDir = join(root, 'bin');
-    await writeSimulatorShims(shimDir, mainJs);
-    await expectOk(sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:3840:TLC'));
-    // Pods are named after their node here; the mapping stands in for kwok's exec environment.
-    const transport = new LocalExecTransport({
-      resolveTarget: (t) => ({ env: { PATH: `${shimDir}:${process.env['PATH'] ?? ''}`, WEKA_SIM_STATE: nodeDir(root, t.pod) } }),
-    });
-    const pod: ExecTarget = { namespace: 'weka', pod: 'node-1' };
-    const run = async <T>(call: WekaCall<T>): Promise<T> => completeCall(call, await transport.run(pod, call.argv));
-    const device = '/dev/nvme0n1';
+  it(
+    'signs, adds and removes exactly once, even when a command crashes after its effect',
+    { timeout: 30_000 },
+    async () => {
+      const root = await simRoot();
+      const state = nodeDir(root, 'node-1');
+      const shimDir = join(root, 'bin');
+      await writeSimulatorShims(shimDir, mainJs);
+      await expectOk(sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:3840:TLC'));
+      // Pods are named after their node here; the mapping stands in for kwok's exec environment.
+      const transport = new LocalExecTransport({
+        resolveTarget: (t) => ({
+          env: { PATH: `${shimDir}:${process.env['PATH'] ?? ''}`, WEKA_SIM_STATE: nodeDir(root, t.pod) },
+        }),
+      });
+      const pod: ExecTarget = { namespace: 'weka', pod: 'node-1' };
+      const run = async <T>(call: WekaCall<T>): Promise<T> => completeCall(call, await transport.run(pod, call.argv));
+      const device = '/dev/nvme0n1';
 
-    expect(planSignProxy(await run(showDriveCall(device)))).toBe('run');
-    await run(signProxyCall(device));
-    const signed = await run(showDriveCall(device));
-    expect(signed.physicalUUID).not.toBeNull();
-    expect(planSignProxy(signed)).toBe('already-done');
-    await expect(run(signProxyCall(device))).rejects.toBeInstanceOf(WekaCommandRefused);
+      expect(planSignProxy(await run(showDriveCall(device)))).toBe('run');
+      await run(signProxyCall(device));
+      const signed = await run(showDriveCall(device));
+      expect(signed.physicalUUID).not.toBeNull();
+      expect(planSignProxy(signed)).toBe('already-done');
+      await expect(run(signProxyCall(device))).rejects.toBeInstanceOf(WekaCommandRefused);
 
-    expect(planClusterCreate(await run(clusterListCall()), 'tenant-a')).toBe('run');
-    const cluster = await run(clusterCreateCall('tenant-a'));
-    const containerRequest = { clusterGUID: cluster.guid, name: 'drive-0', hostname: 'node-1' };
-    expect(planContainerAdd(await run(containerListCall(cluster.guid)), containerRequest)).toBe('run');
-    const { containerId } = await run(containerAddCall(containerRequest));
+      expect(planClusterCreate(await run(clusterListCall()), 'tenant-a')).toBe('run');
+      const cluster = await run(clusterCreateCall('tenant-a'));
+      const containerRequest = { clusterGUID: cluster.guid, name: 'drive-0', hostname: 'node-1' };
+      expect(planContainerAdd(await run(containerListCall(cluster.guid)), containerRequest)).toBe('run');
+      const { containerId } = await run(containerAddCall(containerRequest));
 
-    const add = { devicePath: device, virtualUUID: uuid(1), ownerClusterGUID: cluster.guid, sizeGiB: 1000 };
-    expect(planVirtualAdd(signed, add)).toBe('run');
-    await expectOk(sim('--state', state, 'faults', '--fail-after-effect-rate', '1'));
-    await expect(run(virtualAddCall(add))).rejects.toBeInstanceOf(WekaCommandFailed);
-    await expectOk(sim('--state', state, 'faults', '--clear'));
-    // The retry probes first and finds the crashed attempt's effect.
-    expect(planVirtualAdd(await run(showDriveCall(device)), add)).toBe('already-done');
+      const add = { devicePath: device, virtualUUID: uuid(1), ownerClusterGUID: cluster.guid, sizeGiB: 1000 };
+      expect(planVirtualAdd(signed, add)).toBe('run');
+      await expectOk(sim('--state', state, 'faults', '--fail-after-effect-rate', '1'));
+      await expect(run(virtualAddCall(add))).rejects.toBeInstanceOf(WekaCommandFailed);
+      await expectOk(sim('--state', state, 'faults', '--clear'));
+      // The retry probes first and finds the crashed attempt's effect.
+      expect(planVirtualAdd(await run(showDriveCall(device)), add)).toBe('already-done');
 
-    expect(planDriveAdd(await run(driveListCall(containerId)), { containerId, virtualUUID: uuid(1) })).toBe('run');
-    const drive = await run(driveAddCall({ containerId, virtualUUID: uuid(1) }));
-    const listed = await run(driveListCall(containerId));
-    expect(planDriveAdd(listed, { containerId, virtualUUID: uuid(1) })).toBe('already-done');
-    expect(findDriveByVirtualUUID(listed, uuid(1))).toEqual(drive);
+      expect(planDriveAdd(await run(driveListCall(containerId)), { containerId, virtualUUID: uuid(1) })).toBe('run');
+      const drive = await run(driveAddCall({ containerId, virtualUUID: uuid(1) }));
+      const listed = await run(driveListCall(containerId));
+      expect(planDriveAdd(listed, { containerId, virtualUUID: uuid(1) })).toBe('already-done');
+      expect(findDriveByVirtualUUID(listed, uuid(1))).toEqual(drive);
 
-    expect(planDriveRemove(listed, drive.driveUUID)).toBe('run');
-    await run(driveRemoveCall(drive.driveUUID));
-    expect(planDriveRemove(await run(driveListCall(containerId)), drive.driveUUID)).toBe('already-done');
+      expect(planDriveRemove(listed, drive.driveUUID)).toBe('run');
+      await run(driveRemoveCall(drive.driveUUID));
+      expect(planDriveRemove(await run(driveListCall(containerId)), drive.driveUUID)).toBe('already-done');
 
-    const remove = { devicePath: device, virtualUUID: uuid(1), ownerClusterGUID: cluster.guid };
-    expect(planVirtualRemove(await run(showDriveCall(device)), remove)).toBe('run');
-    await run(virtualRemoveCall(remove));
-    expect(planVirtualRemove(await run(showDriveCall(device)), remove)).toBe('already-done');
+      const remove = { devicePath: device, virtualUUID: uuid(1), ownerClusterGUID: cluster.guid };
+      expect(planVirtualRemove(await run(showDriveCall(device)), remove)).toBe('run');
+      await run(virtualRemoveCall(remove));
+      expect(planVirtualRemove(await run(showDriveCall(device)), remove)).toBe('already-done');
 
-    const changes = (await readLog(state)).flatMap((e) => e.changes.map((c) => c.kind)).filter((k) => !k.startsWith('faults'));
-    expect(changes).toEqual(['device-init', 'sign-proxy', 'cluster-create', 'container-add', 'virtual-add', 'drive-add', 'drive-remove', 'virtual-remove']);
-  });
+      const changes = (await readLog(state))
+        .flatMap((e) => e.changes.map((c) => c.kind))
+        .filter((k) => !k.startsWith('faults'));
+      expect(changes).toEqual([
+        'device-init',
+        'sign-proxy',
+        'cluster-create',
+        'container-add',
+        'virtual-add',
+        'drive-add',
+        'drive-remove',
+        'virtual-remove',
+      ]);
+    },
+  );
 });

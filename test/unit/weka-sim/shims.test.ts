@@ -2,15 +2,25 @@ import { execFile } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SIMULATOR_MAIN_RELATIVE, shellQuote, simulatorMainPath, writeSimulatorShims } from '../../../deploy/local/weka-sim/shims.js';
+import {
+  SIMULATOR_MAIN_RELATIVE,
+  shellQuote,
+  simulatorMainPath,
+  writeSimulatorShims,
+} from '../../../deploy/local/weka-sim/shims.js';
 import type { SimResult } from '../../../deploy/local/weka-sim/outcome.js';
 import { REPO_ROOT, buildSimulator, expectOk, nodeDir, sim, simRoot } from './helpers.js';
 
 function runShim(shimDir: string, env: Record<string, string | undefined>, argv: string[]): Promise<SimResult> {
   return new Promise((done) => {
-    execFile(argv[0]!, argv.slice(1), { env: { ...process.env, PATH: `${shimDir}:${process.env['PATH'] ?? ''}`, ...env } }, (error, stdout, stderr) => {
-      done({ exitCode: error ? Number(error.code) : 0, stdout, stderr });
-    });
+    execFile(
+      argv[0]!,
+      argv.slice(1),
+      { env: { ...process.env, PATH: `${shimDir}:${process.env['PATH'] ?? ''}`, ...env } },
+      (error, stdout, stderr) => {
+        done({ exitCode: error ? Number(error.code) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -27,13 +37,23 @@ describe('simulator shims', () => {
     const shimDir = join(root, 'bin');
     await writeSimulatorShims(shimDir, mainJs);
 
-    const show = await runShim(shimDir, { WEKA_SIM_STATE: state }, ['weka-sign-drive', 'show', '--json', '/dev/nvme0n1']);
+    const show = await runShim(shimDir, { WEKA_SIM_STATE: state }, [
+      'weka-sign-drive',
+      'show',
+      '--json',
+      '/dev/nvme0n1',
+    ]);
     expect(show.exitCode).toBe(0);
     expect(JSON.parse(show.stdout)).toMatchObject({ devicePath: '/dev/nvme0n1', capacityGiB: 100 });
     const list = await runShim(shimDir, { WEKA_SIM_STATE: state }, ['weka', 'cluster', 'list', '--json']);
     expect(list).toMatchObject({ exitCode: 0, stdout: '[]\n' });
     // Arguments pass through untouched, so a refusal still names the odd argument.
-    const odd = await runShim(shimDir, { WEKA_SIM_STATE: state }, ['weka-sign-drive', 'show', '--json', '/dev/$(id) x']);
+    const odd = await runShim(shimDir, { WEKA_SIM_STATE: state }, [
+      'weka-sign-drive',
+      'show',
+      '--json',
+      '/dev/$(id) x',
+    ]);
     expect(odd.exitCode).toBe(64);
     expect(odd.stderr).toContain('"/dev/$(id) x"');
   });
@@ -48,9 +68,14 @@ describe('simulator shims', () => {
 
   it('are executable and quote paths containing spaces and quotes', async () => {
     const shimDir = join(await simRoot(), "it's a bin");
-    await writeSimulatorShims(shimDir, "/opt/it's here/main.js", { nodePath: '/usr/bin/node', nodeArgs: ['--import', 'tsx'] });
+    await writeSimulatorShims(shimDir, "/opt/it's here/main.js", {
+      nodePath: '/usr/bin/node',
+      nodeArgs: ['--import', 'tsx'],
+    });
     const script = await readFile(join(shimDir, 'weka'), 'utf8');
-    expect(script).toContain(`exec '/usr/bin/node' '--import' 'tsx' '/opt/it'\\''s here/main.js' --state "$WEKA_SIM_STATE" -- weka "$@"`);
+    expect(script).toContain(
+      `exec '/usr/bin/node' '--import' 'tsx' '/opt/it'\\''s here/main.js' --state "$WEKA_SIM_STATE" -- weka "$@"`,
+    );
     expect((await stat(join(shimDir, 'weka-sign-drive'))).mode & 0o111).toBe(0o111);
   });
 

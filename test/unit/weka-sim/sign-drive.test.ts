@@ -1,13 +1,32 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLUSTER_A, CLUSTER_B, changesOfKind, expectOk, readLog, showJson, signedNode, simRoot, tool, uuid, virtualAdd } from './helpers.js';
+import {
+  CLUSTER_A,
+  CLUSTER_B,
+  changesOfKind,
+  expectOk,
+  readLog,
+  showJson,
+  signedNode,
+  simRoot,
+  tool,
+  uuid,
+  virtualAdd,
+} from './helpers.js';
 
 describe('weka-sim weka-sign-drive', () => {
   it('signs a device for proxy, assigning a physical UUID that show reports', async () => {
     const state = await signedNode(await simRoot());
     const shown = await showJson(state, '/dev/nvme0n1');
-    expect(shown).toMatchObject({ devicePath: '/dev/nvme0n1', capacityGiB: 1000, type: 'TLC', signed: true, signature: 'proxy', virtualDrives: [] });
+    expect(shown).toMatchObject({
+      devicePath: '/dev/nvme0n1',
+      capacityGiB: 1000,
+      type: 'TLC',
+      signed: true,
+      signature: 'proxy',
+      virtualDrives: [],
+    });
     expect(shown['physicalUUID']).toMatch(/^[0-9a-f-]{36}$/);
     expect(shown['serial']).toMatch(/^SIM[0-9A-F]{14}$/);
   });
@@ -22,8 +41,22 @@ describe('weka-sim weka-sign-drive', () => {
   it('adds and removes a virtual drive, storing UUIDs in lower case', async () => {
     const state = await signedNode(await simRoot());
     await expectOk(virtualAdd(state, '/dev/nvme0n1', uuid(1).toUpperCase(), CLUSTER_A, 400));
-    expect((await showJson(state, '/dev/nvme0n1'))['virtualDrives']).toEqual([{ virtualUUID: uuid(1), ownerClusterGUID: CLUSTER_A, sizeGiB: 400 }]);
-    await expectOk(tool(state, 'weka-sign-drive', 'virtual', 'remove', '/dev/nvme0n1', '--virtual-uuid', uuid(1), '--owner-cluster-guid', CLUSTER_A));
+    expect((await showJson(state, '/dev/nvme0n1'))['virtualDrives']).toEqual([
+      { virtualUUID: uuid(1), ownerClusterGUID: CLUSTER_A, sizeGiB: 400 },
+    ]);
+    await expectOk(
+      tool(
+        state,
+        'weka-sign-drive',
+        'virtual',
+        'remove',
+        '/dev/nvme0n1',
+        '--virtual-uuid',
+        uuid(1),
+        '--owner-cluster-guid',
+        CLUSTER_A,
+      ),
+    );
     expect((await showJson(state, '/dev/nvme0n1'))['virtualDrives']).toEqual([]);
     expect(await changesOfKind(state, 'virtual-add')).toBe(1);
     expect(await changesOfKind(state, 'virtual-remove')).toBe(1);
@@ -37,24 +70,73 @@ describe('weka-sim weka-sign-drive', () => {
 });
 
 describe('weka-sim refusals (exit 65, message on stderr, nothing changed)', () => {
-  const refusals: Array<[string, (state: string) => Promise<unknown>, (state: string) => ReturnType<typeof tool>, RegExp]> = [
-    ['signing a device twice', async () => undefined, (s) => tool(s, 'weka-sign-drive', 'sign', 'proxy', '/dev/nvme0n1'), /already signed/],
-    ['virtual add on a device not signed for proxy', async () => undefined, (s) => virtualAdd(s, '/dev/nvme1n1', uuid(1), CLUSTER_A, 10), /not signed for proxy/],
-    ['a virtual UUID already present', (s) => virtualAdd(s, '/dev/nvme0n1', uuid(1), CLUSTER_A, 10), (s) => virtualAdd(s, '/dev/nvme0n1', uuid(1), CLUSTER_A, 10), /already signed on \/dev\/nvme0n1/],
-    ['more GiB than the device has left', (s) => virtualAdd(s, '/dev/nvme0n1', uuid(1), CLUSTER_A, 600), (s) => virtualAdd(s, '/dev/nvme0n1', uuid(2), CLUSTER_A, 401), /has 400 GiB left/],
+  const refusals: Array<
+    [string, (state: string) => Promise<unknown>, (state: string) => ReturnType<typeof tool>, RegExp]
+  > = [
+    [
+      'signing a device twice',
+      async () => undefined,
+      (s) => tool(s, 'weka-sign-drive', 'sign', 'proxy', '/dev/nvme0n1'),
+      /already signed/,
+    ],
+    [
+      'virtual add on a device not signed for proxy',
+      async () => undefined,
+      (s) => virtualAdd(s, '/dev/nvme1n1', uuid(1), CLUSTER_A, 10),
+      /not signed for proxy/,
+    ],
+    [
+      'a virtual UUID already present',
+      (s) => virtualAdd(s, '/dev/nvme0n1', uuid(1), CLUSTER_A, 10),
+      (s) => virtualAdd(s, '/dev/nvme0n1', uuid(1), CLUSTER_A, 10),
+      /already signed on \/dev\/nvme0n1/,
+    ],
+    [
+      'more GiB than the device has left',
+      (s) => virtualAdd(s, '/dev/nvme0n1', uuid(1), CLUSTER_A, 600),
+      (s) => virtualAdd(s, '/dev/nvme0n1', uuid(2), CLUSTER_A, 401),
+      /has 400 GiB left/,
+    ],
     [
       'virtual remove with the wrong owner GUID',
       (s) => virtualAdd(s, '/dev/nvme0n1', uuid(1), CLUSTER_A, 10),
-      (s) => tool(s, 'weka-sign-drive', 'virtual', 'remove', '/dev/nvme0n1', '--virtual-uuid', uuid(1), '--owner-cluster-guid', CLUSTER_B),
+      (s) =>
+        tool(
+          s,
+          'weka-sign-drive',
+          'virtual',
+          'remove',
+          '/dev/nvme0n1',
+          '--virtual-uuid',
+          uuid(1),
+          '--owner-cluster-guid',
+          CLUSTER_B,
+        ),
       /belongs to cluster/,
     ],
     [
       'virtual remove of an unknown UUID',
       async () => undefined,
-      (s) => tool(s, 'weka-sign-drive', 'virtual', 'remove', '/dev/nvme0n1', '--virtual-uuid', uuid(9), '--owner-cluster-guid', CLUSTER_A),
+      (s) =>
+        tool(
+          s,
+          'weka-sign-drive',
+          'virtual',
+          'remove',
+          '/dev/nvme0n1',
+          '--virtual-uuid',
+          uuid(9),
+          '--owner-cluster-guid',
+          CLUSTER_A,
+        ),
       /is not signed on/,
     ],
-    ['a device the node does not have', async () => undefined, (s) => tool(s, 'weka-sign-drive', 'show', '--json', '/dev/nvme7n1'), /no such device on node node-1/],
+    [
+      'a device the node does not have',
+      async () => undefined,
+      (s) => tool(s, 'weka-sign-drive', 'show', '--json', '/dev/nvme7n1'),
+      /no such device on node node-1/,
+    ],
   ];
 
   it.each(refusals)('refuses %s', async (_what, setup, command, message) => {
@@ -85,10 +167,55 @@ describe('weka-sim usage errors (exit 64)', () => {
   it.each([
     ['an unknown subcommand', ['weka-sign-drive', 'format', '/dev/nvme0n1']],
     ['an unknown tool', ['mkfs', '/dev/nvme0n1']],
-    ['a malformed virtual UUID', ['weka-sign-drive', 'virtual', 'add', '/dev/nvme0n1', '--virtual-uuid', 'x', '--owner-cluster-guid', CLUSTER_A, '--size', '1']],
-    ['a size that is not a positive integer', ['weka-sign-drive', 'virtual', 'add', '/dev/nvme0n1', '--virtual-uuid', uuid(1), '--owner-cluster-guid', CLUSTER_A, '--size', '1e3']],
-    ['a zero size', ['weka-sign-drive', 'virtual', 'add', '/dev/nvme0n1', '--virtual-uuid', uuid(1), '--owner-cluster-guid', CLUSTER_A, '--size', '0']],
-    ['a missing option', ['weka-sign-drive', 'virtual', 'add', '/dev/nvme0n1', '--virtual-uuid', uuid(1), '--size', '1']],
+    [
+      'a malformed virtual UUID',
+      [
+        'weka-sign-drive',
+        'virtual',
+        'add',
+        '/dev/nvme0n1',
+        '--virtual-uuid',
+        'x',
+        '--owner-cluster-guid',
+        CLUSTER_A,
+        '--size',
+        '1',
+      ],
+    ],
+    [
+      'a size that is not a positive integer',
+      [
+        'weka-sign-drive',
+        'virtual',
+        'add',
+        '/dev/nvme0n1',
+        '--virtual-uuid',
+        uuid(1),
+        '--owner-cluster-guid',
+        CLUSTER_A,
+        '--size',
+        '1e3',
+      ],
+    ],
+    [
+      'a zero size',
+      [
+        'weka-sign-drive',
+        'virtual',
+        'add',
+        '/dev/nvme0n1',
+        '--virtual-uuid',
+        uuid(1),
+        '--owner-cluster-guid',
+        CLUSTER_A,
+        '--size',
+        '0',
+      ],
+    ],
+    [
+      'a missing option',
+      ['weka-sign-drive', 'virtual', 'add', '/dev/nvme0n1', '--virtual-uuid', uuid(1), '--size', '1'],
+    ],
     ['an unknown option', ['weka-sign-drive', 'sign', 'proxy', '/dev/nvme1n1', '--force']],
     ['a device path outside /dev', ['weka-sign-drive', 'sign', 'proxy', '/dev/../etc/passwd']],
   ])('rejects %s', async (_what, argv) => {
@@ -108,14 +235,18 @@ describe('weka-sim command log', () => {
     await virtualAdd(state, '/dev/nvme0n1', uuid(1), CLUSTER_A, 10);
     await virtualAdd(state, '/dev/nvme0n1', uuid(1), CLUSTER_A, 10);
     const log = await readLog(state);
-    expect(log.map((e) => [e.argv[0] === 'init-node' ? 'init-node' : e.argv.slice(1, 3).join(' '), e.exitCode])).toEqual([
+    expect(
+      log.map((e) => [e.argv[0] === 'init-node' ? 'init-node' : e.argv.slice(1, 3).join(' '), e.exitCode]),
+    ).toEqual([
       ['init-node', 0],
       ['sign proxy', 0],
       ['show --json', 0],
       ['virtual add', 0],
       ['virtual add', 65],
     ]);
-    expect(log[3]!.changes).toEqual([{ kind: 'virtual-add', device: '/dev/nvme0n1', virtualUUID: uuid(1), ownerClusterGUID: CLUSTER_A, sizeGiB: 10 }]);
+    expect(log[3]!.changes).toEqual([
+      { kind: 'virtual-add', device: '/dev/nvme0n1', virtualUUID: uuid(1), ownerClusterGUID: CLUSTER_A, sizeGiB: 10 },
+    ]);
     expect(log.every((e) => !Number.isNaN(Date.parse(e.time)))).toBe(true);
   });
 });

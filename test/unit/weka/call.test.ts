@@ -30,7 +30,14 @@ describe('completeCall', () => {
 
   it('returns the parsed output on exit 0', () => {
     const show = showDriveCall('/dev/nvme0n1');
-    const stdout = JSON.stringify({ devicePath: '/dev/nvme0n1', serial: 'S1', capacityGiB: 10, type: 'TLC', signed: false, virtualDrives: [] });
+    const stdout = JSON.stringify({
+      devicePath: '/dev/nvme0n1',
+      serial: 'S1',
+      capacityGiB: 10,
+      type: 'TLC',
+      signed: false,
+      virtualDrives: [],
+    });
     expect(completeCall(show, { stdout, stderr: '', exitCode: 0 }).serial).toBe('S1');
   });
 
@@ -58,7 +65,9 @@ describe('error names', () => {
   });
 
   it('lists everything but a transient failure as non-retryable', () => {
-    expect([...NON_RETRYABLE_WEKA_ERRORS].sort()).toEqual([WEKA_COMMAND_REFUSED, WEKA_INPUT_ERROR, WEKA_OUTPUT_ERROR].sort());
+    expect([...NON_RETRYABLE_WEKA_ERRORS].sort()).toEqual(
+      [WEKA_COMMAND_REFUSED, WEKA_INPUT_ERROR, WEKA_OUTPUT_ERROR].sort(),
+    );
   });
 });
 

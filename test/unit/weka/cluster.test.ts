@@ -20,7 +20,15 @@ const drive = { driveUUID: DRIVE, virtualUUID: VIRTUAL, containerId: 3, sizeGiB:
 
 describe('weka cluster drive calls', () => {
   it('builds drive add, list and remove as argv arrays', () => {
-    expect(driveAddCall({ containerId: 3, virtualUUID: VIRTUAL }).argv).toEqual(['weka', 'cluster', 'drive', 'add', '3', VIRTUAL, '--json']);
+    expect(driveAddCall({ containerId: 3, virtualUUID: VIRTUAL }).argv).toEqual([
+      'weka',
+      'cluster',
+      'drive',
+      'add',
+      '3',
+      VIRTUAL,
+      '--json',
+    ]);
     expect(driveListCall(0).argv).toEqual(['weka', 'cluster', 'drive', 'list', '0', '--json']);
     expect(driveRemoveCall(DRIVE).argv).toEqual(['weka', 'cluster', 'drive', 'remove', DRIVE]);
   });
@@ -62,9 +70,27 @@ describe('cluster formation calls', () => {
 
   it('builds container add and list', () => {
     expect(containerAddCall({ clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1' }).argv).toEqual([
-      'weka', 'cluster', 'container', 'add', '--cluster-guid', CLUSTER, '--name', 'drive-0', '--hostname', 'node-1', '--json',
+      'weka',
+      'cluster',
+      'container',
+      'add',
+      '--cluster-guid',
+      CLUSTER,
+      '--name',
+      'drive-0',
+      '--hostname',
+      'node-1',
+      '--json',
     ]);
-    expect(containerListCall(CLUSTER).argv).toEqual(['weka', 'cluster', 'container', 'list', '--cluster-guid', CLUSTER, '--json']);
+    expect(containerListCall(CLUSTER).argv).toEqual([
+      'weka',
+      'cluster',
+      'container',
+      'list',
+      '--cluster-guid',
+      CLUSTER,
+      '--json',
+    ]);
   });
 
   it('rejects names that would be read as options', () => {
@@ -74,18 +100,25 @@ describe('cluster formation calls', () => {
   });
 
   it('returns the GUID of a created cluster', () => {
-    expect(clusterCreateCall('tenant-a').parse(JSON.stringify({ name: 'tenant-a', guid: CLUSTER }))).toEqual({ name: 'tenant-a', guid: CLUSTER });
+    expect(clusterCreateCall('tenant-a').parse(JSON.stringify({ name: 'tenant-a', guid: CLUSTER }))).toEqual({
+      name: 'tenant-a',
+      guid: CLUSTER,
+    });
   });
 
   it('returns the ID of an added container', () => {
     const stdout = JSON.stringify({ containerId: 7, name: 'drive-0', hostname: 'node-1', clusterGUID: CLUSTER });
-    expect(containerAddCall({ clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1' }).parse(stdout).containerId).toBe(7);
+    expect(
+      containerAddCall({ clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1' }).parse(stdout).containerId,
+    ).toBe(7);
   });
 
   it('rejects garbage from cluster and container commands', () => {
     expect(() => clusterCreateCall('a').parse('{"guid": "not-a-guid", "name": "a"}')).toThrow(WekaOutputError);
     expect(() => clusterListCall().parse('{}')).toThrow(WekaOutputError);
-    expect(() => containerAddCall({ clusterGUID: CLUSTER, name: 'a', hostname: 'b' }).parse('{"containerId": -1}')).toThrow(WekaOutputError);
+    expect(() =>
+      containerAddCall({ clusterGUID: CLUSTER, name: 'a', hostname: 'b' }).parse('{"containerId": -1}'),
+    ).toThrow(WekaOutputError);
     expect(() => parseContainerList('[{"containerId": 1, "name": "a", "hostname": "b"}]')).toThrow(/clusterGUID/);
   });
 });

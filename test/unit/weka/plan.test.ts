@@ -19,10 +19,19 @@ const OTHER_CLUSTER = 'bbbbbbbb-bbbb-4ccc-8ddd-eeeeeeeeeeee';
 const DRIVE = '99999999-8888-4777-8666-555555555555';
 
 const unsigned: DriveInfo = {
-  devicePath: '/dev/nvme0n1', serial: 'S1', capacityGiB: 1000, type: 'TLC', signature: 'none', physicalUUID: null, virtualDrives: [],
+  devicePath: '/dev/nvme0n1',
+  serial: 'S1',
+  capacityGiB: 1000,
+  type: 'TLC',
+  signature: 'none',
+  physicalUUID: null,
+  virtualDrives: [],
 };
 const proxy: DriveInfo = { ...unsigned, signature: 'proxy', physicalUUID: 'fb05d910-0000-4000-8000-000000000001' };
-const withVirtual: DriveInfo = { ...proxy, virtualDrives: [{ virtualUUID: VIRTUAL, ownerClusterGUID: CLUSTER, sizeGiB: 400 }] };
+const withVirtual: DriveInfo = {
+  ...proxy,
+  virtualDrives: [{ virtualUUID: VIRTUAL, ownerClusterGUID: CLUSTER, sizeGiB: 400 }],
+};
 const addRequest = { devicePath: '/dev/nvme0n1', virtualUUID: VIRTUAL, ownerClusterGUID: CLUSTER, sizeGiB: 400 };
 
 describe('planSignProxy', () => {
@@ -32,7 +41,9 @@ describe('planSignProxy', () => {
   });
 
   it('will not re-sign a device signed for another use', () => {
-    expect(planSignProxy({ ...proxy, signature: 'other' })).toEqual({ conflict: expect.stringContaining('not for proxy') });
+    expect(planSignProxy({ ...proxy, signature: 'other' })).toEqual({
+      conflict: expect.stringContaining('not for proxy'),
+    });
   });
 });
 
@@ -72,13 +83,21 @@ describe('planVirtualRemove', () => {
     expect(planVirtualRemove(proxy, removeRequest)).toBe('already-done');
   });
 
-  it('will not remove another cluster\'s virtual drive', () => {
-    expect(planVirtualRemove(withVirtual, { ...removeRequest, ownerClusterGUID: OTHER_CLUSTER })).toHaveProperty('conflict');
+  it("will not remove another cluster's virtual drive", () => {
+    expect(planVirtualRemove(withVirtual, { ...removeRequest, ownerClusterGUID: OTHER_CLUSTER })).toHaveProperty(
+      'conflict',
+    );
   });
 });
 
 describe('planDriveAdd and planDriveRemove', () => {
-  const added: ClusterDrive = { driveUUID: DRIVE, virtualUUID: VIRTUAL, containerId: 4, sizeGiB: 400, status: 'ACTIVE' };
+  const added: ClusterDrive = {
+    driveUUID: DRIVE,
+    virtualUUID: VIRTUAL,
+    containerId: 4,
+    sizeGiB: 400,
+    status: 'ACTIVE',
+  };
 
   it('adds a drive only when the container does not list it yet', () => {
     expect(planDriveAdd([], { containerId: 4, virtualUUID: VIRTUAL })).toBe('run');
@@ -106,7 +125,11 @@ describe('cluster formation plans', () => {
   it('adds a container unless it exists on the same host, and flags one on another host', () => {
     const existing = [{ containerId: 1, name: 'drive-0', hostname: 'node-1', clusterGUID: CLUSTER }];
     expect(planContainerAdd([], { clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1' })).toBe('run');
-    expect(planContainerAdd(existing, { clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1' })).toBe('already-done');
-    expect(planContainerAdd(existing, { clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-2' })).toHaveProperty('conflict');
+    expect(planContainerAdd(existing, { clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1' })).toBe(
+      'already-done',
+    );
+    expect(planContainerAdd(existing, { clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-2' })).toHaveProperty(
+      'conflict',
+    );
   });
 });

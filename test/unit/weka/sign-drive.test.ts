@@ -32,16 +32,38 @@ describe('weka-sign-drive argv builders', () => {
   });
 
   it('builds virtual add with UUID, owner GUID and size in GiB', () => {
-    const call = virtualAddCall({ devicePath: '/dev/nvme0n1', virtualUUID: VIRTUAL, ownerClusterGUID: CLUSTER, sizeGiB: 1000 });
+    const call = virtualAddCall({
+      devicePath: '/dev/nvme0n1',
+      virtualUUID: VIRTUAL,
+      ownerClusterGUID: CLUSTER,
+      sizeGiB: 1000,
+    });
     expect(call.argv).toEqual([
-      'weka-sign-drive', 'virtual', 'add', '/dev/nvme0n1',
-      '--virtual-uuid', VIRTUAL, '--owner-cluster-guid', CLUSTER, '--size', '1000',
+      'weka-sign-drive',
+      'virtual',
+      'add',
+      '/dev/nvme0n1',
+      '--virtual-uuid',
+      VIRTUAL,
+      '--owner-cluster-guid',
+      CLUSTER,
+      '--size',
+      '1000',
     ]);
   });
 
   it('builds virtual remove with UUID and owner GUID', () => {
     const call = virtualRemoveCall({ devicePath: '/dev/nvme1n1', virtualUUID: VIRTUAL, ownerClusterGUID: CLUSTER });
-    expect(call.argv).toEqual(['weka-sign-drive', 'virtual', 'remove', '/dev/nvme1n1', '--virtual-uuid', VIRTUAL, '--owner-cluster-guid', CLUSTER]);
+    expect(call.argv).toEqual([
+      'weka-sign-drive',
+      'virtual',
+      'remove',
+      '/dev/nvme1n1',
+      '--virtual-uuid',
+      VIRTUAL,
+      '--owner-cluster-guid',
+      CLUSTER,
+    ]);
   });
 
   it('refuses shell metacharacters and bad values before anything runs', () => {
@@ -73,14 +95,18 @@ describe('parseDriveShow', () => {
 
   it('reads an unsigned device as having no physical UUID', () => {
     const { physicalUUID: _p, ...rest } = signedShow;
-    const info = parseDriveShow(JSON.stringify({ ...rest, signed: false, signature: 'none', virtualDrives: [], type: 'QLC' }));
+    const info = parseDriveShow(
+      JSON.stringify({ ...rest, signed: false, signature: 'none', virtualDrives: [], type: 'QLC' }),
+    );
     expect(info.signature).toBe('none');
     expect(info.physicalUUID).toBeNull();
     expect(info.type).toBe('QLC');
   });
 
   it('reads a device signed for something other than proxy as "other"', () => {
-    expect(parseDriveShow(JSON.stringify({ ...signedShow, signature: 'exclusive', virtualDrives: [] })).signature).toBe('other');
+    expect(parseDriveShow(JSON.stringify({ ...signedShow, signature: 'exclusive', virtualDrives: [] })).signature).toBe(
+      'other',
+    );
   });
 
   it.each([
@@ -94,9 +120,21 @@ describe('parseDriveShow', () => {
     ['unknown drive type', JSON.stringify({ ...signedShow, type: 'SLC' })],
     ['capacity as a string', JSON.stringify({ ...signedShow, capacityGiB: '3840' })],
     ['negative capacity', JSON.stringify({ ...signedShow, capacityGiB: -1 })],
-    ['fractional size', JSON.stringify({ ...signedShow, virtualDrives: [{ virtualUUID: VIRTUAL, ownerClusterGUID: CLUSTER, sizeGiB: 1.5 }] })],
-    ['virtual drive without owner', JSON.stringify({ ...signedShow, virtualDrives: [{ virtualUUID: VIRTUAL, sizeGiB: 1 }] })],
-    ['virtual drive with a bad UUID', JSON.stringify({ ...signedShow, virtualDrives: [{ virtualUUID: 'x', ownerClusterGUID: CLUSTER, sizeGiB: 1 }] })],
+    [
+      'fractional size',
+      JSON.stringify({
+        ...signedShow,
+        virtualDrives: [{ virtualUUID: VIRTUAL, ownerClusterGUID: CLUSTER, sizeGiB: 1.5 }],
+      }),
+    ],
+    [
+      'virtual drive without owner',
+      JSON.stringify({ ...signedShow, virtualDrives: [{ virtualUUID: VIRTUAL, sizeGiB: 1 }] }),
+    ],
+    [
+      'virtual drive with a bad UUID',
+      JSON.stringify({ ...signedShow, virtualDrives: [{ virtualUUID: 'x', ownerClusterGUID: CLUSTER, sizeGiB: 1 }] }),
+    ],
     ['virtualDrives not a list', JSON.stringify({ ...signedShow, virtualDrives: {} })],
     ['signed without physical UUID', JSON.stringify({ ...signedShow, physicalUUID: undefined })],
     ['signed flag missing', JSON.stringify({ ...signedShow, signed: undefined })],

@@ -12,9 +12,12 @@ import {
 const UUID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
 
 describe('device path validation', () => {
-  it.each(['/dev/nvme0n1', '/dev/nvme10n1p2', '/dev/disk/by-id/nvme-Samsung_SSD_980.1', '/dev/sda'])('accepts %s', (path) => {
-    expect(validDevicePath(path)).toBe(path);
-  });
+  it.each(['/dev/nvme0n1', '/dev/nvme10n1p2', '/dev/disk/by-id/nvme-Samsung_SSD_980.1', '/dev/sda'])(
+    'accepts %s',
+    (path) => {
+      expect(validDevicePath(path)).toBe(path);
+    },
+  );
 
   it.each([
     ['outside /dev', '/etc/passwd'],
@@ -47,12 +50,18 @@ describe('UUID validation', () => {
     expect(validUUID('virtual UUID', UUID.toUpperCase())).toBe(UUID.toUpperCase());
   });
 
-  it.each(['', 'not-a-uuid', `${UUID}0`, `{${UUID}}`, UUID.replace(/-/g, ''), `--${UUID.slice(2)}`, `${UUID} `, 'g'.repeat(8) + UUID.slice(8)])(
-    'rejects %j',
-    (value) => {
-      expect(() => validUUID('virtual UUID', value)).toThrow(/invalid virtual UUID/);
-    },
-  );
+  it.each([
+    '',
+    'not-a-uuid',
+    `${UUID}0`,
+    `{${UUID}}`,
+    UUID.replace(/-/g, ''),
+    `--${UUID.slice(2)}`,
+    `${UUID} `,
+    'g'.repeat(8) + UUID.slice(8),
+  ])('rejects %j', (value) => {
+    expect(() => validUUID('virtual UUID', value)).toThrow(/invalid virtual UUID/);
+  });
 });
 
 describe('size and ID validation', () => {

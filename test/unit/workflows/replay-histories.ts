@@ -11,11 +11,19 @@ import { workflowsPath } from '../../../deploy/operator/worker.js';
 const dir = process.argv[2] ?? fileURLToPath(new URL('../../fixtures/histories/', import.meta.url));
 const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
 const histories = await Promise.all(
-  files.map(async (f) => ({ workflowId: f.replace(/\.json$/, ''), history: historyFromJSON(JSON.parse(await readFile(`${dir}/${f}`, 'utf8'))) })),
+  files.map(async (f) => ({
+    workflowId: f.replace(/\.json$/, ''),
+    history: historyFromJSON(JSON.parse(await readFile(`${dir}/${f}`, 'utf8'))),
+  })),
 );
 let failed = 0;
-for await (const result of Worker.runReplayHistories({ workflowsPath: workflowsPath(), replayName: 'fixtures' }, histories)) {
+for await (const result of Worker.runReplayHistories(
+  { workflowsPath: workflowsPath(), replayName: 'fixtures' },
+  histories,
+)) {
   if (result.error) failed++;
-  console.log(JSON.stringify({ workflowId: result.workflowId, ...(result.error ? { error: result.error.message } : {}) }));
+  console.log(
+    JSON.stringify({ workflowId: result.workflowId, ...(result.error ? { error: result.error.message } : {}) }),
+  );
 }
 process.exit(failed > 0 ? 1 : 0);

@@ -15,10 +15,15 @@ describe('workflow replay', () => {
   it('replays every recorded history with the current workflow code', { timeout: 120_000 }, async () => {
     const files = (await readdir(fixtures)).filter((f) => f.endsWith('.json'));
     expect(files.length).toBeGreaterThanOrEqual(3);
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', runner, fixtures]).catch((err: { stdout?: string; stderr?: string }) => {
-      throw new Error(`replay failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
-    });
-    const results = stdout.trim().split('\n').map((l) => JSON.parse(l) as { workflowId: string; error?: string });
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', runner, fixtures]).catch(
+      (err: { stdout?: string; stderr?: string }) => {
+        throw new Error(`replay failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+      },
+    );
+    const results = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { workflowId: string; error?: string });
     expect(results.map((r) => r.workflowId).sort()).toEqual(files.map((f) => f.replace(/\.json$/, '')).sort());
     expect(results.filter((r) => r.error)).toEqual([]);
   });
