@@ -47,9 +47,29 @@ export default tseslint.config(
     },
   },
   {
+    // Workflows are reached through the protocol module (src/protocol.ts) and the worker's
+    // workflowsPath, never by importing their implementation: that would pull workflow code into
+    // processes where it must not run, and let callers depend on its internals.
+    files: ['**/*.ts'],
+    ignores: ['workflows/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/workflows/*'],
+              message: 'Import the protocol (src/protocol.ts), not a workflow implementation.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The pure core: plain functions over plain data.
     files: ['src/**/*.ts'],
-    ignores: ['src/cli/**'],
+    ignores: ['src/cli/**', 'src/protocol.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

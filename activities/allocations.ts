@@ -20,7 +20,8 @@ import {
 import type { ActivityDeps } from './deps.js';
 import { isConflict, orIfMissing } from './kube/errors.js';
 import { WekaApi } from './kube/weka-api.js';
-import type { MutexActivities, MutexOutcome } from './types.js';
+import type { MutexActivities } from './types.js';
+import type { MutexOutcome } from '../src/protocol.js';
 
 /** Fresh reads per activity attempt before containers that keep changing under us are left to Temporal's retry. */
 const CONFLICT_ROUNDS = 5;

@@ -12,7 +12,8 @@ import { FIELD_MANAGER, refText } from '../src/lifecycle/names.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict } from './kube/errors.js';
 import { WekaApi } from './kube/weka-api.js';
-import type { MutexActivities, MutexOutcome } from './types.js';
+import type { MutexActivities } from './types.js';
+import type { MutexOutcome } from '../src/protocol.js';
 
 export function createClusterPortDecisions(
   deps: ActivityDeps,

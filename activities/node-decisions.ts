@@ -9,7 +9,8 @@ import type { ActivityDeps } from './deps.js';
 import { isAlreadyExists, orIfMissing } from './kube/errors.js';
 import { deletePod, ensurePod, waitPodRunning } from './kube/pods.js';
 import { WekaApi } from './kube/weka-api.js';
-import type { MutexActivities, MutexOutcome } from './types.js';
+import type { MutexActivities } from './types.js';
+import type { MutexOutcome } from '../src/protocol.js';
 
 export function createNodeDecisions(deps: ActivityDeps): Pick<MutexActivities, 'ensureProxy' | 'removeProxyIfUnused'> {
   const api = new WekaApi(deps.kubeConfig);

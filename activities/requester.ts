@@ -3,11 +3,16 @@
 // decision's answers and capacity notices to the requesters.
 import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { stampQueuedAt } from '../src/lifecycle/mutex-queue.js';
-import { mutexTaskQueue } from '../src/lifecycle/names.js';
-import { capacityReleasedSignal, mutexRequestSignal, mutexResponseSignal } from '../workflows/definitions.js';
-import type { mutexWorkflow } from '../workflows/mutex.js';
 import type { ActivityDeps } from './deps.js';
 import type { RequesterActivities } from './types.js';
+import {
+  mutexTaskQueue,
+  capacityReleasedSignal,
+  mutexRequestSignal,
+  mutexResponseSignal,
+  WORKFLOW,
+  type MutexWorkflow,
+} from '../src/protocol.js';
 
 /** Signals in flight at once while answering one decision (a batch has at most a few dozen). */
 const ANSWER_CONCURRENCY = 16;
@@ -27,7 +32,7 @@ export function createRequesterActivities(deps: ActivityDeps): RequesterActiviti
     async sendMutexRequest({ mutexId, node, request: asked }): Promise<void> {
       // The send time rides along so the executing activity can measure the queue wait (metrics).
       const request = { ...asked, payload: stampQueuedAt(asked.payload, Date.now()) };
-      await deps.temporal.workflow.signalWithStart<typeof mutexWorkflow, [typeof request]>('mutexWorkflow', {
+      await deps.temporal.workflow.signalWithStart<MutexWorkflow, [typeof request]>(WORKFLOW.mutex, {
         workflowId: mutexId,
         taskQueue: mutexTaskQueue(deps.taskQueue),
         args: [{ key: mutexId, ...(node === undefined ? {} : { node }) }],

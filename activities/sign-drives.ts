@@ -23,7 +23,8 @@ import {
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
 import { WekaApi } from './kube/weka-api.js';
-import type { ExecTargetRef, NodeSigning, OperationSnapshot, ProxySignedDrive, SignDrivesActivities } from './types.js';
+import type { ExecTargetRef, NodeSigning, OperationSnapshot, SignDrivesActivities } from './types.js';
+import type { ProxySignedDrive } from '../src/protocol.js';
 
 const CLI_TIMEOUT_MS = 60_000;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);

@@ -1,9 +1,9 @@
 // The activities' contracts, imported by workflows as types only (through proxyActivities).
 import type { VirtualDrive } from '../src/allocation/index.js';
 import type { ContainerAllocation } from '../src/lifecycle/node-allocations.js';
-import type { MutexAnswer, MutexError, MutexRequest } from '../src/lifecycle/mutex-queue.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import type { Condition } from '../src/api/index.js';
+import type { MutexAnswer, MutexError, MutexRequest } from '../src/protocol.js';
 
 /** What a mutex-executed activity answers: a result, or a refusal as data (not an exception). */
 export type MutexOutcome = { ok: true; result?: unknown } | { ok: false; error: MutexError; waitForCapacity?: boolean };

@@ -19,19 +19,21 @@ import {
 } from '@temporalio/workflow';
 import type { ClusterActivities } from '../activities/cluster-types.js';
 import type { SignDrivesActivities } from '../activities/types.js';
-import {
-  CLUSTER_PORTS_MUTEX_ID,
-  WEKA_POD_CONTAINER,
-  containerWorkflowId,
-  type ObjectRef,
-} from '../src/lifecycle/names.js';
+import { WEKA_POD_CONTAINER, type ObjectRef } from '../src/lifecycle/names.js';
 import { HEARTBEAT_TIMEOUT, kube } from './activities.js';
 import { ClusterStatus } from './cluster-status.js';
-import { deleteRequestedSignal, specChangedSignal, stateQuery, wakeUpSignal } from './definitions.js';
 import { driveContainerWorkflow } from './drive-container.js';
 import { installMutexClient } from './mutex-client.js';
 import { NON_RETRYABLE_ERRORS } from './retry.js';
-import { WekaCluster } from './search-attributes.js';
+import {
+  CLUSTER_PORTS_MUTEX_ID,
+  containerWorkflowId,
+  deleteRequestedSignal,
+  specChangedSignal,
+  stateQuery,
+  wakeUpSignal,
+  WekaCluster,
+} from '../src/protocol.js';
 
 export interface ClusterInput {
   namespace: string;

@@ -6,8 +6,7 @@ import type { Condition } from '../src/api/index.js';
 import { setCondition, type ConditionStatus } from '../src/lifecycle/conditions.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import { kube } from './activities.js';
-import type { LifecycleView } from './definitions.js';
-import { WekaPhase } from './search-attributes.js';
+import { type LifecycleView, WekaPhase } from '../src/protocol.js';
 
 export class ContainerStatus {
   phase = 'Pending';

@@ -15,12 +15,21 @@ import {
   patched,
 } from '@temporalio/workflow';
 import type { ContainerAllocation, ContainerSnapshot, ExecTargetRef } from '../activities/types.js';
-import { nodeMutexId, WEKA_POD_CONTAINER, wekaContainerName, type ObjectRef } from '../src/lifecycle/names.js';
+import { WEKA_POD_CONTAINER, wekaContainerName, type ObjectRef } from '../src/lifecycle/names.js';
 import { kube, weka } from './activities.js';
 import { ContainerStatus } from './container-status.js';
-import { deleteRequestedSignal, specChangedSignal, stateQuery, wakeUpSignal } from './definitions.js';
 import { installMutexClient } from './mutex-client.js';
-import { WekaCluster, WekaContainer, WekaNode, WekaPhase } from './search-attributes.js';
+import {
+  nodeMutexId,
+  deleteRequestedSignal,
+  specChangedSignal,
+  stateQuery,
+  wakeUpSignal,
+  WekaCluster,
+  WekaContainer,
+  WekaNode,
+  WekaPhase,
+} from '../src/protocol.js';
 
 export interface DriveContainerInput {
   namespace: string;

@@ -4,8 +4,7 @@
 import { condition, proxyActivities, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { RequesterActivities } from '../activities/types.js';
 import { HEARTBEAT_TIMEOUT } from './activities.js';
-import type { MutexResponse } from '../src/lifecycle/mutex-queue.js';
-import { capacityReleasedSignal, mutexResponseSignal } from './definitions.js';
+import { type MutexResponse, capacityReleasedSignal, mutexResponseSignal } from '../src/protocol.js';
 
 const acts = proxyActivities<RequesterActivities>({
   startToCloseTimeout: '30 seconds',

@@ -15,32 +15,33 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type {
-  ContainerOnNode,
-  MutexActivities,
-  MutexOutcome,
-  RequesterActivities,
-  SignDrivesActivities,
-} from '../activities/types.js';
+import type { MutexActivities, RequesterActivities, SignDrivesActivities } from '../activities/types.js';
 import {
-  BATCH_ACTIVITY,
-  BATCHED_KINDS,
   complete,
   emptyMutexState,
   receive,
   takeBatch,
   takeNext,
+  type MutexState,
+} from '../src/lifecycle/mutex-queue.js';
+import { HEARTBEAT_TIMEOUT } from './activities.js';
+import { NON_RETRYABLE_ERRORS } from './retry.js';
+import {
+  type ContainerOnNode,
+  type MutexOutcome,
+  BATCH_ACTIVITY,
+  BATCHED_KINDS,
   MUTEX_REQUEST_ACTIVITIES,
   type MutexAnswer,
   type MutexRequest,
   type MutexRequestKind,
   type MutexResponse,
-  type MutexState,
-} from '../src/lifecycle/mutex-queue.js';
-import { capacityReleasedSignal, mutexRequestSignal, mutexResponseSignal, mutexStateQuery } from './definitions.js';
-import { HEARTBEAT_TIMEOUT } from './activities.js';
-import { NON_RETRYABLE_ERRORS } from './retry.js';
-import { WekaNode } from './search-attributes.js';
+  capacityReleasedSignal,
+  mutexRequestSignal,
+  mutexResponseSignal,
+  mutexStateQuery,
+  WekaNode,
+} from '../src/protocol.js';
 
 export interface MutexInput {
   key: string;

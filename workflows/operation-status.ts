@@ -8,9 +8,8 @@ import type { Condition } from '../src/api/index.js';
 import { setCondition, type ConditionStatus } from '../src/lifecycle/conditions.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import { HEARTBEAT_TIMEOUT, kube } from './activities.js';
-import type { LifecycleView } from './definitions.js';
 import { NON_RETRYABLE_ERRORS } from './retry.js';
-import { WekaPhase } from './search-attributes.js';
+import { type LifecycleView, WekaPhase } from '../src/protocol.js';
 
 export type NodeResult = OperationStatusUpdate['results'][number];
 

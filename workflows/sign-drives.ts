@@ -17,13 +17,8 @@ import {
   upsertMemo,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type {
-  NodeDrivesPublished,
-  OperationSnapshot,
-  ProxySignedDrive,
-  SignDrivesActivities,
-} from '../activities/types.js';
-import { nodeMutexId, type ObjectRef } from '../src/lifecycle/names.js';
+import type { NodeDrivesPublished, OperationSnapshot, SignDrivesActivities } from '../activities/types.js';
+import { type ObjectRef } from '../src/lifecycle/names.js';
 import {
   labelSelectorText,
   signDrivesRequest,
@@ -31,11 +26,17 @@ import {
   type SignDrivesRequest,
 } from '../src/lifecycle/sign-drives-request.js';
 import { HEARTBEAT_TIMEOUT, kube } from './activities.js';
-import { deleteRequestedSignal, specChangedSignal, stateQuery } from './definitions.js';
 import { installMutexClient } from './mutex-client.js';
 import { OperationStatus, type NodeResult } from './operation-status.js';
 import { NON_RETRYABLE_ERRORS } from './retry.js';
-import { WekaPhase } from './search-attributes.js';
+import {
+  type ProxySignedDrive,
+  nodeMutexId,
+  deleteRequestedSignal,
+  specChangedSignal,
+  stateQuery,
+  WekaPhase,
+} from '../src/protocol.js';
 
 export interface SignDrivesInput {
   namespace: string;

@@ -47,15 +47,13 @@ export async function signSharedDrives(o: {
       devicePath: d.path,
     });
   }
-  await o.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .patchNode(
-      {
-        name: o.node,
-        body: { metadata: { annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } },
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+  await o.kubeConfig.makeApiClient(CoreV1Api).patchNode(
+    {
+      name: o.node,
+      body: { metadata: { annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
   return drives;
 }
 

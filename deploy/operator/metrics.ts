@@ -6,13 +6,9 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ActivityDeps } from '../../activities/deps.js';
 import { EXEC_TRANSPORT_ERROR, type ExecTransport } from '../../activities/exec/transport.js';
-import {
-  ALLOCATION_ACTIVITIES,
-  BATCH_ACTIVITY,
-  MUTEX_REQUEST_ACTIVITIES,
-  queuedFor,
-} from '../../src/lifecycle/mutex-queue.js';
+import { queuedFor } from '../../src/lifecycle/mutex-queue.js';
 import { classifyExit } from '../../src/weka/call.js';
+import { ALLOCATION_ACTIVITIES, BATCH_ACTIVITY, MUTEX_REQUEST_ACTIVITIES } from '../../src/protocol.js';
 
 const SECONDS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 

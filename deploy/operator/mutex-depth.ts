@@ -3,9 +3,8 @@
 // `weka-node/*` mutex workflows of our task queue and asks each for its state.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { mutexTaskQueue } from '../../src/lifecycle/names.js';
-import { mutexStateQuery } from '../../workflows/definitions.js';
 import type { OperatorMetrics } from './metrics.js';
+import { mutexTaskQueue, mutexStateQuery } from '../../src/protocol.js';
 
 const NODE_MUTEX_PREFIX = 'weka-node/';
 const QUERY_DEADLINE_MS = 5_000;
@@ -37,7 +36,7 @@ export function startMutexDepthSampler(o: {
           o.temporal.workflow.getHandle(wf.workflowId).query(mutexStateQuery),
         );
         o.metrics.mutexQueueDepth.set({ node }, view.queue.length);
-        o.metrics.mutexBusy.set({ node }, view.holder ? 1 : 0);
+        o.metrics.mutexBusy.set({ node }, view.running.length > 0 ? 1 : 0);
         seen.add(node);
       } catch (err) {
         // Closed between list and query, or no worker answered in time: no sample this round.

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, NativeConnection, Worker, type State, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
-import { mutexTaskQueue } from '../../src/lifecycle/names.js';
+import { mutexTaskQueue } from '../../src/protocol.js';
 
 /** workflows/index as source (tsx, tests) or compiled (the image). */
 export function workflowsPath(): string {

@@ -5,36 +5,7 @@
 // that arrives again while queued or running is ignored, and one that was already answered is
 // answered again from the record. Requesters refused for lack of capacity become waiters; when a
 // request that frees capacity completes, every waiter is told, in the order they were refused.
-
-export interface MutexRequest {
-  requestId: string;
-  kind: string;
-  /** Workflow id of the requester, which gets the answer by signal. */
-  replyTo: string;
-  payload: unknown;
-}
-
-export interface MutexError {
-  type: string;
-  message: string;
-  [field: string]: unknown;
-}
-
-export interface MutexResponse {
-  requestId: string;
-  kind: string;
-  ok: boolean;
-  result?: unknown;
-  error?: MutexError;
-  /** Refused for lack of capacity: the requester should wait for a release, then ask again. */
-  waitForCapacity?: boolean;
-}
-
-/** An answer on its way to the requester that asked. */
-export interface MutexAnswer {
-  replyTo: string;
-  response: MutexResponse;
-}
+import { BATCHED_KINDS, RELEASING_KINDS, type MutexRequest, type MutexResponse } from '../protocol.js';
 
 export interface MutexState {
   queue: MutexRequest[];
@@ -48,9 +19,6 @@ export interface MutexState {
 
 /** Enough to recognise retries of recent requests; older ids are not expected to come back. */
 export const ANSWERED_MEMORY = 500;
-
-/** Request kinds whose completion frees or adds capacity on the mutex's resource. */
-export const RELEASING_KINDS: ReadonlySet<string> = new Set(['release', 'release-cluster-ports', 'publish-drives']);
 
 export function emptyMutexState(): MutexState {
   return { queue: [], answered: [], waiters: [], executed: 0 };
@@ -75,30 +43,6 @@ export function takeNext(state: MutexState): { state: MutexState; next: MutexReq
   const [next, ...rest] = state.queue;
   return { state: { ...state, queue: rest }, next };
 }
-
-/** Request kinds that a mutex may decide several of at once, in one activity. */
-export const BATCHED_KINDS: ReadonlySet<string> = new Set(['allocate']);
-
-/**
- * The activity that executes each kind of request, by name: the mutex workflow runs them, and
- * the operator's metrics time the requests they execute. A new kind goes here first.
- */
-export const MUTEX_REQUEST_ACTIVITIES = {
-  allocate: 'allocateForContainer',
-  release: 'releaseAllocation',
-  'ensure-proxy': 'ensureProxy',
-  'remove-proxy-if-unused': 'removeProxyIfUnused',
-  'allocate-cluster-ports': 'allocateClusterPorts',
-  'release-cluster-ports': 'releaseClusterPorts',
-  'publish-drives': 'publishNodeDrives',
-} as const;
-export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
-
-/** The activity that executes the queued requests of BATCHED_KINDS together. */
-export const BATCH_ACTIVITY = 'allocateForContainers';
-
-/** The activities that allocate: one container's, or a batch's. */
-export const ALLOCATION_ACTIVITIES: ReadonlySet<string> = new Set([MUTEX_REQUEST_ACTIVITIES.allocate, BATCH_ACTIVITY]);
 
 /**
  * The next request and, when its kind can be batched, the queued requests of the same kind that

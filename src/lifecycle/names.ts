@@ -1,7 +1,4 @@
-// Names shared by the workflows, the activities and the watcher: workflow ids, the task queue,
-// the finalizer, the field managers, and the objects the operator creates.
-
-export const TASK_QUEUE = 'weka-drives';
+// Names shared by the workflows, the activities and the watcher: the finalizer, the field managers, and the objects the operator creates.
 
 /** Added by the watcher, removed by the last activity of a teardown. */
 export const FINALIZER = 'weka.weka.io/teardown';
@@ -29,34 +26,6 @@ export const SSDPROXY_MOUNT_PATH = '/host-binds/ssdproxy';
 
 /** The container name inside every pod the operator creates (exec targets it). */
 export const WEKA_POD_CONTAINER = 'weka';
-
-/**
- * The task queue the mutex workflows (and so their decisions) run on, beside the operator's main
- * one: its own pollers, slots and workflow thread, so a hand-over between two allocations never
- * queues behind the rollout's signing and adding.
- */
-export function mutexTaskQueue(taskQueue: string): string {
-  return `${taskQueue}-mutex`;
-}
-
-export function nodeMutexId(node: string): string {
-  return `weka-node/${node}`;
-}
-
-/** One global mutex serializes cluster port-range allocation across all clusters. */
-export const CLUSTER_PORTS_MUTEX_ID = 'weka-cluster-ports';
-
-export function containerWorkflowId(uid: string): string {
-  return `weka-container/${uid}`;
-}
-
-export function operationWorkflowId(uid: string): string {
-  return `weka-operation/${uid}`;
-}
-
-export function clusterWorkflowId(uid: string): string {
-  return `weka-cluster/${uid}`;
-}
 
 /** The node's ssdproxy WekaContainer and its pod share this name, in the operator's namespace. */
 export function proxyName(node: string): string {

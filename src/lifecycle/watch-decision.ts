@@ -2,14 +2,8 @@
 // this watcher process already did for that uid. The watcher only executes the actions. Every
 // action is idempotent and keyed by workflow id, so two watchers, or one that restarted and
 // forgot everything, converge on the same outcome: one running workflow per object.
-import {
-  clusterWorkflowId,
-  containerWorkflowId,
-  FINALIZER,
-  MANAGED_BY,
-  MANAGED_BY_LABEL,
-  operationWorkflowId,
-} from './names.js';
+import { FINALIZER, MANAGED_BY, MANAGED_BY_LABEL } from './names.js';
+import { clusterWorkflowId, containerWorkflowId, operationWorkflowId } from '../protocol.js';
 
 export type WatchedKind = 'WekaContainer' | 'WekaManualOperation' | 'WekaCluster';
 

@@ -14,8 +14,6 @@ import { CoordinationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernete
 import { Client, Connection } from '@temporalio/client';
 import { createSimulatedCluster } from '../../deploy/local/shared-drives.js';
 import type { WekaContainer } from '../../src/api/index.js';
-import { nodeMutexId } from '../../src/lifecycle/names.js';
-import { mutexStateQuery } from '../../workflows/definitions.js';
 import {
   addSharedDrivesNodes,
   createDriveContainers,
@@ -34,6 +32,7 @@ import {
   type OperatorProcess,
 } from './bench-env.js';
 import { LeaseLock, SEED_LEASE_TIMINGS } from './lease-lock.js';
+import { nodeMutexId, mutexStateQuery } from '../../src/protocol.js';
 
 export interface CrashSample {
   container: string;
@@ -162,9 +161,11 @@ async function killDuringAllocation(
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
     const view = await handle.query(mutexStateQuery).catch(() => undefined);
-    const payload =
-      view?.holder?.kind === 'allocate' ? (view.holder.payload as { namespace?: string; name?: string }) : undefined;
-    if (payload?.namespace === namespace && payload.name) {
+    const running = view?.running.find(
+      (r) => r.kind === 'allocate' && (r.payload as { namespace?: string }).namespace === namespace,
+    );
+    const payload = running?.payload as { namespace?: string; name?: string } | undefined;
+    if (payload?.name) {
       // Kill at once: an allocation takes tens of milliseconds, less than asking Temporal whether
       // its activity has started. Whether it had (STARTED) or was still waiting for a worker
       // (SCHEDULED) is read after the kill and reported with the sample; either way the new

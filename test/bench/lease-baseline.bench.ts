@@ -24,11 +24,10 @@ import {
   encodeSharedDrivesAnnotation,
   SHARED_DRIVES_ANNOTATION,
 } from '../../src/annotations/index.js';
-import { FIELD_MANAGER, mutexTaskQueue, nodeMutexId } from '../../src/lifecycle/names.js';
+import { FIELD_MANAGER } from '../../src/lifecycle/names.js';
 import { objectKey } from '../../src/lifecycle/node-allocations.js';
 import { allocationRequest } from '../../src/lifecycle/requests.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
-import { mutexRequestSignal } from '../../workflows/definitions.js';
 import {
   BENCH_DEVICES,
   createDriveContainers,
@@ -54,6 +53,7 @@ import {
 } from './mutex-handover.js';
 import { spread } from './report.js';
 import { allocationGaps, nodesOf, parseStatusWrites, STATUS_WRITES_AUDIT_POLICY } from './status-writes.js';
+import { mutexTaskQueue, nodeMutexId, mutexRequestSignal } from '../../src/protocol.js';
 
 export interface SerializedAllocations {
   design: 'mutex' | 'lease';

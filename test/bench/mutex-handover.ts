@@ -7,10 +7,9 @@
 // signal to the requester, the capacity notifications, scheduling the next activity, and the
 // worker picking it up.
 import { defaultPayloadConverter, type Client } from '@temporalio/client';
-import { ALLOCATION_ACTIVITIES, BATCH_ACTIVITY } from '../../src/lifecycle/mutex-queue.js';
-import { mutexTaskQueue } from '../../src/lifecycle/names.js';
 import { objectKey } from '../../src/lifecycle/node-allocations.js';
 import { sleep } from './bench-env.js';
+import { ALLOCATION_ACTIVITIES, BATCH_ACTIVITY, mutexTaskQueue } from '../../src/protocol.js';
 
 export interface HandOver {
   node: string;

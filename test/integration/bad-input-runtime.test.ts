@@ -11,8 +11,7 @@ import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import type { ExecOptions, ExecResult, ExecTarget, ExecTransport } from '../../activities/exec/transport.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { Condition, WekaContainer } from '../../src/api/index.js';
-import { containerWorkflowId, proxyName, type ObjectRef } from '../../src/lifecycle/names.js';
-import { specChangedSignal } from '../../workflows/definitions.js';
+import { proxyName, type ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually, kubeConfig, removeNode, uniqueName, uniqueNamespace } from './harness.js';
 import { readNode, startSignDrivesOperation, waitFinished } from './support/manual-operation.js';
 import {
@@ -28,6 +27,7 @@ import {
   type TestOperator,
 } from './support/operator.js';
 import { changeCounts, createWekaCluster, showDevice, sim, simulatorLog } from './support/simulator.js';
+import { containerWorkflowId, specChangedSignal } from '../../src/protocol.js';
 
 const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);

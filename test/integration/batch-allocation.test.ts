@@ -8,14 +8,19 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../src/api/index.js';
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
-import { emptyMutexState, type MutexRequest, type MutexResponse } from '../../src/lifecycle/mutex-queue.js';
-import { nodeMutexId } from '../../src/lifecycle/names.js';
-import { mutexRequestSignal } from '../../workflows/definitions.js';
-import { mutexWorkflow } from '../../workflows/mutex.js';
+import { emptyMutexState } from '../../src/lifecycle/mutex-queue.js';
 import { replyCollector } from './fixtures/reply-collector-client.js';
 import { eventually, kubeConfig, uniqueName, uniqueNamespace } from './harness.js';
 import { recordHistory } from './support/histories.js';
 import { createContainerObject, readContainer, startTestOperator, type TestOperator } from './support/operator.js';
+import {
+  type MutexRequest,
+  type MutexResponse,
+  nodeMutexId,
+  mutexRequestSignal,
+  WORKFLOW,
+  type MutexWorkflow,
+} from '../../src/protocol.js';
 
 const DRIVE_GIB = 3840;
 const logLines: string[] = [];
@@ -128,7 +133,7 @@ describe('allocations decided together', () => {
       const mutexId = nodeMutexId(node);
       // The twelve are already queued when the mutex takes its first decision.
       const state = { ...emptyMutexState(), queue: refs.map((r) => allocateRequest(node, r, collector.workflowId)) };
-      await op.client.workflow.start(mutexWorkflow, {
+      await op.client.workflow.start<MutexWorkflow>(WORKFLOW.mutex, {
         taskQueue: op.deps.taskQueue,
         workflowId: mutexId,
         args: [{ key: mutexId, node, state }],
@@ -183,7 +188,7 @@ describe('allocations decided together', () => {
       });
       const logsBefore = logLines.length;
       for (const ref of refs) {
-        await op.client.workflow.signalWithStart(mutexWorkflow, {
+        await op.client.workflow.signalWithStart<MutexWorkflow, [MutexRequest]>(WORKFLOW.mutex, {
           taskQueue: op.deps.taskQueue,
           workflowId: mutexId,
           args: [{ key: mutexId, node }],

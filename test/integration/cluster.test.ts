@@ -3,13 +3,12 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
-import { clusterWorkflowId, FINALIZER, proxyName } from '../../src/lifecycle/names.js';
-import { clusterWorkflow } from '../../workflows/cluster.js';
-import { deleteRequestedSignal } from '../../workflows/definitions.js';
+import { FINALIZER, proxyName } from '../../src/lifecycle/names.js';
 import { eventually, kubeConfig, uniqueName, uniqueNamespace } from './harness.js';
 import { podExists, sharedDrivesNode, startTestOperator, type TestOperator } from './support/operator.js';
 import { showDevice } from './support/simulator.js';
 import { recordHistory } from './support/histories.js';
+import { clusterWorkflowId, deleteRequestedSignal, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
 
 let op: TestOperator;
 beforeAll(async () => {
@@ -82,7 +81,7 @@ describe('cluster formation', () => {
           },
         })) as WekaCluster;
         handles.push(
-          await op.client.workflow.start(clusterWorkflow, {
+          await op.client.workflow.start<LifecycleWorkflow>(WORKFLOW.cluster, {
             taskQueue: op.deps.taskQueue,
             workflowId: clusterWorkflowId(created.metadata.uid!),
             args: [{ namespace: ns, name, uid: created.metadata.uid! }],

@@ -2,8 +2,6 @@
 // virtual drive ends up signed and added exactly once, per the simulator's log.
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { containerWorkflowId } from '../../src/lifecycle/names.js';
-import { driveContainerWorkflow } from '../../workflows/drive-container.js';
 import { eventually, temporalAddress, temporalNamespace, uniqueName, uniqueNamespace } from './harness.js';
 import { readContainer, sharedDrivesNode, waitForPhase } from './support/operator.js';
 import { startOperatorProcess, type OperatorProcess } from './support/operator-process.js';
@@ -11,6 +9,7 @@ import { changeCounts, createWekaCluster, sim, simulatorLog } from './support/si
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { kubeConfig } from './harness.js';
 import type { WekaContainer } from '../../src/api/index.js';
+import { containerWorkflowId, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
 
 let operator: OperatorProcess | undefined;
 afterAll(async () => {
@@ -69,7 +68,7 @@ describe('crash recovery', () => {
       try {
         const client = new Client({ connection, namespace: temporalNamespace() });
         const uid = created.metadata.uid!;
-        await client.workflow.start(driveContainerWorkflow, {
+        await client.workflow.start<LifecycleWorkflow>(WORKFLOW.driveContainer, {
           taskQueue: env.WEKA_TASK_QUEUE,
           workflowId: containerWorkflowId(uid),
           args: [{ namespace: ns, name: ref.name, uid }],

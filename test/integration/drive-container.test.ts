@@ -2,9 +2,7 @@
 // through Kubernetes exec into the simulator, Ready; then deletion tears everything down.
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { specChangedSignal } from '../../workflows/definitions.js';
 import { proxyName } from '../../src/lifecycle/names.js';
-import { stateQuery } from '../../workflows/definitions.js';
 import { eventually, kubeConfig, uniqueNamespace } from './harness.js';
 import {
   createDriveContainer,
@@ -19,7 +17,7 @@ import {
 } from './support/operator.js';
 import { changeCounts, createWekaCluster, showDevice, simulatorLog } from './support/simulator.js';
 import { recordHistory } from './support/histories.js';
-import { nodeMutexId } from '../../src/lifecycle/names.js';
+import { specChangedSignal, stateQuery, nodeMutexId } from '../../src/protocol.js';
 
 let op: TestOperator;
 beforeAll(async () => {

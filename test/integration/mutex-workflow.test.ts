@@ -2,13 +2,17 @@
 // answers, answers a repeated request from its record, skips a requester that is gone, and
 // refuses a kind of request it does not know.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MutexResponse } from '../../src/lifecycle/mutex-queue.js';
-import { mutexRequestSignal, mutexStateQuery } from '../../workflows/definitions.js';
-import { mutexWorkflow } from '../../workflows/mutex.js';
 import { eventually, uniqueName } from './harness.js';
 import { startTestOperator, type TestOperator } from './support/operator.js';
 import { replyCollector } from './fixtures/reply-collector-client.js';
 import { recordHistory } from './support/histories.js';
+import {
+  type MutexResponse,
+  mutexRequestSignal,
+  mutexStateQuery,
+  WORKFLOW,
+  type MutexWorkflow,
+} from '../../src/protocol.js';
 
 let op: TestOperator;
 beforeAll(async () => {
@@ -26,7 +30,7 @@ describe('mutex workflow', () => {
       const node = uniqueName('no-such-node');
       const mutexId = `weka-node/${node}`;
       const collector = await replyCollector(op);
-      const handle = await op.client.workflow.start(mutexWorkflow, {
+      const handle = await op.client.workflow.start<MutexWorkflow>(WORKFLOW.mutex, {
         taskQueue: op.deps.taskQueue,
         workflowId: mutexId,
         args: [{ key: mutexId, node, historyLimit: 60 }],
@@ -65,7 +69,7 @@ describe('mutex workflow', () => {
         60_000,
       );
       expect(view.queue).toEqual([]);
-      expect(view.holder).toBeNull();
+      expect(view.running).toEqual([]);
       expect((await latest.describe()).runId).not.toBe(firstRun);
 
       // A request repeated after a continue-as-new is answered from the carried record, not run again.
@@ -95,7 +99,7 @@ describe('mutex workflow', () => {
       const node = uniqueName('no-such-node');
       const mutexId = `weka-node/${node}`;
       const collector = await replyCollector(op);
-      const handle = await op.client.workflow.start(mutexWorkflow, {
+      const handle = await op.client.workflow.start<MutexWorkflow>(WORKFLOW.mutex, {
         taskQueue: op.deps.taskQueue,
         workflowId: mutexId,
         args: [{ key: mutexId, node }],

@@ -6,11 +6,12 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../../deploy/local/ports.js';
 import type { WekaContainer } from '../../src/api/index.js';
-import { containerWorkflowId, FINALIZER, type ObjectRef } from '../../src/lifecycle/names.js';
+import { FINALIZER, type ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually, kubeConfig, temporalAddress, temporalNamespace, uniqueName, uniqueNamespace } from './harness.js';
 import { readContainer, sharedDrivesNode, waitGone } from './support/operator.js';
 import { startOperatorProcess, type OperatorProcess } from './support/operator-process.js';
 import { changeCounts, createWekaCluster, showDevice, sim, simulatorLog } from './support/simulator.js';
+import { containerWorkflowId } from '../../src/protocol.js';
 
 const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
 const DEVICES = [

@@ -16,14 +16,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
-import {
-  containerWorkflowId,
-  FINALIZER,
-  operationWorkflowId,
-  proxyName,
-  WEKA_POD_CONTAINER,
-  type ObjectRef,
-} from '../../src/lifecycle/names.js';
+import { FINALIZER, proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../../src/lifecycle/names.js';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { HELM_BUILD_TIMEOUT_MS, onlyOne, renderChart } from '../support/helm-chart.js';
@@ -40,6 +33,7 @@ import {
 } from './support/operator.js';
 import { restrictedUser, type RestrictedUser } from './support/restricted-user.js';
 import { createWekaCluster } from './support/simulator.js';
+import { containerWorkflowId, operationWorkflowId } from '../../src/protocol.js';
 
 const DEVICES: SimulatedDevice[] = [
   { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' },

@@ -6,9 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordHistory } from './support/histories.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { PhysicalDrive } from '../../src/allocation/types.js';
-import { operationWorkflowId, proxyName } from '../../src/lifecycle/names.js';
-import { capacityReleasedSignal, stateQuery } from '../../workflows/definitions.js';
-import { WekaNode, WekaPhase } from '../../workflows/search-attributes.js';
+import { proxyName } from '../../src/lifecycle/names.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { addNode, eventually, uniqueName, uniqueNamespace } from './harness.js';
 import {
@@ -30,6 +28,7 @@ import {
   type TestOperator,
 } from './support/operator.js';
 import { changeCounts, sim, simulatorLog } from './support/simulator.js';
+import { operationWorkflowId, capacityReleasedSignal, stateQuery, WekaNode, WekaPhase } from '../../src/protocol.js';
 
 const DEVICES: SimulatedDevice[] = [
   { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' },

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
-import { containerWorkflowId, type ObjectRef } from '../../src/lifecycle/names.js';
+import { type ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually, kubeConfig, temporalNamespace, temporalUiUrl, uniqueNamespace } from './harness.js';
 import { ensureChromium, launchBrowser, saveScreenshot, type TestBrowser } from './support/browser.js';
 import {
@@ -19,6 +19,7 @@ import {
   type TestOperator,
 } from './support/operator.js';
 import { createWekaCluster } from './support/simulator.js';
+import { containerWorkflowId } from '../../src/protocol.js';
 
 const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
 const DEVICES = [

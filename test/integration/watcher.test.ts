@@ -11,7 +11,7 @@ import {
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
-import { containerWorkflowId, FINALIZER, FIELD_MANAGER, type ObjectRef } from '../../src/lifecycle/names.js';
+import { FINALIZER, FIELD_MANAGER, type ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually, kubeConfig, uniqueNamespace } from './harness.js';
 import {
   createContainerObject,
@@ -24,6 +24,7 @@ import {
   type TestOperator,
 } from './support/operator.js';
 import { createWekaCluster, showDevice } from './support/simulator.js';
+import { containerWorkflowId } from '../../src/protocol.js';
 
 const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
 const DEVICES = [

@@ -23,10 +23,15 @@ import {
   type WatchedKind,
   type WatchedObject,
 } from '../../../src/lifecycle/watch-decision.js';
-import { deleteRequestedSignal, specChangedSignal } from '../../../workflows/definitions.js';
-import { WekaCluster, WekaContainer, WekaNode } from '../../../workflows/search-attributes.js';
 import type { OperatorMetrics } from '../metrics.js';
 import { recordWatcherEvent } from './events.js';
+import {
+  deleteRequestedSignal,
+  specChangedSignal,
+  WekaCluster,
+  WekaContainer,
+  WekaNode,
+} from '../../../src/protocol.js';
 
 export interface ReconcilerDeps {
   api: WekaApi;

@@ -3,11 +3,10 @@
 import { CoreV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { WekaManualOperation } from '../../../src/api/index.js';
-import { FINALIZER, operationWorkflowId, type ObjectRef } from '../../../src/lifecycle/names.js';
-import { deleteRequestedSignal } from '../../../workflows/definitions.js';
-import { signDrivesWorkflow } from '../../../workflows/sign-drives.js';
+import { FINALIZER, type ObjectRef } from '../../../src/lifecycle/names.js';
 import { eventually, kubeConfig } from '../harness.js';
 import type { TestOperator } from './operator.js';
+import { operationWorkflowId, deleteRequestedSignal, WORKFLOW, type LifecycleWorkflow } from '../../../src/protocol.js';
 
 const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekamanualoperations' };
 
@@ -42,8 +41,8 @@ export async function startSignDrivesWorkflow(
   op: TestOperator,
   ref: ObjectRef,
   uid: string,
-): Promise<WorkflowHandle<typeof signDrivesWorkflow>> {
-  return op.client.workflow.start(signDrivesWorkflow, {
+): Promise<WorkflowHandle<LifecycleWorkflow>> {
+  return op.client.workflow.start<LifecycleWorkflow>(WORKFLOW.signDrives, {
     taskQueue: op.deps.taskQueue,
     workflowId: operationWorkflowId(uid),
     args: [{ namespace: ref.namespace, name: ref.name, uid }],
@@ -54,7 +53,7 @@ export async function startSignDrivesOperation(
   op: TestOperator,
   ref: ObjectRef,
   payload: SignDrivesPayloadInput,
-): Promise<{ uid: string; handle: WorkflowHandle<typeof signDrivesWorkflow> }> {
+): Promise<{ uid: string; handle: WorkflowHandle<LifecycleWorkflow> }> {
   const { uid } = await createSignDrivesOperation(ref, payload);
   return { uid, handle: await startSignDrivesWorkflow(op, ref, uid) };
 }

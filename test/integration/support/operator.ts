@@ -10,9 +10,7 @@ import { createOperatorWorker } from '../../../deploy/operator/worker.js';
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../../src/annotations/index.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from '../../../src/settings/index.js';
 import type { WekaContainer } from '../../../src/api/index.js';
-import { containerWorkflowId, FINALIZER, type ObjectRef } from '../../../src/lifecycle/names.js';
-import { driveContainerWorkflow } from '../../../workflows/drive-container.js';
-import { deleteRequestedSignal } from '../../../workflows/definitions.js';
+import { FINALIZER, type ObjectRef } from '../../../src/lifecycle/names.js';
 import type { SimulatedDevice } from '../../../deploy/local/fake-nodes.js';
 import {
   addNode,
@@ -24,6 +22,7 @@ import {
   uniqueNamespace,
 } from '../harness.js';
 import { showDevice, sim } from './simulator.js';
+import { containerWorkflowId, deleteRequestedSignal, WORKFLOW, type LifecycleWorkflow } from '../../../src/protocol.js';
 
 const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
 
@@ -162,13 +161,13 @@ export async function createDriveContainer(
   ref: ObjectRef,
   spec: ContainerSpecInput,
   clusterGUID?: string,
-): Promise<{ uid: string; handle: WorkflowHandle<typeof driveContainerWorkflow> }> {
+): Promise<{ uid: string; handle: WorkflowHandle<LifecycleWorkflow> }> {
   const created = await createContainerObject(ref, spec, {
     finalizers: [FINALIZER],
     ...(clusterGUID ? { clusterGUID } : {}),
   });
   const uid = created.metadata.uid!;
-  const handle = await op.client.workflow.start(driveContainerWorkflow, {
+  const handle = await op.client.workflow.start<LifecycleWorkflow>(WORKFLOW.driveContainer, {
     taskQueue: op.deps.taskQueue,
     workflowId: containerWorkflowId(uid),
     args: [{ namespace: ref.namespace, name: ref.name, uid }],

@@ -10,7 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import { expect } from 'vitest';
 import type { SimulatedDevice } from '../../../deploy/local/fake-nodes.js';
 import type { WekaContainer } from '../../../src/api/index.js';
-import { containerWorkflowId, type ObjectRef } from '../../../src/lifecycle/names.js';
+import { type ObjectRef } from '../../../src/lifecycle/names.js';
 import {
   eventually,
   kubeConfig,
@@ -25,6 +25,7 @@ import { checkAllDeleted, checkSteadyState, type InvariantScope, type ObservedSt
 import { createContainerObject, sharedDrivesNode } from './operator.js';
 import { startOperatorProcess, type OperatorProcess } from './operator-process.js';
 import { createWekaCluster } from './simulator.js';
+import { containerWorkflowId } from '../../../src/protocol.js';
 
 const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
 

@@ -9,14 +9,12 @@ import {
   QUEUED_AT_FIELD,
   queuedFor,
   receive,
-  RELEASING_KINDS,
   stampQueuedAt,
   takeBatch,
   takeNext,
-  type MutexRequest,
-  type MutexResponse,
   type MutexState,
 } from '../../../src/lifecycle/mutex-queue.js';
+import { RELEASING_KINDS, type MutexRequest, type MutexResponse } from '../../../src/protocol.js';
 
 const req = (id: string, kind = 'allocate', replyTo = `wf-${id}`): MutexRequest => ({
   requestId: id,

@@ -1,0 +1,201 @@
+// The operator's Temporal protocol, in one place: workflow names, inputs and ids, task queues,
+// signals, queries, search attributes, and the node mutex's request kinds and payloads. Workflows,
+// activities, the operator process and the tests import this module; nothing outside workflows/
+// imports a workflow's implementation. Defining a signal or a search attribute key only builds a
+// plain descriptor, so this file stays as pure as the rest of src/.
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { MutexState } from './lifecycle/mutex-queue.js';
+import type { ObjectRef } from './lifecycle/names.js';
+
+// ---------------------------------------------------------------- workflows, inputs, ids, queues
+
+/** The registered names of the operator's workflow types. */
+export const WORKFLOW = {
+  driveContainer: 'driveContainerWorkflow',
+  cluster: 'clusterWorkflow',
+  signDrives: 'signDrivesWorkflow',
+  mutex: 'mutexWorkflow',
+} as const;
+
+/** The input of every workflow that runs one object's lifecycle: the object, and which one. */
+export interface ObjectWorkflowInput extends ObjectRef {
+  uid: string;
+}
+
+export interface MutexInput {
+  key: string;
+  /** The node this mutex serializes, if it is a node's. */
+  node?: string;
+  state?: MutexState;
+  /** Continue as new past this many history events (default: the workflow's own limit). */
+  historyLimit?: number;
+}
+
+/** The signature of the drive-container, cluster and sign-drives workflows, for typed clients. */
+export type LifecycleWorkflow = (input: ObjectWorkflowInput) => Promise<void>;
+/** The signature of the mutex workflow, for typed clients. */
+export type MutexWorkflow = (input: MutexInput) => Promise<void>;
+
+export function containerWorkflowId(uid: string): string {
+  return `weka-container/${uid}`;
+}
+
+export function operationWorkflowId(uid: string): string {
+  return `weka-operation/${uid}`;
+}
+
+export function clusterWorkflowId(uid: string): string {
+  return `weka-cluster/${uid}`;
+}
+
+export function nodeMutexId(node: string): string {
+  return `weka-node/${node}`;
+}
+
+/** One global mutex serializes cluster port-range allocation across all clusters. */
+export const CLUSTER_PORTS_MUTEX_ID = 'weka-cluster-ports';
+
+/**
+ * The task queue the mutex workflows (and so their decisions) run on, beside the operator's main
+ * one: its own pollers, slots and workflow thread, so a hand-over between two allocations never
+ * queues behind the rollout's signing and adding.
+ */
+export function mutexTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-mutex`;
+}
+
+// ---------------------------------------------------------------- the node mutex's requests
+
+export interface MutexRequest {
+  requestId: string;
+  kind: string;
+  /** Workflow id of the requester, which gets the answer by signal. */
+  replyTo: string;
+  payload: unknown;
+}
+
+export interface MutexError {
+  type: string;
+  message: string;
+  [field: string]: unknown;
+}
+
+export interface MutexResponse {
+  requestId: string;
+  kind: string;
+  ok: boolean;
+  result?: unknown;
+  error?: MutexError;
+  /** Refused for lack of capacity: the requester should wait for a release, then ask again. */
+  waitForCapacity?: boolean;
+}
+
+/** An answer on its way to the requester that asked. */
+export interface MutexAnswer {
+  replyTo: string;
+  response: MutexResponse;
+}
+
+/** What a mutex-executed activity answers: a result, or a refusal as data (not an exception). */
+export type MutexOutcome = { ok: true; result?: unknown } | { ok: false; error: MutexError; waitForCapacity?: boolean };
+
+/** The payload of the requests about one container on one node (allocate, release). */
+export interface ContainerOnNode extends ObjectRef {
+  node: string;
+}
+
+/** A physical drive signed for the node's ssdproxy, as `weka-sign-drive show --json` reports it. */
+export interface ProxySignedDrive {
+  physicalUUID: string;
+  serial: string;
+  capacityGiB: number;
+  type: 'TLC' | 'QLC';
+  devicePath: string;
+}
+
+/** The payload each kind of request carries. */
+export interface MutexPayloads {
+  allocate: ContainerOnNode;
+  release: ContainerOnNode;
+  'ensure-proxy': { node: string };
+  'remove-proxy-if-unused': { node: string };
+  'allocate-cluster-ports': ObjectRef;
+  'release-cluster-ports': ObjectRef;
+  'publish-drives': { node: string; drives: ProxySignedDrive[] };
+}
+
+/**
+ * The activity that executes each kind of request, by name: the mutex workflow runs them, and
+ * the operator's metrics time the requests they execute. A new kind goes here first.
+ */
+export const MUTEX_REQUEST_ACTIVITIES = {
+  allocate: 'allocateForContainer',
+  release: 'releaseAllocation',
+  'ensure-proxy': 'ensureProxy',
+  'remove-proxy-if-unused': 'removeProxyIfUnused',
+  'allocate-cluster-ports': 'allocateClusterPorts',
+  'release-cluster-ports': 'releaseClusterPorts',
+  'publish-drives': 'publishNodeDrives',
+} as const satisfies Record<keyof MutexPayloads, string>;
+export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
+
+/** Request kinds that a mutex may decide several of at once, in one activity. */
+export const BATCHED_KINDS: ReadonlySet<string> = new Set<MutexRequestKind>(['allocate']);
+
+/** The activity that executes the queued requests of BATCHED_KINDS together. */
+export const BATCH_ACTIVITY = 'allocateForContainers';
+
+/** The activities that allocate: one container's, or a batch's. */
+export const ALLOCATION_ACTIVITIES: ReadonlySet<string> = new Set([MUTEX_REQUEST_ACTIVITIES.allocate, BATCH_ACTIVITY]);
+
+/** Request kinds whose completion frees or adds capacity on the mutex's resource. */
+export const RELEASING_KINDS: ReadonlySet<string> = new Set<MutexRequestKind>([
+  'release',
+  'release-cluster-ports',
+  'publish-drives',
+]);
+
+// ---------------------------------------------------------------- signals and queries
+
+/** A request to a mutex workflow (sent with signal-with-start by an activity). */
+export const mutexRequestSignal = defineSignal<[MutexRequest]>('mutexRequest');
+/** The answer to a mutex request, sent to the requester. */
+export const mutexResponseSignal = defineSignal<[MutexResponse]>('mutexResponse');
+/** Capacity was released on the mutex's resource: a refused requester may ask again. */
+export const capacityReleasedSignal = defineSignal<[{ mutexId: string }]>('capacityReleased');
+
+/** The object's spec changed (the watcher signals it); the workflow re-reads it. */
+export const specChangedSignal = defineSignal<[]>('specChanged');
+/** Deletion of the object started: tear down. Cancelling the workflow does the same. */
+export const deleteRequestedSignal = defineSignal<[]>('deleteRequested');
+/** Something the workflow waits for may have happened (e.g. a cluster GUID); look again now. */
+export const wakeUpSignal = defineSignal<[]>('wakeUp');
+
+export interface MutexView {
+  key: string;
+  /** Every request being executed: one, or a batch of allocations decided together. */
+  running: MutexRequest[];
+  queue: MutexRequest[];
+  waiters: string[];
+  executed: number;
+}
+export const mutexStateQuery = defineQuery<MutexView>('mutexState');
+
+export interface LifecycleView {
+  phase: string;
+  step: string;
+  detail: string;
+  allocation?: unknown;
+  lastError?: string;
+}
+export const stateQuery = defineQuery<LifecycleView>('state');
+
+// ---------------------------------------------------------------- search attributes
+
+// Registered on the Temporal server as Keyword (the local control plane registers them at start).
+// Objects are named namespace/name in every search attribute.
+export const WekaNode = defineSearchAttributeKey('WekaNode', SearchAttributeType.KEYWORD);
+export const WekaCluster = defineSearchAttributeKey('WekaCluster', SearchAttributeType.KEYWORD);
+export const WekaContainer = defineSearchAttributeKey('WekaContainer', SearchAttributeType.KEYWORD);
+export const WekaPhase = defineSearchAttributeKey('WekaPhase', SearchAttributeType.KEYWORD);
