@@ -20,15 +20,12 @@ import {
 import type { ActivityDeps } from './deps.js';
 import { isConflict, orIfMissing } from './kube/errors.js';
 import { WekaApi } from './kube/weka-api.js';
-import type { MutexActivities } from './types.js';
-import type { MutexOutcome } from '../src/protocol.js';
+import type { ContainerOnNode, MutexOutcome } from '../src/protocol.js';
 
 /** Fresh reads per activity attempt before containers that keep changing under us are left to Temporal's retry. */
 const CONFLICT_ROUNDS = 5;
 
-export function createAllocationDecisions(
-  deps: ActivityDeps,
-): Pick<MutexActivities, 'allocateForContainer' | 'allocateForContainers' | 'releaseAllocation'> {
+export function createAllocationDecisions(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
 
   async function nodeDrives(node: string): Promise<NodeDrives> {
@@ -133,16 +130,18 @@ export function createAllocationDecisions(
   }
 
   return {
-    async allocateForContainer(ask: AllocationAsk): Promise<MutexOutcome> {
-      const [outcome] = await allocateAll(ask.node, [ask]);
-      return outcome!;
-    },
-
-    async allocateForContainers({ node, containers }): Promise<MutexOutcome[]> {
+    /** Every queued allocation of one node at once: one outcome per container, in the same order. */
+    async allocateForContainers({
+      node,
+      containers,
+    }: {
+      node: string;
+      containers: ContainerOnNode[];
+    }): Promise<MutexOutcome[]> {
       return allocateAll(node, containers);
     },
 
-    async releaseAllocation({ namespace, name }): Promise<MutexOutcome> {
+    async releaseAllocation({ namespace, name }: ContainerOnNode): Promise<MutexOutcome> {
       const ref = { namespace, name };
       const container = await api.getContainer(ref);
       if (container?.status?.allocations) {

@@ -8,19 +8,16 @@ import {
   CLUSTER_PORT_RANGE_SIZE,
   type PortRange,
 } from '../src/allocation/index.js';
-import { FIELD_MANAGER, refText } from '../src/lifecycle/names.js';
+import { FIELD_MANAGER, refText, type ObjectRef } from '../src/lifecycle/names.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict } from './kube/errors.js';
 import { WekaApi } from './kube/weka-api.js';
-import type { MutexActivities } from './types.js';
 import type { MutexOutcome } from '../src/protocol.js';
 
-export function createClusterPortDecisions(
-  deps: ActivityDeps,
-): Pick<MutexActivities, 'allocateClusterPorts' | 'releaseClusterPorts'> {
+export function createClusterPortDecisions(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
   return {
-    async allocateClusterPorts(ref): Promise<MutexOutcome> {
+    async allocateClusterPorts(ref: ObjectRef): Promise<MutexOutcome> {
       const cluster = await api.getCluster(ref);
       if (!cluster || cluster.metadata.deletionTimestamp)
         return {
@@ -64,7 +61,7 @@ export function createClusterPortDecisions(
       return { ok: true, result: ports };
     },
 
-    async releaseClusterPorts(ref): Promise<MutexOutcome> {
+    async releaseClusterPorts(ref: ObjectRef): Promise<MutexOutcome> {
       const cluster = await api.getCluster(ref);
       if (cluster?.status?.ports) await api.applyStatus('WekaCluster', ref, {}, FIELD_MANAGER.allocator);
       deps.logger.info({ cluster: refText(ref) }, 'released cluster ports');

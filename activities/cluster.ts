@@ -5,22 +5,19 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { API_GROUP, API_VERSION, WEKA_CONTAINER_PLURAL, type WekaContainer } from '../src/api/index.js';
 import { FIELD_MANAGER, FINALIZER, refText, wekaContainerName, type ObjectRef } from '../src/lifecycle/names.js';
 import { clusterContainerName, clusterContainerSpec } from '../src/lifecycle/cluster-layout.js';
-import {
-  clusterCreateCall,
-  clusterListCall,
-  completeCall,
-  findClusterByName,
-  planClusterCreate,
-} from '../src/weka/index.js';
+import { clusterCreateCall, clusterListCall, findClusterByName, planClusterCreate } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
-import { isAlreadyExists, isNotFound } from './kube/errors.js';
-import { WekaApi } from './kube/weka-api.js';
-import type { ClusterActivities, ClusterSnapshot, MemberContainer } from './cluster-types.js';
+import { createIfAbsent, orIfMissing } from './kube/errors.js';
+import { snapshotOf, WekaApi } from './kube/weka-api.js';
+import type { ClusterSnapshot, ClusterStatusUpdate, MemberContainer } from './cluster-types.js';
+import type { ExecTargetRef } from './types.js';
+import { wekaCli } from './weka-cli.js';
 
 export const CLUSTER_LABEL = 'weka.weka.io/cluster';
 
-export function createClusterActivities(deps: ActivityDeps): ClusterActivities {
+export function createClusterActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
+  const run = wekaCli(deps.exec);
 
   async function members(ref: ObjectRef): Promise<WekaContainer[]> {
     const list = (await api.custom.listNamespacedCustomObject({
@@ -33,20 +30,28 @@ export function createClusterActivities(deps: ActivityDeps): ClusterActivities {
     return list.items;
   }
 
+  /** Every member of the cluster, as its workflow sees it. */
+  async function memberContainers(ref: ObjectRef): Promise<MemberContainer[]> {
+    return (await members(ref)).map((c) => ({
+      name: c.metadata.name!,
+      uid: c.metadata.uid ?? '',
+      node: c.spec.nodeName ?? '',
+      phase: c.status?.phase ?? 'Pending',
+    }));
+  }
+
   return {
-    async readCluster(ref): Promise<ClusterSnapshot | null> {
+    async readCluster(ref: ObjectRef): Promise<ClusterSnapshot | null> {
       const c = await api.getCluster(ref);
       if (!c) return null;
       return {
-        uid: c.metadata.uid ?? '',
-        generation: c.metadata.generation ?? 0,
-        deleting: c.metadata.deletionTimestamp !== undefined,
-        spec: JSON.parse(JSON.stringify(c.spec)) as ClusterSnapshot['spec'],
+        ...snapshotOf<ClusterSnapshot['spec']>(c),
         status: { ...(c.status?.clusterGUID ? { clusterGUID: c.status.clusterGUID } : {}) },
       };
     },
 
-    async ensureClusterContainers({ ref, nodes }): Promise<MemberContainer[]> {
+    /** Creates the cluster's drive containers that are missing; returns every member. */
+    async ensureClusterContainers({ ref, nodes }: { ref: ObjectRef; nodes: string[] }): Promise<MemberContainer[]> {
       const cluster = await api.getCluster(ref);
       if (!cluster) throw ApplicationFailure.nonRetryable(`${refText(ref)} does not exist`, 'NotFound');
       const count = cluster.spec.dynamicTemplate?.driveContainers ?? 0;
@@ -59,50 +64,33 @@ export function createClusterActivities(deps: ActivityDeps): ClusterActivities {
           metadata: { name, namespace: ref.namespace, finalizers: [FINALIZER], labels: { [CLUSTER_LABEL]: ref.name } },
           spec: clusterContainerSpec(cluster.spec, ref.name, nodes[i % nodes.length]!),
         } as WekaContainer;
-        try {
-          await api.createContainer(body);
-        } catch (err) {
-          if (!isAlreadyExists(err)) throw err;
-        }
+        await createIfAbsent(api.createContainer(body));
       }
-      return (await members(ref)).map((c) => ({
-        name: c.metadata.name!,
-        uid: c.metadata.uid ?? '',
-        node: c.spec.nodeName ?? '',
-        phase: c.status?.phase ?? 'Pending',
-      }));
+      return memberContainers(ref);
     },
 
-    async clusterMembers(ref): Promise<MemberContainer[]> {
-      return (await members(ref)).map((c) => ({
-        name: c.metadata.name!,
-        uid: c.metadata.uid ?? '',
-        node: c.spec.nodeName ?? '',
-        phase: c.status?.phase ?? 'Pending',
-      }));
+    async clusterMembers(ref: ObjectRef): Promise<MemberContainer[]> {
+      return memberContainers(ref);
     },
 
-    async formWekaCluster({ ref, target }): Promise<string> {
+    /** Creates the Weka cluster (or finds it by name) from a member's pod; returns its GUID. */
+    async formWekaCluster({ ref, target }: { ref: ObjectRef; target: ExecTargetRef }): Promise<string> {
       const name = wekaContainerName(ref.namespace, ref.name);
-      const run = async <T>(call: { argv: readonly string[]; parse(stdout: string): T }): Promise<T> =>
-        completeCall(call, await deps.exec.run(target, call.argv, { timeoutMs: 60_000 }));
-      const clusters = await run(clusterListCall());
+      const clusters = await run(target, clusterListCall());
       const plan = planClusterCreate(clusters, name);
       if (typeof plan === 'object') throw ApplicationFailure.nonRetryable(plan.conflict, 'WekaStateConflict');
       return plan === 'already-done'
         ? findClusterByName(clusters, name)!.guid
-        : (await run(clusterCreateCall(name))).guid;
+        : (await run(target, clusterCreateCall(name))).guid;
     },
 
-    async writeClusterStatus({ ref, update }): Promise<void> {
-      try {
-        await api.applyStatus('WekaCluster', ref, { ...update }, FIELD_MANAGER.workflow);
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
+    async writeClusterStatus({ ref, update }: { ref: ObjectRef; update: ClusterStatusUpdate }): Promise<void> {
+      // The object is gone: there is no status left to show.
+      await orIfMissing(api.applyStatus('WekaCluster', ref, { ...update }, FIELD_MANAGER.workflow), undefined);
     },
 
-    async deleteClusterContainers(ref): Promise<number> {
+    /** Deletes every member not already being deleted; returns how many members still exist. */
+    async deleteClusterContainers(ref: ObjectRef): Promise<number> {
       const remaining = await members(ref);
       for (const c of remaining)
         if (!c.metadata.deletionTimestamp)

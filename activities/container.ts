@@ -7,11 +7,11 @@ import { FINALIZER, FIELD_MANAGER, WEKA_POD_CONTAINER, refText, type ObjectRef }
 import { wekaPod } from '../src/lifecycle/pods.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
-import { deletePod, ensurePod, waitPodRunning } from './kube/pods.js';
-import { WekaApi } from './kube/weka-api.js';
-import type { ContainerActivities, ContainerAllocation, ContainerSnapshot, ExecTargetRef } from './types.js';
+import { deletePod, ensurePod, POD_START_TIMEOUT_MS, waitPodRunning } from './kube/pods.js';
+import { snapshotOf, WekaApi } from './kube/weka-api.js';
+import type { ContainerAllocation, ContainerSnapshot, EventInput, ExecTargetRef, StatusUpdate } from './types.js';
 
-export function createContainerActivities(deps: ActivityDeps): ContainerActivities {
+export function createContainerActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
 
   return {
@@ -21,10 +21,7 @@ export function createContainerActivities(deps: ActivityDeps): ContainerActiviti
       const s = c.status ?? {};
       const allocation = s.allocations?.virtualDrives?.length ? (s.allocations as ContainerAllocation) : undefined;
       return {
-        uid: c.metadata.uid ?? '',
-        generation: c.metadata.generation ?? 0,
-        deleting: c.metadata.deletionTimestamp !== undefined,
-        spec: JSON.parse(JSON.stringify(c.spec)) as ContainerSnapshot['spec'],
+        ...snapshotOf<ContainerSnapshot['spec']>(c),
         status: {
           ...(s.phase !== undefined ? { phase: s.phase } : {}),
           ...(s.clusterGUID !== undefined ? { clusterGUID: s.clusterGUID } : {}),
@@ -58,7 +55,7 @@ export function createContainerActivities(deps: ActivityDeps): ContainerActiviti
     },
 
     async waitPodRunning(target: ExecTargetRef): Promise<void> {
-      await waitPodRunning(api.core, target.namespace, target.pod, deps.podStartTimeoutMs ?? 60_000);
+      await waitPodRunning(api.core, target.namespace, target.pod, POD_START_TIMEOUT_MS);
     },
 
     async deleteContainerPod(ref: ObjectRef): Promise<void> {
@@ -77,16 +74,12 @@ export function createContainerActivities(deps: ActivityDeps): ContainerActiviti
       return cluster?.status?.clusterGUID ?? null;
     },
 
-    async writeContainerStatus({ ref, update }): Promise<void> {
-      try {
-        await api.applyStatus('WekaContainer', ref, { ...update }, FIELD_MANAGER.workflow);
-      } catch (err) {
-        // The object is gone: there is no status left to show.
-        if (!isNotFound(err)) throw err;
-      }
+    async writeContainerStatus({ ref, update }: { ref: ObjectRef; update: StatusUpdate }): Promise<void> {
+      // The object is gone: there is no status left to show.
+      await orIfMissing(api.applyStatus('WekaContainer', ref, { ...update }, FIELD_MANAGER.workflow), undefined);
     },
 
-    async recordEvent({ kind, ref, type, reason, message }): Promise<void> {
+    async recordEvent({ kind, ref, type, reason, message }: EventInput): Promise<void> {
       const obj = await api.get(kind, ref);
       if (!obj) return;
       const now = new Date();
@@ -111,7 +104,7 @@ export function createContainerActivities(deps: ActivityDeps): ContainerActiviti
       await api.core.createNamespacedEvent({ namespace: ref.namespace, body: event });
     },
 
-    async removeFinalizer({ kind, ref }): Promise<void> {
+    async removeFinalizer({ kind, ref }: { kind: EventInput['kind']; ref: ObjectRef }): Promise<void> {
       for (let attempt = 0; attempt < 10; attempt++) {
         const obj = await api.get(kind, ref);
         const finalizers = obj?.metadata.finalizers ?? [];

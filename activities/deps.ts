@@ -19,8 +19,6 @@ export interface ActivityDeps {
   operatorNamespace: string;
   /** Image of the ssdproxy containers the operator creates. */
   proxyImage: string;
-  /** How long to wait for a pod to run before the activity fails and is retried. */
-  podStartTimeoutMs?: number;
   /** Wraps every activity by name, e.g. to record its duration and result as metrics. */
   instrument?: <A extends unknown[], R>(name: string, fn: (...args: A) => Promise<R>) => (...args: A) => Promise<R>;
 }

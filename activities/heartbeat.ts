@@ -5,7 +5,8 @@ import { Context } from '@temporalio/activity';
 
 export const HEARTBEAT_INTERVAL_MS = 1_000;
 
-function currentContext(): Context | undefined {
+/** The running activity's context, or undefined outside an activity (a unit test, a script). */
+export function currentContext(): Context | undefined {
   try {
     return Context.current();
   } catch {

@@ -1,32 +1,20 @@
 // createActivities(deps): every activity of the operator, closed over the Kubernetes client, the
-// exec transport, the Temporal client and the logger.
+// exec transport, the Temporal client and the logger. Their type, `Activities`, is what the
+// implementations declare (each activity's parameters and result): workflows import it as a type.
 import { createClusterActivities } from './cluster.js';
-import type { ClusterActivities } from './cluster-types.js';
 import { createContainerActivities } from './container.js';
 import type { ActivityDeps } from './deps.js';
 import { createAllocationDecisions } from './allocations.js';
 import { createNodeDecisions } from './node-decisions.js';
 import { createClusterPortDecisions } from './cluster-ports.js';
 import { createRequesterActivities } from './requester.js';
-import type {
-  ContainerActivities,
-  MutexActivities,
-  RequesterActivities,
-  SignDrivesActivities,
-  WekaActivities,
-} from './types.js';
 import { createWekaActivities } from './weka.js';
 import { heartbeating } from './heartbeat.js';
 import { createSignDrivesActivities } from './sign-drives.js';
 
-export type Activities = ClusterActivities &
-  MutexActivities &
-  RequesterActivities &
-  ContainerActivities &
-  WekaActivities &
-  SignDrivesActivities;
+export type Activities = ReturnType<typeof createActivities>;
 
-export function createActivities(deps: ActivityDeps): Activities {
+export function createActivities(deps: ActivityDeps) {
   return heartbeating(
     instrumented(deps, {
       ...createAllocationDecisions(deps),

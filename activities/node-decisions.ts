@@ -6,18 +6,16 @@ import { MANAGED_BY, MANAGED_BY_LABEL, proxyName } from '../src/lifecycle/names.
 import { wekaPod } from '../src/lifecycle/pods.js';
 import { refusal as refused } from '../src/lifecycle/node-allocations.js';
 import type { ActivityDeps } from './deps.js';
-import { isAlreadyExists, orIfMissing } from './kube/errors.js';
-import { deletePod, ensurePod, waitPodRunning } from './kube/pods.js';
+import { createIfAbsent, orIfMissing } from './kube/errors.js';
+import { deletePod, ensurePod, POD_START_TIMEOUT_MS, waitPodRunning } from './kube/pods.js';
 import { WekaApi } from './kube/weka-api.js';
-import type { MutexActivities } from './types.js';
 import type { MutexOutcome } from '../src/protocol.js';
 
-export function createNodeDecisions(deps: ActivityDeps): Pick<MutexActivities, 'ensureProxy' | 'removeProxyIfUnused'> {
+export function createNodeDecisions(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
-  const podTimeout = deps.podStartTimeoutMs ?? 60_000;
 
   return {
-    async ensureProxy({ node }): Promise<MutexOutcome> {
+    async ensureProxy({ node }: { node: string }): Promise<MutexOutcome> {
       const name = proxyName(node);
       const ns = deps.operatorNamespace;
       // A proxy pod for a node that does not exist would never run; say so instead.
@@ -28,25 +26,23 @@ export function createNodeDecisions(deps: ActivityDeps): Pick<MutexActivities, '
           true,
         );
       }
-      try {
-        await api.createContainer({
+      await createIfAbsent(
+        api.createContainer({
           apiVersion: 'weka.weka.io/v1alpha1',
           kind: 'WekaContainer',
           metadata: { name, namespace: ns, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
           spec: { mode: 'ssdproxy', nodeName: node, image: deps.proxyImage },
-        } as WekaContainer);
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-      }
+        } as WekaContainer),
+      );
       await ensurePod(
         api.core,
         wekaPod({ name, namespace: ns, node, image: deps.proxyImage, role: 'ssdproxy', owner: `${ns}/${name}` }),
       );
-      await waitPodRunning(api.core, ns, name, podTimeout);
+      await waitPodRunning(api.core, ns, name, POD_START_TIMEOUT_MS);
       return { ok: true, result: { namespace: ns, pod: name } };
     },
 
-    async removeProxyIfUnused({ node }): Promise<MutexOutcome> {
+    async removeProxyIfUnused({ node }: { node: string }): Promise<MutexOutcome> {
       const users = (await api.listContainersOnNode(node)).filter((c) => {
         if (c.spec.mode !== 'drive') return false;
         // A container being deleted whose allocation is already released no longer needs the proxy.

@@ -2,22 +2,24 @@
 // mutex workflow is started if it is not running; and the mutex's side of the answer: deliver a
 // decision's answers and capacity notices to the requesters.
 import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { messageOf } from '../src/errors.js';
 import { stampQueuedAt } from '../src/lifecycle/mutex-queue.js';
 import type { ActivityDeps } from './deps.js';
-import type { RequesterActivities } from './types.js';
 import {
   mutexTaskQueue,
   capacityReleasedSignal,
   mutexRequestSignal,
   mutexResponseSignal,
   WORKFLOW,
+  type MutexAnswer,
+  type MutexRequest,
   type MutexWorkflow,
 } from '../src/protocol.js';
 
 /** Signals in flight at once while answering one decision (a batch has at most a few dozen). */
 const ANSWER_CONCURRENCY = 16;
 
-export function createRequesterActivities(deps: ActivityDeps): RequesterActivities {
+export function createRequesterActivities(deps: ActivityDeps) {
   /** Signals a requester; one that finished or never existed has nobody waiting: skipped. */
   const deliver = async (workflowId: string, send: (h: WorkflowHandle) => Promise<void>): Promise<boolean> => {
     try {
@@ -29,7 +31,15 @@ export function createRequesterActivities(deps: ActivityDeps): RequesterActiviti
     }
   };
   return {
-    async sendMutexRequest({ mutexId, node, request: asked }): Promise<void> {
+    async sendMutexRequest({
+      mutexId,
+      node,
+      request: asked,
+    }: {
+      mutexId: string;
+      node?: string;
+      request: MutexRequest;
+    }): Promise<void> {
       // The send time rides along so the executing activity can measure the queue wait (metrics).
       const request = { ...asked, payload: stampQueuedAt(asked.payload, Date.now()) };
       await deps.temporal.workflow.signalWithStart<MutexWorkflow, [typeof request]>(WORKFLOW.mutex, {
@@ -42,7 +52,19 @@ export function createRequesterActivities(deps: ActivityDeps): RequesterActiviti
       });
     },
 
-    async answerMutexRequests({ mutexId, answers, notify }) {
+    /**
+     * A mutex's answers to the requesters of one decision, and its capacity notices to the waiters,
+     * sent together; requesters that no longer exist are skipped (counted in `skipped`).
+     */
+    async answerMutexRequests({
+      mutexId,
+      answers,
+      notify,
+    }: {
+      mutexId: string;
+      answers: MutexAnswer[];
+      notify: string[];
+    }): Promise<{ delivered: number; skipped: number }> {
       // A requester keys answers by request id, so they go out a chunk at a time in no particular
       // order; a retry sends them all again, which is the same answer again or one more wake-up
       // (the waiter asks again, and is refused or served as usual).
@@ -66,9 +88,8 @@ export function createRequesterActivities(deps: ActivityDeps): RequesterActiviti
         }
       }
       if (failures.length > 0) {
-        const first = failures[0] instanceof Error ? failures[0].message : String(failures[0]);
         throw new Error(
-          `${mutexId}: ${failures.length} of ${sends.length} answers and wake-ups not delivered (${delivered} delivered): ${first}`,
+          `${mutexId}: ${failures.length} of ${sends.length} answers and wake-ups not delivered (${delivered} delivered): ${messageOf(failures[0])}`,
         );
       }
       return { delivered, skipped };

@@ -2,7 +2,7 @@
 // devices for its ssdproxy (inside the proxy pod, probing each device first so a retry never
 // signs twice), and publish the signed drives on the node: the shared-drives annotation and the
 // capacity resources the scheduler sees.
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import {
   decodeSharedDrivesAnnotation,
@@ -10,23 +10,22 @@ import {
   SHARED_DRIVES_ANNOTATION,
 } from '../src/annotations/index.js';
 import { mergeSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../src/lifecycle/node-drives.js';
-import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER } from '../src/lifecycle/names.js';
+import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../src/lifecycle/names.js';
 import { labelSelectorText, ONLY_SHARED_MESSAGE } from '../src/lifecycle/sign-drives-request.js';
-import {
-  completeCall,
-  NON_RETRYABLE_WEKA_ERRORS,
-  planSignProxy,
-  showDriveCall,
-  signProxyCall,
-  type WekaCall,
-} from '../src/weka/index.js';
+import { NON_RETRYABLE_WEKA_ERRORS, planSignProxy, showDriveCall, signProxyCall } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
-import { WekaApi } from './kube/weka-api.js';
-import type { ExecTargetRef, NodeSigning, OperationSnapshot, SignDrivesActivities } from './types.js';
+import { snapshotOf, WekaApi } from './kube/weka-api.js';
+import type {
+  ExecTargetRef,
+  NodeDrivesPublished,
+  NodeSigning,
+  OperationSnapshot,
+  OperationStatusUpdate,
+} from './types.js';
+import { wekaCli } from './weka-cli.js';
 import type { ProxySignedDrive } from '../src/protocol.js';
 
-const CLI_TIMEOUT_MS = 60_000;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /** Conditional writes to a node give up after this many lost races (then the activity is retried). */
 const NODE_WRITE_ATTEMPTS = 10;
@@ -39,19 +38,9 @@ function isDeviceRefusal(err: unknown): err is Error {
   return err instanceof DeviceRefused || (err instanceof Error && NON_RETRYABLE_WEKA_ERRORS.includes(err.name));
 }
 
-export function createSignDrivesActivities(deps: ActivityDeps): SignDrivesActivities {
+export function createSignDrivesActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
-
-  async function run<T>(target: ExecTargetRef, call: WekaCall<T>): Promise<T> {
-    let signal: AbortSignal | undefined;
-    try {
-      signal = Context.current().cancellationSignal;
-    } catch {
-      signal = undefined; // not inside an activity
-    }
-    const result = await deps.exec.run(target, call.argv, { timeoutMs: CLI_TIMEOUT_MS, ...(signal ? { signal } : {}) });
-    return completeCall(call, result);
-  }
+  const run = wekaCli(deps.exec);
 
   /** Probe, sign only an unsigned device, and read back what signing assigned. */
   async function signForProxy(
@@ -82,18 +71,14 @@ export function createSignDrivesActivities(deps: ActivityDeps): SignDrivesActivi
   }
 
   return {
-    async readOperation(ref): Promise<OperationSnapshot | null> {
+    async readOperation(ref: ObjectRef): Promise<OperationSnapshot | null> {
       const op = await api.getOperation(ref);
       if (!op) return null;
-      return {
-        uid: op.metadata.uid ?? '',
-        generation: op.metadata.generation ?? 0,
-        deleting: op.metadata.deletionTimestamp !== undefined,
-        spec: JSON.parse(JSON.stringify(op.spec)) as OperationSnapshot['spec'],
-      };
+      return snapshotOf<OperationSnapshot['spec']>(op);
     },
 
-    async listSelectedNodes({ nodeSelector }): Promise<string[]> {
+    /** Names of the nodes whose labels match every entry of the selector, sorted. */
+    async listSelectedNodes({ nodeSelector }: { nodeSelector: Record<string, string> }): Promise<string[]> {
       // An empty selector selects every node: never what a signing operation means.
       if (Object.keys(nodeSelector).length === 0)
         throw ApplicationFailure.nonRetryable('an empty node selector would sign every node', 'InvalidObject');
@@ -104,7 +89,16 @@ export function createSignDrivesActivities(deps: ActivityDeps): SignDrivesActivi
         .sort();
     },
 
-    async signNodeDrives({ node, devicePaths, shared }): Promise<NodeSigning> {
+    /** Signs each device for proxy use inside the node's proxy pod, skipping devices already signed. */
+    async signNodeDrives({
+      node,
+      devicePaths,
+      shared,
+    }: {
+      node: string;
+      devicePaths: string[];
+      shared: boolean;
+    }): Promise<NodeSigning> {
       if (!shared) throw ApplicationFailure.nonRetryable(ONLY_SHARED_MESSAGE, 'InvalidObject');
       if (devicePaths.length === 0)
         throw ApplicationFailure.nonRetryable(`no device paths to sign on node ${node}`, 'InvalidObject');
@@ -128,7 +122,14 @@ export function createSignDrivesActivities(deps: ActivityDeps): SignDrivesActivi
       return outcome;
     },
 
-    async publishNodeDrives({ node, drives }) {
+    /** Merges the drives into the node's shared-drives annotation and sets its capacity resources. */
+    async publishNodeDrives({
+      node,
+      drives,
+    }: {
+      node: string;
+      drives: ProxySignedDrive[];
+    }): Promise<NodeDrivesPublished> {
       for (let attempt = 0; attempt < NODE_WRITE_ATTEMPTS; attempt++) {
         const current = await orIfMissing(api.core.readNode({ name: node }), null);
         if (!current) throw ApplicationFailure.nonRetryable(`node ${node} no longer exists`, 'NotFound');
@@ -181,13 +182,9 @@ export function createSignDrivesActivities(deps: ActivityDeps): SignDrivesActivi
       );
     },
 
-    async writeOperationStatus({ ref, status }): Promise<void> {
-      try {
-        await api.applyStatus('WekaManualOperation', ref, { ...status }, FIELD_MANAGER.workflow);
-      } catch (err) {
-        // The object is gone: there is no status left to show.
-        if (!isNotFound(err)) throw err;
-      }
+    async writeOperationStatus({ ref, status }: { ref: ObjectRef; status: OperationStatusUpdate }): Promise<void> {
+      // The object is gone: there is no status left to show.
+      await orIfMissing(api.applyStatus('WekaManualOperation', ref, { ...status }, FIELD_MANAGER.workflow), undefined);
     },
   };
 }

@@ -1,11 +1,10 @@
 // Activities that change Weka state by running the Weka CLIs in the container's pod. Each one
 // probes first (reads the device header or the cluster's drive list) and acts only if the change
 // is not already there, so a retry after a lost answer neither fails nor repeats the change.
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { VirtualDrive } from '../src/allocation/index.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/index.js';
 import {
-  completeCall,
   containerAddCall,
   containerListCall,
   driveAddCall,
@@ -21,31 +20,19 @@ import {
   virtualAddCall,
   virtualRemoveCall,
   type Plan,
-  type WekaCall,
 } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { WekaApi } from './kube/weka-api.js';
-import type { ExecTargetRef, WekaActivities } from './types.js';
-
-const CLI_TIMEOUT_MS = 60_000;
+import type { ClusterDriveRef, ExecTargetRef, VirtualDriveOnNode } from './types.js';
+import { wekaCli } from './weka-cli.js';
 
 function conflict(plan: Plan, what: string): void {
   if (typeof plan === 'object') throw ApplicationFailure.nonRetryable(`${what}: ${plan.conflict}`, 'WekaStateConflict');
 }
 
-export function createWekaActivities(deps: ActivityDeps): WekaActivities {
+export function createWekaActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
-
-  async function run<T>(target: ExecTargetRef, call: WekaCall<T>): Promise<T> {
-    let signal: AbortSignal | undefined;
-    try {
-      signal = Context.current().cancellationSignal;
-    } catch {
-      signal = undefined;
-    }
-    const result = await deps.exec.run(target, call.argv, { timeoutMs: CLI_TIMEOUT_MS, ...(signal ? { signal } : {}) });
-    return completeCall(call, result);
-  }
+  const run = wekaCli(deps.exec);
 
   /** The device that holds a virtual drive's physical drive, from the node's shared-drives annotation. */
   async function devicePathOf(node: string, drive: VirtualDrive): Promise<string> {
@@ -63,7 +50,18 @@ export function createWekaActivities(deps: ActivityDeps): WekaActivities {
   }
 
   return {
-    async joinCluster({ target, clusterGUID, name, hostname }): Promise<number> {
+    /** Adds the pod's container to the Weka cluster (or finds it there by name); returns its container id. */
+    async joinCluster({
+      target,
+      clusterGUID,
+      name,
+      hostname,
+    }: {
+      target: ExecTargetRef;
+      clusterGUID: string;
+      name: string;
+      hostname: string;
+    }): Promise<number> {
       const request = { clusterGUID, name, hostname };
       const members = await run(target, containerListCall(clusterGUID));
       const plan = planContainerAdd(members, request);
@@ -72,7 +70,7 @@ export function createWekaActivities(deps: ActivityDeps): WekaActivities {
       return (await run(target, containerAddCall(request))).containerId;
     },
 
-    async signVirtualDrive({ target, node, drive, clusterGUID }): Promise<void> {
+    async signVirtualDrive({ target, node, drive, clusterGUID }: VirtualDriveOnNode): Promise<void> {
       const devicePath = await devicePathOf(node, drive);
       const request = {
         devicePath,
@@ -85,7 +83,7 @@ export function createWekaActivities(deps: ActivityDeps): WekaActivities {
       if (plan === 'run') await run(target, virtualAddCall(request));
     },
 
-    async addDriveToCluster({ target, containerId, virtualUUID }): Promise<{ driveUUID: string }> {
+    async addDriveToCluster({ target, containerId, virtualUUID }: ClusterDriveRef): Promise<{ driveUUID: string }> {
       const drives = await run(target, driveListCall(containerId));
       const plan = planDriveAdd(drives, { containerId, virtualUUID });
       conflict(plan, `adding virtual drive ${virtualUUID} to container ${containerId}`);
@@ -93,12 +91,12 @@ export function createWekaActivities(deps: ActivityDeps): WekaActivities {
       return { driveUUID: (await run(target, driveAddCall({ containerId, virtualUUID }))).driveUUID };
     },
 
-    async removeDriveFromCluster({ target, containerId, virtualUUID }): Promise<void> {
+    async removeDriveFromCluster({ target, containerId, virtualUUID }: ClusterDriveRef): Promise<void> {
       const drive = findDriveByVirtualUUID(await run(target, driveListCall(containerId)), virtualUUID);
       if (drive) await run(target, driveRemoveCall(drive.driveUUID));
     },
 
-    async unsignVirtualDrive({ target, node, drive, clusterGUID }): Promise<void> {
+    async unsignVirtualDrive({ target, node, drive, clusterGUID }: VirtualDriveOnNode): Promise<void> {
       const devicePath = await devicePathOf(node, drive);
       const request = { devicePath, virtualUUID: drive.virtualUUID, ownerClusterGUID: clusterGUID };
       const plan = planVirtualRemove(await run(target, showDriveCall(devicePath)), request);

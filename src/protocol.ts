@@ -127,10 +127,11 @@ export interface MutexPayloads {
 
 /**
  * The activity that executes each kind of request, by name: the mutex workflow runs them, and
- * the operator's metrics time the requests they execute. A new kind goes here first.
+ * the operator's metrics time the requests they execute. A new kind goes here first. Allocations
+ * are decided in batches: their activity takes every allocation queued on the node at once.
  */
 export const MUTEX_REQUEST_ACTIVITIES = {
-  allocate: 'allocateForContainer',
+  allocate: 'allocateForContainers',
   release: 'releaseAllocation',
   'ensure-proxy': 'ensureProxy',
   'remove-proxy-if-unused': 'removeProxyIfUnused',
@@ -144,10 +145,10 @@ export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
 export const BATCHED_KINDS: ReadonlySet<string> = new Set<MutexRequestKind>(['allocate']);
 
 /** The activity that executes the queued requests of BATCHED_KINDS together. */
-export const BATCH_ACTIVITY = 'allocateForContainers';
+export const BATCH_ACTIVITY = MUTEX_REQUEST_ACTIVITIES.allocate;
 
-/** The activities that allocate: one container's, or a batch's. */
-export const ALLOCATION_ACTIVITIES: ReadonlySet<string> = new Set([MUTEX_REQUEST_ACTIVITIES.allocate, BATCH_ACTIVITY]);
+/** The activities that allocate. */
+export const ALLOCATION_ACTIVITIES: ReadonlySet<string> = new Set([BATCH_ACTIVITY]);
 
 /** Request kinds whose completion frees or adds capacity on the mutex's resource. */
 export const RELEASING_KINDS: ReadonlySet<string> = new Set<MutexRequestKind>([

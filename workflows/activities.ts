@@ -1,29 +1,99 @@
-// Activity stubs shared by the workflows. Every activity waits for its cancellation to complete:
-// a teardown must never start while a sign or add it would undo may still be running. Every
-// activity heartbeats while it runs (activities/heartbeat.ts), so a dead worker is noticed within
-// HEARTBEAT_TIMEOUT and the activity is retried.
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
-import type { ContainerActivities, WekaActivities } from '../activities/types.js';
-import { NON_RETRYABLE_ERRORS } from './retry.js';
+// Every activity stub the workflows use, one per kind of activity, each with its retry policy.
+// Every activity heartbeats while it runs (activities/heartbeat.ts), so a dead worker is noticed
+// within HEARTBEAT_TIMEOUT and the activity is retried. Activities that change a node or a Weka
+// cluster wait for their cancellation to complete: a teardown must never start while a sign or
+// add it would undo may still be running.
+import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
 
-export const HEARTBEAT_TIMEOUT = '5 seconds';
+const HEARTBEAT_TIMEOUT = '5 seconds';
 
-const retry = {
-  initialInterval: '500 milliseconds',
-  maximumInterval: '15 seconds',
-  nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
-};
+/**
+ * Error types that retrying cannot fix: bad input, unparseable output, a definite refusal by a
+ * Weka tool, an object that is not there. Activities throw them as non-retryable failures; the
+ * policies list them too, so that an error of that type is never retried whatever threw it.
+ */
+const NON_RETRYABLE_ERRORS = ['WekaInputError', 'WekaOutputError', 'WekaCommandRefused', 'InvalidObject', 'NotFound'];
 
-export const kube = proxyActivities<ContainerActivities>({
+const common = { heartbeatTimeout: HEARTBEAT_TIMEOUT } satisfies ActivityOptions;
+const waitForCancellation = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
+
+/**
+ * Kubernetes reads and writes (objects, statuses, Events, pods, finalizers): each one short, and
+ * retried for as long as the apiserver is away, with back-off up to 15 s.
+ */
+export const kube = proxyActivities<Activities>({
+  ...common,
+  ...waitForCancellation,
   startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry,
+  retry: {
+    initialInterval: '500 milliseconds',
+    maximumInterval: '15 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
+  },
 });
 
-export const weka = proxyActivities<WekaActivities>({
+/**
+ * Weka CLI calls in a pod (join, sign, add, remove): each bounded by the exec timeout; a refusal
+ * by the tool is final, anything else (a pod restarting, exec cut) is retried.
+ */
+export const weka = proxyActivities<Activities>({
+  ...common,
+  ...waitForCancellation,
   startToCloseTimeout: '3 minutes',
-  heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry,
+  retry: {
+    initialInterval: '500 milliseconds',
+    maximumInterval: '15 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
+  },
+});
+
+/**
+ * Signing a node's devices for its ssdproxy: up to three CLI calls per device. An operation ends,
+ * so a node that keeps failing (its proxy pod gone, say) becomes that node's error after ten tries.
+ */
+export const signing = proxyActivities<Activities>({
+  ...common,
+  ...waitForCancellation,
+  startToCloseTimeout: '15 minutes',
+  retry: {
+    initialInterval: '500 milliseconds',
+    maximumInterval: '15 seconds',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
+  },
+});
+
+/**
+ * The mutex's decisions (allocate, release, ensure or remove the proxy, ports, publish drives): a
+ * decision cannot be made without the apiserver, so transient failures are retried quickly.
+ */
+export const decisions = proxyActivities<Activities>({
+  ...common,
+  startToCloseTimeout: '2 minutes',
+  retry: {
+    initialInterval: '200 milliseconds',
+    maximumInterval: '10 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
+  },
+});
+
+/** Sending a request to a mutex (signal-with-start): retried quickly; the requester re-sends anyway. */
+export const requests = proxyActivities<Activities>({
+  ...common,
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
+});
+
+/**
+ * Delivering a decision's answers is retried for a minute, never for ever: a mutex must not wait
+ * behind a signal it cannot deliver. A requester that misses its answer sends its request again
+ * after a minute and is answered from the record; a waiter that misses a wake-up asks again on
+ * its own.
+ */
+export const delivery = proxyActivities<Activities>({
+  ...common,
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '1 minute',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
 });

@@ -4,84 +4,48 @@
 // container is. Deletion tears down in reverse: containers first (their workflows undo their
 // drives), then the ports, then the finalizer.
 import {
-  CancellationScope,
-  CancelledFailure,
   ParentClosePolicy,
   condition,
   getExternalWorkflowHandle,
-  isCancellation,
-  proxyActivities,
-  setHandler,
   startChild,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ClusterActivities } from '../activities/cluster-types.js';
-import type { SignDrivesActivities } from '../activities/types.js';
 import { WEKA_POD_CONTAINER, type ObjectRef } from '../src/lifecycle/names.js';
-import { HEARTBEAT_TIMEOUT, kube } from './activities.js';
-import { ClusterStatus } from './cluster-status.js';
-import { driveContainerWorkflow } from './drive-container.js';
-import { installMutexClient } from './mutex-client.js';
-import { NON_RETRYABLE_ERRORS } from './retry.js';
 import {
   CLUSTER_PORTS_MUTEX_ID,
+  WORKFLOW,
+  WekaCluster,
   containerWorkflowId,
   deleteRequestedSignal,
-  specChangedSignal,
-  stateQuery,
   wakeUpSignal,
-  WekaCluster,
+  type ObjectWorkflowInput,
 } from '../src/protocol.js';
-
-export interface ClusterInput {
-  namespace: string;
-  name: string;
-  uid: string;
-}
-
-const acts = proxyActivities<ClusterActivities & Pick<SignDrivesActivities, 'listSelectedNodes'>>({
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  retry: {
-    initialInterval: '500 milliseconds',
-    maximumInterval: '15 seconds',
-    nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
-  },
-});
+import { kube, weka } from './activities.js';
+import { ClusterStatus } from './cluster-status.js';
+import { Lifecycle } from './lifecycle.js';
+import { installMutexClient } from './mutex-client.js';
 
 const RETRY_WAIT = '30 seconds';
 
-export async function clusterWorkflow(input: ClusterInput): Promise<void> {
+export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void> {
   const ref: ObjectRef = { namespace: input.namespace, name: input.name };
   const mutex = installMutexClient();
   const status = new ClusterStatus(ref);
-  let deleteRequested = false;
-  let specChanges = 0;
-  let wakeUps = 0;
-  const scope = new CancellationScope();
-  setHandler(deleteRequestedSignal, () => {
-    deleteRequested = true;
-    scope.cancel();
-  });
-  setHandler(specChangedSignal, () => void specChanges++);
-  setHandler(wakeUpSignal, () => void wakeUps++);
-  setHandler(stateQuery, () => status.view());
+  const life = new Lifecycle(status);
 
-  let cluster = await acts.readCluster(ref);
+  let cluster = await kube.readCluster(ref);
   if (!cluster || cluster.uid !== input.uid) return;
   upsertMemo({ namespace: ref.namespace, name: ref.name, uid: input.uid });
   upsertSearchAttributes([{ key: WekaCluster, value: `${ref.namespace}/${ref.name}` }]);
   status.observedGeneration = cluster.generation;
   if (cluster.status.clusterGUID) status.clusterGUID = cluster.status.clusterGUID;
-  if (cluster.deleting) deleteRequested = true;
 
   /** Waits until a spec change, a wake-up, or the timeout; re-reads the cluster after. */
   async function pause(timeout: string): Promise<void> {
-    const seen = { specChanges, wakeUps };
-    await condition(() => specChanges > seen.specChanges || wakeUps > seen.wakeUps, timeout);
-    cluster = (await acts.readCluster(ref)) ?? cluster;
+    await life.changed({ wakeUps: true, timeout });
+    cluster = (await kube.readCluster(ref)) ?? cluster;
   }
 
   async function allocatePorts(): Promise<void> {
@@ -112,11 +76,11 @@ export async function clusterWorkflow(input: ClusterInput): Promise<void> {
   async function placeContainers(): Promise<{ name: string; uid: string }[]> {
     for (;;) {
       await status.enter('Forming', 'finding the nodes the selector matches');
-      const nodes = await acts.listSelectedNodes({ nodeSelector: cluster!.spec.nodeSelector ?? {} });
+      const nodes = await kube.listSelectedNodes({ nodeSelector: cluster!.spec.nodeSelector ?? {} });
       const count = cluster!.spec.dynamicTemplate?.driveContainers ?? 0;
       if (nodes.length > 0 && count > 0) {
         await status.enter('Forming', `creating ${count} drive containers on ${nodes.length} nodes`);
-        return acts.ensureClusterContainers({ ref, nodes });
+        return kube.ensureClusterContainers({ ref, nodes });
       }
       const why = count === 0 ? 'dynamicTemplate.driveContainers is not set' : 'no node matches spec.nodeSelector';
       await status.condition(
@@ -134,7 +98,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<void> {
   async function startMembers(members: { name: string; uid: string }[]): Promise<void> {
     for (const m of members) {
       try {
-        await startChild(driveContainerWorkflow, {
+        await startChild(WORKFLOW.driveContainer, {
           workflowId: containerWorkflowId(m.uid),
           args: [{ namespace: ref.namespace, name: m.name, uid: m.uid }],
           taskQueue: workflowInfo().taskQueue,
@@ -168,12 +132,12 @@ export async function clusterWorkflow(input: ClusterInput): Promise<void> {
       const target = { namespace: ref.namespace, pod: members[0]!.name, container: WEKA_POD_CONTAINER };
       await status.enter('Forming', `waiting for ${members[0]!.name} to run, to form the cluster from it`);
       await kube.waitPodRunning(target);
-      status.clusterGUID = await acts.formWekaCluster({ ref, target });
+      status.clusterGUID = await weka.formWekaCluster({ ref, target });
       await status.condition('Formed', 'True', 'Formed', `Weka cluster ${status.clusterGUID}`, 'Normal');
     }
     await tellMembers(members, wakeUpSignal);
     for (let delay = 1; ; delay = Math.min(delay * 2, 15)) {
-      const now = await acts.clusterMembers(ref);
+      const now = await kube.clusterMembers(ref);
       const ready = now.filter((m) => m.phase === 'Ready').length;
       if (ready === now.length && now.length > 0) break;
       await status.enter('Forming', `${ready} of ${now.length} drive containers Ready`);
@@ -183,21 +147,11 @@ export async function clusterWorkflow(input: ClusterInput): Promise<void> {
     await status.enter('Ready', 'ready; waiting for deletion');
   }
 
-  try {
-    if (deleteRequested) throw new CancelledFailure('deletion started before the workflow');
-    await scope.run(async () => {
-      await bringUp();
-      await condition(() => deleteRequested);
-    });
-  } catch (err) {
-    if (!isCancellation(err)) throw err;
-  }
-
-  await CancellationScope.nonCancellable(async () => {
+  async function teardown(): Promise<void> {
     await status.enter('Deleting', 'deleting the drive containers');
     for (;;) {
-      const members = await acts.clusterMembers(ref);
-      await acts.deleteClusterContainers(ref);
+      const members = await kube.clusterMembers(ref);
+      await kube.deleteClusterContainers(ref);
       await tellMembers(members, deleteRequestedSignal);
       if (members.length === 0) break;
       await status.enter('Deleting', `waiting for ${members.length} drive containers to tear down`);
@@ -207,5 +161,7 @@ export async function clusterWorkflow(input: ClusterInput): Promise<void> {
     await mutex.call(CLUSTER_PORTS_MUTEX_ID, 'release-cluster-ports', ref);
     await status.enter('Deleted', 'torn down');
     await kube.removeFinalizer({ kind: 'WekaCluster', ref });
-  });
+  }
+
+  await life.run(cluster.deleting, bringUp, teardown);
 }

@@ -3,63 +3,30 @@
 // for the cluster GUID, sign and add every virtual drive, then stay Ready until deletion. Deletion
 // (the deleteRequested signal, or cancelling the workflow) tears it all down in reverse, in a
 // scope that cannot be cancelled. Every step is idempotent, so a restart redoes nothing.
-import {
-  CancellationScope,
-  condition,
-  isCancellation,
-  setHandler,
-  upsertMemo,
-  upsertSearchAttributes,
-  ActivityFailure,
-  CancelledFailure,
-  patched,
-} from '@temporalio/workflow';
+import { condition, isCancellation, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ContainerAllocation, ContainerSnapshot, ExecTargetRef } from '../activities/types.js';
 import { WEKA_POD_CONTAINER, wekaContainerName, type ObjectRef } from '../src/lifecycle/names.js';
-import { kube, weka } from './activities.js';
-import { ContainerStatus } from './container-status.js';
-import { installMutexClient } from './mutex-client.js';
 import {
-  nodeMutexId,
-  deleteRequestedSignal,
-  specChangedSignal,
-  stateQuery,
-  wakeUpSignal,
   WekaCluster,
   WekaContainer,
   WekaNode,
   WekaPhase,
+  nodeMutexId,
+  type ObjectWorkflowInput,
 } from '../src/protocol.js';
-
-export interface DriveContainerInput {
-  namespace: string;
-  name: string;
-  uid: string;
-}
+import { kube, weka } from './activities.js';
+import { ContainerStatus } from './container-status.js';
+import { Lifecycle, messageOf } from './lifecycle.js';
+import { installMutexClient } from './mutex-client.js';
 
 /** A refused allocation is asked again after a release on the node, a spec change, or this long. */
 const CAPACITY_RETRY = '30 seconds';
 
-function messageOf(err: unknown): string {
-  const cause = err instanceof ActivityFailure && err.cause ? err.cause : err;
-  return cause instanceof Error ? cause.message : String(cause);
-}
-
-export async function driveContainerWorkflow(input: DriveContainerInput): Promise<void> {
+export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promise<void> {
   const ref: ObjectRef = { namespace: input.namespace, name: input.name };
   const mutex = installMutexClient();
   const status = new ContainerStatus(ref);
-  let deleteRequested = false;
-  let specChanges = 0;
-  let wakeUps = 0;
-  const scope = new CancellationScope();
-  setHandler(deleteRequestedSignal, () => {
-    deleteRequested = true;
-    scope.cancel();
-  });
-  setHandler(specChangedSignal, () => void specChanges++);
-  setHandler(wakeUpSignal, () => void wakeUps++);
-  setHandler(stateQuery, () => status.view());
+  const life = new Lifecycle(status);
 
   let snapshot = await kube.readContainer(ref);
   if (!snapshot || snapshot.uid !== input.uid) return; // deleted before we started, or another object now
@@ -68,9 +35,8 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
   upsertSearchAttributes([
     { key: WekaContainer, value: `${ref.namespace}/${ref.name}` },
     { key: WekaNode, value: node },
-    // Clusters are named namespace/name in every search attribute (the cluster workflow's too).
     { key: WekaCluster, value: snapshot.spec.cluster ? `${ref.namespace}/${snapshot.spec.cluster}` : '' },
-    { key: WekaPhase, value: 'Pending' },
+    { key: WekaPhase, value: status.phase },
   ]);
   status.addedVirtualDrives = [...snapshot.status.addedVirtualDrives];
   status.addedDrives = [...snapshot.status.addedDrives];
@@ -82,21 +48,19 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
   let allocation: ContainerAllocation | undefined = snapshot.status.allocation;
   let clusterGUID: string | undefined;
 
-  const nodeCall = (kind: string) =>
+  /** A request about this container, or about the node's proxy, to the node's mutex. */
+  const containerCall = (kind: 'allocate' | 'release') =>
     mutex.call(nodeMutexId(node), kind, { namespace: ref.namespace, name: ref.name, node }, node);
+  const proxyCall = (kind: 'ensure-proxy' | 'remove-proxy-if-unused') =>
+    mutex.call(nodeMutexId(node), kind, { node }, node);
 
   async function ensureProxy(): Promise<void> {
     await status.enter('Pending', "ensuring the node's ssdproxy");
     for (;;) {
-      const answer = await mutex.call(nodeMutexId(node), 'ensure-proxy', { node }, node);
+      const answer = await proxyCall('ensure-proxy');
       if (answer.ok) return;
-      await status.condition(
-        'ProxyReady',
-        'False',
-        answer.error?.type ?? 'ProxyFailed',
-        answer.error?.message ?? 'ensuring the proxy failed',
-        'Warning',
-      );
+      const error = answer.error ?? { type: 'ProxyFailed', message: 'ensuring the proxy failed' };
+      await status.condition('ProxyReady', 'False', error.type, error.message, 'Warning');
       await condition(() => false, CAPACITY_RETRY);
     }
   }
@@ -105,28 +69,23 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
     for (;;) {
       await status.enter('Allocating', `allocating on node ${node}`);
       const releases = mutex.releases();
-      const changes = specChanges;
-      const answer = await nodeCall('allocate');
+      const changes = life.specChanges;
+      const answer = await containerCall('allocate');
       if (answer.ok) {
         const result = answer.result as ContainerAllocation;
         const gib = result.virtualDrives.reduce((sum, d) => sum + d.capacityGiB, 0);
-        await status.condition(
-          'Allocated',
-          'True',
-          'Allocated',
-          `${result.virtualDrives.length} virtual drives, ${gib} GiB on node ${node}`,
-          'Normal',
-        );
+        const what = `${result.virtualDrives.length} virtual drives, ${gib} GiB on node ${node}`;
+        await status.condition('Allocated', 'True', 'Allocated', what, 'Normal');
         return result;
       }
       const error = answer.error ?? { type: 'AllocationFailed', message: 'allocation failed' };
       await status.condition('Allocated', 'False', error.type, error.message, 'Warning');
       if (answer.waitForCapacity) {
         await status.enter('Allocating', `waiting for capacity on node ${node}: ${error.message}`);
-        await condition(() => mutex.releases() > releases || specChanges > changes, CAPACITY_RETRY);
+        await condition(() => mutex.releases() > releases || life.specChanges > changes, CAPACITY_RETRY);
       } else {
         await status.enter('Allocating', `waiting for the spec to change: ${error.message}`);
-        await condition(() => specChanges > changes);
+        await condition(() => life.specChanges > changes);
       }
       const fresh = await kube.readContainer(ref);
       if (fresh) {
@@ -141,34 +100,27 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
     for (let delaySeconds = 1; ; delaySeconds = Math.min(delaySeconds * 2, 30)) {
       const guid = await kube.readClusterGUID(ref);
       if (guid) return guid;
-      const seen = { wakeUps, specChanges };
-      await condition(() => wakeUps > seen.wakeUps || specChanges > seen.specChanges, `${delaySeconds} seconds`);
+      await life.changed({ wakeUps: true, timeout: `${delaySeconds} seconds` });
     }
   }
 
   async function signAndAdd(alloc: ContainerAllocation, guid: string): Promise<void> {
     if (status.containerID === undefined) {
       await status.enter('Signing', `joining cluster ${guid}`);
-      status.containerID = await weka.joinCluster({
-        target,
-        clusterGUID: guid,
-        name: wekaContainerName(ref.namespace, ref.name),
-        hostname: node,
-      });
+      const name = wekaContainerName(ref.namespace, ref.name);
+      status.containerID = await weka.joinCluster({ target, clusterGUID: guid, name, hostname: node });
       await status.publish();
     }
     const containerId = status.containerID;
+    const count = alloc.virtualDrives.length;
     for (const [i, drive] of alloc.virtualDrives.entries()) {
       if (status.addedVirtualDrives.includes(drive.virtualUUID)) continue;
       await status.enter(
         'Signing',
-        `signing virtual drive ${i + 1} of ${alloc.virtualDrives.length} (${drive.capacityGiB} GiB on ${drive.serial})`,
+        `signing virtual drive ${i + 1} of ${count} (${drive.capacityGiB} GiB on ${drive.serial})`,
       );
       await weka.signVirtualDrive({ target, node, drive, clusterGUID: guid });
-      await status.enter(
-        'AddingDrives',
-        `adding virtual drive ${i + 1} of ${alloc.virtualDrives.length} to the cluster`,
-      );
+      await status.enter('AddingDrives', `adding virtual drive ${i + 1} of ${count} to the cluster`);
       const { driveUUID } = await weka.addDriveToCluster({ target, containerId, virtualUUID: drive.virtualUUID });
       status.addedVirtualDrives = [...status.addedVirtualDrives, drive.virtualUUID];
       status.addedDrives = [
@@ -177,13 +129,8 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
       ];
       await status.publish();
     }
-    await status.condition(
-      'DrivesAdded',
-      'True',
-      'DrivesAdded',
-      `${alloc.virtualDrives.length} virtual drives signed and added to cluster ${guid}`,
-      'Normal',
-    );
+    const what = `${count} virtual drives signed and added to cluster ${guid}`;
+    await status.condition('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
   }
 
   async function bringUp(): Promise<void> {
@@ -199,31 +146,23 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
     await status.enter('Ready', 'ready; waiting for deletion');
   }
 
-  // Started (or restarted) for an object already being deleted: straight to teardown.
-  if (snapshot.deleting) deleteRequested = true;
-  try {
-    if (deleteRequested) throw new CancelledFailure('deletion started before the workflow');
-    await scope.run(async () => {
-      for (;;) {
-        try {
-          await bringUp();
-          await condition(() => deleteRequested);
-          return;
-        } catch (err) {
-          if (isCancellation(err)) throw err;
-          // A failure retrying cannot fix (a refusal by a Weka tool, a state conflict): show it
-          // and wait for a spec change or deletion instead of failing with resources held.
-          const changes = specChanges;
-          await status.condition('Ready', 'False', 'StepFailed', `${status.step}: ${messageOf(err)}`, 'Warning');
-          await status.enter('Error', `failed while ${status.step}; waiting for a spec change or deletion`);
-          await condition(() => specChanges > changes);
-        }
+  /**
+   * A failure retrying cannot fix (a refusal by a Weka tool, a state conflict) is shown, and the
+   * container waits for a spec change or its deletion instead of failing with resources held.
+   */
+  async function bringUpUntilFixed(): Promise<void> {
+    for (;;) {
+      try {
+        return await bringUp();
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        const changes = life.specChanges;
+        await status.condition('Ready', 'False', 'StepFailed', `${status.step}: ${messageOf(err)}`, 'Warning');
+        await status.enter('Error', `failed while ${status.step}; waiting for a spec change or deletion`);
+        await condition(() => life.specChanges > changes);
       }
-    });
-  } catch (err) {
-    if (!isCancellation(err)) throw err;
+    }
   }
-  await CancellationScope.nonCancellable(() => teardown());
 
   async function teardown(): Promise<void> {
     await status.enter('Deleting', 'tearing down');
@@ -235,16 +174,12 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
       (status.containerID !== undefined ? ((await kube.readClusterGUID(ref)) ?? undefined) : undefined);
     // A vanished node takes its devices and the container's pod with it: nothing can be undone
     // from there. Say what is left behind instead of retrying forever, and go on.
-    const nodeGone = patched('teardown-skips-weka-on-a-vanished-node') && !(await kube.nodeExists(node));
+    const nodeGone = !(await kube.nodeExists(node));
     if (nodeGone && alloc && guid && status.containerID !== undefined) {
       const uuids = alloc.virtualDrives.map((d) => d.virtualUUID).join(', ');
-      await status.condition(
-        'Ready',
-        'False',
-        'NodeGone',
-        `node ${node} no longer exists; virtual drives ${uuids} may remain in Weka cluster ${guid} (container ${status.containerID}): remove them with 'weka cluster drive remove' from another member`,
-        'Warning',
-      );
+      const left = `virtual drives ${uuids} may remain in Weka cluster ${guid} (container ${status.containerID})`;
+      const how = "remove them with 'weka cluster drive remove' from another member";
+      await status.condition('Ready', 'False', 'NodeGone', `node ${node} no longer exists; ${left}: ${how}`, 'Warning');
     }
     // Weka state exists only once the container joined its cluster; undo it from the pod.
     if (!nodeGone && alloc && guid && status.containerID !== undefined) {
@@ -261,16 +196,18 @@ export async function driveContainerWorkflow(input: DriveContainerInput): Promis
     }
     if (alloc) {
       await status.enter('Deleting', 'releasing the allocation');
-      await nodeCall('release');
+      await containerCall('release');
     }
     await status.enter('Deleting', 'deleting the pod');
     await kube.deleteContainerPod(ref);
     await status.enter('Deleting', "removing the node's proxy if no drive container is left");
-    await mutex.call(nodeMutexId(node), 'remove-proxy-if-unused', { node }, node);
+    await proxyCall('remove-proxy-if-unused');
     status.containerID = undefined;
     status.allocation = undefined;
     await status.condition('Ready', 'False', 'Deleted', 'torn down: no virtual drive, allocation or pod is left');
     await status.enter('Deleted', 'torn down');
     await kube.removeFinalizer({ kind: 'WekaContainer', ref });
   }
+
+  await life.run(snapshot.deleting, bringUpUntilFixed, teardown);
 }

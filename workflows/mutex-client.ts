@@ -1,22 +1,26 @@
 // The requester's side of the mutex protocol: send a request (signal-with-start, from an
 // activity), then wait durably for the answer signal. A request that gets no answer in time is
 // sent again under the same id, which the mutex executes at most once.
-import { condition, proxyActivities, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
-import type { RequesterActivities } from '../activities/types.js';
-import { HEARTBEAT_TIMEOUT } from './activities.js';
-import { type MutexResponse, capacityReleasedSignal, mutexResponseSignal } from '../src/protocol.js';
-
-const acts = proxyActivities<RequesterActivities>({
-  startToCloseTimeout: '30 seconds',
-  heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
-});
+import { condition, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import {
+  capacityReleasedSignal,
+  mutexResponseSignal,
+  type MutexPayloads,
+  type MutexRequestKind,
+  type MutexResponse,
+} from '../src/protocol.js';
+import { requests } from './activities.js';
 
 /** How long to wait for an answer before sending the same request again. */
 const RESEND_AFTER = '1 minute';
 
 export interface MutexClient {
-  call(mutexId: string, kind: string, payload: unknown, node?: string): Promise<MutexResponse>;
+  call<K extends MutexRequestKind>(
+    mutexId: string,
+    kind: K,
+    payload: MutexPayloads[K],
+    node?: string,
+  ): Promise<MutexResponse>;
   /** Counts capacity-released notifications, so a waiter can tell a new one arrived. */
   releases(): number;
 }
@@ -39,7 +43,7 @@ export function installMutexClient(): MutexClient {
       const request = { requestId: uuid4(), kind, replyTo: workflowInfo().workflowId, payload };
       responses.set(request.requestId, null);
       for (;;) {
-        await acts.sendMutexRequest({ mutexId, request, ...(node === undefined ? {} : { node }) });
+        await requests.sendMutexRequest({ mutexId, request, ...(node === undefined ? {} : { node }) });
         if (await condition(() => responses.get(request.requestId) != null, RESEND_AFTER)) {
           const response = responses.get(request.requestId)!;
           responses.delete(request.requestId);

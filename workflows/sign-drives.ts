@@ -1,83 +1,32 @@
 // The sign-drives operation (`weka-operation/<uid>`), for WekaManualOperations with action
 // sign-drives and shared: true: on every node the selector matches, ensure the node's ssdproxy
 // (through the node's mutex), sign the listed devices for it, and publish the signed drives on the
-// node (through the mutex too: publishing adds capacity, which wakes refused containers). Nodes run concurrently and independently: one node's failure is that node's result only.
-// Then the workflow waits for the operation's deletion. Signing is never reverted, so deletion
+// node (through the mutex too: publishing adds capacity, which wakes refused containers). Nodes
+// run concurrently and independently: one node's failure is that node's result only. Then the workflow waits for the operation's deletion. Signing is never reverted, so deletion
 // (the deleteRequested signal, or cancelling the workflow) only removes the finalizer.
-import {
-  ActivityCancellationType,
-  ActivityFailure,
-  CancellationScope,
-  CancelledFailure,
-  condition,
-  isCancellation,
-  patched,
-  proxyActivities,
-  setHandler,
-  upsertMemo,
-  upsertSearchAttributes,
-} from '@temporalio/workflow';
-import type { NodeDrivesPublished, OperationSnapshot, SignDrivesActivities } from '../activities/types.js';
-import { type ObjectRef } from '../src/lifecycle/names.js';
+import { isCancellation, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
+import type { NodeDrivesPublished, OperationSnapshot, ProxySignedDrive } from '../activities/types.js';
+import type { ObjectRef } from '../src/lifecycle/names.js';
 import {
   labelSelectorText,
   signDrivesRequest,
   unsupportedTypeMessage,
   type SignDrivesRequest,
 } from '../src/lifecycle/sign-drives-request.js';
-import { HEARTBEAT_TIMEOUT, kube } from './activities.js';
+import { WekaPhase, nodeMutexId, type ObjectWorkflowInput } from '../src/protocol.js';
+import { kube, signing } from './activities.js';
+import { Lifecycle, messageOf } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
 import { OperationStatus, type NodeResult } from './operation-status.js';
-import { NON_RETRYABLE_ERRORS } from './retry.js';
-import {
-  type ProxySignedDrive,
-  nodeMutexId,
-  deleteRequestedSignal,
-  specChangedSignal,
-  stateQuery,
-  WekaPhase,
-} from '../src/protocol.js';
 
-export interface SignDrivesInput {
-  namespace: string;
-  name: string;
-  uid: string;
-}
-
-const acts = proxyActivities<SignDrivesActivities>({
-  // Up to three Weka CLI calls per device, each bounded by the exec timeout.
-  startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  // An operation ends: a node that keeps failing (its proxy pod gone, say) becomes that node's error.
-  retry: {
-    initialInterval: '500 milliseconds',
-    maximumInterval: '15 seconds',
-    maximumAttempts: 10,
-    nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
-  },
-});
-
-function messageOf(err: unknown): string {
-  const cause = err instanceof ActivityFailure && err.cause ? err.cause : err;
-  return cause instanceof Error ? cause.message : String(cause);
-}
-
-export async function signDrivesWorkflow(input: SignDrivesInput): Promise<void> {
+export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<void> {
   const ref: ObjectRef = { namespace: input.namespace, name: input.name };
   const mutex = installMutexClient();
   const status = new OperationStatus(ref);
-  let deleteRequested = false;
-  const scope = new CancellationScope();
-  setHandler(deleteRequestedSignal, () => {
-    deleteRequested = true;
-    scope.cancel();
-  });
-  setHandler(stateQuery, () => status.view());
   // An operation is one-off: it runs the spec it read at the start, so a later edit changes nothing.
-  setHandler(specChangedSignal, () => undefined);
+  const life = new Lifecycle(status, { specChanges: false });
 
-  const op = await acts.readOperation(ref);
+  const op = await kube.readOperation(ref);
   if (!op || op.uid !== input.uid) return; // deleted before we started, or another object now
   upsertMemo({ namespace: ref.namespace, name: ref.name, uid: input.uid });
   upsertSearchAttributes([{ key: WekaPhase, value: status.phase }]);
@@ -97,21 +46,18 @@ export async function signDrivesWorkflow(input: SignDrivesInput): Promise<void> 
     const proxy = await mutex.call(nodeMutexId(node), 'ensure-proxy', { node }, node);
     if (!proxy.ok) return { node, error: `ensuring the node's ssdproxy: ${proxy.error?.message ?? 'failed'}` };
     status.nodeStep(node, `signing ${request.devicePaths.length} devices for the ssdproxy`);
-    const signing = await acts.signNodeDrives({ node, devicePaths: [...request.devicePaths], shared: true });
-    const drives = signing.drives.map(({ physicalUUID, ...rest }) => ({ uuid: physicalUUID, ...rest }));
-    if (signing.drives.length > 0) {
-      status.nodeStep(node, `publishing ${signing.drives.length} drives on the node`);
-      const published = patched('publish-drives-through-node-mutex')
-        ? await publishThroughMutex(node, signing.drives)
-        : await acts.publishNodeDrives({ node, drives: signing.drives });
-      await status.event(
-        'Normal',
-        'NodeSigned',
-        `node ${node}: ${signing.newlySigned.length} drives signed now, ${signing.drives.length - signing.newlySigned.length} already signed; the node shares ${published.driveCount} drives, ${published.tlcGiB} GiB TLC and ${published.qlcGiB} GiB QLC`,
-      );
+    const signed = await signing.signNodeDrives({ node, devicePaths: [...request.devicePaths], shared: true });
+    const drives = signed.drives.map(({ physicalUUID, ...rest }) => ({ uuid: physicalUUID, ...rest }));
+    if (signed.drives.length > 0) {
+      status.nodeStep(node, `publishing ${signed.drives.length} drives on the node`);
+      const published = await publishThroughMutex(node, signed.drives);
+      const now = signed.newlySigned.length;
+      const shares = `${published.driveCount} drives, ${published.tlcGiB} GiB TLC and ${published.qlcGiB} GiB QLC`;
+      const message = `node ${node}: ${now} drives signed now, ${signed.drives.length - now} already signed; the node shares ${shares}`;
+      await status.event('Normal', 'NodeSigned', message);
     }
-    if (signing.failures.length === 0) return { node, drives };
-    const error = signing.failures.map((f) => `${f.devicePath}: ${f.message}`).join('; ');
+    if (signed.failures.length === 0) return { node, drives };
+    const error = signed.failures.map((f) => `${f.devicePath}: ${f.message}`).join('; ');
     return { node, drives, error };
   }
 
@@ -148,7 +94,7 @@ export async function signDrivesWorkflow(input: SignDrivesInput): Promise<void> 
       `sign-drives (${request.type}, shared) on the nodes matching ${selector}`,
     );
     await status.enter('Running', `listing the nodes matching ${selector}`);
-    const nodes = await acts.listSelectedNodes({ nodeSelector: { ...request.nodeSelector } });
+    const nodes = await kube.listSelectedNodes({ nodeSelector: { ...request.nodeSelector } });
     if (nodes.length === 0) {
       await status.condition(
         'Succeeded',
@@ -193,20 +139,8 @@ export async function signDrivesWorkflow(input: SignDrivesInput): Promise<void> 
     }
   }
 
-  try {
-    // Started (or restarted) for an object already being deleted: straight to the finalizer.
-    if (op.deleting || deleteRequested) throw new CancelledFailure('deletion started before the workflow');
-    await scope.run(async () => {
-      await runOperation(op);
-      await condition(() => deleteRequested);
-    });
-  } catch (err) {
-    if (!isCancellation(err)) throw err;
-  }
-  await CancellationScope.nonCancellable(finish);
-
   async function finish(): Promise<void> {
-    const current = await acts.readOperation(ref);
+    const current = await kube.readOperation(ref);
     if (!current || current.uid !== input.uid) return;
     if (current.deleting) {
       status.step = 'deleted: nothing to undo (signing is not reverted); removing the finalizer';
@@ -225,4 +159,11 @@ export async function signDrivesWorkflow(input: SignDrivesInput): Promise<void> 
       await status.enter('Failed', 'cancelled');
     }
   }
+
+  // Started (or restarted) for an object already being deleted: straight to the finalizer.
+  await life.run(
+    op.deleting,
+    () => runOperation(op),
+    () => finish(),
+  );
 }

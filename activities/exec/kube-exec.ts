@@ -4,6 +4,7 @@
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { Exec, type KubeConfig, type V1Status } from '@kubernetes/client-node';
+import { backoffDelay } from '../../src/backoff.js';
 import {
   DEFAULT_EXEC_TIMEOUT_MS,
   describeExec,
@@ -20,7 +21,7 @@ export type ExecClient = Pick<Exec, 'exec'>;
 export interface KubeExecOptions {
   /** Connection attempts per run (see shouldRetry). Default 3. */
   readonly maxAttempts?: number;
-  /** Delay before the first retry; doubles after each. Default 200 ms. */
+  /** Delay before the first retry; doubles after each, up to MAX_RETRY_DELAY_MS. Default 200 ms. */
   readonly backoffMs?: number;
   readonly defaultTimeoutMs?: number;
   /**
@@ -72,10 +73,8 @@ export function shouldRetry(
   return retryEarlyDrops && outcome.kind === 'dropped' && !outcome.sawOutput;
 }
 
-/** attempt is 1-based: the delay after attempt 1 is baseMs, then 2×, 4×…, capped at 5 s. */
-export function backoffDelayMs(attempt: number, baseMs: number): number {
-  return Math.min(5_000, baseMs * 2 ** (attempt - 1));
-}
+/** The longest wait between two connection attempts. */
+export const MAX_RETRY_DELAY_MS = 5_000;
 
 export class KubeExecTransport implements ExecTransport {
   constructor(
@@ -98,7 +97,11 @@ export class KubeExecTransport implements ExecTransport {
       if (outcome.kind === 'completed') return outcome.result;
       if (!shouldRetry(outcome, attempt, maxAttempts, this.options.retryEarlyDrops))
         throw outcomeError(outcome, what, attempt);
-      const delay = backoffDelayMs(attempt, this.options.backoffMs ?? 200);
+      const delay = backoffDelay(attempt, {
+        initialMs: this.options.backoffMs ?? 200,
+        maxMs: MAX_RETRY_DELAY_MS,
+        jitter: false,
+      });
       if (Date.now() + delay >= deadline)
         throw new ExecTransportError(
           'timeout',
@@ -223,8 +226,7 @@ function attemptExec(
           if (ws.readyState === ws.CLOSED) onClose();
           else ws.on('close', onClose);
         },
-        (err: unknown) =>
-          settle({ kind: 'connect-failed', message: err instanceof Error ? err.message : describeError(err) }),
+        (err: unknown) => settle({ kind: 'connect-failed', message: describeError(err) }),
       );
   });
 }

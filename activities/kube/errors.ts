@@ -9,6 +9,15 @@ export const isNotFound = (err: unknown): boolean => httpStatus(err) === 404;
 export const isConflict = (err: unknown): boolean => httpStatus(err) === 409;
 export const isAlreadyExists = isConflict;
 
+/** Runs a create; an object that already exists (409) counts as created. */
+export async function createIfAbsent(work: Promise<unknown>): Promise<void> {
+  try {
+    await work;
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+}
+
 /** Runs `work`; a 404 becomes `fallback`. */
 export async function orIfMissing<T, F>(work: Promise<T>, fallback: F): Promise<T | F> {
   try {

@@ -1,27 +1,22 @@
 // Creating, waiting for and deleting the pods the operator owns.
-import { Context } from '@temporalio/activity';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import type { PodManifest } from '../../src/lifecycle/pods.js';
-import { isAlreadyExists, orIfMissing } from './errors.js';
+import { currentContext } from '../heartbeat.js';
+import { createIfAbsent, orIfMissing } from './errors.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Heartbeats when running inside an activity, so a long wait is not mistaken for a hang. */
 function heartbeat(detail: string): void {
-  try {
-    Context.current().heartbeat(detail);
-  } catch {
-    // Not in an activity (a unit test or a script): nothing to report to.
-  }
+  currentContext()?.heartbeat(detail);
 }
 
 export async function ensurePod(core: CoreV1Api, manifest: PodManifest): Promise<void> {
-  try {
-    await core.createNamespacedPod({ namespace: manifest.metadata.namespace, body: manifest as V1Pod });
-  } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
-  }
+  await createIfAbsent(core.createNamespacedPod({ namespace: manifest.metadata.namespace, body: manifest as V1Pod }));
 }
+
+/** How long to wait for a pod to run before the activity fails and is retried. */
+export const POD_START_TIMEOUT_MS = 60_000;
 
 export async function waitPodRunning(
   core: CoreV1Api,

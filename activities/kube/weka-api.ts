@@ -10,11 +10,13 @@ import {
   WEKA_CONTAINER_PLURAL,
   WEKA_MANUAL_OPERATION_KIND,
   WEKA_MANUAL_OPERATION_PLURAL,
+  type ObjectMeta,
   type WekaCluster,
   type WekaContainer,
   type WekaManualOperation,
 } from '../../src/api/index.js';
 import type { ObjectRef } from '../../src/lifecycle/names.js';
+import type { ObjectSnapshot } from '../types.js';
 import { orIfMissing } from './errors.js';
 
 export type WekaKind = typeof WEKA_CONTAINER_KIND | typeof WEKA_CLUSTER_KIND | typeof WEKA_MANUAL_OPERATION_KIND;
@@ -24,6 +26,19 @@ export const PLURAL: Record<WekaKind, string> = {
   WekaCluster: WEKA_CLUSTER_PLURAL,
   WekaManualOperation: WEKA_MANUAL_OPERATION_PLURAL,
 };
+
+/**
+ * The part of a workflow's snapshot of an object that every kind shares: its identity, generation
+ * and deletion, and a plain copy of its spec (no client types).
+ */
+export function snapshotOf<Spec>(obj: { metadata: ObjectMeta; spec: unknown }): ObjectSnapshot & { spec: Spec } {
+  return {
+    uid: obj.metadata.uid ?? '',
+    generation: obj.metadata.generation ?? 0,
+    deleting: obj.metadata.deletionTimestamp !== undefined,
+    spec: JSON.parse(JSON.stringify(obj.spec)) as Spec,
+  };
+}
 
 const applyHeaders = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 const mergeHeaders = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { messageOf } from '../../src/errors.js';
 
 const supervisor = fileURLToPath(new URL('./supervise.sh', import.meta.url));
 
@@ -126,7 +127,7 @@ export async function waitUntilReady(
     try {
       if (await probe()) return;
     } catch (err) {
-      lastError = err instanceof Error ? err.message : String(err);
+      lastError = messageOf(err);
     }
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { WekaCluster, WekaContainer, WekaManualOperation } from '../../src/api/index.js';
+import { backoffDelay, type Backoff } from '../../src/backoff.js';
 import { ControlPlane } from './control-plane.js';
 import { startServer, type ServerProcess } from './processes.js';
 import { renderSnapshot, type SandboxSnapshot } from './sandbox-view.js';
@@ -39,6 +40,9 @@ if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
 const started = Date.now();
 const log = (m: string): void => console.log(m);
 
+/** A steady second between tries: the apiserver settles in seconds. */
+const TRANSIENT_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 1_000, jitter: false };
+
 /** The apiserver answers 429 or 5xx while a new CRD's storage initializes: wait and ask again. */
 async function retryTransient<T>(what: string, work: () => Promise<T>, attempts = 30): Promise<T> {
   for (let i = 1; ; i++) {
@@ -48,7 +52,7 @@ async function retryTransient<T>(what: string, work: () => Promise<T>, attempts 
       const code = (err as { code?: number }).code ?? 0;
       if (i >= attempts || !(code === 429 || code >= 500)) throw err;
       if (i === 1) log(`${what}: the apiserver answered ${code}; retrying`);
-      await new Promise((r) => setTimeout(r, 1000));
+      await new Promise((r) => setTimeout(r, backoffDelay(i, TRANSIENT_BACKOFF)));
     }
   }
 }

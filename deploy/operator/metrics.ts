@@ -48,7 +48,7 @@ export class OperatorMetrics {
   });
   readonly mutexWait = new Histogram({
     name: 'weka_node_mutex_wait_seconds',
-    help: 'Time a request waited in its mutex, from being sent to the start of the activity that executes it, by activity (allocateForContainer, releaseAllocation, ensureProxy, ...).',
+    help: 'Time a request waited in its mutex, from being sent to the start of the activity that executes it, by activity (allocateForContainers, releaseAllocation, ensureProxy, ...).',
     labelNames: ['activity'] as const,
     buckets: SECONDS_BUCKETS,
     registers: [this.registry],

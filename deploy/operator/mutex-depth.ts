@@ -4,6 +4,7 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { OperatorMetrics } from './metrics.js';
+import { messageOf } from '../../src/errors.js';
 import { mutexTaskQueue, mutexStateQuery } from '../../src/protocol.js';
 
 const NODE_MUTEX_PREFIX = 'weka-node/';
@@ -40,7 +41,7 @@ export function startMutexDepthSampler(o: {
         seen.add(node);
       } catch (err) {
         // Closed between list and query, or no worker answered in time: no sample this round.
-        o.logger.debug({ node, err: err instanceof Error ? err.message : String(err) }, 'mutex state query failed');
+        o.logger.debug({ node, err: messageOf(err) }, 'mutex state query failed');
       }
     }
     // A mutex that ended (idle) has nothing queued: drop its series instead of keeping a stale value.
@@ -55,9 +56,7 @@ export function startMutexDepthSampler(o: {
 
   const sample = (): Promise<void> => {
     running ??= sampleOnce()
-      .catch((err: unknown) =>
-        o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'sampling the node mutexes failed'),
-      )
+      .catch((err: unknown) => o.logger.warn({ err: messageOf(err) }, 'sampling the node mutexes failed'))
       .finally(() => (running = undefined));
     return running;
   };

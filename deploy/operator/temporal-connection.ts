@@ -24,22 +24,20 @@ async function tlsOptions(config: OperatorConfig) {
   };
 }
 
-export async function clientConnection(config: OperatorConfig): Promise<Connection> {
+/** What the client's and the worker's connections are given alike: the address, TLS, the API key. */
+async function connectionOptions(config: OperatorConfig): Promise<ConnectionOptions & NativeConnectionOptions> {
   const tls = await tlsOptions(config);
-  const options: ConnectionOptions = {
+  return {
     address: config.temporalAddress,
     ...(tls ? { tls } : {}),
     ...(config.temporalApiKey ? { apiKey: config.temporalApiKey } : {}),
   };
-  return Connection.connect(options);
+}
+
+export async function clientConnection(config: OperatorConfig): Promise<Connection> {
+  return Connection.connect(await connectionOptions(config));
 }
 
 export async function workerConnection(config: OperatorConfig): Promise<NativeConnection> {
-  const tls = await tlsOptions(config);
-  const options: NativeConnectionOptions = {
-    address: config.temporalAddress,
-    ...(tls ? { tls } : {}),
-    ...(config.temporalApiKey ? { apiKey: config.temporalApiKey } : {}),
-  };
-  return NativeConnection.connect(options);
+  return NativeConnection.connect(await connectionOptions(config));
 }

@@ -4,7 +4,7 @@ import type { DriveType } from './types.js';
 
 /**
  * The request needs a drive type the node has none of. Drives without a type (annotation in the
- * seed's compact form) are called out, since re-signing them is the fix.
+ * compact form of the drive-sharing design) are called out, since re-signing them is the fix.
  */
 export function missingDriveType(
   spaces: readonly DriveSpace[],

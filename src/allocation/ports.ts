@@ -6,7 +6,7 @@ import {
 } from './errors.js';
 import { lowestFreeStart, MAX_PORT, type PortBlock } from './port-blocks.js';
 
-// Seed 001: each cluster owns a range of ports. Inside it, [base, base + 300) holds the containers'
+// The hybrid port allocation design: each cluster owns a range of ports. Inside it, [base, base + 300) holds the containers'
 // weka port blocks and [base + 300, base + size) single ports: the cluster's singletons (LB, LB
 // admin, S3) and every container's agent port, which is why they must avoid each other.
 

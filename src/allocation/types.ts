@@ -3,7 +3,7 @@
 
 export type DriveType = 'TLC' | 'QLC';
 
-/** The order types are allocated and reported in: TLC first, as the seed does. */
+/** The order types are allocated and reported in: TLC first, as the drive-sharing design does. */
 export const DRIVE_TYPES: readonly DriveType[] = ['TLC', 'QLC'];
 
 /** Parts of containerCapacity that go to TLC and to QLC drives, e.g. { tlc: 4, qlc: 1 } for 80/20. */
@@ -18,7 +18,7 @@ export interface PhysicalDrive {
   readonly serial: string;
   readonly capacityGiB: number;
   /**
-   * Absent when the annotation was written in the seed's compact form, which records no type. Such a
+   * Absent when the annotation was written in the compact form of the drive-sharing design, which records no type. Such a
    * drive is never used: every request needs a known type (Mode 1 is TLC only).
    */
   readonly type?: DriveType | undefined;

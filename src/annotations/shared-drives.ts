@@ -29,7 +29,7 @@ export function encodeSharedDrivesAnnotation(drives: readonly PhysicalDrive[]): 
 class Malformed extends Error {}
 
 /**
- * Reads the canonical form and the seed's compact form [[uuid, serial, capacityGiB, devicePath], ...]
+ * Reads the canonical form and the compact form of the drive-sharing design [[uuid, serial, capacityGiB, devicePath], ...]
  * (which has no type). Unknown keys in the object form are ignored so a newer writer does not break
  * an older reader. Never throws: anything malformed comes back as an error naming the entry.
  */

@@ -39,11 +39,6 @@ export function receive(state: MutexState, request: MutexRequest, running: reado
   return { action: 'queued', state: { ...state, queue: [...state.queue, request] } };
 }
 
-export function takeNext(state: MutexState): { state: MutexState; next: MutexRequest | undefined } {
-  const [next, ...rest] = state.queue;
-  return { state: { ...state, queue: rest }, next };
-}
-
 /**
  * The next request and, when its kind can be batched, the queued requests of the same kind that
  * may be decided with it (up to `max` in all), in arrival order. A request may move ahead of

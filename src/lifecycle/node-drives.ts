@@ -31,7 +31,7 @@ export interface SharedCapacityGiB {
 }
 
 /**
- * Total GiB per drive type. A drive without a type (the seed's compact annotation form) counts
+ * Total GiB per drive type. A drive without a type (the compact annotation form of the drive-sharing design) counts
  * for neither: the allocator never uses it, so advertising it would over-promise.
  */
 export function sharedCapacityGiB(drives: readonly PhysicalDrive[]): SharedCapacityGiB {

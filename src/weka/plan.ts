@@ -70,11 +70,6 @@ export function planDriveAdd(drives: readonly ClusterDrive[], req: DriveAddReque
   return 'already-done';
 }
 
-/** `drives` is the output of `weka cluster drive list` for the container that holds the drive. */
-export function planDriveRemove(drives: readonly ClusterDrive[], driveUUID: string): Plan {
-  return drives.some((d) => sameUUID(d.driveUUID, driveUUID)) ? 'run' : 'already-done';
-}
-
 export function planClusterCreate(clusters: readonly WekaClusterInfo[], name: string): Plan {
   return findClusterByName(clusters, name) ? 'already-done' : 'run';
 }

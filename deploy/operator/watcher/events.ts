@@ -1,6 +1,6 @@
 // Kubernetes Events the watcher records on the objects it acts on, for `kubectl describe`.
 import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
-import { isAlreadyExists } from '../../../activities/kube/errors.js';
+import { createIfAbsent } from '../../../activities/kube/errors.js';
 import { API_GROUP_VERSION } from '../../../src/api/index.js';
 import { watcherEventName } from '../../../src/lifecycle/names.js';
 import type { WatchedObject } from '../../../src/lifecycle/watch-decision.js';
@@ -34,9 +34,5 @@ export async function recordWatcherEvent(
     lastTimestamp: now,
     count: 1,
   };
-  try {
-    await core.createNamespacedEvent({ namespace: obj.namespace, body: event });
-  } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
-  }
+  await createIfAbsent(core.createNamespacedEvent({ namespace: obj.namespace, body: event }));
 }

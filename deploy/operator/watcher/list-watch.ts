@@ -5,7 +5,8 @@
 // converge on anything a bug or a lost update could have left behind.
 import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { backoffDelay, DEFAULT_BACKOFF, sleep, type Backoff } from './backoff.js';
+import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from '../../../src/backoff.js';
+import { messageOf } from '../../../src/errors.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -117,13 +118,24 @@ export async function runListWatch(o: ListWatchOptions): Promise<void> {
       }
       failures++;
       const delayMs = backoffDelay(failures, o.backoff ?? DEFAULT_BACKOFF);
-      log.warn(
-        { err: err instanceof Error ? err.message : String(err), failures, delayMs },
-        'list/watch failed; retrying',
-      );
+      log.warn({ err: messageOf(err), failures, delayMs }, 'list/watch failed; retrying');
       await sleep(delayMs, o.signal);
     }
   }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 function watchOnce(

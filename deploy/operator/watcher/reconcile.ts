@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { isConflict, isNotFound } from '../../../activities/kube/errors.js';
 import { PLURAL, type WekaApi } from '../../../activities/kube/weka-api.js';
 import { API_GROUP, API_VERSION } from '../../../src/api/index.js';
+import { messageOf } from '../../../src/errors.js';
 import { FIELD_MANAGER, FINALIZER } from '../../../src/lifecycle/names.js';
 import {
   decideWatchActions,
@@ -85,10 +86,7 @@ export class Reconciler {
         this.deps.metrics?.watcherActions.inc({ kind: obj.kind, action: action.type, result: 'ok' });
       } catch (err) {
         this.deps.metrics?.watcherActions.inc({ kind: obj.kind, action: action.type, result: 'error' });
-        log.warn(
-          { action: action.type, err: err instanceof Error ? err.message : String(err) },
-          'watcher action failed; will retry',
-        );
+        log.warn({ action: action.type, err: messageOf(err) }, 'watcher action failed; will retry');
         throw err;
       }
       if (!proceed) return;
@@ -231,7 +229,7 @@ export class Reconciler {
       await recordWatcherEvent(this.deps.api.core, obj, reason, message, occurrence);
     } catch (err) {
       // An Event is for people; failing to record one must not make the action count as failed.
-      log.debug({ reason, err: err instanceof Error ? err.message : String(err) }, 'could not record an Event');
+      log.debug({ reason, err: messageOf(err) }, 'could not record an Event');
     }
   }
 }

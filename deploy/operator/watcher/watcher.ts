@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { PLURAL, WekaApi } from '../../../activities/kube/weka-api.js';
 import { API_GROUP, API_VERSION } from '../../../src/api/index.js';
+import type { Backoff } from '../../../src/backoff.js';
 import {
   DEFAULT_WATCHED_KINDS,
   watchedObjectOf,
@@ -14,7 +15,6 @@ import {
   type WatchedObject,
 } from '../../../src/lifecycle/watch-decision.js';
 import type { OperatorMetrics } from '../metrics.js';
-import type { Backoff } from './backoff.js';
 import { runListWatch } from './list-watch.js';
 import { Reconciler } from './reconcile.js';
 import { KeyedWorkQueue } from './work-queue.js';

@@ -3,7 +3,7 @@
 // number of keys at once, and a failed key retried after a jittered back-off with the newest item.
 // The handling is level-based (the decision looks at the object as it is), so skipping
 // intermediate versions of an object loses nothing.
-import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from './backoff.js';
+import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from '../../../src/backoff.js';
 
 interface KeyState<T> {
   item: T;

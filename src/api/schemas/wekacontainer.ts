@@ -42,7 +42,6 @@ export const WEKA_CONTAINER_MODES = [
   'ssdproxy',
 ] as const;
 export type WekaContainerMode = (typeof WEKA_CONTAINER_MODES)[number];
-export const DRIVE_SHARING_MODES = ['drive', 'ssdproxy'] as const satisfies readonly WekaContainerMode[];
 
 /** Phases the operator writes to status.phase; the schema accepts any string. */
 export const WEKA_CONTAINER_PHASES = [

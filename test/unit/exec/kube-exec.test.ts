@@ -2,13 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { V1Status } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import {
-  KubeExecTransport,
-  backoffDelayMs,
-  shouldRetry,
-  statusToExit,
-  type ExecClient,
-} from '../../../activities/exec/kube-exec.js';
+import { KubeExecTransport, shouldRetry, statusToExit, type ExecClient } from '../../../activities/exec/kube-exec.js';
 import { ExecTransportError, type ExecTarget } from '../../../activities/exec/transport.js';
 
 const target: ExecTarget = { namespace: 'weka', pod: 'drive-0' };
@@ -68,11 +62,6 @@ describe('retry decisions', () => {
   it('retries an early drop with no output only when the caller opted in', () => {
     expect(shouldRetry({ kind: 'dropped', sawOutput: false }, 1, 3)).toBe(false);
     expect(shouldRetry({ kind: 'dropped', sawOutput: false }, 1, 3, true)).toBe(true);
-  });
-
-  it('backs off exponentially with a cap', () => {
-    expect([1, 2, 3].map((a) => backoffDelayMs(a, 200))).toEqual([200, 400, 800]);
-    expect(backoffDelayMs(20, 200)).toBe(5_000);
   });
 });
 
@@ -155,6 +144,18 @@ describe('KubeExecTransport', () => {
     expect(result.exitCode).toBe(0);
     expect(client.calls).toHaveLength(3);
     expect(client.calls[0]!.container).toBe('');
+  });
+
+  it('backs off exponentially between connection attempts, capped at 5 s', async () => {
+    const delays: number[] = [];
+    const sleep = async (ms: number) => void delays.push(ms);
+    const succeedAfter = (refusals: number) =>
+      fakeClient([...Array<'refuse'>(refusals).fill('refuse'), (io) => finish(io, { status: 'Success' })]);
+    await new KubeExecTransport(succeedAfter(3), { sleep, maxAttempts: 4 }).run(target, ['true']);
+    expect(delays).toEqual([200, 400, 800]);
+    delays.length = 0;
+    await new KubeExecTransport(succeedAfter(4), { sleep, maxAttempts: 5, backoffMs: 1_500 }).run(target, ['true']);
+    expect(delays).toEqual([1_500, 3_000, 5_000, 5_000]);
   });
 
   it('gives up after the attempt limit with a connect error', async () => {

@@ -11,7 +11,6 @@ import {
   receive,
   stampQueuedAt,
   takeBatch,
-  takeNext,
   type MutexState,
 } from '../../../src/lifecycle/mutex-queue.js';
 import { RELEASING_KINDS, type MutexRequest, type MutexResponse } from '../../../src/protocol.js';
@@ -34,6 +33,12 @@ const refusedForCapacity = (r: MutexRequest): MutexResponse => ({
 function queued(state: MutexState, ...requests: MutexRequest[]): MutexState {
   for (const r of requests) state = receive(state, r, []).state;
   return state;
+}
+
+/** The next request alone: a batch of at most one. */
+function takeNext(state: MutexState): { state: MutexState; next: MutexRequest | undefined } {
+  const taken = takeBatch(state, 1);
+  return { state: taken.state, next: taken.batch[0] };
 }
 
 describe('mutex queue', () => {

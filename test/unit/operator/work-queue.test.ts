@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay } from '../../../deploy/operator/watcher/backoff.js';
 import { KeyedWorkQueue } from '../../../deploy/operator/watcher/work-queue.js';
 import { cliCommandLabel } from '../../../deploy/operator/metrics.js';
 
@@ -113,17 +112,6 @@ describe('KeyedWorkQueue', () => {
     setTimeout(gate.resolve, 10);
     await stopped;
     expect(finished).toEqual(['x']);
-  });
-});
-
-describe('backoffDelay', () => {
-  it('doubles from the initial delay up to the cap, jittered within the upper half', () => {
-    const b = { initialMs: 200, maxMs: 30_000 };
-    expect(backoffDelay(1, b, () => 0)).toBe(100);
-    expect(backoffDelay(1, b, () => 1)).toBe(200);
-    expect(backoffDelay(3, b, () => 1)).toBe(800);
-    expect(backoffDelay(30, b, () => 1)).toBe(30_000);
-    expect(backoffDelay(30, b, () => 0)).toBe(15_000);
   });
 });
 

@@ -4,7 +4,6 @@ import {
   planClusterCreate,
   planContainerAdd,
   planDriveAdd,
-  planDriveRemove,
   planSignProxy,
   planVirtualAdd,
   planVirtualRemove,
@@ -90,7 +89,7 @@ describe('planVirtualRemove', () => {
   });
 });
 
-describe('planDriveAdd and planDriveRemove', () => {
+describe('planDriveAdd and the drive to remove', () => {
   const added: ClusterDrive = {
     driveUUID: DRIVE,
     virtualUUID: VIRTUAL,
@@ -109,10 +108,9 @@ describe('planDriveAdd and planDriveRemove', () => {
     expect(planDriveAdd([added], { containerId: 5, virtualUUID: VIRTUAL })).toHaveProperty('conflict');
   });
 
-  it('removes a drive only while it is listed', () => {
-    expect(planDriveRemove([added], DRIVE)).toBe('run');
-    expect(planDriveRemove([added], DRIVE.toUpperCase())).toBe('run');
-    expect(planDriveRemove([], DRIVE)).toBe('already-done');
+  it('finds the drive to remove by its virtual UUID, in any case, only while it is listed', () => {
+    expect(findDriveByVirtualUUID([added], VIRTUAL.toUpperCase())?.driveUUID).toBe(DRIVE);
+    expect(findDriveByVirtualUUID([], VIRTUAL)).toBeUndefined();
   });
 });
 

@@ -1,0 +1,86 @@
+// The status a lifecycle workflow owns (phase, step, conditions, and the fields of its kind), kept
+// in the workflow and applied whole on every change: server-side apply removes owned fields that
+// an apply leaves out. Applies are queued, so when several run at once (a sign-drives operation
+// signs its nodes concurrently) each sends the state at the moment it runs and the last to land is
+// the newest. The same step shows in the Temporal UI (current details, the WekaPhase search
+// attribute) and in the state query.
+import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import type { EventInput } from '../activities/types.js';
+import type { Condition } from '../src/api/index.js';
+import { setCondition, type ConditionStatus } from '../src/lifecycle/conditions.js';
+import type { ObjectRef } from '../src/lifecycle/names.js';
+import { WekaPhase, type LifecycleView } from '../src/protocol.js';
+import { kube } from './activities.js';
+
+export type EventType = 'Normal' | 'Warning';
+
+export abstract class LifecycleStatus {
+  phase = 'Pending';
+  step = 'Starting';
+  conditions: Condition[] = [];
+  observedGeneration = 0;
+  lastError: string | undefined;
+  private readonly lastEventReason = new Map<string, string>();
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly kind: EventInput['kind'],
+    readonly ref: ObjectRef,
+  ) {}
+
+  /** Applies this status, with the fields of its kind, through the status subresource. */
+  protected abstract write(): Promise<void>;
+
+  view(): LifecycleView {
+    return {
+      phase: this.phase,
+      step: this.step,
+      detail: `${this.ref.namespace}/${this.ref.name}: ${this.step}`,
+      ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
+    };
+  }
+
+  /** Moves to a phase and step, shows it in the Temporal UI, and applies the status. */
+  async enter(phase: string, step: string): Promise<void> {
+    if (phase !== this.phase) upsertSearchAttributes([{ key: WekaPhase, value: phase }]);
+    this.phase = phase;
+    this.step = step;
+    this.showDetails();
+    await this.publish();
+  }
+
+  /**
+   * Sets a condition and applies the status; a Warning or Normal Event goes with it when the
+   * condition's reason changed, so a waiting object does not flood its Events.
+   */
+  async condition(type: string, status: ConditionStatus, reason: string, message: string, event?: EventType) {
+    const at = new Date().toISOString();
+    this.conditions = setCondition(
+      this.conditions,
+      { type, status, reason, message, observedGeneration: this.observedGeneration },
+      at,
+    );
+    if (status === 'False') this.lastError = message;
+    await this.publish();
+    if (event && this.lastEventReason.get(type) !== reason) {
+      this.lastEventReason.set(type, reason);
+      await this.event(event, this.conditions.find((c) => c.type === type)!.reason, message);
+    }
+  }
+
+  async event(type: EventType, reason: string, message: string): Promise<void> {
+    await kube.recordEvent({ kind: this.kind, ref: this.ref, type, reason, message });
+  }
+
+  publish(): Promise<void> {
+    const next = this.writing.then(() => this.write());
+    // A failed apply must not block the applies queued after it; its caller still sees the error.
+    this.writing = next.catch(() => undefined);
+    return next;
+  }
+
+  /** What the Temporal UI shows as the workflow's current details. */
+  protected showDetails(): void {
+    setCurrentDetails(`**${this.phase}**: ${this.step}`);
+  }
+}
