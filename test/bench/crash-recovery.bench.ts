@@ -10,26 +10,23 @@
 // The baseline's figure: a Lease holder that dies without releasing (renewing every 2 s until
 // then), and a waiter that has been polling all along; from the holder's last write until the
 // waiter holds the lease.
-import { CoordinationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { createSimulatedCluster } from '../../deploy/local/shared-drives.js';
 import type { WekaContainer } from '../../src/api/index.js';
+import { eventually, sleep } from '../support/async.js';
+import { ensureNamespace, isAllocated, isReady, readObject, WEKA_CONTAINERS } from '../support/containers.js';
+import type { OperatorProcess } from '../support/operator-process.js';
 import {
   addSharedDrivesNodes,
-  createDriveContainers,
-  ensureNamespace,
-  GROUP,
-  isAllocated,
-  isReady,
+  createBenchContainers,
   median,
   OPERATOR_NAMESPACE,
   roundRobin,
-  sleep,
   startOperator,
   waitForContainers,
   withControlPlane,
   type Log,
-  type OperatorProcess,
 } from './bench-env.js';
 import { LeaseLock, SEED_LEASE_TIMINGS } from './lease-lock.js';
 import { nodeMutexId, mutexStateQuery } from '../../src/protocol.js';
@@ -77,7 +74,7 @@ export async function runCrashRecovery(o: { samples: number; log: Log }): Promis
       for (let attempt = 1; samples.length < o.samples && attempt <= o.samples * 3; attempt++) {
         const namespace = `crash-${attempt}`;
         await ensureNamespace(kc, namespace);
-        await createDriveContainers(kc, namespace, roundRobin('drive', CONTAINERS_PER_SAMPLE, [node]), guid);
+        await createBenchContainers(kc, namespace, roundRobin('drive', CONTAINERS_PER_SAMPLE, [node]), guid);
         const { victim, killedAt } = await killDuringAllocation(client, node, namespace, op);
         const interrupted = victim !== undefined && !isAllocated(await readContainer(kc, namespace, victim));
         const pending = (await client.workflow.getHandle(nodeMutexId(node)).describe()).raw.pendingActivities?.[0];
@@ -141,15 +138,15 @@ export async function runCrashRecovery(o: { samples: number; log: Log }): Promis
 }
 
 async function readContainer(kc: KubeConfig, namespace: string, name: string): Promise<WekaContainer> {
-  return (await kc
-    .makeApiClient(CustomObjectsApi)
-    .getNamespacedCustomObject({ ...GROUP, namespace, name })) as WekaContainer;
+  const c = await readObject<WekaContainer>(kc, WEKA_CONTAINERS, { namespace, name });
+  if (c === null) throw new Error(`${namespace}/${name} is gone`);
+  return c;
 }
 
 /**
  * Polls the node mutex until it holds an allocate request of `namespace`, then SIGKILLs the
- * operator; returns that
- * request's container (undefined if every allocation went by unseen) and when the signal was sent.
+ * operator; returns that request's container (undefined if every allocation went by unseen) and
+ * when the signal was sent.
  */
 async function killDuringAllocation(
   client: Client,
@@ -158,35 +155,33 @@ async function killDuringAllocation(
   op: OperatorProcess,
 ): Promise<{ victim?: string; killedAt: number }> {
   const handle = client.workflow.getHandle(nodeMutexId(node));
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    const view = await handle.query(mutexStateQuery).catch(() => undefined);
-    const running = view?.running.find(
-      (r) => r.kind === 'allocate' && (r.payload as { namespace?: string }).namespace === namespace,
-    );
-    const payload = running?.payload as { namespace?: string; name?: string } | undefined;
-    if (payload?.name) {
-      // Kill at once: an allocation takes tens of milliseconds, less than asking Temporal whether
-      // its activity has started. Whether it had (STARTED) or was still waiting for a worker
-      // (SCHEDULED) is read after the kill and reported with the sample; either way the new
-      // process must finish it.
-      const killedAt = Date.now();
-      await op.kill();
-      return { victim: payload.name, killedAt };
-    }
-    await sleep(2);
-  }
+  const victim = await eventually(
+    `an allocation of ${namespace} to be running`,
+    async () => {
+      const view = await handle.query(mutexStateQuery);
+      const running = view.running.find(
+        (r) => r.kind === 'allocate' && (r.payload as { namespace?: string }).namespace === namespace,
+      );
+      return (running?.payload as { namespace?: string; name?: string } | undefined)?.name;
+    },
+    120_000,
+    { intervalMs: 2 },
+  ).catch(() => undefined);
+  // Kill at once: an allocation takes tens of milliseconds, less than asking Temporal whether its
+  // activity has started. Whether it had (STARTED) or was still waiting for a worker (SCHEDULED)
+  // is read after the kill and reported with the sample; either way the new process must finish
+  // it. When every allocation went by unseen, kill all the same.
   const killedAt = Date.now();
   await op.kill();
-  return { killedAt };
+  return victim === undefined ? { killedAt } : { victim, killedAt };
 }
 
 async function logTimeOf(op: OperatorProcess, message: string): Promise<number> {
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(50)) {
-    const at = await op.logTime(message);
-    if (at !== undefined) return at;
-  }
-  throw new Error(`the operator never logged "${message}"; see ${op.server.logPath}`);
+  return eventually(`the operator to log "${message}"`, () => op.logTime(message), 60_000, {
+    intervalMs: 50,
+    progress: () => `see ${op.logPath}`,
+    log: () => undefined,
+  });
 }
 
 /**

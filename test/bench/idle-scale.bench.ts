@@ -7,17 +7,17 @@
 // process_cpu_seconds_total over an idle window in both states. Workflow state lives in the
 // workflow worker thread's V8 isolate, which RSS includes and the main thread's heap does not.
 import { createSimulatedCluster } from '../../deploy/local/shared-drives.js';
+import { sleep } from '../support/async.js';
+import { ensureNamespace } from '../support/containers.js';
+import type { OperatorProcess } from '../support/operator-process.js';
 import {
   addSharedDrivesNodes,
   createAndWaitReady,
-  ensureNamespace,
   OPERATOR_NAMESPACE,
   roundRobin,
-  sleep,
   startOperator,
   withControlPlane,
   type Log,
-  type OperatorProcess,
 } from './bench-env.js';
 
 export interface ProcessSample {

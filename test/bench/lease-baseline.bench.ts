@@ -28,12 +28,11 @@ import { FIELD_MANAGER } from '../../src/lifecycle/names.js';
 import { objectKey } from '../../src/lifecycle/node-allocations.js';
 import { allocationRequest } from '../../src/lifecycle/requests.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
+import { mapLimit } from '../support/async.js';
+import { ensureNamespace, isAllocated } from '../support/containers.js';
 import {
   BENCH_DEVICES,
-  createDriveContainers,
-  ensureNamespace,
-  isAllocated,
-  mapLimit,
+  createBenchContainers,
   OPERATOR_NAMESPACE,
   operatorLogTail,
   roundRobin,
@@ -115,7 +114,7 @@ export async function runLeaseBaseline(o: {
       // The mutex first, with the operator running only its worker (no watcher: nothing else starts).
       const mutexPlacements = roundRobin('mutex', o.containers, mutexNodes);
       await ensureNamespace(kc, 'bench-mutex');
-      await createDriveContainers(kc, 'bench-mutex', mutexPlacements);
+      await createBenchContainers(kc, 'bench-mutex', mutexPlacements);
       const op = await startOperator(cp, { logName: 'operator-mutex', env: { WEKA_RUN_WATCHER: 'false' } });
       const connection = await Connection.connect({ address: cp.temporalAddress });
       let mutex: Omit<SerializedAllocations, 'writeToWrite'>;
@@ -137,7 +136,7 @@ export async function runLeaseBaseline(o: {
           what: 'allocated',
           timeoutMs: 300_000,
           pollMs: 1_000,
-          alive: () => !op.server.hasExited(),
+          alive: () => op.running(),
         }).catch((err: unknown) => {
           throw new Error(
             `${err instanceof Error ? err.message : String(err)}\noperator log tail:\n${operatorLogTail(op)}`,
@@ -191,7 +190,7 @@ export async function runLeaseBaseline(o: {
       // Then the Lease baseline, with the operator stopped.
       const leasePlacements = roundRobin('lease', o.containers, leaseNodes);
       await ensureNamespace(kc, 'bench-lease');
-      await createDriveContainers(kc, 'bench-lease', leasePlacements);
+      await createBenchContainers(kc, 'bench-lease', leasePlacements);
       const { holds, ...lease } = await leaseAllocations(kc, 'bench-lease', leasePlacements);
       o.log(`lease: ${o.containers} allocations in ${Math.round(lease.totalMs)} ms`);
 
@@ -238,7 +237,7 @@ const WARM_UP_NODE = 'mutex-warm-up';
 async function warmUp(kc: KubeConfig, client: Client, taskQueue: string): Promise<void> {
   const [placement] = roundRobin('warm-up', 1, [WARM_UP_NODE]);
   await ensureNamespace(kc, 'bench-warm-up');
-  await createDriveContainers(kc, 'bench-warm-up', [placement!]);
+  await createBenchContainers(kc, 'bench-warm-up', [placement!]);
   await requestAllocation(client, taskQueue, 'bench-warm-up', placement!);
   await waitForContainers(kc, {
     namespace: 'bench-warm-up',

@@ -12,7 +12,7 @@
 //   within renewDeadline.
 // - release() writes an empty holder with leaseDurationSeconds 1, so the next try by anyone wins.
 import { CoordinationV1Api, V1MicroTime, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
-import { sleep } from './bench-env.js';
+import { sleep } from '../support/async.js';
 
 export interface LeaseTimings {
   leaseDurationMs: number;

@@ -8,7 +8,7 @@
 // worker picking it up.
 import { defaultPayloadConverter, type Client } from '@temporalio/client';
 import { objectKey } from '../../src/lifecycle/node-allocations.js';
-import { sleep } from './bench-env.js';
+import { sleep } from '../support/async.js';
 import { ALLOCATION_ACTIVITIES, BATCH_ACTIVITY, mutexTaskQueue } from '../../src/protocol.js';
 
 export interface HandOver {

@@ -5,10 +5,10 @@
 // (mutex-handover.ts), and allocation to allocation from the apiserver's audit log (status-writes.ts).
 import { Client, Connection } from '@temporalio/client';
 import { createSimulatedCluster } from '../../deploy/local/shared-drives.js';
+import { ensureNamespace } from '../support/containers.js';
 import {
   addSharedDrivesNodes,
   createAndWaitReady,
-  ensureNamespace,
   OPERATOR_NAMESPACE,
   roundRobin,
   startOperator,

@@ -12,8 +12,10 @@ import type { ExecOptions, ExecResult, ExecTarget, ExecTransport } from '../../a
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { Condition, WekaContainer } from '../../src/api/index.js';
 import { proxyName, type ObjectRef } from '../../src/lifecycle/names.js';
-import { eventually, kubeConfig, removeNode, uniqueName, uniqueNamespace } from './harness.js';
-import { readNode, startSignDrivesOperation, waitFinished } from './support/manual-operation.js';
+import { eventually } from '../support/async.js';
+import { WEKA_CONTAINERS } from '../support/containers.js';
+import { kubeConfig, removeNode, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { readNode, startSignDrivesOperation, waitFinished } from '../support/manual-operation.js';
 import {
   createDriveContainer,
   deleteDriveContainer,
@@ -25,11 +27,10 @@ import {
   waitGone,
   type ContainerSpecInput,
   type TestOperator,
-} from './support/operator.js';
-import { changeCounts, createWekaCluster, showDevice, sim, simulatorLog } from './support/simulator.js';
+} from '../support/operator.js';
+import { changeCounts, createWekaCluster, showDevice, sim, simulatorLog } from '../support/simulator.js';
 import { containerWorkflowId, specChangedSignal } from '../../src/protocol.js';
 
-const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /** A refused allocation is asked again at least this often (workflows/drive-container.ts), plus slack. */
 const RETRY_WINDOW_MS = 75_000;
@@ -164,7 +165,7 @@ async function changeImage(c: Case): Promise<void> {
   await kubeConfig()
     .makeApiClient(CustomObjectsApi)
     .patchNamespacedCustomObject(
-      { ...GROUP, ...c.ref, body: { spec: { image: 'quay.io/weka.io/weka-in-container:retry' } } },
+      { ...WEKA_CONTAINERS, ...c.ref, body: { spec: { image: 'quay.io/weka.io/weka-in-container:retry' } } },
       mergePatch,
     );
   await op.client.workflow.getHandle(containerWorkflowId(c.uid)).signal(specChangedSignal);

@@ -4,7 +4,7 @@
 // was lost: no object stored or changed, no command run on the node.
 // Bad input that only shows while a workflow runs (capacity, annotations, vanished nodes,
 // truncated output at run time) is in bad-input-runtime.test.ts.
-import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities, type Activities } from '../../activities/index.js';
 import type { ExecTargetRef } from '../../activities/types.js';
@@ -33,10 +33,11 @@ import {
   type CreateViolation,
   type UpdateViolation,
 } from '../unit/api/rule-violations.js';
-import { kubeConfig, uniqueNamespace } from './harness.js';
-import { readNode } from './support/manual-operation.js';
-import { sharedDrivesNode, startTestOperator, type TestOperator } from './support/operator.js';
-import { createWekaCluster, simulatorLog, type SimLogEntry } from './support/simulator.js';
+import { rejection } from '../support/containers.js';
+import { kubeConfig, uniqueNamespace } from '../support/harness.js';
+import { readNode } from '../support/manual-operation.js';
+import { sharedDrivesNode, startTestOperator, type TestOperator } from '../support/operator.js';
+import { createWekaCluster, simulatorLog, type SimLogEntry } from '../support/simulator.js';
 
 type Manifest = Record<string, unknown>;
 
@@ -86,18 +87,11 @@ function where(manifest: Manifest) {
 }
 const nameOf = (manifest: Manifest): string => (manifest['metadata'] as { name: string }).name;
 
-/** The apiserver's refusal: its HTTP code and its Status message. */
-async function rejection(request: Promise<unknown>): Promise<string> {
-  try {
-    await request;
-  } catch (err) {
-    if (!(err instanceof ApiException)) throw err;
-    const raw: unknown = err.body;
-    const body = (typeof raw === 'string' ? JSON.parse(raw) : raw) as { message?: string };
-    expect(err.code).toBe(422);
-    return body.message ?? '';
-  }
-  throw new Error('the apiserver accepted a request it should have rejected');
+/** The apiserver's refusal, which must be a 422: its Status message. */
+async function rejectionMessage(request: Promise<unknown>): Promise<string> {
+  const { code, message } = await rejection(request);
+  expect(code).toBe(422);
+  return message;
 }
 
 /** The error a call or an activity threw, which must be of this class. */
@@ -149,7 +143,7 @@ function createRow(v: CreateViolation): Row {
     name: `${v.kind}: ${v.what}`,
     where: 'apiserver rejection',
     attempt: () =>
-      rejection(
+      rejectionMessage(
         kubeConfig()
           .makeApiClient(CustomObjectsApi)
           .createNamespacedCustomObject({ ...where(v.manifest), body: v.manifest }),
@@ -168,7 +162,7 @@ function updateRow(v: UpdateViolation): Row {
     async attempt() {
       original = (await custom.createNamespacedCustomObject({ ...where(v.manifest), body: v.manifest })) as Manifest;
       const changed = { ...original, spec: { ...(original['spec'] as Manifest), ...v.change } };
-      return rejection(
+      return rejectionMessage(
         custom.replaceNamespacedCustomObject({ ...where(v.manifest), name: nameOf(v.manifest), body: changed }),
       );
     },

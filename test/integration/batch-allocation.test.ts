@@ -10,9 +10,11 @@ import type { WekaContainer } from '../../src/api/index.js';
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import { emptyMutexState } from '../../src/lifecycle/mutex-queue.js';
 import { replyCollector } from './fixtures/reply-collector-client.js';
-import { eventually, kubeConfig, uniqueName, uniqueNamespace } from './harness.js';
-import { recordHistory } from './support/histories.js';
-import { createContainerObject, readContainer, startTestOperator, type TestOperator } from './support/operator.js';
+import { eventually } from '../support/async.js';
+import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { recordHistory } from '../support/histories.js';
+import { createContainerObject } from '../support/containers.js';
+import { readContainer, startTestOperator, type TestOperator } from '../support/operator.js';
 import {
   type MutexRequest,
   type MutexResponse,
@@ -58,7 +60,7 @@ async function twelveContainers(node: string) {
   const refs = Array.from({ length: 12 }, (_, i) => ({ namespace: ns, name: `drive-${i}` }));
   await Promise.all(
     refs.map((ref) =>
-      createContainerObject(ref, {
+      createContainerObject(kubeConfig(), ref, {
         nodeName: node,
         driveCores: 1,
         containerCapacity: 700,
@@ -153,7 +155,7 @@ describe('allocations decided together', () => {
       ]);
       expect(await signalsSentByWorkflow(mutexId)).toBe(0);
 
-      await recordHistory(mutexId, 'node-mutex-answers-in-one-activity');
+      await recordHistory(mutexId, 'node-mutex-batch');
       await collector.stop();
       await op.client.workflow.getHandle(mutexId).terminate('test done');
     },

@@ -4,10 +4,12 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import { FINALIZER, proxyName } from '../../src/lifecycle/names.js';
-import { eventually, kubeConfig, uniqueName, uniqueNamespace } from './harness.js';
-import { podExists, sharedDrivesNode, startTestOperator, type TestOperator } from './support/operator.js';
-import { showDevice } from './support/simulator.js';
-import { recordHistory } from './support/histories.js';
+import { eventually } from '../support/async.js';
+import { listContainers, readObject, WEKA_API } from '../support/containers.js';
+import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { podExists, sharedDrivesNode, startTestOperator, type TestOperator } from '../support/operator.js';
+import { showDevice } from '../support/simulator.js';
+import { recordHistory } from '../support/histories.js';
 import { clusterWorkflowId, deleteRequestedSignal, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
 
 let op: TestOperator;
@@ -22,29 +24,14 @@ const DEVICES = [
   { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const },
   { path: '/dev/nvme1n1', capacityGiB: 30720, type: 'QLC' as const },
 ];
-const group = { group: 'weka.weka.io', version: 'v1alpha1' };
+const group = WEKA_API;
 
 async function getCluster(namespace: string, name: string): Promise<WekaCluster | null> {
-  try {
-    return (await kubeConfig()
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ ...group, plural: 'wekaclusters', namespace, name })) as WekaCluster;
-  } catch (err) {
-    if ((err as { code?: number }).code === 404) return null;
-    throw err;
-  }
+  return readObject<WekaCluster>(kubeConfig(), { ...group, plural: 'wekaclusters' }, { namespace, name });
 }
 
 async function members(namespace: string, cluster: string): Promise<WekaContainer[]> {
-  const list = (await kubeConfig()
-    .makeApiClient(CustomObjectsApi)
-    .listNamespacedCustomObject({
-      ...group,
-      plural: 'wekacontainers',
-      namespace,
-      fieldSelector: `spec.cluster=${cluster}`,
-    })) as { items: WekaContainer[] };
-  return list.items;
+  return listContainers(kubeConfig(), namespace, { fieldSelector: `spec.cluster=${cluster}` });
 }
 
 describe('cluster formation', () => {

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { eventually, kubeConfig } from './harness.js';
+import { eventually } from '../support/async.js';
+import { kubeConfig } from '../support/harness.js';
 
 const run = promisify(execFile);
 const cli = fileURLToPath(new URL('../../deploy/local/control-plane-cli.ts', import.meta.url));

@@ -9,9 +9,9 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import { greet } from './fixtures/smoke-workflows.js';
+import { eventually } from '../support/async.js';
 import {
   addNode,
-  eventually,
   kubeConfig,
   startTemporal,
   stopTemporal,
@@ -19,7 +19,7 @@ import {
   temporalNamespace,
   uniqueName,
   uniqueNamespace,
-} from './harness.js';
+} from '../support/harness.js';
 
 const WekaNode = defineSearchAttributeKey('WekaNode', SearchAttributeType.KEYWORD);
 

@@ -2,18 +2,17 @@
 // virtual drive ends up signed and added exactly once, per the simulator's log.
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { eventually, temporalAddress, temporalNamespace, uniqueName, uniqueNamespace } from './harness.js';
-import { readContainer, sharedDrivesNode, waitForPhase } from './support/operator.js';
-import { startOperatorProcess, type OperatorProcess } from './support/operator-process.js';
-import { changeCounts, createWekaCluster, sim, simulatorLog } from './support/simulator.js';
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { kubeConfig } from './harness.js';
-import type { WekaContainer } from '../../src/api/index.js';
+import { eventually } from '../support/async.js';
+import { createContainerObject } from '../support/containers.js';
+import { kubeConfig, temporalAddress, temporalNamespace, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { readContainer, sharedDrivesNode, startOperatorProcess, waitForPhase } from '../support/operator.js';
+import type { OperatorProcess } from '../support/operator-process.js';
+import { changeCounts, createWekaCluster, sim, simulatorLog } from '../support/simulator.js';
 import { containerWorkflowId, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
 
 let operator: OperatorProcess | undefined;
 afterAll(async () => {
-  await operator?.kill('SIGTERM');
+  await operator?.stop();
 });
 
 describe('crash recovery', () => {
@@ -38,31 +37,11 @@ describe('crash recovery', () => {
 
       const ns = await uniqueNamespace('crash');
       const ref = { namespace: ns, name: 'drive-0' };
-      const custom = kubeConfig().makeApiClient(CustomObjectsApi);
-      const group = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers', namespace: ns };
-      const created = (await custom.createNamespacedCustomObject({
-        ...group,
-        body: {
-          apiVersion: 'weka.weka.io/v1alpha1',
-          kind: 'WekaContainer',
-          metadata: { name: ref.name },
-          spec: { mode: 'drive', image: 'weka:test', nodeName: node, driveCores: 4, numDrives: 4, driveCapacity: 500 },
-        },
-      })) as WekaContainer;
-      await custom.patchNamespacedCustomObjectStatus(
-        {
-          ...group,
-          name: ref.name,
-          body: {
-            apiVersion: 'weka.weka.io/v1alpha1',
-            kind: 'WekaContainer',
-            metadata: { name: ref.name },
-            status: { clusterGUID: guid },
-          },
-          fieldManager: 'test',
-          force: true,
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+      const created = await createContainerObject(
+        kubeConfig(),
+        ref,
+        { image: 'weka:test', nodeName: node, driveCores: 4, numDrives: 4, driveCapacity: 500 },
+        { clusterGUID: guid },
       );
       const connection = await Connection.connect({ address: temporalAddress() });
       try {
@@ -82,7 +61,7 @@ describe('crash recovery', () => {
           },
           120_000,
         );
-        await operator.kill('SIGKILL');
+        await operator.kill();
         const signedBeforeKill = changeCounts(await simulatorLog(node), 'virtual-add', 'virtualUUID').size;
         expect(signedBeforeKill).toBeLessThan(4);
 

@@ -1,7 +1,7 @@
 // The CRDs in crds/*.yaml against the real apiserver of the local control plane: samples are
 // accepted, each CEL rule rejects its manifest with its own message, and spec and status are
 // written only through their own endpoints.
-import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   API_GROUP,
@@ -16,7 +16,8 @@ import {
 } from '../../src/api/index.js';
 import { container, CREATE_VIOLATIONS, UPDATE_VIOLATIONS } from '../unit/api/rule-violations.js';
 import { loadSamples } from '../unit/api/samples.js';
-import { kubeConfig, uniqueNamespace } from './harness.js';
+import { rejection } from '../support/containers.js';
+import { kubeConfig, uniqueNamespace } from '../support/harness.js';
 
 type Manifest = Record<string, unknown>;
 
@@ -94,19 +95,6 @@ async function applyStatus(object: Manifest, status: Manifest, fieldManager: str
     { ...where(object), name: nameOf(object), body, fieldManager, force: true },
     setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
   )) as Manifest;
-}
-
-/** The apiserver's refusal of a request: its HTTP code and its Status message. */
-async function rejection(request: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await request;
-  } catch (err) {
-    if (!(err instanceof ApiException)) throw err;
-    const raw: unknown = err.body;
-    const body = (typeof raw === 'string' ? JSON.parse(raw) : raw) as { message?: string };
-    return { code: err.code, message: body.message ?? '' };
-  }
-  throw new Error('the apiserver accepted a request it should have rejected');
 }
 
 describe('samples', () => {

@@ -3,7 +3,8 @@
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proxyName } from '../../src/lifecycle/names.js';
-import { eventually, kubeConfig, uniqueNamespace } from './harness.js';
+import { eventually } from '../support/async.js';
+import { kubeConfig, uniqueNamespace } from '../support/harness.js';
 import {
   createDriveContainer,
   deleteDriveContainer,
@@ -14,9 +15,9 @@ import {
   waitForPhase,
   waitGone,
   type TestOperator,
-} from './support/operator.js';
-import { changeCounts, createWekaCluster, showDevice, simulatorLog } from './support/simulator.js';
-import { recordHistory } from './support/histories.js';
+} from '../support/operator.js';
+import { changeCounts, createWekaCluster, showDevice, simulatorLog } from '../support/simulator.js';
+import { recordHistory } from '../support/histories.js';
 import { specChangedSignal, stateQuery, nodeMutexId } from '../../src/protocol.js';
 
 let op: TestOperator;

@@ -1,5 +1,5 @@
 // Boots one local control plane for the whole integration suite and hands its addresses to the
-// test files through vitest's provide/inject.
+// test files through vitest's provide/inject (read through test/support/harness.ts).
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -17,6 +17,8 @@ declare module 'vitest' {
     temporalNamespace: string;
     temporalUiUrl: string;
     simulatorRoot: string;
+    /** The control plane's log directory, where the tests' operator processes log too. */
+    logDir: string;
     controlUrl: string;
   }
 }
@@ -46,6 +48,7 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('temporalNamespace', controlPlane.temporalNamespace);
   project.provide('temporalUiUrl', controlPlane.temporalUiUrl);
   project.provide('simulatorRoot', controlPlane.simulatorRoot);
+  project.provide('logDir', controlPlane.logDir);
   project.provide('controlUrl', controlApi.url);
 }
 

@@ -2,10 +2,11 @@
 // answers, answers a repeated request from its record, skips a requester that is gone, and
 // refuses a kind of request it does not know.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, uniqueName } from './harness.js';
-import { startTestOperator, type TestOperator } from './support/operator.js';
+import { eventually } from '../support/async.js';
+import { uniqueName } from '../support/harness.js';
+import { startTestOperator, type TestOperator } from '../support/operator.js';
 import { replyCollector } from './fixtures/reply-collector-client.js';
-import { recordHistory } from './support/histories.js';
+import { recordHistory } from '../support/histories.js';
 import {
   type MutexResponse,
   mutexRequestSignal,
@@ -22,19 +23,25 @@ afterAll(async () => {
   await op?.stop();
 });
 
+/** A mutex of a node that does not exist, started with `args`, and a reply collector to ask it from. */
+async function mutexWithCollector(args: { historyLimit?: number } = {}) {
+  const node = uniqueName('no-such-node');
+  const mutexId = `weka-node/${node}`;
+  const collector = await replyCollector(op);
+  const handle = await op.client.workflow.start<MutexWorkflow>(WORKFLOW.mutex, {
+    taskQueue: op.deps.taskQueue,
+    workflowId: mutexId,
+    args: [{ key: mutexId, node, ...args }],
+  });
+  return { node, mutexId, collector, handle };
+}
+
 describe('mutex workflow', () => {
   it(
     'continues as new with its queue and answers, and skips requesters that are gone',
     { timeout: 180_000 },
     async () => {
-      const node = uniqueName('no-such-node');
-      const mutexId = `weka-node/${node}`;
-      const collector = await replyCollector(op);
-      const handle = await op.client.workflow.start<MutexWorkflow>(WORKFLOW.mutex, {
-        taskQueue: op.deps.taskQueue,
-        workflowId: mutexId,
-        args: [{ key: mutexId, node, historyLimit: 60 }],
-      });
+      const { node, mutexId, collector, handle } = await mutexWithCollector({ historyLimit: 60 });
       const firstRun = (await handle.describe()).runId;
 
       // 40 requests, every other one from a requester that does not exist.
@@ -86,7 +93,7 @@ describe('mutex workflow', () => {
       );
       expect((await latest.query(mutexStateQuery)).executed).toBe(40);
       // The first run: it waits for its last answers to be delivered, then continues as new.
-      await recordHistory(mutexId, 'node-mutex-continues-as-new-answering-together', firstRun);
+      await recordHistory(mutexId, 'node-mutex-continues-as-new', firstRun);
       await collector.stop();
       await latest.terminate('test done');
     },
@@ -96,14 +103,7 @@ describe('mutex workflow', () => {
     'refuses a request of a kind it does not know, even one named like an Object method, and goes on',
     { timeout: 120_000 },
     async () => {
-      const node = uniqueName('no-such-node');
-      const mutexId = `weka-node/${node}`;
-      const collector = await replyCollector(op);
-      const handle = await op.client.workflow.start<MutexWorkflow>(WORKFLOW.mutex, {
-        taskQueue: op.deps.taskQueue,
-        workflowId: mutexId,
-        args: [{ key: mutexId, node }],
-      });
+      const { node, collector, handle } = await mutexWithCollector();
       const ask = (requestId: string, kind: string) =>
         handle.signal(mutexRequestSignal, { requestId, kind, replyTo: collector.workflowId, payload: { node } });
       await ask('inherited', 'toString');

@@ -3,7 +3,8 @@
 // and they succeed as soon as capacity is released.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../src/api/index.js';
-import { eventually, uniqueNamespace } from './harness.js';
+import { eventually } from '../support/async.js';
+import { uniqueNamespace } from '../support/harness.js';
 import {
   createDriveContainer,
   deleteDriveContainer,
@@ -12,8 +13,8 @@ import {
   startTestOperator,
   waitGone,
   type TestOperator,
-} from './support/operator.js';
-import { createWekaCluster, showDevice } from './support/simulator.js';
+} from '../support/operator.js';
+import { createWekaCluster, showDevice } from '../support/simulator.js';
 
 let op: TestOperator;
 beforeAll(async () => {

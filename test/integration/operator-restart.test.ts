@@ -1,19 +1,25 @@
 // The operator as a process (watcher + worker): SIGKILLed in the middle of a rollout and started
 // again, it converges — every container Ready, every virtual drive signed and added exactly once
 // — and deleting everything then leaves nothing behind. Also: its HTTP endpoint, and SIGTERM.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../../deploy/local/ports.js';
-import type { WekaContainer } from '../../src/api/index.js';
-import { FINALIZER, type ObjectRef } from '../../src/lifecycle/names.js';
-import { eventually, kubeConfig, temporalAddress, temporalNamespace, uniqueName, uniqueNamespace } from './harness.js';
-import { readContainer, sharedDrivesNode, waitGone } from './support/operator.js';
-import { startOperatorProcess, type OperatorProcess } from './support/operator-process.js';
-import { changeCounts, createWekaCluster, showDevice, sim, simulatorLog } from './support/simulator.js';
+import { FINALIZER } from '../../src/lifecycle/names.js';
+import { eventually } from '../support/async.js';
+import { createDriveContainers, listContainers, WEKA_CONTAINERS } from '../support/containers.js';
+import { kubeConfig, temporalAddress, temporalNamespace, uniqueName, uniqueNamespace } from '../support/harness.js';
+import {
+  readContainer,
+  sharedDrivesNode,
+  startOperatorProcess,
+  waitGone,
+  waitProxiesGone,
+} from '../support/operator.js';
+import type { OperatorProcess } from '../support/operator-process.js';
+import { changeCounts, createWekaCluster, showDevice, sim, simulatorLog } from '../support/simulator.js';
 import { containerWorkflowId } from '../../src/protocol.js';
 
-const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
 const DEVICES = [
   { path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const },
   { path: '/dev/nvme1n1', capacityGiB: 3840, type: 'TLC' as const },
@@ -30,7 +36,7 @@ beforeAll(async () => {
   client = new Client({ connection, namespace: temporalNamespace() });
 });
 afterAll(async () => {
-  for (const p of processes) await p.kill('SIGKILL');
+  for (const p of processes) await p.kill();
   await connection?.close();
 });
 
@@ -38,18 +44,6 @@ async function operator(env: Record<string, string>): Promise<OperatorProcess> {
   const p = await startOperatorProcess(env);
   processes.push(p);
   return p;
-}
-
-async function stopCleanly(p: OperatorProcess): Promise<number | null> {
-  await p.kill('SIGTERM');
-  return p.child.exitCode;
-}
-
-async function listContainers(namespace: string): Promise<WekaContainer[]> {
-  const list = (await kubeConfig()
-    .makeApiClient(CustomObjectsApi)
-    .listNamespacedCustomObject({ ...GROUP, namespace })) as { items: WekaContainer[] };
-  return list.items;
 }
 
 async function runsOf(workflowId: string): Promise<number> {
@@ -66,35 +60,6 @@ async function metricsText(port: number): Promise<string> {
 function sample(text: string, series: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
-
-async function createContainer(ref: ObjectRef, node: string, guid: string): Promise<void> {
-  const custom = kubeConfig().makeApiClient(CustomObjectsApi);
-  await custom.createNamespacedCustomObject({
-    ...GROUP,
-    namespace: ref.namespace,
-    body: {
-      apiVersion: 'weka.weka.io/v1alpha1',
-      kind: 'WekaContainer',
-      metadata: { name: ref.name },
-      spec: { mode: 'drive', image: 'weka:test', nodeName: node, ...SPEC },
-    },
-  });
-  await custom.patchNamespacedCustomObjectStatus(
-    {
-      ...GROUP,
-      ...ref,
-      body: {
-        apiVersion: 'weka.weka.io/v1alpha1',
-        kind: 'WekaContainer',
-        metadata: { name: ref.name },
-        status: { clusterGUID: guid },
-      },
-      fieldManager: 'test-cluster-admin',
-      force: true,
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-  );
 }
 
 describe('the operator process', () => {
@@ -115,10 +80,18 @@ describe('the operator process', () => {
       const first = await operator(env);
 
       const ns = await uniqueNamespace('rollout');
-      const refs = nodes.flatMap((node, n) =>
-        Array.from({ length: PER_NODE }, (_, i) => ({ ref: { namespace: ns, name: `drive-${n}-${i}` }, node })),
+      const kc = kubeConfig();
+      const refs = await createDriveContainers(
+        kc,
+        ns,
+        nodes.flatMap((node, n) =>
+          Array.from({ length: PER_NODE }, (_, i) => ({
+            name: `drive-${n}-${i}`,
+            spec: { image: 'weka:test', nodeName: node, ...SPEC },
+          })),
+        ),
+        { clusterGUID: guid },
       );
-      for (const { ref, node } of refs) await createContainer(ref, node, guid);
 
       await eventually(
         'signing to be under way',
@@ -130,8 +103,8 @@ describe('the operator process', () => {
         },
         240_000,
       );
-      await first.kill('SIGKILL');
-      const readyAtKill = (await listContainers(ns)).filter((c) => c.status?.phase === 'Ready').length;
+      await first.kill();
+      const readyAtKill = (await listContainers(kc, ns)).filter((c) => c.status?.phase === 'Ready').length;
       expect(readyAtKill).toBeLessThan(refs.length);
 
       const [port] = await freePorts(1);
@@ -139,7 +112,7 @@ describe('the operator process', () => {
       const ready = await eventually(
         'every container to be Ready',
         async () => {
-          const all = await listContainers(ns);
+          const all = await listContainers(kc, ns);
           return all.length === refs.length && all.every((c) => c.status?.phase === 'Ready') ? all : undefined;
         },
         360_000,
@@ -193,22 +166,16 @@ describe('the operator process', () => {
       );
       expect(sample(sampled, `weka_node_mutex_busy{node="${nodes[0]}"}`)).toBe(0);
 
-      for (const { ref } of refs)
-        await kubeConfig()
-          .makeApiClient(CustomObjectsApi)
-          .deleteNamespacedCustomObject({ ...GROUP, ...ref });
-      for (const { ref } of refs) await waitGone(ref, 240_000);
-      expect(await listContainers(ns)).toEqual([]);
+      const custom = kc.makeApiClient(CustomObjectsApi);
+      for (const ref of refs) await custom.deleteNamespacedCustomObject({ ...WEKA_CONTAINERS, ...ref });
+      for (const ref of refs) await waitGone(ref, 240_000);
+      expect(await listContainers(kc, ns)).toEqual([]);
       for (const node of nodes) {
         for (const device of DEVICES) expect((await showDevice(node, device.path)).virtualDrives).toEqual([]);
       }
       // The last drive container on each node took the node's ssdproxy container with it.
-      await eventually(
-        'the proxy containers to be gone',
-        async () => ((await listContainers(operatorNamespace)).length === 0 ? true : undefined),
-        60_000,
-      );
-      for (const { ref } of refs) expect(await readContainer(ref)).toBeNull();
+      await waitProxiesGone(operatorNamespace, 60_000);
+      for (const ref of refs) expect(await readContainer(ref)).toBeNull();
 
       const afterTeardown = await metricsText(port!);
       const unsigned =
@@ -225,7 +192,7 @@ describe('the operator process', () => {
         sample(afterTeardown, 'weka_node_mutex_wait_seconds_count{activity="releaseAllocation"}'),
       ).toBeGreaterThanOrEqual(refs.length);
 
-      expect(await stopCleanly(second), second.output().slice(-4000)).toBe(0);
+      expect(await second.stop(), second.output().slice(-4000)).toBe(0);
       expect(second.output()).toContain('"msg":"stopped"');
     },
   );
@@ -265,7 +232,7 @@ describe('the operator process', () => {
     }
     expect((await fetch(`${base}/nowhere`)).status).toBe(404);
 
-    expect(await stopCleanly(p), p.output().slice(-4000)).toBe(0);
+    expect(await p.stop(), p.output().slice(-4000)).toBe(0);
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();
   });
 });

@@ -3,14 +3,7 @@
 // runs the worker and the CR watcher, signs a node's drives and drives a container through its
 // whole lifecycle, and cannot do what the role does not grant. The test's own setup (nodes, the
 // custom resources a user creates and deletes) uses the admin.
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  RbacAuthorizationV1Api,
-  setHeaderOptions,
-  type V1PolicyRule,
-} from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,8 +13,9 @@ import { FINALIZER, proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../../
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { HELM_BUILD_TIMEOUT_MS, onlyOne, renderChart } from '../support/helm-chart.js';
-import { addNode, kubeConfig, uniqueName, uniqueNamespace } from './harness.js';
-import { readNode, readOperation, waitFinished } from './support/manual-operation.js';
+import { createContainerObject, WEKA_API } from '../support/containers.js';
+import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { readNode, readOperation, waitFinished } from '../support/manual-operation.js';
 import {
   podExists,
   readContainer,
@@ -30,9 +24,9 @@ import {
   waitForPhase,
   waitGone,
   type TestOperator,
-} from './support/operator.js';
-import { restrictedUser, type RestrictedUser } from './support/restricted-user.js';
-import { createWekaCluster } from './support/simulator.js';
+} from '../support/operator.js';
+import { restrictedUser, type RestrictedUser } from '../support/restricted-user.js';
+import { createWekaCluster } from '../support/simulator.js';
 import { containerWorkflowId, operationWorkflowId } from '../../src/protocol.js';
 
 const DEVICES: SimulatedDevice[] = [
@@ -90,7 +84,7 @@ async function explained<T>(handle: WorkflowHandle, wait: Promise<T>): Promise<T
 }
 
 const custom = () => kubeConfig().makeApiClient(CustomObjectsApi);
-const group = (plural: string) => ({ group: 'weka.weka.io', version: 'v1alpha1', plural });
+const group = (plural: string) => ({ ...WEKA_API, plural });
 
 /** Creates a custom resource the way a user does: no finalizer, no workflow; the watcher does the rest. */
 async function createAsUser(plural: string, ref: ObjectRef, kind: string, spec: object): Promise<string> {
@@ -141,30 +135,14 @@ describe("the operator with only the chart's ClusterRole", () => {
     const node = await sharedDrivesNode(DEVICES, 'rbac-node');
     const guid = await createWekaCluster(node, 'rbac');
     const ref = { namespace: await uniqueNamespace('rbac-drive'), name: 'drive-0' };
-    const uid = await createAsUser('wekacontainers', ref, 'WekaContainer', {
-      mode: 'drive',
-      image: 'quay.io/weka.io/weka-in-container:test',
-      nodeName: node,
-      driveCores: 2,
-      containerCapacity: 6000,
-      driveTypesRatio: { tlc: 1, qlc: 1 },
-    });
-    // The standalone container's cluster GUID, as the cluster's admin would record it.
-    await custom().patchNamespacedCustomObjectStatus(
-      {
-        ...group('wekacontainers'),
-        ...ref,
-        body: {
-          apiVersion: 'weka.weka.io/v1alpha1',
-          kind: 'WekaContainer',
-          metadata: { name: ref.name },
-          status: { clusterGUID: guid },
-        },
-        fieldManager: 'test-cluster-admin',
-        force: true,
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+    // A standalone container as a user creates it, with its cluster's GUID as the cluster's admin records it.
+    const created = await createContainerObject(
+      kubeConfig(),
+      ref,
+      { nodeName: node, driveCores: 2, containerCapacity: 6000, driveTypesRatio: { tlc: 1, qlc: 1 } },
+      { clusterGUID: guid },
     );
+    const uid = created.metadata.uid!;
     const handle = op.client.workflow.getHandle(containerWorkflowId(uid));
 
     const ready = await explained(handle, waitForPhase(ref, 'Ready', 120_000));

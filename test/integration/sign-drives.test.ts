@@ -3,12 +3,13 @@
 // published on the node (annotation and capacity resources). The tests share three nodes and run
 // in order: later operations find the drives the first one signed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordHistory } from './support/histories.js';
+import { recordHistory } from '../support/histories.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { PhysicalDrive } from '../../src/allocation/types.js';
 import { proxyName } from '../../src/lifecycle/names.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
-import { addNode, eventually, uniqueName, uniqueNamespace } from './harness.js';
+import { eventually } from '../support/async.js';
+import { addNode, uniqueName, uniqueNamespace } from '../support/harness.js';
 import {
   createSignDrivesOperation,
   deleteOperation,
@@ -19,15 +20,15 @@ import {
   startSignDrivesOperation,
   startSignDrivesWorkflow,
   waitFinished,
-} from './support/manual-operation.js';
+} from '../support/manual-operation.js';
 import {
   createDriveContainer,
   podExists,
   readContainer,
   startTestOperator,
   type TestOperator,
-} from './support/operator.js';
-import { changeCounts, sim, simulatorLog } from './support/simulator.js';
+} from '../support/operator.js';
+import { changeCounts, sim, simulatorLog } from '../support/simulator.js';
 import { operationWorkflowId, capacityReleasedSignal, stateQuery, WekaNode, WekaPhase } from '../../src/protocol.js';
 
 const DEVICES: SimulatedDevice[] = [

@@ -8,20 +8,14 @@ import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
 import { type ObjectRef } from '../../src/lifecycle/names.js';
-import { eventually, kubeConfig, temporalNamespace, temporalUiUrl, uniqueNamespace } from './harness.js';
-import { ensureChromium, launchBrowser, saveScreenshot, type TestBrowser } from './support/browser.js';
-import {
-  createContainerObject,
-  sharedDrivesNode,
-  startTestOperator,
-  waitForPhase,
-  waitGone,
-  type TestOperator,
-} from './support/operator.js';
-import { createWekaCluster } from './support/simulator.js';
+import { eventually } from '../support/async.js';
+import { kubeConfig, temporalNamespace, temporalUiUrl, uniqueNamespace } from '../support/harness.js';
+import { ensureChromium, launchBrowser, saveScreenshot, type TestBrowser } from '../support/browser.js';
+import { createContainerObject, WEKA_CONTAINERS } from '../support/containers.js';
+import { sharedDrivesNode, startTestOperator, waitForPhase, waitGone, type TestOperator } from '../support/operator.js';
+import { createWekaCluster } from '../support/simulator.js';
 import { containerWorkflowId } from '../../src/protocol.js';
 
-const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
 const DEVICES = [
   { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const },
   { path: '/dev/nvme1n1', capacityGiB: 7680, type: 'TLC' as const },
@@ -39,7 +33,7 @@ let containers: Array<{ ref: ObjectRef; uid: string; summary: string }> = [];
 /** A drive WekaContainer as a user creates it (no finalizer: the watcher adds it and starts the workflow). */
 async function createContainer(ref: ObjectRef, guid: string): Promise<string> {
   const spec = { nodeName: node, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } };
-  return (await createContainerObject(ref, spec, { clusterGUID: guid })).metadata.uid!;
+  return (await createContainerObject(kubeConfig(), ref, spec, { clusterGUID: guid })).metadata.uid!;
 }
 
 beforeAll(async () => {
@@ -71,7 +65,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   const custom = kubeConfig().makeApiClient(CustomObjectsApi);
-  await Promise.all(containers.map((c) => custom.deleteNamespacedCustomObject({ ...GROUP, ...c.ref })));
+  await Promise.all(containers.map((c) => custom.deleteNamespacedCustomObject({ ...WEKA_CONTAINERS, ...c.ref })));
   await Promise.all(containers.map((c) => waitGone(c.ref, 120_000)));
   containers = [];
   await watcher?.stop();

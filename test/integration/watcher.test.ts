@@ -12,9 +12,10 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
 import { FINALIZER, FIELD_MANAGER, type ObjectRef } from '../../src/lifecycle/names.js';
-import { eventually, kubeConfig, uniqueNamespace } from './harness.js';
+import { eventually, sleep } from '../support/async.js';
+import { kubeConfig, uniqueNamespace } from '../support/harness.js';
+import { createContainerObject, WEKA_CONTAINERS } from '../support/containers.js';
 import {
-  createContainerObject,
   readContainer,
   sharedDrivesNode,
   startTestOperator,
@@ -22,11 +23,10 @@ import {
   waitGone,
   type ContainerSpecInput,
   type TestOperator,
-} from './support/operator.js';
-import { createWekaCluster, showDevice } from './support/simulator.js';
+} from '../support/operator.js';
+import { createWekaCluster, showDevice } from '../support/simulator.js';
 import { containerWorkflowId } from '../../src/protocol.js';
 
-const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
 const DEVICES = [
   { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const },
   { path: '/dev/nvme1n1', capacityGiB: 7680, type: 'TLC' as const },
@@ -75,14 +75,15 @@ async function createContainer(
   spec: Omit<ContainerSpecInput, 'nodeName'>,
   finalizers: string[] = [],
 ): Promise<string> {
-  return (await createContainerObject(ref, { nodeName: node, ...spec }, { finalizers, clusterGUID: guid })).metadata
-    .uid!;
+  return (
+    await createContainerObject(kubeConfig(), ref, { nodeName: node, ...spec }, { finalizers, clusterGUID: guid })
+  ).metadata.uid!;
 }
 
 async function deleteContainer(ref: ObjectRef): Promise<void> {
   await kubeConfig()
     .makeApiClient(CustomObjectsApi)
-    .deleteNamespacedCustomObject({ ...GROUP, ...ref });
+    .deleteNamespacedCustomObject({ ...WEKA_CONTAINERS, ...ref });
 }
 
 /** Every run (running or closed) Temporal has for the workflow id. */
@@ -177,7 +178,7 @@ describe('the CR watcher', () => {
     await kubeConfig()
       .makeApiClient(CustomObjectsApi)
       .patchNamespacedCustomObject(
-        { ...GROUP, ...ref, body: { spec: { driveCores: 2 } } },
+        { ...WEKA_CONTAINERS, ...ref, body: { spec: { driveCores: 2 } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
     const ready = await waitForPhase(ref, 'Ready', 150_000);
@@ -221,7 +222,7 @@ describe('the CR watcher', () => {
 
     await deleteContainer(ref);
     // Nobody tells the workflow while no watcher runs: the object waits, still Ready, held by the finalizer.
-    await new Promise((r) => setTimeout(r, 3_000));
+    await sleep(3_000);
     const waiting = await readContainer(ref);
     expect(waiting?.metadata.deletionTimestamp).toBeDefined();
     expect(waiting?.status?.phase).toBe('Ready');
@@ -260,9 +261,13 @@ describe('the CR watcher', () => {
       metadata: { name, labels },
       spec: { mode, image: 'quay.io/weka.io/weka-in-container:test', nodeName: node },
     });
-    await custom.createNamespacedCustomObject({ ...GROUP, namespace: ns, body: body('compute-0', 'compute') });
     await custom.createNamespacedCustomObject({
-      ...GROUP,
+      ...WEKA_CONTAINERS,
+      namespace: ns,
+      body: body('compute-0', 'compute'),
+    });
+    await custom.createNamespacedCustomObject({
+      ...WEKA_CONTAINERS,
       namespace: ns,
       body: body('proxy-0', 'ssdproxy', { 'app.kubernetes.io/managed-by': 'weka-drives-operator' }),
     });

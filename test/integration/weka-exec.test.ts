@@ -1,8 +1,6 @@
 // The operator's production path to the Weka tools: typed calls, run through the Kubernetes exec
 // API into a pod on a fake node, reach that node's simulator. Each change happens exactly once,
 // even when a command crashes after its effect and is retried behind its idempotency probe.
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
@@ -26,30 +24,9 @@ import {
   virtualRemoveCall,
   type WekaCall,
 } from '../../src/weka/index.js';
-import { addNode, eventually, kubeConfig, simulatorNodeDir, uniqueName, uniqueNamespace } from './harness.js';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { simulatorMainPath } from '../../deploy/local/weka-sim/shims.js';
-
-const execFileAsync = promisify(execFile);
-
-interface LogEntry {
-  argv: string[];
-  exitCode: number;
-  changes: { kind: string }[];
-}
-
-async function simulatorLog(node: string): Promise<LogEntry[]> {
-  const text = await readFile(join(simulatorNodeDir(node), 'commands.log'), 'utf8');
-  return text
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as LogEntry);
-}
-
-async function setFaults(node: string, ...args: string[]): Promise<void> {
-  await execFileAsync(process.execPath, [simulatorMainPath(), '--state', simulatorNodeDir(node), 'faults', ...args]);
-}
+import { eventually } from '../support/async.js';
+import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { sim, simulatorLog } from '../support/simulator.js';
 
 describe('Weka CLI calls through Kubernetes exec', () => {
   it('signs a device for proxy, adds and removes a virtual drive, each exactly once', async () => {
@@ -88,9 +65,9 @@ describe('Weka CLI calls through Kubernetes exec', () => {
     const add = { devicePath: device, virtualUUID, ownerClusterGUID: cluster.guid, sizeGiB: 1000 };
 
     // The first attempt changes the device header, then "crashes": its answer is lost.
-    await setFaults(node, '--fail-after-effect-rate', '1');
+    await sim(node, 'faults', '--fail-after-effect-rate', '1');
     await expect(run(virtualAddCall(add))).rejects.toBeInstanceOf(WekaCommandFailed);
-    await setFaults(node, '--clear');
+    await sim(node, 'faults', '--clear');
     // The retry probes first, finds the effect, and does not sign again.
     expect(planVirtualAdd(await run(showDriveCall(device)), add)).toBe('already-done');
 

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ensureTools, toolPaths } from '../../deploy/local/tools.js';
+import { sleep } from './async.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -50,7 +51,7 @@ export function helmBinary(): Promise<string> {
           await rm(lock, { recursive: true, force: true });
         if (Date.now() - started > HELM_BUILD_TIMEOUT_MS)
           throw new Error(`timed out waiting for another process to build helm (lock ${lock})`);
-        await new Promise((r) => setTimeout(r, 500));
+        await sleep(500);
       }
     }
     try {

@@ -5,21 +5,21 @@
 // leaves nothing behind.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../../src/api/index.js';
-import { chaosRandom } from '../support/random.js';
+import { eventually } from '../../support/async.js';
 import {
+  CHAOS_POLL_MS,
   ChaosOperator,
-  createDriveContainers,
-  deleteContainers,
+  createChaosContainers,
   expectCleanTeardown,
   expectSteadyState,
-  listContainers,
-  phaseSummary,
-  pollUntil,
   prepareChaosEnvironment,
   removeChaosNodes,
   waitAllReady,
   type ChaosEnvironment,
-} from '../support/rollout.js';
+} from '../../support/chaos.js';
+import { deleteContainers, listContainers, phaseSummary } from '../../support/containers.js';
+import { kubeConfig } from '../../support/harness.js';
+import { chaosRandom } from '../../support/random.js';
 
 const CONTAINERS = 30;
 
@@ -41,7 +41,8 @@ describe('chaos: deleting half the containers while the rollout is under way', (
       await operator.start();
 
       const rolloutStarted = Date.now();
-      const refs = await createDriveContainers(env, CONTAINERS);
+      const refs = await createChaosContainers(env, CONTAINERS);
+      const kc = kubeConfig();
       const namespace = env.namespace;
       const doomed = random.sample(refs, CONTAINERS / 2);
       const kept = refs.filter((r) => !doomed.includes(r));
@@ -60,18 +61,18 @@ describe('chaos: deleting half the containers while the rollout is under way', (
       ];
       const phasesAtDeletion: string[] = [];
       for (const wave of waves) {
-        const all = await pollUntil(
+        const all = await eventually(
           wave.what,
           async () => {
-            const all = await listContainers(namespace);
+            const all = await listContainers(kc, namespace);
             return wave.reached(all) ? all : undefined;
           },
           240_000,
-          async () => phaseSummary(await listContainers(namespace)),
+          { intervalMs: CHAOS_POLL_MS, progress: async () => phaseSummary(await listContainers(kc, namespace)) },
         );
         const names = new Set(wave.doomed.map((r) => r.name));
         const caught = all.filter((c) => names.has(c.metadata.name!));
-        await deleteContainers(wave.doomed);
+        await deleteContainers(kc, wave.doomed);
         phasesAtDeletion.push(...caught.map((c) => c.status?.phase ?? 'none'));
         console.log(
           `delete-during-rollout: at ${wave.what}, deleted ${wave.doomed.map((r) => r.name).join(', ')} (${phaseSummary(caught)}; all: ${phaseSummary(all)})`,

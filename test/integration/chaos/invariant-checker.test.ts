@@ -2,8 +2,8 @@
 // each kind of violation, and nothing for a consistent one. (Pure: no server is touched.)
 import { describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../../src/api/index.js';
-import { allDeletedViolations, steadyStateViolations, type ObservedState } from '../support/invariants.js';
-import type { SimLogEntry } from '../support/simulator.js';
+import { allDeletedViolations, steadyStateViolations, type ObservedState } from '../../support/invariants.js';
+import type { SimLogEntry } from '../../support/simulator.js';
 
 const GUID = 'c1a55e00-0000-4000-8000-000000000001';
 const PHYSICAL = 'f0000000-0000-4000-8000-000000000001';

@@ -1,21 +1,21 @@
 // Chaos: the operator process (watcher + worker) is SIGKILLed at seeded random moments while 30
 // drive containers roll out over 3 nodes, and started again each time. Everything converges to
 // Ready, the invariants hold, and deleting everything leaves nothing behind.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { chaosRandom } from '../support/random.js';
+import { sleep } from '../../support/async.js';
 import {
   ChaosOperator,
-  createDriveContainers,
+  createChaosContainers,
   expectCleanTeardown,
   expectSteadyState,
-  listContainers,
-  phaseSummary,
   prepareChaosEnvironment,
   removeChaosNodes,
   waitAllReady,
   type ChaosRun,
-} from '../support/rollout.js';
+} from '../../support/chaos.js';
+import { listContainers, phaseSummary } from '../../support/containers.js';
+import { kubeConfig } from '../../support/harness.js';
+import { chaosRandom } from '../../support/random.js';
 
 const CONTAINERS = 30;
 const KILLS = 10;
@@ -38,14 +38,14 @@ describe('chaos: the operator process SIGKILLed during a rollout', () => {
       await operator.start();
 
       const rolloutStarted = Date.now();
-      const refs = await createDriveContainers(env, CONTAINERS);
+      const refs = await createChaosContainers(env, CONTAINERS);
       const atKills: string[] = [];
       let notReadyAtKill = 0;
       for (let k = 0; k < KILLS; k++) {
         // Spread over the rollout: the operator gets 2 to 12 s of work between restarts.
         await sleep(random.int(2_000, 12_000));
         await operator.kill();
-        const all = await listContainers(env.namespace);
+        const all = await listContainers(kubeConfig(), env.namespace);
         atKills.push(phaseSummary(all));
         if (all.some((c) => c.status?.phase !== 'Ready')) notReadyAtKill++;
         await operator.start();

@@ -3,18 +3,18 @@
 // fault sequence, while 30 drive containers roll out over 3 nodes and are deleted again.
 // Everything converges, the invariants hold, and nothing is signed, added or removed twice.
 import { afterAll, describe, expect, it } from 'vitest';
-import { chaosRandom } from '../support/random.js';
 import {
   ChaosOperator,
-  createDriveContainers,
+  createChaosContainers,
   expectCleanTeardown,
   expectSteadyState,
   prepareChaosEnvironment,
   removeChaosNodes,
   waitAllReady,
   type ChaosEnvironment,
-} from '../support/rollout.js';
-import { sim, simulatorLog } from '../support/simulator.js';
+} from '../../support/chaos.js';
+import { chaosRandom } from '../../support/random.js';
+import { sim, simulatorLog } from '../../support/simulator.js';
 
 const CONTAINERS = 30;
 
@@ -27,11 +27,7 @@ afterAll(async () => {
 
 /** How many Weka commands (the operator's, and the invariant checker's reads) the faults hit so far. */
 async function injectedFaults(nodes: readonly string[]): Promise<{ failed: number; failedAfterEffect: number }> {
-  const entries = (await Promise.all(nodes.map(simulatorLog))).flat() as Array<{
-    exitCode: number;
-    fault?: string;
-    changes: unknown[];
-  }>;
+  const entries = (await Promise.all(nodes.map(simulatorLog))).flat();
   const failedAfterEffect = entries.filter((e) => e.fault === 'fail-after-effect').length;
   return { failed: entries.filter((e) => e.exitCode === 75).length - failedAfterEffect, failedAfterEffect };
 }
@@ -60,7 +56,7 @@ describe('chaos: the Weka tools failing, before and after their effect', () => {
       await operator.start();
 
       const rolloutStarted = Date.now();
-      const refs = await createDriveContainers(env, CONTAINERS);
+      const refs = await createChaosContainers(env, CONTAINERS);
       await waitAllReady(refs, 360_000);
       const duringRollout = await injectedFaults(env.nodes);
       console.log(

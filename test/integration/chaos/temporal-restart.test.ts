@@ -4,24 +4,23 @@
 // deleting everything leaves nothing behind.
 // The harness's Temporal is shared by every integration test file, so afterAll makes sure it
 // runs again even when this test fails half-way.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startTemporal, stopTemporal, temporalAddress } from '../harness.js';
-import { chaosRandom } from '../support/random.js';
+import { eventually, sleep } from '../../support/async.js';
 import {
+  CHAOS_POLL_MS,
   ChaosOperator,
-  createDriveContainers,
+  createChaosContainers,
   expectCleanTeardown,
   expectSteadyState,
-  listContainers,
-  phaseSummary,
-  pollUntil,
   prepareChaosEnvironment,
   removeChaosNodes,
   waitAllReady,
   type ChaosEnvironment,
-} from '../support/rollout.js';
+} from '../../support/chaos.js';
+import { listContainers, phaseSummary } from '../../support/containers.js';
+import { kubeConfig, startTemporal, stopTemporal, temporalAddress } from '../../support/harness.js';
+import { chaosRandom } from '../../support/random.js';
 
 const CONTAINERS = 30;
 
@@ -54,17 +53,18 @@ describe('chaos: the Temporal server restarted during a rollout', () => {
       await operator.start();
 
       const rolloutStarted = Date.now();
-      const refs = await createDriveContainers(env, CONTAINERS);
+      const refs = await createChaosContainers(env, CONTAINERS);
+      const kc = kubeConfig();
       const namespace = env.namespace;
       // "In the middle": some containers are Ready, most are still on their way.
-      const atStop = await pollUntil(
+      const atStop = await eventually(
         'the first containers to be Ready',
         async () => {
-          const all = await listContainers(namespace);
+          const all = await listContainers(kc, namespace);
           return all.filter((c) => c.status?.phase === 'Ready').length >= 3 ? all : undefined;
         },
         240_000,
-        async () => phaseSummary(await listContainers(namespace)),
+        { intervalMs: CHAOS_POLL_MS, progress: async () => phaseSummary(await listContainers(kc, namespace)) },
       );
       const downMs = random.int(3_000, 10_000);
       const complaintsBefore = operator.logLines(40).length;

@@ -1,10 +1,14 @@
-// What an integration test needs from the shared local control plane.
+// What an integration or chaos test needs from the shared local control plane, which the
+// integration project's global setup (test/integration/global-setup.ts) boots once and hands over
+// through vitest's provide/inject. Only for code that runs under vitest: the modules the
+// benchmarks share (async.ts, containers.ts, operator-process.ts) take what they need as arguments.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { inject } from 'vitest';
 import type { NodeSpec } from '../../deploy/local/fake-nodes.js';
+import type { OperatorControlPlane } from './operator-process.js';
 
 export function kubeConfig(): KubeConfig {
   const kc = new KeepAliveKubeConfig();
@@ -24,9 +28,24 @@ export function temporalUiUrl(): string {
   return inject('temporalUiUrl');
 }
 
+/** Where an operator process finds the servers, and where its log goes. */
+export function operatorControlPlane(): OperatorControlPlane {
+  return {
+    kubeconfigPath: inject('kubeconfigPath'),
+    temporalAddress: temporalAddress(),
+    temporalNamespace: temporalNamespace(),
+    logDir: inject('logDir'),
+  };
+}
+
+/** The root of every fake node's Weka simulator state. */
+export function simulatorRoot(): string {
+  return inject('simulatorRoot');
+}
+
 /** A node's Weka simulator state directory. */
 export function simulatorNodeDir(node: string): string {
-  return join(inject('simulatorRoot'), 'nodes', node);
+  return join(simulatorRoot(), 'nodes', node);
 }
 
 export function uniqueName(prefix: string): string {
@@ -68,36 +87,4 @@ export async function stopTemporal(): Promise<void> {
 
 export async function startTemporal(): Promise<{ startupMs: number }> {
   return (await control('POST', '/temporal/start')) as { startupMs: number };
-}
-
-/**
- * Polls every `intervalMs` (default 100) until `check` returns a value other than undefined, or
- * fails after `timeoutMs` with `progress()` and the last error; prints `progress()` every 30 s.
- */
-export async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs = 30_000,
-  o: { intervalMs?: number; progress?: () => Promise<string> } = {},
-): Promise<T> {
-  const started = Date.now();
-  let lastPrint = started;
-  let lastError: unknown;
-  const progress = async (): Promise<string> => (o.progress ? ` (${await o.progress().catch(String)})` : '');
-  while (Date.now() - started < timeoutMs) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      lastError = err;
-    }
-    if (o.progress && Date.now() - lastPrint >= 30_000) {
-      lastPrint = Date.now();
-      console.log(`  waiting ${Math.round((lastPrint - started) / 1000)} s for ${what}${await progress()}`);
-    }
-    await new Promise((r) => setTimeout(r, o.intervalMs ?? 100));
-  }
-  throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}${await progress()}${lastError ? `: ${String(lastError)}` : ''}`,
-  );
 }

@@ -2,14 +2,14 @@
 // Set RECORD_HISTORIES=1 when running an integration test to (re)write the fixtures. The
 // Temporal CLI writes the JSON form that historyFromJSON reads.
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { toolPaths } from '../../../deploy/local/tools.js';
-import { temporalAddress, temporalNamespace } from '../harness.js';
+import { toolPaths } from '../../deploy/local/tools.js';
+import { temporalAddress, temporalNamespace } from './harness.js';
 
 const run = promisify(execFile);
-const dir = fileURLToPath(new URL('../../fixtures/histories/', import.meta.url));
+const dir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
 /** Records the workflow's latest run, or the run given (e.g. one that continued as new). */
 export async function recordHistory(workflowId: string, fixture: string, runId?: string): Promise<void> {
@@ -32,5 +32,6 @@ export async function recordHistory(workflowId: string, fixture: string, runId?:
     ],
     { maxBuffer: 64 * 1024 * 1024 },
   );
+  await mkdir(dir, { recursive: true });
   await writeFile(`${dir}${fixture}.json`, stdout);
 }

@@ -3,11 +3,8 @@
 // Weka simulator (every device header, the Weka cluster's drives, every node's commands.log).
 // `observe` gathers; `steadyStateViolations` and `allDeletedViolations` are pure and return
 // what is wrong, one line each, so a test asserts `toEqual([])` and a failure reads as a list.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { simulatorMainPath } from '../../../deploy/local/weka-sim/shims.js';
-import type { WekaContainer } from '../../../src/api/index.js';
+import { CoreV1Api } from '@kubernetes/client-node';
+import type { WekaContainer } from '../../src/api/index.js';
 import {
   parseContainerList,
   parseDriveList,
@@ -15,12 +12,11 @@ import {
   type ClusterDrive,
   type DriveInfo,
   type WekaContainerInfo,
-} from '../../../src/weka/index.js';
-import { kubeConfig, simulatorNodeDir } from '../harness.js';
-import { simulatorLog, type SimLogEntry } from './simulator.js';
-
-const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
-const run = promisify(execFile);
+} from '../../src/weka/index.js';
+import { mapLimit } from './async.js';
+import { listContainers } from './containers.js';
+import { kubeConfig } from './harness.js';
+import { simRetryingFaults, simulatorLog, type SimLogEntry } from './simulator.js';
 
 /** What one chaos test owns: its nodes (and their device paths), Weka clusters and namespaces. */
 export interface InvariantScope {
@@ -47,38 +43,11 @@ export interface ObservedState {
   logs: Array<{ node: string; entries: SimLogEntry[] }>;
 }
 
-/** Runs the simulator directly on a node's state, retrying the exit 75 an injected fault causes. */
-async function simRead(node: string, ...argv: string[]): Promise<string> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const { stdout } = await run(process.execPath, [
-        simulatorMainPath(),
-        '--state',
-        simulatorNodeDir(node),
-        '--',
-        ...argv,
-      ]);
-      return stdout;
-    } catch (err) {
-      if ((err as { code?: unknown }).code !== 75 || attempt >= 20) throw err;
-    }
-  }
-}
-
-async function inBatches<T, R>(items: readonly T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = [];
-  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(fn))));
-  return out;
-}
-
 export async function observe(scope: InvariantScope): Promise<ObservedState> {
   const kc = kubeConfig();
-  const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
-  const containersIn = async (namespace: string) =>
-    ((await custom.listNamespacedCustomObject({ ...GROUP, namespace })) as { items: WekaContainer[] }).items;
-  const containers = (await Promise.all(scope.namespaces.map(containersIn))).flat();
-  const proxies = await containersIn(scope.operatorNamespace);
+  const containers = (await Promise.all(scope.namespaces.map((namespace) => listContainers(kc, namespace)))).flat();
+  const proxies = await listContainers(kc, scope.operatorNamespace);
   const pods = (
     await Promise.all(
       [...scope.namespaces, scope.operatorNamespace].map(
@@ -89,12 +58,12 @@ export async function observe(scope: InvariantScope): Promise<ObservedState> {
     .flat()
     .map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`);
 
-  const devices = await inBatches(
+  const devices = await mapLimit(
     scope.nodes.flatMap((node) => scope.devices.map((path) => ({ node, path }))),
     4,
     async ({ node, path }) => ({
       node,
-      info: parseDriveShow(await simRead(node, 'weka-sign-drive', 'show', '--json', path)),
+      info: parseDriveShow(await simRetryingFaults(node, 'weka-sign-drive', 'show', '--json', path)),
     }),
   );
   // Cluster state is shared by all nodes: any node can answer for it.
@@ -103,14 +72,16 @@ export async function observe(scope: InvariantScope): Promise<ObservedState> {
     await Promise.all(
       scope.clusterGUIDs.map(async (guid) =>
         parseContainerList(
-          await simRead(anyNode, 'weka', 'cluster', 'container', 'list', '--cluster-guid', guid, '--json'),
+          await simRetryingFaults(anyNode, 'weka', 'cluster', 'container', 'list', '--cluster-guid', guid, '--json'),
         ),
       ),
     )
   ).flat();
   const clusterDrives = (
-    await inBatches(clusterMembers, 4, async (m) =>
-      parseDriveList(await simRead(anyNode, 'weka', 'cluster', 'drive', 'list', String(m.containerId), '--json')),
+    await mapLimit(clusterMembers, 4, async (m) =>
+      parseDriveList(
+        await simRetryingFaults(anyNode, 'weka', 'cluster', 'drive', 'list', String(m.containerId), '--json'),
+      ),
     )
   ).flat();
   const logs = await Promise.all(scope.nodes.map(async (node) => ({ node, entries: await simulatorLog(node) })));

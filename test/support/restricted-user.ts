@@ -5,9 +5,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AuthorizationV1Api, KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
-import { inject } from 'vitest';
-import { createClientCert } from '../../../deploy/local/pki.js';
-import { eventually, kubeConfig } from '../harness.js';
+import { createClientCert } from '../../deploy/local/pki.js';
+import { eventually } from './async.js';
+import { kubeConfig, simulatorRoot } from './harness.js';
 
 export interface RestrictedUser {
   user: string;
@@ -18,7 +18,7 @@ export interface RestrictedUser {
 
 /** The control plane's CA: `simulatorRoot` is `<dataDir>/weka-sim`, the CA is in `<dataDir>/pki`. */
 function controlPlaneCa(): { caCert: string; caKey: string } {
-  const pkiDir = join(dirname(inject('simulatorRoot')), 'pki');
+  const pkiDir = join(dirname(simulatorRoot()), 'pki');
   return { caCert: join(pkiDir, 'ca.crt'), caKey: join(pkiDir, 'ca.key') };
 }
 

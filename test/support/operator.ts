@@ -1,30 +1,32 @@
-// The operator's worker, run inside a test file against the shared control plane, with its own
-// task queue so test files never pick up each other's work.
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+// The operator for integration and chaos tests, on the shared control plane: its worker run inside
+// the test file, with its own task queue so test files never pick up each other's work, or the
+// whole operator as a process (operator-process.ts); and drive containers driven through it.
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { pino } from 'pino';
-import type { ActivityDeps } from '../../../activities/index.js';
-import { KubeExecTransport } from '../../../activities/exec/kube-exec.js';
-import { createOperatorWorker } from '../../../deploy/operator/worker.js';
-import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../../src/annotations/index.js';
-import { DEFAULT_ALLOCATION_SETTINGS } from '../../../src/settings/index.js';
-import type { WekaContainer } from '../../../src/api/index.js';
-import { FINALIZER, type ObjectRef } from '../../../src/lifecycle/names.js';
-import type { SimulatedDevice } from '../../../deploy/local/fake-nodes.js';
+import type { ActivityDeps } from '../../activities/index.js';
+import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
+import { createOperatorWorker } from '../../deploy/operator/worker.js';
+import { signSharedDrives } from '../../deploy/local/shared-drives.js';
+import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
+import type { WekaContainer } from '../../src/api/index.js';
+import { FINALIZER, type ObjectRef } from '../../src/lifecycle/names.js';
+import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
+import { eventually } from './async.js';
+import { createContainerObject, listContainers, phaseSummary, readObject, WEKA_CONTAINERS } from './containers.js';
 import {
   addNode,
-  eventually,
   kubeConfig,
+  operatorControlPlane,
+  simulatorRoot,
   temporalAddress,
   temporalNamespace,
   uniqueName,
   uniqueNamespace,
-} from '../harness.js';
-import { showDevice, sim } from './simulator.js';
-import { containerWorkflowId, deleteRequestedSignal, WORKFLOW, type LifecycleWorkflow } from '../../../src/protocol.js';
-
-const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
+} from './harness.js';
+import { spawnOperator, type OperatorProcess } from './operator-process.js';
+import { containerWorkflowId, deleteRequestedSignal, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
 
 export interface TestOperator {
   client: Client;
@@ -78,26 +80,7 @@ export async function sharedDrivesNode(
 ): Promise<string> {
   const node = uniqueName(prefix);
   await addNode({ name: node, devices, labels });
-  const drives = [];
-  for (const d of devices) {
-    await sim(node, '--', 'weka-sign-drive', 'sign', 'proxy', d.path);
-    const info = await showDevice(node, d.path);
-    drives.push({
-      physicalUUID: info.physicalUUID!,
-      serial: info.serial,
-      capacityGiB: info.capacityGiB,
-      type: info.type,
-      devicePath: d.path,
-    });
-  }
-  const core = kubeConfig().makeApiClient(CoreV1Api);
-  await core.patchNode(
-    {
-      name: node,
-      body: { metadata: { annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } },
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
+  await signSharedDrives({ kubeConfig: kubeConfig(), simulatorRoot: simulatorRoot(), node, devices });
   return node;
 }
 
@@ -112,47 +95,6 @@ export interface ContainerSpecInput {
 }
 
 /**
- * Creates a drive WekaContainer object (mode drive, the test image, then `spec`) and, for a
- * standalone container, writes its cluster GUID as the cluster's administrator would: server-side
- * apply on the status with a field manager of its own. Starts nothing.
- */
-export async function createContainerObject(
-  ref: ObjectRef,
-  spec: object,
-  o: { finalizers?: string[]; clusterGUID?: string } = {},
-): Promise<WekaContainer> {
-  const custom = kubeConfig().makeApiClient(CustomObjectsApi);
-  const created = (await custom.createNamespacedCustomObject({
-    ...GROUP,
-    namespace: ref.namespace,
-    body: {
-      apiVersion: 'weka.weka.io/v1alpha1',
-      kind: 'WekaContainer',
-      metadata: { name: ref.name, ...(o.finalizers?.length ? { finalizers: o.finalizers } : {}) },
-      spec: { mode: 'drive', image: 'quay.io/weka.io/weka-in-container:test', ...spec },
-    },
-  })) as WekaContainer;
-  if (o.clusterGUID) {
-    await custom.patchNamespacedCustomObjectStatus(
-      {
-        ...GROUP,
-        ...ref,
-        body: {
-          apiVersion: 'weka.weka.io/v1alpha1',
-          kind: 'WekaContainer',
-          metadata: { name: ref.name },
-          status: { clusterGUID: o.clusterGUID },
-        },
-        fieldManager: 'test-cluster-admin',
-        force: true,
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-    );
-  }
-  return created;
-}
-
-/**
  * Creates a drive WekaContainer the way the watcher would see it (with the operator's finalizer),
  * sets the GUID of a standalone container's cluster, and starts its workflow.
  */
@@ -162,7 +104,7 @@ export async function createDriveContainer(
   spec: ContainerSpecInput,
   clusterGUID?: string,
 ): Promise<{ uid: string; handle: WorkflowHandle<LifecycleWorkflow> }> {
-  const created = await createContainerObject(ref, spec, {
+  const created = await createContainerObject(kubeConfig(), ref, spec, {
     finalizers: [FINALIZER],
     ...(clusterGUID ? { clusterGUID } : {}),
   });
@@ -176,14 +118,7 @@ export async function createDriveContainer(
 }
 
 export async function readContainer(ref: ObjectRef): Promise<WekaContainer | null> {
-  try {
-    return (await kubeConfig()
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ ...GROUP, ...ref })) as WekaContainer;
-  } catch (err) {
-    if ((err as { code?: number }).code === 404) return null;
-    throw err;
-  }
+  return readObject<WekaContainer>(kubeConfig(), WEKA_CONTAINERS, ref);
 }
 
 export async function waitForPhase(ref: ObjectRef, phase: string, timeoutMs = 60_000): Promise<WekaContainer> {
@@ -201,15 +136,48 @@ export async function waitForPhase(ref: ObjectRef, phase: string, timeoutMs = 60
 export async function deleteDriveContainer(op: TestOperator, ref: ObjectRef, uid: string): Promise<void> {
   await kubeConfig()
     .makeApiClient(CustomObjectsApi)
-    .deleteNamespacedCustomObject({ ...GROUP, ...ref });
+    .deleteNamespacedCustomObject({ ...WEKA_CONTAINERS, ...ref });
   await op.client.workflow.getHandle(containerWorkflowId(uid)).signal(deleteRequestedSignal);
 }
 
-export async function waitGone(ref: ObjectRef, timeoutMs = 60_000): Promise<void> {
+/**
+ * Waits until none of the containers exists any more, listing their namespaces every `intervalMs`
+ * (100 unless given); prints what is left every 30 s and fails with it on timeout.
+ */
+export async function waitGone(
+  refs: ObjectRef | readonly ObjectRef[],
+  timeoutMs = 60_000,
+  o: { intervalMs?: number } = {},
+): Promise<void> {
+  const all: readonly ObjectRef[] = Array.isArray(refs) ? refs : [refs as ObjectRef];
+  const kc = kubeConfig();
+  const left = async () =>
+    (await Promise.all([...new Set(all.map((r) => r.namespace))].map((ns) => listContainers(kc, ns))))
+      .flat()
+      .filter((c) => all.some((r) => r.namespace === c.metadata.namespace && r.name === c.metadata.name));
   await eventually(
-    `${ref.namespace}/${ref.name} to be gone`,
-    async () => ((await readContainer(ref)) === null ? true : undefined),
+    all.length === 1 ? `${all[0]!.namespace}/${all[0]!.name} to be gone` : `${all.length} containers to be gone`,
+    async () => ((await left()).length === 0 ? true : undefined),
     timeoutMs,
+    { ...o, progress: async () => phaseSummary(await left()) },
+  );
+}
+
+/** Waits until the operator removed every node's ssdproxy (the last teardown on a node does it). */
+export async function waitProxiesGone(
+  operatorNamespace: string,
+  timeoutMs: number,
+  o: { intervalMs?: number } = {},
+): Promise<void> {
+  const kc = kubeConfig();
+  await eventually(
+    'the ssdproxy containers to be gone',
+    async () => ((await listContainers(kc, operatorNamespace)).length === 0 ? true : undefined),
+    timeoutMs,
+    {
+      ...o,
+      progress: async () => (await listContainers(kc, operatorNamespace)).map((c) => c.metadata.name).join(', '),
+    },
   );
 }
 
@@ -221,4 +189,25 @@ export async function podExists(namespace: string, name: string): Promise<boolea
     if ((err as { code?: number }).code === 404) return false;
     throw err;
   }
+}
+
+/**
+ * The whole operator (watcher and worker, as configured by `env`) as a process of its own, run from
+ * source, logging at info to the control plane's log directory; returns once its worker runs.
+ */
+export async function startOperatorProcess(env: Record<string, string>): Promise<OperatorProcess> {
+  const p = spawnOperator(operatorControlPlane(), {
+    logName: uniqueName(`operator-${env['WEKA_TASK_QUEUE'] ?? ''}`),
+    main: 'source',
+    env: { LOG_LEVEL: 'info', WEKA_HTTP_PORT: '0', ...env },
+  });
+  await eventually(
+    'the operator process to run its worker',
+    async () => {
+      if (!p.running()) throw new Error(`operator exited early:\n${p.output()}`);
+      return p.output().includes('worker running') ? true : undefined;
+    },
+    60_000,
+  );
+  return p;
 }

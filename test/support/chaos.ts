@@ -5,14 +5,14 @@
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { expect } from 'vitest';
-import type { SimulatedDevice } from '../../../deploy/local/fake-nodes.js';
-import type { WekaContainer } from '../../../src/api/index.js';
-import { type ObjectRef } from '../../../src/lifecycle/names.js';
+import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
+import type { WekaContainer } from '../../src/api/index.js';
+import { type ObjectRef } from '../../src/lifecycle/names.js';
+import { eventually } from './async.js';
+import { createDriveContainers, deleteContainers, listContainers, phaseSummary } from './containers.js';
 import {
-  eventually,
   kubeConfig,
   removeNode,
   simulatorNodeDir,
@@ -20,14 +20,18 @@ import {
   temporalNamespace,
   uniqueName,
   uniqueNamespace,
-} from '../harness.js';
+} from './harness.js';
 import { checkAllDeleted, checkSteadyState, type InvariantScope, type ObservedState } from './invariants.js';
-import { createContainerObject, sharedDrivesNode } from './operator.js';
-import { startOperatorProcess, type OperatorProcess } from './operator-process.js';
+import { sharedDrivesNode, startOperatorProcess, waitGone, waitProxiesGone } from './operator.js';
+import type { OperatorProcess } from './operator-process.js';
 import { createWekaCluster } from './simulator.js';
-import { containerWorkflowId } from '../../../src/protocol.js';
+import { containerWorkflowId } from '../../src/protocol.js';
 
-const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
+/**
+ * How often the chaos tests poll the apiserver: once a second, as a list of 30 objects every
+ * 100 ms (eventually's default) would load the shared 2-core machine.
+ */
+export const CHAOS_POLL_MS = 1_000;
 
 /** Per node: 15360 GiB of TLC and 15360 of QLC, so ten containers per node use under half of each. */
 export const CHAOS_DEVICES: SimulatedDevice[] = [
@@ -78,8 +82,6 @@ export async function removeChaosNodes(env: ChaosEnvironment | undefined): Promi
 export function chaosContainerSpec(i: number, nodes: readonly string[]): Record<string, unknown> {
   const twoCores = Math.floor(i / nodes.length) % 3 === 2;
   return {
-    mode: 'drive',
-    image: 'quay.io/weka.io/weka-in-container:test',
     nodeName: nodes[i % nodes.length],
     driveCores: twoCores ? 2 : 1,
     containerCapacity: twoCores ? 1600 : 1200,
@@ -87,59 +89,29 @@ export function chaosContainerSpec(i: number, nodes: readonly string[]): Record<
   };
 }
 
-/** Creates `count` drive containers as a user would, each with its standalone cluster's GUID in status. */
-export async function createDriveContainers(env: ChaosEnvironment, count: number): Promise<ObjectRef[]> {
-  const refs: ObjectRef[] = [];
-  for (let i = 0; i < count; i++) {
-    const ref = { namespace: env.namespace, name: `drive-${String(i).padStart(2, '0')}` };
-    // A standalone container's cluster GUID comes from whoever formed the cluster (here: the test).
-    await createContainerObject(ref, chaosContainerSpec(i, env.nodes), { clusterGUID: env.clusterGUID });
-    refs.push(ref);
-  }
-  return refs;
-}
-
-export async function listContainers(namespace: string): Promise<WekaContainer[]> {
-  return (
-    (await kubeConfig()
-      .makeApiClient(CustomObjectsApi)
-      .listNamespacedCustomObject({ ...GROUP, namespace })) as { items: WekaContainer[] }
-  ).items;
-}
-
-/** "Ready=12 Signing=3 ...", for progress lines and failure messages. */
-export function phaseSummary(containers: readonly WekaContainer[]): string {
-  const counts = new Map<string, number>();
-  for (const c of containers) counts.set(c.status?.phase ?? 'none', (counts.get(c.status?.phase ?? 'none') ?? 0) + 1);
-  return (
-    [...counts]
-      .sort()
-      .map(([phase, n]) => `${phase}=${n}`)
-      .join(' ') || 'none'
+/** Creates `count` drive containers as a user would, one after the other, each with its standalone cluster's GUID in status. */
+export async function createChaosContainers(env: ChaosEnvironment, count: number): Promise<ObjectRef[]> {
+  // A standalone container's cluster GUID comes from whoever formed the cluster (here: the test).
+  return createDriveContainers(
+    kubeConfig(),
+    env.namespace,
+    Array.from({ length: count }, (_, i) => ({
+      name: `drive-${String(i).padStart(2, '0')}`,
+      spec: chaosContainerSpec(i, env.nodes),
+    })),
+    { clusterGUID: env.clusterGUID },
   );
-}
-
-/**
- * Polls once a second (a list of 30 objects every 100 ms would load the shared 2-core machine)
- * until `check` returns a value; prints `progress()` every 30 s and fails with it on timeout.
- */
-export async function pollUntil<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs: number,
-  progress: () => Promise<string>,
-): Promise<T> {
-  return eventually(what, check, timeoutMs, { intervalMs: 1_000, progress });
 }
 
 /** Waits until exactly the given containers exist and every one is Ready. */
 export async function waitAllReady(refs: readonly ObjectRef[], timeoutMs: number): Promise<WekaContainer[]> {
+  const kc = kubeConfig();
   const namespace = refs[0]!.namespace;
   const names = refs.map((r) => r.name).sort();
-  return pollUntil(
+  return eventually(
     `${refs.length} containers to be Ready`,
     async () => {
-      const all = await listContainers(namespace);
+      const all = await listContainers(kc, namespace);
       const ready = all.filter((c) => c.status?.phase === 'Ready' && c.metadata.deletionTimestamp === undefined);
       return JSON.stringify(all.map((c) => c.metadata.name).sort()) === JSON.stringify(names) &&
         ready.length === refs.length
@@ -147,38 +119,7 @@ export async function waitAllReady(refs: readonly ObjectRef[], timeoutMs: number
         : undefined;
     },
     timeoutMs,
-    async () => phaseSummary(await listContainers(namespace)),
-  );
-}
-
-export async function deleteContainers(refs: readonly ObjectRef[]): Promise<void> {
-  const custom = kubeConfig().makeApiClient(CustomObjectsApi);
-  for (const ref of refs) {
-    await custom.deleteNamespacedCustomObject({ ...GROUP, ...ref }).catch((err: unknown) => {
-      if ((err as { code?: number }).code !== 404) throw err;
-    });
-  }
-}
-
-/** Waits until none of `refs` exists any more. */
-export async function waitGone(refs: readonly ObjectRef[], timeoutMs: number): Promise<void> {
-  const namespace = refs[0]!.namespace;
-  const names = new Set(refs.map((r) => r.name));
-  await pollUntil(
-    `${refs.length} containers to be gone`,
-    async () => ((await listContainers(namespace)).some((c) => names.has(c.metadata.name!)) ? undefined : true),
-    timeoutMs,
-    async () => phaseSummary((await listContainers(namespace)).filter((c) => names.has(c.metadata.name!))),
-  );
-}
-
-/** Waits until the operator removed every node's ssdproxy (the last teardown on a node does it). */
-export async function waitProxiesGone(operatorNamespace: string, timeoutMs: number): Promise<void> {
-  await pollUntil(
-    'the ssdproxy containers to be gone',
-    async () => ((await listContainers(operatorNamespace)).length === 0 ? true : undefined),
-    timeoutMs,
-    async () => (await listContainers(operatorNamespace)).map((c) => c.metadata.name).join(', '),
+    { intervalMs: CHAOS_POLL_MS, progress: async () => phaseSummary(await listContainers(kc, namespace)) },
   );
 }
 
@@ -209,11 +150,11 @@ export class ChaosOperator {
   }
 
   running(): boolean {
-    return this.current !== undefined && this.current.child.exitCode === null && this.current.child.signalCode === null;
+    return this.current?.running() ?? false;
   }
 
   async kill(): Promise<void> {
-    await this.current?.kill('SIGKILL');
+    await this.current?.kill();
   }
 
   /** The current (or last) process's log lines at pino level `minLevel` (40 warn, 50 error) or above. */
@@ -237,14 +178,11 @@ export class ChaosOperator {
   async stop(): Promise<boolean> {
     const p = this.current;
     if (!p || !this.running()) return false;
-    const impatient = setTimeout(() => void p.kill('SIGKILL'), 30_000);
-    await p.kill('SIGTERM');
-    clearTimeout(impatient);
-    return p.child.exitCode === 0;
+    return (await p.stop(30_000)) === 0;
   }
 }
 
-const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/chaos/', import.meta.url));
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/chaos/', import.meta.url));
 
 /**
  * Asserts there is no violation; when there are some, first keeps what explains them under
@@ -314,9 +252,9 @@ export async function expectCleanTeardown(
   beforeCheck?: () => Promise<void>,
 ): Promise<number> {
   const started = Date.now();
-  await deleteContainers(refs);
-  await waitGone(refs, 240_000);
-  await waitProxiesGone(run.env.operatorNamespace, 60_000);
+  await deleteContainers(kubeConfig(), refs);
+  await waitGone(refs, 240_000, { intervalMs: CHAOS_POLL_MS });
+  await waitProxiesGone(run.env.operatorNamespace, 60_000, { intervalMs: CHAOS_POLL_MS });
   const tookMs = Date.now() - started;
   await beforeCheck?.();
   const final = await checkAllDeleted(run.env.scope, steady);

@@ -13,8 +13,8 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 const run = promisify(execFile);
 
 export const CHROMIUM = '/usr/bin/chromium';
-const ENSURE_CHROMIUM = fileURLToPath(new URL('../../../deploy/local/tools/ensure-chromium.sh', import.meta.url));
-const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/', import.meta.url));
+const ENSURE_CHROMIUM = fileURLToPath(new URL('../../deploy/local/tools/ensure-chromium.sh', import.meta.url));
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 
 /** Installs Chromium if it is missing (apt-get, a minute the first time); fails with the script's reason. */
 export async function ensureChromium(): Promise<void> {

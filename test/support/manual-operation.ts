@@ -2,13 +2,15 @@
 // the operator's finalizer) and start its workflow; read it; delete it and tell the workflow.
 import { CoreV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { WekaManualOperation } from '../../../src/api/index.js';
-import { FINALIZER, type ObjectRef } from '../../../src/lifecycle/names.js';
-import { eventually, kubeConfig } from '../harness.js';
+import type { WekaManualOperation } from '../../src/api/index.js';
+import { FINALIZER, type ObjectRef } from '../../src/lifecycle/names.js';
+import { eventually } from './async.js';
+import { readObject, WEKA_API } from './containers.js';
+import { kubeConfig } from './harness.js';
 import type { TestOperator } from './operator.js';
-import { operationWorkflowId, deleteRequestedSignal, WORKFLOW, type LifecycleWorkflow } from '../../../src/protocol.js';
+import { operationWorkflowId, deleteRequestedSignal, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
 
-const GROUP = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekamanualoperations' };
+const GROUP = { ...WEKA_API, plural: 'wekamanualoperations' };
 
 export interface SignDrivesPayloadInput {
   type: string;
@@ -59,14 +61,7 @@ export async function startSignDrivesOperation(
 }
 
 export async function readOperation(ref: ObjectRef): Promise<WekaManualOperation | null> {
-  try {
-    return (await kubeConfig()
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ ...GROUP, ...ref })) as WekaManualOperation;
-  } catch (err) {
-    if ((err as { code?: number }).code === 404) return null;
-    throw err;
-  }
+  return readObject<WekaManualOperation>(kubeConfig(), GROUP, ref);
 }
 
 /** Waits until the operation has finished (Succeeded or Failed) and returns it. */

@@ -1,0 +1,158 @@
+// Weka custom resources as a user, or a Weka cluster's administrator, handles them from outside the
+// operator, through the KubeConfig given: the harness's for the integration and chaos tests, a
+// benchmark's own control plane's for the benchmarks. No vitest here: the benchmarks run outside it.
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import { API_GROUP, API_GROUP_VERSION, API_VERSION, type WekaContainer } from '../../src/api/index.js';
+import type { ObjectRef } from '../../src/lifecycle/names.js';
+import { mapLimit } from './async.js';
+
+export const WEKA_API = { group: API_GROUP, version: API_VERSION };
+export const WEKA_CONTAINERS = { ...WEKA_API, plural: 'wekacontainers' };
+
+/** The image of the drive containers the tests create (kwok runs their pods: nothing pulls it). */
+export const TEST_IMAGE = 'quay.io/weka.io/weka-in-container:test';
+
+/** The object, or null when the apiserver has none (404). */
+export async function readObject<T>(
+  kc: KubeConfig,
+  kind: { group: string; version: string; plural: string },
+  ref: ObjectRef,
+): Promise<T | null> {
+  try {
+    return (await kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({ ...kind, ...ref })) as T;
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return null;
+    throw err;
+  }
+}
+
+export async function listContainers(
+  kc: KubeConfig,
+  namespace: string,
+  o: { fieldSelector?: string } = {},
+): Promise<WekaContainer[]> {
+  return (
+    (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ ...WEKA_CONTAINERS, namespace, ...o })) as {
+      items: WekaContainer[];
+    }
+  ).items;
+}
+
+/**
+ * Writes a standalone container's cluster GUID as the cluster's administrator would: server-side
+ * apply on the status, with a field manager of its own.
+ */
+export async function applyClusterGUID(kc: KubeConfig, ref: ObjectRef, clusterGUID: string): Promise<void> {
+  await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObjectStatus(
+    {
+      ...WEKA_CONTAINERS,
+      ...ref,
+      body: {
+        apiVersion: API_GROUP_VERSION,
+        kind: 'WekaContainer',
+        metadata: { name: ref.name },
+        status: { clusterGUID },
+      },
+      fieldManager: 'test-cluster-admin',
+      force: true,
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+  );
+}
+
+/**
+ * Creates a drive WekaContainer object (mode drive, the test image, then `spec`) and, for a
+ * standalone container, writes its cluster GUID (applyClusterGUID). Starts nothing: without
+ * `finalizers` it is what a user creates, and the operator's watcher takes it from there.
+ */
+export async function createContainerObject(
+  kc: KubeConfig,
+  ref: ObjectRef,
+  spec: object,
+  o: { finalizers?: string[]; clusterGUID?: string } = {},
+): Promise<WekaContainer> {
+  const created = (await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+    ...WEKA_CONTAINERS,
+    namespace: ref.namespace,
+    body: {
+      apiVersion: API_GROUP_VERSION,
+      kind: 'WekaContainer',
+      metadata: { name: ref.name, ...(o.finalizers?.length ? { finalizers: o.finalizers } : {}) },
+      spec: { mode: 'drive', image: TEST_IMAGE, ...spec },
+    },
+  })) as WekaContainer;
+  if (o.clusterGUID) await applyClusterGUID(kc, ref, o.clusterGUID);
+  return created;
+}
+
+/**
+ * Creates drive WekaContainers in `namespace` as a user would (createContainerObject, no
+ * finalizer), `concurrency` at a time (one after the other unless given), each with the
+ * standalone cluster's GUID when one is given. Returns their references, in order.
+ */
+export async function createDriveContainers(
+  kc: KubeConfig,
+  namespace: string,
+  containers: ReadonlyArray<{ name: string; spec: object }>,
+  o: { clusterGUID?: string; concurrency?: number } = {},
+): Promise<ObjectRef[]> {
+  await mapLimit(containers, o.concurrency ?? 1, (c) =>
+    createContainerObject(kc, { namespace, name: c.name }, c.spec, o.clusterGUID ? { clusterGUID: o.clusterGUID } : {}),
+  );
+  return containers.map((c) => ({ namespace, name: c.name }));
+}
+
+/** Deletes the containers; one that is already gone is no error. */
+export async function deleteContainers(kc: KubeConfig, refs: readonly ObjectRef[]): Promise<void> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  for (const ref of refs) {
+    await custom.deleteNamespacedCustomObject({ ...WEKA_CONTAINERS, ...ref }).catch((err: unknown) => {
+      if ((err as { code?: number }).code !== 404) throw err;
+    });
+  }
+}
+
+/** The apiserver's refusal of a request: its HTTP code and its Status message. Fails when it accepts it. */
+export async function rejection(request: Promise<unknown>): Promise<{ code: number; message: string }> {
+  try {
+    await request;
+  } catch (err) {
+    if (!(err instanceof ApiException)) throw err;
+    const raw: unknown = err.body;
+    const body = (typeof raw === 'string' ? JSON.parse(raw) : raw) as { message?: string };
+    return { code: err.code, message: body.message ?? '' };
+  }
+  throw new Error('the apiserver accepted a request it should have rejected');
+}
+
+/** Creates the namespace unless it exists. */
+export async function ensureNamespace(kc: KubeConfig, name: string): Promise<void> {
+  await kc
+    .makeApiClient(CoreV1Api)
+    .createNamespace({ body: { metadata: { name } } })
+    .catch((e: { code?: number }) => {
+      if (e.code !== 409) throw e;
+    });
+}
+
+export const isReady = (c: WekaContainer): boolean => c.status?.phase === 'Ready';
+export const isAllocated = (c: WekaContainer): boolean => (c.status?.allocations?.virtualDrives?.length ?? 0) > 0;
+
+/** "Ready=12 Signing=3 ...", for progress lines and failure messages. */
+export function phaseSummary(containers: readonly WekaContainer[]): string {
+  const counts = new Map<string, number>();
+  for (const c of containers) counts.set(c.status?.phase ?? 'none', (counts.get(c.status?.phase ?? 'none') ?? 0) + 1);
+  return (
+    [...counts]
+      .sort()
+      .map(([phase, n]) => `${phase}=${n}`)
+      .join(' ') || 'none'
+  );
+}

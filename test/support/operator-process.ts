@@ -1,0 +1,175 @@
+// The operator as a separate process, the way a pod runs it: started under the control plane's
+// supervisor (deploy/local/processes.ts: a process group of its own that never outlives whoever
+// started it), its output in a log file, and stopped with SIGTERM or SIGKILLed like a crashed pod.
+// The integration and chaos tests run deploy/operator/main.ts from source under tsx (support/
+// operator.ts); the benchmarks run the compiled dist/ as the image does (bench/bench-env.ts).
+// No vitest here: the benchmarks run outside it.
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startServer, waitUntilReady, type ServerProcess } from '../../deploy/local/processes.js';
+import { sleep } from './async.js';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const MAIN = {
+  source: join(repoRoot, 'deploy/operator/main.ts'),
+  /**
+   * The operator as the image runs it: the compiled JavaScript under plain node (npm run build).
+   * Not under tsx: its loader turns on source maps, and then Node looks for a source map in all the
+   * code the workflow thread compiles (a small function per workflow promise, in the SDK's promise
+   * hook) and maps every stack trace, a cost the product never pays.
+   */
+  compiled: join(repoRoot, 'dist/deploy/operator/main.js'),
+};
+
+/** Where the operator finds its servers, and where its log goes (a ControlPlane has all four). */
+export interface OperatorControlPlane {
+  readonly kubeconfigPath: string;
+  readonly temporalAddress: string;
+  readonly temporalNamespace: string;
+  readonly logDir: string;
+}
+
+export interface OperatorProcessOptions {
+  /** The log file is `<logDir>/<logName>.log`. */
+  logName: string;
+  /** deploy/operator/main.ts under tsx, or the compiled dist/deploy/operator/main.js. */
+  main: keyof typeof MAIN;
+  /** The operator's configuration (WEKA_*, LOG_LEVEL, ...), over this process's environment. */
+  env: Record<string, string>;
+  /** Node's own options, before the main module (e.g. --expose-gc). */
+  nodeArgs?: readonly string[];
+}
+
+export interface OperatorProcess {
+  readonly logPath: string;
+  /** WEKA_TASK_QUEUE, as given. */
+  readonly taskQueue: string;
+  /** WEKA_HTTP_PORT, as given (0: no HTTP endpoint). */
+  readonly httpPort: number;
+  /** When the process was spawned (ms since the epoch). */
+  readonly spawnedAt: number;
+  /** Everything it wrote so far (pino JSON lines, and anything on stderr). */
+  output(): string;
+  running(): boolean;
+  /** Waits until /readyz answers 200 (worker running, watcher listed). */
+  waitReady(deadlineMs?: number): Promise<void>;
+  /** The `time` of the log line with this message (pino JSON), if logged. */
+  logTime(message: string): Promise<number | undefined>;
+  /** Prometheus samples of /metrics without labels, by name. */
+  metrics(): Promise<Map<string, number>>;
+  /** A full GC of the operator's main thread (it must run with gcOnSignalArgs), then a moment for it to finish. */
+  collectGarbage(): Promise<void>;
+  /** SIGTERM, and SIGKILL after `graceMs` (10 s unless given); resolves with the exit code (or signal). */
+  stop(graceMs?: number): Promise<number | string>;
+  /** SIGKILL to the process group: a crashed pod. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Node options for collectGarbage: SIGWINCH runs a full collection of the operator's main thread,
+ * so memory read right after is what is live, not what a rollout left for the collector.
+ * (Workflow isolates live in worker threads and collect on their own.) Not SIGUSR2: Temporal's
+ * Runtime shuts the worker down on it; SIGWINCH means nothing without a tty.
+ */
+export const gcOnSignalArgs = [
+  '--expose-gc',
+  '--import',
+  `data:text/javascript,${encodeURIComponent("process.on('SIGWINCH', () => globalThis.gc?.());")}`,
+];
+
+/** Starts the operator; it returns at once (see waitReady, or wait for its `worker running` line). */
+export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOptions): OperatorProcess {
+  const main = MAIN[o.main];
+  const spawnedAt = Date.now();
+  const server = startServer({
+    name: o.logName,
+    command: process.execPath,
+    args: [...(o.nodeArgs ?? []), ...(o.main === 'source' ? ['--import', 'tsx'] : []), main],
+    cwd: repoRoot,
+    logPath: join(cp.logDir, `${o.logName}.log`),
+    env: {
+      ...process.env,
+      KUBECONFIG: cp.kubeconfigPath,
+      TEMPORAL_ADDRESS: cp.temporalAddress,
+      TEMPORAL_NAMESPACE: cp.temporalNamespace,
+      ...o.env,
+    },
+  });
+  const httpPort = Number(o.env['WEKA_HTTP_PORT'] ?? 0);
+  const url = `http://127.0.0.1:${httpPort}`;
+  return {
+    logPath: server.logPath,
+    taskQueue: o.env['WEKA_TASK_QUEUE'] ?? '',
+    httpPort,
+    spawnedAt,
+    output() {
+      try {
+        return readFileSync(server.logPath, 'utf8');
+      } catch {
+        return '';
+      }
+    },
+    running: () => !server.hasExited(),
+    waitReady: (deadlineMs = 120_000) =>
+      waitUntilReady(server, async () => (await fetch(`${url}/readyz`)).ok, deadlineMs),
+    async logTime(message) {
+      const text = await readFile(server.logPath, 'utf8').catch(() => '');
+      for (const line of text.split('\n')) {
+        if (!line.includes(message)) continue;
+        try {
+          const parsed = JSON.parse(line) as { msg?: string; time?: number };
+          if (parsed.msg === message) return parsed.time;
+        } catch {
+          // not a log line of ours
+        }
+      }
+      return undefined;
+    },
+    async metrics() {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      const samples = new Map<string, number>();
+      for (const line of text.split('\n')) {
+        const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*) ([0-9.eE+-]+)$/.exec(line);
+        if (m) samples.set(m[1]!, Number(m[2]));
+      }
+      return samples;
+    },
+    async collectGarbage() {
+      process.kill(await operatorPid(server, main), 'SIGWINCH');
+      await sleep(2_000);
+    },
+    async stop(graceMs = 10_000) {
+      await keepingAlive(server.stop(graceMs));
+      return server.exited;
+    },
+    kill: () => keepingAlive(server.kill()),
+  };
+}
+
+/** The node process under the supervisor (supervise.sh runs the command as its child). */
+async function operatorPid(server: ServerProcess, main: string): Promise<number> {
+  const children = (await readFile(`/proc/${server.pid}/task/${server.pid}/children`, 'utf8'))
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  for (const pid of children) {
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(main)) return pid;
+  }
+  throw new Error(`cannot find the operator process under supervisor ${server.pid}`);
+}
+
+/**
+ * The supervised process is unref'd (deploy/local/processes.ts), so waiting for nothing but its
+ * exit would let Node end with the promise unsettled; a timer keeps the event loop up meanwhile.
+ */
+async function keepingAlive<T>(work: Promise<T>): Promise<T> {
+  const timer = setInterval(() => undefined, 1_000);
+  try {
+    return await work;
+  } finally {
+    clearInterval(timer);
+  }
+}
