@@ -19,12 +19,12 @@ async function waitSamples(metrics: OperatorMetrics): Promise<Map<string, { coun
 describe('operator metrics instrumentation', () => {
   it('observes the queue wait of a stamped request when the mutex executes it', async () => {
     const metrics = new OperatorMetrics({ processMetrics: false });
-    const allocate = metrics.instrument('allocateForContainers', async (_input: unknown) => ({ ok: true }));
-    await allocate(stampQueuedAt({ namespace: 'ns', name: 'a', node: 'n1' }, Date.now() - 2_000));
+    const release = metrics.instrument('releaseAllocation', async (_input: unknown) => ({ ok: true }));
+    await release(stampQueuedAt({ namespace: 'ns', name: 'a', node: 'n1' }, Date.now() - 2_000));
     const samples = await waitSamples(metrics);
-    expect(samples.get('allocateForContainers')?.count).toBe(1);
-    expect(samples.get('allocateForContainers')?.sum).toBeGreaterThanOrEqual(2);
-    expect(samples.get('allocateForContainers')?.sum).toBeLessThan(10);
+    expect(samples.get('releaseAllocation')?.count).toBe(1);
+    expect(samples.get('releaseAllocation')?.sum).toBeGreaterThanOrEqual(2);
+    expect(samples.get('releaseAllocation')?.sum).toBeLessThan(10);
   });
 
   it('observes no wait for activities outside a mutex or requests without a stamp', async () => {
