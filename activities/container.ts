@@ -39,7 +39,8 @@ export function createContainerActivities(deps: ActivityDeps) {
       if (!c) throw ApplicationFailure.nonRetryable(`${refText(ref)} does not exist`, 'NotFound');
       if (!c.spec.nodeName)
         throw ApplicationFailure.nonRetryable(`${refText(ref)} has no spec.nodeName`, 'InvalidObject');
-      await ensurePod(
+      // A pod that ended (evicted, its node rebooted) is replaced; one being deleted is waited out.
+      const pod = await ensurePod(
         api.core,
         wekaPod({
           name: ref.name,
@@ -51,15 +52,23 @@ export function createContainerActivities(deps: ActivityDeps) {
           imagePullSecret: c.spec.imagePullSecret,
         }),
       );
+      if (pod.replaced.length > 0) {
+        deps.logger.warn({ container: refText(ref), replaced: pod.replaced }, 'replaced the pod of a drive container');
+      }
       return { namespace: ref.namespace, pod: ref.name, container: WEKA_POD_CONTAINER };
     },
 
+    /** Waits for the pod to run; fails at once (PodFailed, PodBeingDeleted) for a pod that never will. */
     async waitPodRunning(target: ExecTargetRef): Promise<void> {
       await waitPodRunning(api.core, target.namespace, target.pod, POD_START_TIMEOUT_MS);
     },
 
-    async deleteContainerPod(ref: ObjectRef): Promise<void> {
-      await deletePod(api.core, ref.namespace, ref.name);
+    /**
+     * Deletes the drive container's pod and waits until it is gone. `force` deletes it at once
+     * (grace period 0), for a node whose kubelet will never confirm it: only after a person checked.
+     */
+    async deleteContainerPod(input: ObjectRef & { force?: boolean }): Promise<void> {
+      await deletePod(api.core, input.namespace, input.name, undefined, input.force === true);
     },
 
     async nodeExists(node: string): Promise<boolean> {

@@ -34,10 +34,12 @@ export function createNodeDecisions(deps: ActivityDeps) {
           spec: { mode: 'ssdproxy', nodeName: node, image: deps.proxyImage },
         } as WekaContainer),
       );
-      await ensurePod(
+      // An evicted proxy pod (or one whose node rebooted) is replaced; one being deleted is waited out.
+      const pod = await ensurePod(
         api.core,
         wekaPod({ name, namespace: ns, node, image: deps.proxyImage, role: 'ssdproxy', owner: `${ns}/${name}` }),
       );
+      if (pod.replaced.length > 0) deps.logger.warn({ node, replaced: pod.replaced }, 'replaced the ssdproxy pod');
       await waitPodRunning(api.core, ns, name, POD_START_TIMEOUT_MS);
       return { ok: true, result: { namespace: ns, pod: name } };
     },

@@ -1,8 +1,12 @@
-// Creating, waiting for and deleting the pods the operator owns.
+// Creating, waiting for and deleting the pods the operator owns. The operator's pods are meant to
+// run for ever: one that ended (Failed: evicted, its node shut down or rebooted; or Succeeded) never
+// runs again, so ensuring a pod replaces it, and one being deleted is waited out and created again
+// (decidePod in src/lifecycle/pods.ts).
+import { ApplicationFailure } from '@temporalio/common';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
-import type { PodManifest } from '../../src/lifecycle/pods.js';
+import { decidePod, describePod, type PodFacts, type PodManifest } from '../../src/lifecycle/pods.js';
 import { currentContext } from '../heartbeat.js';
-import { createIfAbsent, orIfMissing } from './errors.js';
+import { isAlreadyExists, isConflict, orIfMissing } from './errors.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -11,13 +15,99 @@ function heartbeat(detail: string): void {
   currentContext()?.heartbeat(detail);
 }
 
-export async function ensurePod(core: CoreV1Api, manifest: PodManifest): Promise<void> {
-  await createIfAbsent(core.createNamespacedPod({ namespace: manifest.metadata.namespace, body: manifest as V1Pod }));
-}
-
-/** How long to wait for a pod to run before the activity fails and is retried. */
+/** How long to wait for a pod to run, or for an old pod to go, before the activity fails and is retried. */
 export const POD_START_TIMEOUT_MS = 60_000;
 
+/**
+ * The error types `waitPodRunning` fails with, at once, for a pod that will not run however long
+ * one waits: it has to be created again (`ensurePod` does).
+ */
+export const POD_FAILED = 'PodFailed';
+export const POD_BEING_DELETED = 'PodBeingDeleted';
+
+export function podFacts(pod: V1Pod): PodFacts {
+  return {
+    uid: pod.metadata?.uid,
+    phase: pod.status?.phase,
+    reason: pod.status?.reason,
+    message: pod.status?.message,
+    deletionTimestamp: pod.metadata?.deletionTimestamp ?? undefined,
+  };
+}
+
+export interface EnsuredPod {
+  /** Whether this call created the pod (false: a usable pod was there). */
+  created: boolean;
+  /** The ended pods this call deleted to create the pod again, described ("uid U, phase Failed (Evicted: ...)"). */
+  replaced: string[];
+}
+
+/**
+ * Makes sure the pod exists and can run: creates it when missing; replaces one that ended by
+ * deleting that very pod (a uid precondition: a pod created meanwhile under the same name is never
+ * deleted) and creating it again; waits out one being deleted, then creates it again. A pod that
+ * is Pending, Running or Unknown is kept as it is. Fails after `timeoutMs` (an old pod that does
+ * not go away); the activity is retried.
+ */
+export async function ensurePod(
+  core: CoreV1Api,
+  manifest: PodManifest,
+  timeoutMs = POD_START_TIMEOUT_MS,
+): Promise<EnsuredPod> {
+  const { namespace, name } = manifest.metadata;
+  const started = Date.now();
+  const replaced: string[] = [];
+  for (;;) {
+    const pod = await orIfMissing(core.readNamespacedPod({ namespace, name }), null);
+    const facts = pod ? podFacts(pod) : null;
+    const action = decidePod(facts);
+    if (action === 'keep') return { created: false, replaced };
+    if (Date.now() - started > timeoutMs) {
+      throw new Error(`pod ${namespace}/${name} is still ${describePod(facts)} after ${timeoutMs} ms`);
+    }
+    switch (action) {
+      case 'create':
+        try {
+          await core.createNamespacedPod({ namespace, body: manifest as V1Pod });
+          return { created: true, replaced };
+        } catch (err) {
+          // Created meanwhile (by another attempt, or a pod on its way out): look at it again.
+          if (!isAlreadyExists(err)) throw err;
+        }
+        break;
+      case 'replace':
+        if (facts?.uid && !replaced.some((r) => r.startsWith(`uid ${facts.uid},`))) {
+          replaced.push(`uid ${facts.uid}, ${describePod(facts)}`);
+        }
+        await deletePodByUid(core, namespace, name, facts?.uid);
+        break;
+      case 'wait-for-deletion':
+        heartbeat(`waiting for pod ${namespace}/${name} to finish its deletion before creating it again`);
+        await sleep(200);
+        break;
+    }
+  }
+}
+
+/**
+ * Deletes that pod: the one with this uid, not one created under the same name after it was read.
+ * Gone already, or another pod by now (the precondition fails: 409), is no error. A pod in a
+ * terminal phase is removed by the apiserver at once (no kubelet has anything left to stop).
+ */
+async function deletePodByUid(core: CoreV1Api, namespace: string, name: string, uid: string | undefined) {
+  try {
+    await orIfMissing(core.deleteNamespacedPod({ namespace, name, body: uid ? { preconditions: { uid } } : {} }), null);
+  } catch (err) {
+    if (!isConflict(err)) throw err;
+  }
+}
+
+/**
+ * Waits until the pod runs. A pod that will never run without being created again (it ended, or
+ * it is being deleted) fails the wait at once with a message that says so (types POD_FAILED,
+ * POD_BEING_DELETED), instead of waiting out `timeoutMs`: waiting cannot help, `ensurePod` can.
+ * A missing or pending pod is waited for, up to `timeoutMs`.
+ */
 export async function waitPodRunning(
   core: CoreV1Api,
   namespace: string,
@@ -27,11 +117,18 @@ export async function waitPodRunning(
   const started = Date.now();
   for (;;) {
     const pod = await orIfMissing(core.readNamespacedPod({ namespace, name }), null);
-    if (pod?.status?.phase === 'Running') return;
-    if (Date.now() - started > timeoutMs) {
-      throw new Error(
-        `pod ${namespace}/${name} is ${pod ? `in phase ${pod.status?.phase ?? 'unknown'}` : 'missing'} after ${timeoutMs} ms`,
+    const facts = pod ? podFacts(pod) : null;
+    const action = decidePod(facts);
+    if (action === 'keep' && facts?.phase === 'Running') return;
+    if (action === 'replace' || action === 'wait-for-deletion') {
+      throw ApplicationFailure.retryable(
+        `pod ${namespace}/${name} will not run: it is ${describePod(facts)}; ` +
+          `waiting cannot help, it must be created again`,
+        action === 'replace' ? POD_FAILED : POD_BEING_DELETED,
       );
+    }
+    if (Date.now() - started > timeoutMs) {
+      throw new Error(`pod ${namespace}/${name} is ${describePod(facts)} after ${timeoutMs} ms`);
     }
     heartbeat(`waiting for pod ${namespace}/${name}`);
     await sleep(200);
@@ -41,15 +138,22 @@ export async function waitPodRunning(
 /**
  * Deletes the pod and waits until it is gone. A pod bound to a node that no longer exists never
  * finishes terminating (no kubelet will confirm it), so it is deleted at once, as Kubernetes' pod
- * garbage collector does for the pods of deleted nodes.
+ * garbage collector does for the pods of deleted nodes; so is one whose deletion a person forced
+ * (`force`) after checking that its node is down.
  */
-export async function deletePod(core: CoreV1Api, namespace: string, name: string, timeoutMs = 60_000): Promise<void> {
+export async function deletePod(
+  core: CoreV1Api,
+  namespace: string,
+  name: string,
+  timeoutMs = 60_000,
+  force = false,
+): Promise<void> {
   const pod = await orIfMissing(core.readNamespacedPod({ namespace, name }), null);
   if (!pod) return;
   const node = pod.spec?.nodeName;
   const orphaned = node !== undefined && (await orIfMissing(core.readNode({ name: node }), null)) === null;
   await orIfMissing(
-    core.deleteNamespacedPod({ namespace, name, ...(orphaned ? { gracePeriodSeconds: 0 } : {}) }),
+    core.deleteNamespacedPod({ namespace, name, ...(orphaned || force ? { gracePeriodSeconds: 0 } : {}) }),
     null,
   );
   const started = Date.now();

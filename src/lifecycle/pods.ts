@@ -65,3 +65,45 @@ export function wekaPod(input: WekaPodInput): PodManifest {
     },
   };
 }
+
+/** What of a pod the operator looks at to decide what to do about it. */
+export interface PodFacts {
+  uid?: string | undefined;
+  phase?: string | undefined;
+  /** The status' reason and message (Evicted, Shutdown, NodeLost, ...). */
+  reason?: string | undefined;
+  message?: string | undefined;
+  /** Set once the pod is being deleted. */
+  deletionTimestamp?: Date | string | undefined;
+}
+
+/**
+ * What to do about the pod that should run under a name:
+ * - `create`: there is none;
+ * - `keep`: it runs or is on its way to running (Pending, Running, Unknown: a node that stops
+ *   reporting may come back);
+ * - `wait-for-deletion`: it is being deleted; once it is gone it is created again;
+ * - `replace`: it ended (Failed: evicted, its node shut down or rebooted; or Succeeded) and will
+ *   never run again, since the operator's pods are meant to run for ever: delete it (that pod, by
+ *   its uid) and create it again.
+ */
+export type PodAction = 'create' | 'keep' | 'wait-for-deletion' | 'replace';
+
+export function decidePod(pod: PodFacts | null | undefined): PodAction {
+  if (!pod) return 'create';
+  if (pod.deletionTimestamp !== undefined) return 'wait-for-deletion';
+  return podEnded(pod) ? 'replace' : 'keep';
+}
+
+/** A pod in a terminal phase: its containers will not be started again. */
+export function podEnded(pod: PodFacts): boolean {
+  return pod.phase === 'Failed' || pod.phase === 'Succeeded';
+}
+
+/** "phase Failed (Evicted: The node was low on resource: memory.)", for logs and errors. */
+export function describePod(pod: PodFacts | null | undefined): string {
+  if (!pod) return 'missing';
+  const why = [pod.reason, pod.message].filter((s) => s !== undefined && s !== '').join(': ');
+  const phase = `phase ${pod.phase ?? 'unknown'}${why ? ` (${why})` : ''}`;
+  return pod.deletionTimestamp !== undefined ? `being deleted, ${phase}` : phase;
+}

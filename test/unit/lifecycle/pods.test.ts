@@ -1,0 +1,59 @@
+// What to do about the pod that should run under a name, from its phase and deletionTimestamp.
+import { describe, expect, it } from 'vitest';
+import { decidePod, describePod, podEnded, wekaPod, type PodFacts } from '../../../src/lifecycle/pods.js';
+
+const DELETING = '2026-01-01T00:00:00Z';
+
+describe('decidePod', () => {
+  it('creates a missing pod', () => {
+    expect(decidePod(null)).toBe('create');
+    expect(decidePod(undefined)).toBe('create');
+  });
+
+  it.each(['Pending', 'Running', 'Unknown', undefined])('keeps a pod in phase %s', (phase) => {
+    expect(decidePod({ uid: 'u', phase })).toBe('keep');
+  });
+
+  it.each(['Failed', 'Succeeded'])(
+    'replaces a pod that ended in phase %s: the operator’s pods run for ever',
+    (phase) => {
+      expect(decidePod({ uid: 'u', phase, reason: 'Evicted' })).toBe('replace');
+    },
+  );
+
+  it.each(['Pending', 'Running', 'Failed', 'Succeeded', 'Unknown'])(
+    'waits out a pod being deleted, whatever its phase (%s)',
+    (phase) => {
+      expect(decidePod({ uid: 'u', phase, deletionTimestamp: DELETING })).toBe('wait-for-deletion');
+      expect(decidePod({ uid: 'u', phase, deletionTimestamp: new Date(DELETING) })).toBe('wait-for-deletion');
+    },
+  );
+
+  it('says a pod ended only for the terminal phases', () => {
+    const phases = ['Pending', 'Running', 'Unknown', 'Failed', 'Succeeded'];
+    expect(phases.filter((phase) => podEnded({ phase }))).toEqual(['Failed', 'Succeeded']);
+  });
+});
+
+describe('describePod', () => {
+  it('says what a pod is, with the reason and message when there are some', () => {
+    const evicted: PodFacts = {
+      phase: 'Failed',
+      reason: 'Evicted',
+      message: 'The node was low on resource: memory.',
+    };
+    expect(describePod(evicted)).toBe('phase Failed (Evicted: The node was low on resource: memory.)');
+    expect(describePod({ phase: 'Failed', reason: 'Shutdown' })).toBe('phase Failed (Shutdown)');
+    expect(describePod({ phase: 'Running' })).toBe('phase Running');
+    expect(describePod({})).toBe('phase unknown');
+    expect(describePod({ phase: 'Running', deletionTimestamp: DELETING })).toBe('being deleted, phase Running');
+    expect(describePod(null)).toBe('missing');
+  });
+});
+
+describe('wekaPod', () => {
+  it('restarts its container always: only a pod that ended as a whole needs replacing', () => {
+    const pod = wekaPod({ name: 'p', namespace: 'ns', node: 'n', image: 'i', role: 'drive', owner: 'ns/p' });
+    expect(pod.spec.restartPolicy).toBe('Always');
+  });
+});
