@@ -5,7 +5,7 @@ import type { ObjectSnapshot } from './types.js';
 
 export interface ClusterSnapshot extends ObjectSnapshot {
   spec: WekaClusterSpec;
-  status: { clusterGUID?: string };
+  status: { clusterGUID?: string; conditions: Condition[] };
 }
 
 export interface MemberContainer {

@@ -46,7 +46,10 @@ export function createClusterActivities(deps: ActivityDeps) {
       if (!c) return null;
       return {
         ...snapshotOf<ClusterSnapshot['spec']>(c),
-        status: { ...(c.status?.clusterGUID ? { clusterGUID: c.status.clusterGUID } : {}) },
+        status: {
+          ...(c.status?.clusterGUID ? { clusterGUID: c.status.clusterGUID } : {}),
+          conditions: [...(c.status?.conditions ?? [])],
+        },
       };
     },
 

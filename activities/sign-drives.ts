@@ -74,7 +74,10 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
     async readOperation(ref: ObjectRef): Promise<OperationSnapshot | null> {
       const op = await api.getOperation(ref);
       if (!op) return null;
-      return snapshotOf<OperationSnapshot['spec']>(op);
+      return {
+        ...snapshotOf<OperationSnapshot['spec']>(op),
+        status: { conditions: [...(op.status?.conditions ?? [])] },
+      };
     },
 
     /** Names of the nodes whose labels match every entry of the selector, sorted. */

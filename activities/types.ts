@@ -17,6 +17,7 @@ export interface ObjectSnapshot {
   uid: string;
   generation: number;
   deleting: boolean;
+  annotations: Record<string, string>;
 }
 
 /** A WekaContainer as a workflow sees it: plain data, no client types. */
@@ -89,6 +90,7 @@ export interface EventInput {
 
 /** A WekaManualOperation as its workflow sees it: plain data, no client types. */
 export interface OperationSnapshot extends ObjectSnapshot {
+  status: { conditions: Condition[] };
   spec: {
     action: string;
     payload?: {

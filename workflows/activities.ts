@@ -49,6 +49,23 @@ export const weka = proxyActivities<Activities>({
 });
 
 /**
+ * A teardown's steps in the container's pod (reach the pod, remove and unsign its drives): a few
+ * tries each, after which the teardown says on the object that it cannot reach the pod, and tries
+ * again later (workflows/drive-container.ts), instead of retrying unseen for ever.
+ */
+export const inPod = proxyActivities<Activities>({
+  ...common,
+  ...waitForCancellation,
+  startToCloseTimeout: '3 minutes',
+  retry: {
+    initialInterval: '1 second',
+    maximumInterval: '10 seconds',
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
+  },
+});
+
+/**
  * Signing a node's devices for its ssdproxy: up to three CLI calls per device. An operation ends,
  * so a node that keeps failing (its proxy pod gone, say) becomes that node's error after ten tries.
  */

@@ -33,13 +33,14 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
   const ref: ObjectRef = { namespace: input.namespace, name: input.name };
   const mutex = installMutexClient();
   const status = new ClusterStatus(ref);
-  const life = new Lifecycle(status);
+  const life = new Lifecycle(input, status);
 
   let cluster = await kube.readCluster(ref);
   if (!cluster || cluster.uid !== input.uid) return;
   upsertMemo({ namespace: ref.namespace, name: ref.name, uid: input.uid });
   upsertSearchAttributes([{ key: WekaCluster, value: `${ref.namespace}/${ref.name}` }]);
   status.observedGeneration = cluster.generation;
+  status.conditions = [...cluster.status.conditions];
   if (cluster.status.clusterGUID) status.clusterGUID = cluster.status.clusterGUID;
 
   /** Waits until a spec change, a wake-up, or the timeout; re-reads the cluster after. */
@@ -163,5 +164,10 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     await kube.removeFinalizer({ kind: 'WekaCluster', ref });
   }
 
-  await life.run(cluster.deleting, bringUp, teardown);
+  async function deletionStarted(): Promise<boolean> {
+    const now = await kube.readCluster(ref);
+    return !now || now.uid !== input.uid || now.deleting;
+  }
+
+  await life.run({ deleting: cluster.deleting, bringUp, deletionStarted, teardown });
 }

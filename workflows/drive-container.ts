@@ -1,11 +1,16 @@
 // The drive container's lifecycle (`weka-container/<uid>`), for WekaContainers of mode drive:
 // ensure the node's proxy, run the pod, allocate virtual drives (through the node's mutex), wait
-// for the cluster GUID, sign and add every virtual drive, then stay Ready until deletion. Deletion
-// (the deleteRequested signal, or cancelling the workflow) tears it all down in reverse, in a
-// scope that cannot be cancelled. Every step is idempotent, so a restart redoes nothing.
+// for the cluster GUID, sign and add every virtual drive, then stay Ready until deletion. The
+// object's deletion (never a cancel alone: workflows/lifecycle.ts) tears it all down in reverse, in
+// a scope that cannot be cancelled. Every step is idempotent, so a restart redoes nothing.
 import { condition, isCancellation, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ContainerAllocation, ContainerSnapshot, ExecTargetRef } from '../activities/types.js';
-import { WEKA_POD_CONTAINER, wekaContainerName, type ObjectRef } from '../src/lifecycle/names.js';
+import {
+  TEARDOWN_WITHOUT_POD_ANNOTATION,
+  WEKA_POD_CONTAINER,
+  wekaContainerName,
+  type ObjectRef,
+} from '../src/lifecycle/names.js';
 import {
   WekaCluster,
   WekaContainer,
@@ -14,7 +19,7 @@ import {
   nodeMutexId,
   type ObjectWorkflowInput,
 } from '../src/protocol.js';
-import { kube, weka } from './activities.js';
+import { inPod, kube, weka } from './activities.js';
 import { ContainerStatus } from './container-status.js';
 import { Lifecycle, messageOf } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
@@ -26,11 +31,12 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   const ref: ObjectRef = { namespace: input.namespace, name: input.name };
   const mutex = installMutexClient();
   const status = new ContainerStatus(ref);
-  const life = new Lifecycle(status);
+  const life = new Lifecycle(input, status);
 
   let snapshot = await kube.readContainer(ref);
   if (!snapshot || snapshot.uid !== input.uid) return; // deleted before we started, or another object now
-  const node = snapshot.spec.nodeName ?? '';
+  // spec.nodeName may be set after creation (once): the container waits for it (waitForNode).
+  let node = snapshot.spec.nodeName ?? '';
   upsertMemo({ namespace: ref.namespace, name: ref.name, uid: input.uid });
   upsertSearchAttributes([
     { key: WekaContainer, value: `${ref.namespace}/${ref.name}` },
@@ -53,6 +59,24 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     mutex.call(nodeMutexId(node), kind, { namespace: ref.namespace, name: ref.name, node }, node);
   const proxyCall = (kind: 'ensure-proxy' | 'remove-proxy-if-unused') =>
     mutex.call(nodeMutexId(node), kind, { node }, node);
+
+  async function waitForNode(): Promise<void> {
+    while (!node) {
+      const changes = life.specChanges;
+      const why = 'spec.nodeName is not set: the container waits until a node is named (it cannot change once set)';
+      await status.condition('Placed', 'False', 'NoNodeName', why, 'Warning');
+      await status.enter('Pending', 'waiting for spec.nodeName');
+      await condition(() => life.specChanges > changes);
+      const fresh = await kube.readContainer(ref);
+      if (fresh) {
+        snapshot = fresh;
+        status.observedGeneration = fresh.generation;
+        node = fresh.spec.nodeName ?? '';
+      }
+    }
+    upsertSearchAttributes([{ key: WekaNode, value: node }]);
+    await status.condition('Placed', 'True', 'NodeNamed', `on node ${node}`);
+  }
 
   async function ensureProxy(): Promise<void> {
     await status.enter('Pending', "ensuring the node's ssdproxy");
@@ -134,6 +158,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   }
 
   async function bringUp(): Promise<void> {
+    await waitForNode();
     await ensureProxy();
     await status.enter('Pending', 'starting the pod');
     target = await kube.ensureContainerPod(ref);
@@ -166,6 +191,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
 
   async function teardown(): Promise<void> {
     await status.enter('Deleting', 'tearing down');
+    if (!node) return finish('never placed on a node: nothing to undo');
     const current: ContainerSnapshot | null = await kube.readContainer(ref);
     const alloc = current?.status.allocation ?? allocation;
     const guid =
@@ -182,32 +208,86 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       await status.condition('Ready', 'False', 'NodeGone', `node ${node} no longer exists; ${left}: ${how}`, 'Warning');
     }
     // Weka state exists only once the container joined its cluster; undo it from the pod.
-    if (!nodeGone && alloc && guid && status.containerID !== undefined) {
-      await status.enter('Deleting', 'removing the virtual drives from the cluster and the devices');
-      target = await kube.ensureContainerPod(ref);
-      await kube.waitPodRunning(target);
-      for (const drive of alloc.virtualDrives) {
-        await weka.removeDriveFromCluster({ target, containerId: status.containerID, virtualUUID: drive.virtualUUID });
-        status.addedVirtualDrives = status.addedVirtualDrives.filter((u) => u !== drive.virtualUUID);
-        status.addedDrives = status.addedDrives.filter((d) => d.virtualUUID !== drive.virtualUUID);
-        await weka.unsignVirtualDrive({ target, node, drive, clusterGUID: guid });
-        await status.publish();
-      }
-    }
+    const joined = alloc && guid && status.containerID !== undefined;
+    const undone = !nodeGone && joined ? await undoInPod(alloc, guid, status.containerID!) : 'done';
     if (alloc) {
       await status.enter('Deleting', 'releasing the allocation');
       await containerCall('release');
     }
     await status.enter('Deleting', 'deleting the pod');
-    await kube.deleteContainerPod(ref);
+    await kube.deleteContainerPod({ ...ref, force: undone === 'abandoned' });
+    if (undone === 'abandoned') {
+      // The proxy pod is on the same unreachable node: it stays until a later teardown finds it unused.
+      return finish(`torn down without the pod (${TEARDOWN_WITHOUT_POD_ANNOTATION}); see the TeardownWithoutPod Event`);
+    }
     await status.enter('Deleting', "removing the node's proxy if no drive container is left");
     await proxyCall('remove-proxy-if-unused');
+    await finish('torn down: no virtual drive, allocation or pod is left');
+  }
+
+  /**
+   * Removes the virtual drives from the cluster and the devices, in the container's pod. When the
+   * pod cannot be reached (its node is down but still exists), says so on the object and tries
+   * again with a growing pause, until it succeeds or a person who checked the node sets the
+   * TEARDOWN_WITHOUT_POD_ANNOTATION: then it records what may be left and gives up ('abandoned').
+   */
+  async function undoInPod(
+    alloc: ContainerAllocation,
+    guid: string,
+    containerId: number,
+  ): Promise<'done' | 'abandoned'> {
+    for (let pause = 10; ; pause = Math.min(pause * 2, 300)) {
+      if ((await kube.readContainer(ref))?.annotations[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true') {
+        const left = alloc.virtualDrives
+          .map((d) => `${d.virtualUUID} (${d.capacityGiB} GiB on physical drive ${d.serial}, ${d.physicalUUID})`)
+          .join(', ');
+        const message =
+          `torn down without reaching the pod, as ${TEARDOWN_WITHOUT_POD_ANNOTATION} asked: these virtual drives may ` +
+          `remain signed on node ${node}'s devices and in Weka cluster ${guid} (container ${containerId}): ${left}`;
+        await status.condition('TeardownBlocked', 'True', 'TeardownWithoutPod', message);
+        await status.event('Warning', 'TeardownWithoutPod', message);
+        return 'abandoned';
+      }
+      try {
+        await status.enter('Deleting', 'removing the virtual drives from the cluster and the devices');
+        target = await inPod.ensureContainerPod(ref);
+        await inPod.waitPodRunning(target);
+        for (const drive of alloc.virtualDrives) {
+          await inPod.removeDriveFromCluster({ target, containerId, virtualUUID: drive.virtualUUID });
+          status.addedVirtualDrives = status.addedVirtualDrives.filter((u) => u !== drive.virtualUUID);
+          status.addedDrives = status.addedDrives.filter((d) => d.virtualUUID !== drive.virtualUUID);
+          await inPod.unsignVirtualDrive({ target, node, drive, clusterGUID: guid });
+          await status.publish();
+        }
+        if (status.conditions.some((c) => c.type === 'TeardownBlocked')) {
+          await status.condition('TeardownBlocked', 'False', 'PodReached', 'the pod was reached again');
+        }
+        return 'done';
+      } catch (err) {
+        const message =
+          `cannot remove the virtual drives in pod ${ref.namespace}/${ref.name} on node ${node}: ${messageOf(err)}; ` +
+          `trying again in ${pause} s. If the node is down for good, set the annotation ` +
+          `${TEARDOWN_WITHOUT_POD_ANNOTATION}=true to finish without it (what may remain is then recorded)`;
+        await status.condition('TeardownBlocked', 'True', 'PodUnreachable', message, 'Warning');
+        await status.enter('Deleting', `waiting ${pause} s to reach the pod again`);
+        await condition(() => false, `${pause} seconds`);
+      }
+    }
+  }
+
+  async function finish(message: string): Promise<void> {
     status.containerID = undefined;
     status.allocation = undefined;
-    await status.condition('Ready', 'False', 'Deleted', 'torn down: no virtual drive, allocation or pod is left');
+    await status.condition('Ready', 'False', 'Deleted', message);
     await status.enter('Deleted', 'torn down');
     await kube.removeFinalizer({ kind: 'WekaContainer', ref });
   }
 
-  await life.run(snapshot.deleting, bringUpUntilFixed, teardown);
+  /** Deletion started: the object is being deleted, is gone, or another object now has its name. */
+  async function deletionStarted(): Promise<boolean> {
+    const now = await kube.readContainer(ref);
+    return !now || now.uid !== input.uid || now.deleting;
+  }
+
+  await life.run({ deleting: snapshot.deleting, bringUp: bringUpUntilFixed, deletionStarted, teardown });
 }

@@ -1,16 +1,30 @@
 // What every object's lifecycle workflow shares: the signals it answers (spec changed, wake up,
 // deletion requested), the state query, and the one shape of its life: bring the object up and
 // keep it until its deletion, then tear it down in a scope that nothing can cancel.
+//
+// Only the object's deletion tears it down. The workflow can also be interrupted by a cancel from
+// Temporal (the UI's "Request Cancellation", `temporal workflow cancel`) or by a deleteRequested
+// signal that anybody with access to the namespace can send; then it asks the apiserver, and when
+// the object is not being deleted it records that on the object (a TeardownRefused condition and
+// Event) and starts again as a new run, from the state the object's status records.
 import {
   ActivityFailure,
   CancellationScope,
   CancelledFailure,
   condition,
   isCancellation,
+  continueAsNew,
   setHandler,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
-import { deleteRequestedSignal, specChangedSignal, stateQuery, wakeUpSignal } from '../src/protocol.js';
+import {
+  deleteRequestedSignal,
+  specChangedSignal,
+  stateQuery,
+  wakeUpSignal,
+  type LifecycleWorkflow,
+  type ObjectWorkflowInput,
+} from '../src/protocol.js';
 import type { LifecycleStatus } from './lifecycle-status.js';
 
 export class Lifecycle {
@@ -20,7 +34,11 @@ export class Lifecycle {
   private readonly scope = new CancellationScope();
 
   /** Installs the handlers; a workflow that ignores spec changes says so with `specChanges: false`. */
-  constructor(status: LifecycleStatus, options: { specChanges?: boolean } = {}) {
+  constructor(
+    private readonly input: ObjectWorkflowInput,
+    private readonly status: LifecycleStatus,
+    options: { specChanges?: boolean } = {},
+  ) {
     setHandler(deleteRequestedSignal, () => {
       this.deleteRequested = true;
       this.scope.cancel();
@@ -42,22 +60,41 @@ export class Lifecycle {
   }
 
   /**
-   * Runs `bringUp`, then waits for the deletion; the deletion (the deleteRequested signal, or
-   * cancelling the workflow) interrupts either. Then runs `teardown`, which cannot be cancelled.
+   * Runs `bringUp`, then waits for the deletion; an interruption (the deleteRequested signal, or
+   * cancelling the workflow) stops either. `deletionStarted` then asks the apiserver: the object
+   * is being deleted, is gone, or another object has its name. Only then does `teardown` run,
+   * where nothing can cancel it; otherwise the lifecycle starts again (see the top of this file).
    * An object already being deleted goes straight to its teardown.
    */
-  async run(deleting: boolean, bringUp: () => Promise<void>, teardown: () => Promise<void>): Promise<void> {
-    if (deleting) this.deleteRequested = true;
+  async run(o: {
+    deleting: boolean;
+    bringUp: () => Promise<void>;
+    deletionStarted: () => Promise<boolean>;
+    teardown: () => Promise<void>;
+  }): Promise<void> {
+    if (o.deleting) this.deleteRequested = true;
     try {
       if (this.deleteRequested) throw new CancelledFailure('deletion started before the workflow');
       await this.scope.run(async () => {
-        await bringUp();
+        await o.bringUp();
         await condition(() => this.deleteRequested);
       });
     } catch (err) {
       if (!isCancellation(err)) throw err;
     }
-    await CancellationScope.nonCancellable(teardown);
+    if (!o.deleting && !(await CancellationScope.nonCancellable(o.deletionStarted))) {
+      await CancellationScope.nonCancellable(() => this.refuseTeardown());
+      await continueAsNew<LifecycleWorkflow>(this.input);
+    }
+    await CancellationScope.nonCancellable(o.teardown);
+  }
+
+  private async refuseTeardown(): Promise<void> {
+    const message =
+      'the workflow was cancelled or told to tear down while the object is not being deleted: nothing was ' +
+      'torn down, and the lifecycle started again from the recorded state; delete the object to tear it down';
+    await this.status.condition('TeardownRefused', 'True', 'NotDeleting', message);
+    await this.status.event('Warning', 'TeardownRefused', message);
   }
 }
 

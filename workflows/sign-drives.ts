@@ -2,8 +2,9 @@
 // sign-drives and shared: true: on every node the selector matches, ensure the node's ssdproxy
 // (through the node's mutex), sign the listed devices for it, and publish the signed drives on the
 // node (through the mutex too: publishing adds capacity, which wakes refused containers). Nodes
-// run concurrently and independently: one node's failure is that node's result only. Then the workflow waits for the operation's deletion. Signing is never reverted, so deletion
-// (the deleteRequested signal, or cancelling the workflow) only removes the finalizer.
+// run concurrently and independently: one node's failure is that node's result only. Then the
+// workflow waits for the operation's deletion. Signing is never reverted, so deletion only removes
+// the finalizer.
 import { isCancellation, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import type { NodeDrivesPublished, OperationSnapshot, ProxySignedDrive } from '../activities/types.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
@@ -24,13 +25,14 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
   const mutex = installMutexClient();
   const status = new OperationStatus(ref);
   // An operation is one-off: it runs the spec it read at the start, so a later edit changes nothing.
-  const life = new Lifecycle(status, { specChanges: false });
+  const life = new Lifecycle(input, status, { specChanges: false });
 
   const op = await kube.readOperation(ref);
   if (!op || op.uid !== input.uid) return; // deleted before we started, or another object now
   upsertMemo({ namespace: ref.namespace, name: ref.name, uid: input.uid });
   upsertSearchAttributes([{ key: WekaPhase, value: status.phase }]);
   status.observedGeneration = op.generation;
+  status.conditions = [...op.status.conditions];
 
   /** In the node's mutex, so that containers refused for lack of capacity are woken at once. */
   async function publishThroughMutex(node: string, drives: ProxySignedDrive[]): Promise<NodeDrivesPublished> {
@@ -139,31 +141,19 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
     }
   }
 
+  /** Deletion started: the operation is being deleted, is gone, or another object now has its name. */
+  async function deletionStarted(): Promise<boolean> {
+    const now = await kube.readOperation(ref);
+    return !now || now.uid !== input.uid || now.deleting;
+  }
+
+  /** Signing is never reverted: a deleted operation only lets go of its finalizer. */
   async function finish(): Promise<void> {
     const current = await kube.readOperation(ref);
     if (!current || current.uid !== input.uid) return;
-    if (current.deleting) {
-      status.step = 'deleted: nothing to undo (signing is not reverted); removing the finalizer';
-      await kube.removeFinalizer({ kind: 'WekaManualOperation', ref });
-      return;
-    }
-    // Cancelled without a deletion (from Temporal): say so instead of staying Running forever.
-    if (status.phase === 'Running' || status.phase === 'Pending') {
-      await status.condition(
-        'Succeeded',
-        'False',
-        'Cancelled',
-        "the operation's workflow was cancelled before every node was signed",
-        'Warning',
-      );
-      await status.enter('Failed', 'cancelled');
-    }
+    status.step = 'deleted: nothing to undo (signing is not reverted); removing the finalizer';
+    await kube.removeFinalizer({ kind: 'WekaManualOperation', ref });
   }
 
-  // Started (or restarted) for an object already being deleted: straight to the finalizer.
-  await life.run(
-    op.deleting,
-    () => runOperation(op),
-    () => finish(),
-  );
+  await life.run({ deleting: op.deleting, bringUp: () => runOperation(op), deletionStarted, teardown: finish });
 }

@@ -28,14 +28,15 @@ export const PLURAL: Record<WekaKind, string> = {
 };
 
 /**
- * The part of a workflow's snapshot of an object that every kind shares: its identity, generation
- * and deletion, and a plain copy of its spec (no client types).
+ * The part of a workflow's snapshot of an object that every kind shares: its identity, generation,
+ * deletion and annotations, and a plain copy of its spec (no client types).
  */
 export function snapshotOf<Spec>(obj: { metadata: ObjectMeta; spec: unknown }): ObjectSnapshot & { spec: Spec } {
   return {
     uid: obj.metadata.uid ?? '',
     generation: obj.metadata.generation ?? 0,
     deleting: obj.metadata.deletionTimestamp !== undefined,
+    annotations: { ...(obj.metadata.annotations ?? {}) },
     spec: JSON.parse(JSON.stringify(obj.spec)) as Spec,
   };
 }

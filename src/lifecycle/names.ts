@@ -72,3 +72,10 @@ export function watcherEventName(
   const base = obj.name.slice(0, MAX_NAME - suffix.length - 1).replace(/[^0-9a-z]+$/, '');
   return `${base}.${suffix}`;
 }
+
+/**
+ * Set to "true" on a WekaContainer whose teardown cannot reach its pod (the node is down but its
+ * Node object remains), by a person who has checked the node: the teardown then finishes without
+ * the pod and records what may be left on the devices and in the Weka cluster.
+ */
+export const TEARDOWN_WITHOUT_POD_ANNOTATION = 'weka.weka.io/teardown-without-pod';

@@ -1,0 +1,191 @@
+// Only an object's deletion tears it down. Cancelling its workflow (the Temporal UI's "Request
+// Cancellation", `temporal workflow cancel`) or a stray deleteRequested signal, while nobody
+// deleted the object, changes nothing it holds: it is recorded as an Event and a condition, and
+// the lifecycle starts again from its recorded state.
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import type { WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WekaCluster } from '../../src/api/index.js';
+import { FINALIZER } from '../../src/lifecycle/names.js';
+import {
+  WORKFLOW,
+  clusterWorkflowId,
+  deleteRequestedSignal,
+  type LifecycleWorkflow,
+  type ObjectWorkflowInput,
+} from '../../src/protocol.js';
+import { eventually } from '../support/async.js';
+import { listContainers, readObject, WEKA_API } from '../support/containers.js';
+import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { eventReasons, readOperation, startSignDrivesOperation, waitFinished } from '../support/manual-operation.js';
+import {
+  createDriveContainer,
+  deleteDriveContainer,
+  readContainer,
+  sharedDrivesNode,
+  startTestOperator,
+  waitForPhase,
+  waitGone,
+  type TestOperator,
+} from '../support/operator.js';
+import { changeCounts, createWekaCluster, simulatorLog } from '../support/simulator.js';
+
+let op: TestOperator;
+beforeAll(async () => {
+  op = await startTestOperator();
+});
+afterAll(async () => {
+  await op?.stop();
+});
+
+const DEVICES = [
+  { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const },
+  { path: '/dev/nvme1n1', capacityGiB: 15360, type: 'QLC' as const },
+];
+
+/** Waits until the workflow id's latest run is a new one, still running. */
+async function restarted(handle: WorkflowHandle<LifecycleWorkflow>, previousRunId: string): Promise<string> {
+  const latest = op.client.workflow.getHandle(handle.workflowId);
+  return eventually(
+    `${handle.workflowId} to start again`,
+    async () => {
+      const d = await latest.describe();
+      return d.runId !== previousRunId && d.status.name === 'RUNNING' ? d.runId : undefined;
+    },
+    60_000,
+  );
+}
+
+async function waitForEvent(namespace: string, name: string, reason: string, count: number): Promise<void> {
+  await eventually(
+    `${count} ${reason} Event(s) on ${namespace}/${name}`,
+    async () => ((await eventReasons(namespace, name)).filter((r) => r === reason).length >= count ? true : undefined),
+    60_000,
+  );
+}
+
+describe('a cancel without a deletion', () => {
+  it('leaves a Ready drive container its drives, allocation and pod', { timeout: 300_000 }, async () => {
+    const node = await sharedDrivesNode(DEVICES);
+    const guid = await createWekaCluster(node, 'cancel-a');
+    const ref = { namespace: await uniqueNamespace('cancel'), name: 'drive-0' };
+    const { uid, handle } = await createDriveContainer(
+      op,
+      ref,
+      { nodeName: node, driveCores: 1, containerCapacity: 3000, driveTypesRatio: { tlc: 1, qlc: 1 } },
+      guid,
+    );
+    const ready = await waitForPhase(ref, 'Ready');
+    const drives = ready.status!.allocations!.virtualDrives!.map((d) => d.virtualUUID).sort();
+    const firstRun = (await handle.describe()).runId;
+
+    await handle.cancel();
+    await waitForEvent(ref.namespace, ref.name, 'Warning/TeardownRefused', 1);
+    const secondRun = await restarted(handle, firstRun);
+    const again = await waitForPhase(ref, 'Ready');
+    expect(again.status!.allocations!.virtualDrives!.map((d) => d.virtualUUID).sort()).toEqual(drives);
+    expect(again.status!.addedVirtualDrives!.slice().sort()).toEqual(drives);
+    const refused = again.status!.conditions!.find((c) => c.type === 'TeardownRefused');
+    expect(refused?.status).toBe('True');
+    expect(refused?.message).toMatch(/not being deleted/);
+
+    // A stray deleteRequested signal is no deletion either.
+    await op.client.workflow.getHandle(handle.workflowId).signal(deleteRequestedSignal);
+    await waitForEvent(ref.namespace, ref.name, 'Warning/TeardownRefused', 2);
+    await restarted(handle, secondRun);
+    await waitForPhase(ref, 'Ready');
+
+    const log = await simulatorLog(node);
+    for (const kind of ['virtual-remove', 'drive-remove']) {
+      expect([...changeCounts(log, kind, 'virtualUUID').keys()].filter((u) => drives.includes(u))).toEqual([]);
+    }
+    expect((await readContainer(ref))?.status?.allocations?.virtualDrives).toHaveLength(drives.length);
+
+    // The deletion still tears it all down.
+    await deleteDriveContainer(op, ref, uid);
+    await waitGone(ref);
+    const after = await simulatorLog(node);
+    for (const d of drives) expect(changeCounts(after, 'virtual-remove', 'virtualUUID').get(d)).toBe(1);
+  });
+
+  it('leaves a finished sign-drives operation Succeeded', { timeout: 180_000 }, async () => {
+    const node = await sharedDrivesNode(DEVICES, 'cancel-sign');
+    const ref = { namespace: await uniqueNamespace('cancel-op'), name: 'sign' };
+    const { handle } = await startSignDrivesOperation(op, ref, {
+      type: 'device-paths',
+      nodeSelector: { 'kubernetes.io/hostname': node },
+      devicePaths: DEVICES.map((d) => d.path),
+      shared: true,
+    });
+    expect((await waitFinished(ref)).status?.phase).toBe('Succeeded');
+    const firstRun = (await handle.describe()).runId;
+    await handle.cancel();
+    await waitForEvent(ref.namespace, ref.name, 'Warning/TeardownRefused', 1);
+    await restarted(handle, firstRun);
+    await eventually(
+      'the operation Succeeded again',
+      async () => ((await readOperation(ref))?.status?.phase === 'Succeeded' ? true : undefined),
+      90_000,
+    );
+    expect((await readOperation(ref))?.metadata.deletionTimestamp).toBeUndefined();
+  });
+
+  it('leaves a Ready cluster its members', { timeout: 300_000 }, async () => {
+    const pool = uniqueName('pool');
+    await sharedDrivesNode(DEVICES, 'cancel-cluster', { 'weka.weka.io/pool': pool });
+    const namespace = await uniqueNamespace('cancel-cluster');
+    const custom = kubeConfig().makeApiClient(CustomObjectsApi);
+    const created = (await custom.createNamespacedCustomObject({
+      ...WEKA_API,
+      plural: 'wekaclusters',
+      namespace,
+      body: {
+        apiVersion: 'weka.weka.io/v1alpha1',
+        kind: 'WekaCluster',
+        metadata: { name: 'tenant', finalizers: [FINALIZER] },
+        spec: {
+          image: 'quay.io/weka.io/weka-in-container:test',
+          nodeSelector: { 'weka.weka.io/pool': pool },
+          dynamicTemplate: {
+            driveContainers: 1,
+            driveCores: 1,
+            containerCapacity: 2200,
+            driveTypesRatio: { tlc: 1, qlc: 1 },
+          },
+        },
+      },
+    })) as WekaCluster;
+    const input: ObjectWorkflowInput = { namespace, name: 'tenant', uid: created.metadata.uid! };
+    const handle = await op.client.workflow.start<LifecycleWorkflow>(WORKFLOW.cluster, {
+      taskQueue: op.deps.taskQueue,
+      workflowId: clusterWorkflowId(input.uid),
+      args: [input],
+    });
+    const read = () => readObject<WekaCluster>(kubeConfig(), { ...WEKA_API, plural: 'wekaclusters' }, input);
+    await eventually(
+      'the cluster Ready',
+      async () => ((await read())?.status?.phase === 'Ready' ? true : undefined),
+      240_000,
+    );
+    const members = (await listContainers(kubeConfig(), namespace)).map((c) => c.metadata.uid).sort();
+    expect(members).toHaveLength(1);
+    const firstRun = (await handle.describe()).runId;
+
+    await handle.cancel();
+    await waitForEvent(namespace, 'tenant', 'Warning/TeardownRefused', 1);
+    await restarted(handle, firstRun);
+    await eventually(
+      'the cluster Ready again',
+      async () => ((await read())?.status?.phase === 'Ready' ? true : undefined),
+      120_000,
+    );
+    const now = await listContainers(kubeConfig(), namespace);
+    expect(now.map((c) => c.metadata.uid).sort()).toEqual(members);
+    expect(now.every((c) => c.metadata.deletionTimestamp === undefined && c.status?.phase === 'Ready')).toBe(true);
+
+    await custom.deleteNamespacedCustomObject({ ...WEKA_API, plural: 'wekaclusters', namespace, name: 'tenant' });
+    await op.client.workflow.getHandle(handle.workflowId).signal(deleteRequestedSignal);
+    await eventually('the cluster gone', async () => ((await read()) === null ? true : undefined), 180_000);
+    await waitGone(now.map((c) => ({ namespace, name: c.metadata.name! })));
+  });
+});
