@@ -11,22 +11,55 @@ import { createRequesterActivities } from './requester.js';
 import { createWekaActivities } from './weka.js';
 import { heartbeating } from './heartbeat.js';
 import { createSignDrivesActivities } from './sign-drives.js';
+import { ApplicationFailure } from '@temporalio/common';
+import { MUTEX_REQUEST_ACTIVITIES } from '../src/protocol.js';
+import { describeKubeError, isDeterministic } from './kube/errors.js';
 
 export type Activities = ReturnType<typeof createActivities>;
 
 export function createActivities(deps: ActivityDeps) {
   return heartbeating(
-    instrumented(deps, {
-      ...createAllocationDecisions(deps),
-      ...createNodeDecisions(deps),
-      ...createClusterPortDecisions(deps),
-      ...createRequesterActivities(deps),
-      ...createContainerActivities(deps),
-      ...createClusterActivities(deps),
-      ...createWekaActivities(deps),
-      ...createSignDrivesActivities(deps),
-    }),
+    instrumented(
+      deps,
+      decisionsFailFast({
+        ...createAllocationDecisions(deps),
+        ...createNodeDecisions(deps),
+        ...createClusterPortDecisions(deps),
+        ...createRequesterActivities(deps),
+        ...createContainerActivities(deps),
+        ...createClusterActivities(deps),
+        ...createWekaActivities(deps),
+        ...createSignDrivesActivities(deps),
+      }),
+    ),
   );
+}
+
+/** The activities a mutex executes: every other decision of the node waits while one runs. */
+const MUTEX_EXECUTED: ReadonlySet<string> = new Set(Object.values(MUTEX_REQUEST_ACTIVITIES));
+
+/**
+ * A mutex's activity must never retry for ever what retrying cannot fix: a Kubernetes call that
+ * the apiserver refused (a 4xx other than a conflict: the object fails the schema or a policy, or
+ * the operator is forbidden it) fails the activity for good (KubeRefused), and the mutex answers
+ * its requester with that refusal and goes on with the next decision.
+ */
+export function decisionsFailFast<T extends object>(activities: T): T {
+  return Object.fromEntries(
+    Object.entries(activities).map(([name, fn]) => {
+      if (typeof fn !== 'function' || !MUTEX_EXECUTED.has(name)) return [name, fn];
+      const run = fn as (...a: unknown[]) => Promise<unknown>;
+      const guarded = async (...args: unknown[]) => {
+        try {
+          return await run(...args);
+        } catch (err) {
+          if (!isDeterministic(err)) throw err;
+          throw ApplicationFailure.nonRetryable(`${name}: ${describeKubeError(err)}`, 'KubeRefused');
+        }
+      };
+      return [name, guarded];
+    }),
+  ) as T;
 }
 
 /** Applies deps.instrument, when given, to every activity. */

@@ -10,10 +10,18 @@ const HEARTBEAT_TIMEOUT = '5 seconds';
 
 /**
  * Error types that retrying cannot fix: bad input, unparseable output, a definite refusal by a
- * Weka tool, an object that is not there. Activities throw them as non-retryable failures; the
- * policies list them too, so that an error of that type is never retried whatever threw it.
+ * Weka tool, an object that is not there, a Kubernetes call the apiserver refused. Activities
+ * throw them as non-retryable failures; the policies list them too, so that an error of that type
+ * is never retried whatever threw it.
  */
-const NON_RETRYABLE_ERRORS = ['WekaInputError', 'WekaOutputError', 'WekaCommandRefused', 'InvalidObject', 'NotFound'];
+const NON_RETRYABLE_ERRORS = [
+  'WekaInputError',
+  'WekaOutputError',
+  'WekaCommandRefused',
+  'InvalidObject',
+  'NotFound',
+  'KubeRefused',
+];
 
 const common = { heartbeatTimeout: HEARTBEAT_TIMEOUT } satisfies ActivityOptions;
 const waitForCancellation = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };

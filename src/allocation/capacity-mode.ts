@@ -1,12 +1,13 @@
 import type { AllocationSettings } from '../settings/index.js';
 import { belowMinimum, noPlacement, type ShortfallContext, typesDoNotFitTogether } from './capacity-errors.js';
-import { MIN_CHUNK_GIB } from './constants.js';
+import { MAX_VIRTUAL_DRIVES_PER_CONTAINER, MIN_CHUNK_GIB } from './constants.js';
 import { type DriveSpace, spacesOfType, usableSpaces } from './drive-space.js';
 import { type InsufficientDriveCapacityError, invalidConfig } from './errors.js';
 import { missingDriveType } from './missing-drive-type.js';
 import { type PlanOutcome, type TypePlan, typePlan } from './plan-types.js';
 import { choiceCount, createTypePlanner, placeChoice, type StrategyChoice, type TypePlanner } from './type-planner.js';
 import type { DriveType, DriveTypesRatio } from './types.js';
+import { maxVirtualDrives } from './validate-request.js';
 
 /** TLC gets floor(capacity x tlc / (tlc + qlc)); QLC gets the rest, so nothing is lost to rounding. */
 export function splitCapacityByRatio(
@@ -55,10 +56,22 @@ export function planCapacity(
       return { ok: false, error: missingDriveType(spaces, share.driveType, describe(share.driveType, share.gib)) };
   }
 
-  const maxDrives = driveCores * settings.maxVirtualDrivesPerCore;
+  const maxDrives = maxVirtualDrives(driveCores, settings);
   // With one active type both settings behave the same: that type needs driveCores drives.
   const perType = shares.length === 1 || settings.enforceMinDrivesPerTypePerCore;
   const minTotal = perType ? driveCores * shares.length : Math.max(driveCores, shares.length);
+  if (minTotal > MAX_VIRTUAL_DRIVES_PER_CONTAINER) {
+    // Only both types with a drive per core each can get here (driveCores itself is validated).
+    return {
+      ok: false,
+      error: invalidConfig(
+        'request.driveCores',
+        `driveCores ${driveCores} with both TLC and QLC needs at least ${minTotal} virtual drives (${driveCores} of each type, one per drive core), ` +
+          `but a container holds at most ${MAX_VIRTUAL_DRIVES_PER_CONTAINER}; lower driveCores or use one drive type (driveTypesRatio with tlc or qlc 0), ` +
+          'or set enforceMinDrivesPerTypePerCore to false',
+      ),
+    };
+  }
   if (minTotal > maxDrives) {
     return {
       ok: false,

@@ -11,7 +11,14 @@ export type {
   VirtualDrive,
 } from './types.js';
 export { DRIVE_TYPES } from './types.js';
-export { MIN_CHUNK_GIB } from './constants.js';
+export {
+  MAX_DRIVE_CAPACITY_GIB,
+  MAX_NODE_CAPACITY_GIB,
+  MAX_VIRTUAL_DRIVES_PER_CONTAINER,
+  MAX_VIRTUAL_DRIVES_PER_CORE_CEILING,
+  MIN_CHUNK_GIB,
+} from './constants.js';
+export { maxVirtualDrives } from './validate-request.js';
 
 export type {
   AllocationError,

@@ -1,4 +1,10 @@
 import type { AllocationSettings } from '../settings/index.js';
+import {
+  MAX_DRIVE_CAPACITY_GIB,
+  MAX_NODE_CAPACITY_GIB,
+  MAX_VIRTUAL_DRIVES_PER_CONTAINER,
+  MAX_VIRTUAL_DRIVES_PER_CORE_CEILING,
+} from './constants.js';
 import { invalidConfig, type InvalidDriveSharingConfigError } from './errors.js';
 import type { ContainerDriveClaims, DriveSharingRequest, DriveTypesRatio, PhysicalDrive } from './types.js';
 
@@ -13,6 +19,17 @@ export type SharingMode =
     };
 
 const isPositiveInteger = (value: number): boolean => Number.isSafeInteger(value) && value >= 1;
+
+/**
+ * The most virtual drives a container with `driveCores` drive cores may get: maxVirtualDrivesPerCore
+ * per core, and never more than its status can list.
+ */
+export function maxVirtualDrives(driveCores: number, settings: AllocationSettings): number {
+  return Math.min(driveCores * settings.maxVirtualDrivesPerCore, MAX_VIRTUAL_DRIVES_PER_CONTAINER);
+}
+
+/** "16777216 GiB (16 PiB)": the GiB, and the PiB when they are whole. */
+const gibText = (gib: number): string => `${gib} GiB` + (gib % 2 ** 20 === 0 ? ` (${gib / 2 ** 20} PiB)` : '');
 
 /**
  * Everything wrong with the configuration is reported before any drive is looked at, so a bad
@@ -30,10 +47,22 @@ export function validateDriveSharingInput(
       `driveCores must be a whole number of at least 1, got ${request.driveCores}`,
     );
   }
+  if (request.driveCores > MAX_VIRTUAL_DRIVES_PER_CONTAINER) {
+    return invalidConfig(
+      'request.driveCores',
+      `driveCores ${request.driveCores} asks for at least ${request.driveCores} virtual drives (one per drive core), but a container holds at most ${MAX_VIRTUAL_DRIVES_PER_CONTAINER}; use at most ${MAX_VIRTUAL_DRIVES_PER_CONTAINER} drive cores`,
+    );
+  }
   if (!isPositiveInteger(settings.maxVirtualDrivesPerCore)) {
     return invalidConfig(
       'settings.maxVirtualDrivesPerCore',
       `maxVirtualDrivesPerCore must be a whole number of at least 1, got ${settings.maxVirtualDrivesPerCore}`,
+    );
+  }
+  if (settings.maxVirtualDrivesPerCore > MAX_VIRTUAL_DRIVES_PER_CORE_CEILING) {
+    return invalidConfig(
+      'settings.maxVirtualDrivesPerCore',
+      `maxVirtualDrivesPerCore must be at most ${MAX_VIRTUAL_DRIVES_PER_CORE_CEILING}, got ${settings.maxVirtualDrivesPerCore}`,
     );
   }
   return validateDrives(physicalDrives) ?? validateClaims(claimed) ?? validateMode(request, settings);
@@ -94,6 +123,12 @@ function validateMode(
         `containerCapacity must be a whole number of GiB above 0, got ${containerCapacity}`,
       );
     }
+    if (containerCapacity > MAX_NODE_CAPACITY_GIB) {
+      return invalidConfig(
+        'request.containerCapacity',
+        `containerCapacity ${containerCapacity} GiB is more than any node holds (at most ${gibText(MAX_NODE_CAPACITY_GIB)}); ask for less`,
+      );
+    }
     const ratioField = driveTypesRatio === undefined ? 'settings.driveTypesRatio' : 'request.driveTypesRatio';
     const ratio = driveTypesRatio ?? settings.driveTypesRatio;
     const ratioError = validateRatio(ratio, ratioField);
@@ -122,11 +157,34 @@ function validateMode(
       `driveCapacity must be a whole number of GiB above 0, got ${driveCapacity}`,
     );
   }
-  // The same rule as the CRD's admission check, so the CLI and the operator agree.
+  // The same rules as the CRD's admission checks, so the CLI and the operator agree; the CRD cannot
+  // see the operator's maxVirtualDrivesPerCore, nor a driveCores inherited from a cluster template.
   if (numDrives < request.driveCores) {
     return invalidConfig(
       'request.numDrives',
       `numDrives ${numDrives} is less than driveCores ${request.driveCores}: each drive core needs at least one virtual drive`,
+    );
+  }
+  const limit = maxVirtualDrives(request.driveCores, settings);
+  if (numDrives > limit) {
+    const perCore = request.driveCores * settings.maxVirtualDrivesPerCore;
+    const fix =
+      perCore < MAX_VIRTUAL_DRIVES_PER_CONTAINER ? `at most ${limit}, or more driveCores` : `at most ${limit}`;
+    return invalidConfig(
+      'request.numDrives',
+      `numDrives ${numDrives} asks for ${numDrives} virtual drives; at most ${settings.maxVirtualDrivesPerCore} per drive core (driveCores ${request.driveCores}) = ${perCore}, and never more than ${MAX_VIRTUAL_DRIVES_PER_CONTAINER}; ask for numDrives ${fix}`,
+    );
+  }
+  if (driveCapacity > MAX_DRIVE_CAPACITY_GIB) {
+    return invalidConfig(
+      'request.driveCapacity',
+      `driveCapacity ${driveCapacity} GiB is larger than any physical drive (a virtual drive is carved from one, at most ${gibText(MAX_DRIVE_CAPACITY_GIB)}); ask for smaller virtual drives`,
+    );
+  }
+  if (numDrives * driveCapacity > MAX_NODE_CAPACITY_GIB) {
+    return invalidConfig(
+      'request.driveCapacity',
+      `numDrives ${numDrives} x driveCapacity ${driveCapacity} GiB = ${numDrives * driveCapacity} GiB is more than any node holds (at most ${gibText(MAX_NODE_CAPACITY_GIB)}); ask for fewer or smaller virtual drives`,
     );
   }
   return { kind: 'fixed-size', numDrives, driveCapacity };

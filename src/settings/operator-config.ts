@@ -2,6 +2,7 @@
 // Every malformed value is reported by variable name; nothing falls back silently.
 import type { AllocationSettings } from './allocation-settings.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from './allocation-settings.js';
+import { MAX_VIRTUAL_DRIVES_PER_CORE_CEILING } from '../allocation/constants.js';
 
 export interface OperatorConfig {
   temporalAddress: string;
@@ -85,7 +86,7 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
         'WEKA_MAX_VIRTUAL_DRIVES_PER_CORE',
         DEFAULT_ALLOCATION_SETTINGS.maxVirtualDrivesPerCore,
         1,
-        64,
+        MAX_VIRTUAL_DRIVES_PER_CORE_CEILING,
       ),
       enforceMinDrivesPerTypePerCore: bool(
         'WEKA_ENFORCE_MIN_DRIVES_PER_TYPE_PER_CORE',

@@ -2,6 +2,7 @@
 // share drives (mode drive with driveCapacity or containerCapacity) and on the per-node
 // ssdproxy container that owns the physical drives.
 import { Type, type Static } from '@sinclair/typebox';
+import { MAX_VIRTUAL_DRIVES_PER_CONTAINER } from '../../allocation/constants.js';
 import { CAPACITY_CROSS_FIELD_RULES, capacityProperties } from './capacity.js';
 import {
   celRules,
@@ -145,8 +146,12 @@ export const WekaContainerSpecSchema = Type.Object(
 );
 export type WekaContainerSpec = Static<typeof WekaContainerSpecSchema>;
 
-/** At most this many virtual drives per container; bounds list sizes for CEL cost and etcd size. */
-export const MAX_VIRTUAL_DRIVES = 256;
+/**
+ * At most this many virtual drives per container; bounds list sizes for CEL cost and etcd size. The
+ * allocator never gives more (src/allocation/constants.ts), and the capacity rules refuse a
+ * numDrives above it.
+ */
+export const MAX_VIRTUAL_DRIVES = MAX_VIRTUAL_DRIVES_PER_CONTAINER;
 
 export const ContainerAllocationsSchema = Type.Object(
   {

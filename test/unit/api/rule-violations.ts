@@ -93,6 +93,28 @@ const CAPACITY_CASES: Array<{ what: string; rule: CelRule; fields: Fields }> = [
     rule: CAPACITY_RULES.numDrivesCoversDriveCores,
     fields: { driveCores: 4, numDrives: 2, driveCapacity: 1000 },
   },
+  { what: 'driveCores 300', rule: CAPACITY_RULES.driveCoresAtMost, fields: { driveCores: 300 } },
+  { what: 'numDrives 300', rule: CAPACITY_RULES.numDrivesAtMost, fields: { numDrives: 300 } },
+  {
+    what: '100 virtual drives on 1 drive core',
+    rule: CAPACITY_RULES.numDrivesPerDriveCore,
+    fields: { driveCores: 1, numDrives: 100, driveCapacity: 400 },
+  },
+  {
+    what: 'a 2 PiB virtual drive',
+    rule: CAPACITY_RULES.driveCapacityAtMost,
+    fields: { numDrives: 1, driveCapacity: 2 * 1024 * 1024 },
+  },
+  {
+    what: 'a 32 PiB container',
+    rule: CAPACITY_RULES.containerCapacityAtMost,
+    fields: { containerCapacity: 32 * 1024 * 1024 },
+  },
+  {
+    what: '32 virtual drives of 1 PiB',
+    rule: CAPACITY_RULES.fixedSizeCapacityAtMost,
+    fields: { numDrives: 32, driveCapacity: 1024 * 1024 },
+  },
   {
     what: 'negative tlc',
     rule: DRIVE_TYPES_RATIO_RULES.tlcNotNegative,
