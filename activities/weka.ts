@@ -6,13 +6,18 @@ import type { VirtualDrive } from '../src/allocation/index.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/index.js';
 import {
   containerAddCall,
+  containerDeactivateCall,
   containerListCall,
+  containerRemoveCall,
+  containerStatusCall,
   driveAddCall,
   driveListCall,
   driveRemoveCall,
   findContainerByName,
   findDriveByVirtualUUID,
   planContainerAdd,
+  planContainerDeactivate,
+  planContainerRemove,
   planDriveAdd,
   planVirtualAdd,
   planVirtualRemove,
@@ -25,6 +30,19 @@ import type { ActivityDeps } from './deps.js';
 import { WekaApi } from './kube/weka-api.js';
 import type { ClusterDriveRef, ExecTargetRef, VirtualDriveOnNode } from './types.js';
 import { wekaCli } from './weka-cli.js';
+
+/** A container of a Weka cluster, to take out of it. */
+export interface WekaContainerRef {
+  /**
+   * Where to run the CLI: the container's own pod, or any pod whose `weka` reaches the same
+   * cluster (container IDs name one container of the cluster wherever the command runs).
+   */
+  target: ExecTargetRef;
+  /** status.containerID, as joinCluster returned it. */
+  containerId: number;
+  /** The name it joined with; when given, a container listed under this ID with another name is a conflict. */
+  name?: string;
+}
 
 function conflict(plan: Plan, what: string): void {
   if (typeof plan === 'object') throw ApplicationFailure.nonRetryable(`${what}: ${plan.conflict}`, 'WekaStateConflict');
@@ -94,6 +112,24 @@ export function createWekaActivities(deps: ActivityDeps) {
     async removeDriveFromCluster({ target, containerId, virtualUUID }: ClusterDriveRef): Promise<void> {
       const drive = findDriveByVirtualUUID(await run(target, driveListCall(containerId)), virtualUUID);
       if (drive) await run(target, driveRemoveCall(drive.driveUUID));
+    },
+
+    /**
+     * Takes the container out of its Weka cluster, so that its name can join again (from another
+     * node too): `weka cluster container deactivate` unless it is inactive already, then `weka
+     * cluster container remove`. A container no longer listed is done. Its drives must have been
+     * removed first: the cluster refuses to remove a container that still has drives, and that
+     * refusal is a non-retryable WekaCommandRefused (the container is left inactive).
+     */
+    async removeWekaContainer({ target, containerId, name }: WekaContainerRef): Promise<void> {
+      const request = { containerId, ...(name === undefined ? {} : { name }) };
+      const what = `removing container ${containerId}${name === undefined ? '' : ` (${name})`} from its cluster`;
+      const listed = await run(target, containerStatusCall(containerId));
+      const plan = planContainerRemove(listed, request);
+      conflict(plan, what);
+      if (plan === 'already-done') return;
+      if (planContainerDeactivate(listed, request) === 'run') await run(target, containerDeactivateCall(containerId));
+      await run(target, containerRemoveCall(containerId));
     },
 
     async unsignVirtualDrive({ target, node, drive, clusterGUID }: VirtualDriveOnNode): Promise<void> {

@@ -226,7 +226,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   }
 
   /**
-   * Removes the virtual drives from the cluster and the devices, in the container's pod. When the
+   * Removes the virtual drives from the cluster and the devices, then the container from the Weka
+   * cluster, in the container's pod. When the
    * pod cannot be reached (its node is down but still exists), says so on the object and tries
    * again with a growing pause, until it succeeds or a person who checked the node sets the
    * TEARDOWN_WITHOUT_POD_ANNOTATION: then it records what may be left and gives up ('abandoned').
@@ -259,6 +260,9 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
           await inPod.unsignVirtualDrive({ target, node, drive, clusterGUID: guid });
           await status.publish();
         }
+        // Its drives are gone, so Weka lets the container leave; the name can then join again.
+        await status.enter('Deleting', `removing container ${containerId} from the Weka cluster`);
+        await inPod.removeWekaContainer({ target, containerId, name: wekaContainerName(ref.namespace, ref.name) });
         if (status.conditions.some((c) => c.type === 'TeardownBlocked')) {
           await status.condition('TeardownBlocked', 'False', 'PodReached', 'the pod was reached again');
         }

@@ -100,7 +100,8 @@ function readCluster(ctx: OutputContext, value: unknown, where: string): WekaClu
   return { name: stringField(ctx, obj, 'name', where), guid: uuidField(ctx, obj, 'guid', where) };
 }
 
-function readContainer(ctx: OutputContext, value: unknown, where: string): WekaContainerInfo {
+/** One container entry of `container add|list --json`; extra fields (such as `status`) are ignored. */
+export function readContainer(ctx: OutputContext, value: unknown, where: string): WekaContainerInfo {
   const obj = expectObject(ctx, value, where);
   return {
     containerId: intField(ctx, obj, 'containerId', where, 0),

@@ -3,6 +3,7 @@
 // effect but its answer was lost), or whether the state contradicts the request so that running
 // it would be refused or wrong.
 import type { ClusterDrive, DriveAddRequest } from './cluster-drive.js';
+import { CONTAINER_INACTIVE, findContainerById, type WekaContainerState } from './cluster-container.js';
 import type { ContainerAddRequest, WekaClusterInfo, WekaContainerInfo } from './cluster-formation.js';
 import { freeCapacityGiB, type DriveInfo, type VirtualAddRequest, type VirtualRemoveRequest } from './sign-drive.js';
 import { sameUUID } from './validate.js';
@@ -84,6 +85,34 @@ export function planContainerAdd(containers: readonly WekaContainerInfo[], req: 
   return 'already-done';
 }
 
+/** Which container to take out of its cluster; `name`, when given, guards against a reused ID. */
+export interface ContainerRemoveRequest {
+  readonly containerId: number;
+  readonly name?: string;
+}
+
+/**
+ * `listed` is the output of `weka cluster container list ID` (containerStatusCall). A container
+ * no longer listed was removed, so there is nothing left to deactivate; one already inactive is done.
+ */
+export function planContainerDeactivate(listed: readonly WekaContainerState[], req: ContainerRemoveRequest): Plan {
+  const existing = findContainerById(listed, req.containerId);
+  if (!existing) return 'already-done';
+  const mismatch = containerNameMismatch(existing, req);
+  if (mismatch) return mismatch;
+  return existing.status === CONTAINER_INACTIVE ? 'already-done' : 'run';
+}
+
+/**
+ * `listed` as for planContainerDeactivate. Removing runs while the container is listed, active or
+ * not: the tool itself refuses an active container or one that still has drives.
+ */
+export function planContainerRemove(listed: readonly WekaContainerState[], req: ContainerRemoveRequest): Plan {
+  const existing = findContainerById(listed, req.containerId);
+  if (!existing) return 'already-done';
+  return containerNameMismatch(existing, req) ?? 'run';
+}
+
 export function findDriveByVirtualUUID(drives: readonly ClusterDrive[], virtualUUID: string): ClusterDrive | undefined {
   return drives.find((d) => sameUUID(d.virtualUUID, virtualUUID));
 }
@@ -97,6 +126,13 @@ export function findContainerByName(
   name: string,
 ): WekaContainerInfo | undefined {
   return containers.find((c) => c.name === name);
+}
+
+function containerNameMismatch(existing: WekaContainerState, req: ContainerRemoveRequest): Plan | undefined {
+  if (req.name === undefined || existing.name === req.name) return undefined;
+  return {
+    conflict: `container ${req.containerId} is ${existing.name} in cluster ${existing.clusterGUID}, not ${req.name}; refusing to remove it`,
+  };
 }
 
 function deviceMismatch(info: DriveInfo, devicePath: string): Plan | undefined {

@@ -9,11 +9,15 @@ export interface ClusterRecord {
   guid: string;
 }
 
+export type ContainerStatus = 'ACTIVE' | 'INACTIVE';
+
 export interface ContainerRecord {
   containerId: number;
   clusterGUID: string;
   name: string;
   hostname: string;
+  /** ACTIVE from `container add`, INACTIVE after `container deactivate`; `container remove` needs INACTIVE. */
+  status: ContainerStatus;
 }
 
 export interface DriveRecord {
@@ -47,7 +51,10 @@ export async function loadClusters(paths: SimPaths): Promise<ClusterState> {
     Array.isArray(value['containers']) &&
     Array.isArray(value['drives']);
   if (!ok) throw new Error(`corrupt cluster state ${paths.clustersFile}`);
-  return value as unknown as ClusterState;
+  const state = value as unknown as ClusterState;
+  // State written before containers had a status: every container then was active.
+  for (const container of state.containers) container.status ??= 'ACTIVE';
+  return state;
 }
 
 export async function saveClusters(paths: SimPaths, state: ClusterState): Promise<void> {

@@ -57,6 +57,19 @@ export type Change =
       readonly hostname: string;
     }
   | {
+      readonly kind: 'container-deactivate';
+      readonly containerId: number;
+      readonly clusterGUID: string;
+      readonly name: string;
+    }
+  | {
+      readonly kind: 'container-remove';
+      readonly containerId: number;
+      readonly clusterGUID: string;
+      readonly name: string;
+      readonly hostname: string;
+    }
+  | {
       readonly kind: 'drive-add';
       readonly driveUUID: string;
       readonly virtualUUID: string;

@@ -1,6 +1,6 @@
 // The simulated `weka` CLI: just enough of `weka cluster` to form clusters and to add and remove
-// drives backed by virtual drives signed on this node's devices.
-import { integerArg, parseArgs, positionals, required, type ParsedArgs } from './args.js';
+// drives backed by virtual drives signed on this node's devices, and to take containers out again.
+import { integerArg, optional, parseArgs, positionals, required, type ParsedArgs } from './args.js';
 import type { ClusterState, ContainerRecord, DriveRecord } from './cluster-state.js';
 import { SimRefusal, UsageError, type ToolOutput } from './outcome.js';
 import { uuidOption, type NodeView } from './sign-drive-tool.js';
@@ -15,7 +15,9 @@ export const WEKA_USAGE = `usage:
   weka cluster create NAME [--json]
   weka cluster list [--json]
   weka cluster container add --cluster-guid GUID --name NAME --hostname HOST [--json]
-  weka cluster container list --cluster-guid GUID [--json]
+  weka cluster container list [CONTAINER_ID...] [--cluster-guid GUID] [--json]
+  weka cluster container deactivate CONTAINER_ID... [--no-wait] [--skip-resource-validation]
+  weka cluster container remove CONTAINER_ID [--no-unimprint] [--no-wait]
   weka cluster drive add CONTAINER_ID VIRTUAL_UUID [--json]
   weka cluster drive list CONTAINER_ID [--json]
   weka cluster drive remove DRIVE_UUID`;
@@ -31,6 +33,8 @@ export function runWeka(args: readonly string[], ctx: WekaContext): ToolOutput {
     const rest = args.slice(3);
     if (group === 'container' && action === 'add') return containerAdd(rest, ctx);
     if (group === 'container' && action === 'list') return containerList(rest, ctx);
+    if (group === 'container' && action === 'deactivate') return containerDeactivate(rest, ctx);
+    if (group === 'container' && action === 'remove') return containerRemove(rest, ctx);
     if (group === 'drive' && action === 'add') return driveAdd(rest, ctx);
     if (group === 'drive' && action === 'list') return driveList(rest, ctx);
     if (group === 'drive' && action === 'remove') return driveRemove(rest, ctx);
@@ -70,22 +74,99 @@ function containerAdd(args: readonly string[], { clusters }: WekaContext): ToolO
   if (clusters.containers.some((c) => c.clusterGUID === clusterGUID && c.name === name)) {
     throw new SimRefusal(`cluster ${clusterGUID} already has a container named ${name}`);
   }
-  const container: ContainerRecord = { containerId: clusters.nextContainerId++, clusterGUID, name, hostname };
+  const container: ContainerRecord = {
+    containerId: clusters.nextContainerId++,
+    clusterGUID,
+    name,
+    hostname,
+    status: 'ACTIVE',
+  };
   clusters.containers.push(container);
   return {
     stdout: output(parsed, container, `Added container ${name} with ID ${container.containerId}`),
-    changes: [{ kind: 'container-add', ...container }],
+    changes: [{ kind: 'container-add', containerId: container.containerId, clusterGUID, name, hostname }],
   };
 }
 
+/**
+ * Lists the containers of a cluster (--cluster-guid), the containers with the given IDs, or both
+ * filters at once. An unknown GUID is refused; an unknown ID is simply not listed: IDs are never
+ * reused, so a probe reads an ID missing from the list as "removed".
+ */
 function containerList(args: readonly string[], { clusters }: WekaContext): ToolOutput {
   const parsed = parseArgs(args, { values: ['--cluster-guid'], flags: ['--json'] });
-  positionals(parsed, []);
-  const clusterGUID = uuidOption(required(parsed, '--cluster-guid'), '--cluster-guid');
-  requireCluster(clusters, clusterGUID);
-  const list = clusters.containers.filter((c) => c.clusterGUID === clusterGUID);
-  const text = list.map((c) => `${c.containerId}\t${c.name}\t${c.hostname}`).join('\n');
+  const ids = parsed.positionals.map((text) => integerArg('CONTAINER_ID', text, 0));
+  const guidText = optional(parsed, '--cluster-guid');
+  if (guidText === undefined && ids.length === 0) {
+    throw new UsageError('container list needs --cluster-guid GUID or at least one CONTAINER_ID');
+  }
+  const clusterGUID = guidText === undefined ? undefined : uuidOption(guidText, '--cluster-guid');
+  if (clusterGUID !== undefined) requireCluster(clusters, clusterGUID);
+  const list = clusters.containers.filter(
+    (c) =>
+      (clusterGUID === undefined || c.clusterGUID === clusterGUID) && (ids.length === 0 || ids.includes(c.containerId)),
+  );
+  const text = list.map((c) => `${c.containerId}\t${c.name}\t${c.hostname}\t${c.status}`).join('\n');
   return { stdout: output(parsed, list, text), changes: [] };
+}
+
+/**
+ * Marks the containers inactive: the cluster stops using them, and only an inactive container can
+ * be removed. An already inactive one is left as it is. Any unknown ID refuses the whole command.
+ * The real tool's wait and resource-validation options are accepted and change nothing here.
+ */
+function containerDeactivate(args: readonly string[], { clusters }: WekaContext): ToolOutput {
+  const parsed = parseArgs(args, { flags: ['--no-wait', '--skip-resource-validation'] });
+  if (parsed.positionals.length === 0) throw new UsageError('expected CONTAINER_ID..., got no container IDs');
+  const targets = parsed.positionals.map((text) => requireContainer(clusters, integerArg('CONTAINER_ID', text, 0)));
+  const changed = [...new Set(targets)].filter((c) => c.status !== 'INACTIVE');
+  for (const container of changed) container.status = 'INACTIVE';
+  return {
+    stdout: targets.map((c) => `Container ${c.containerId} (${c.name}) is INACTIVE\n`).join(''),
+    changes: changed.map((c) => ({
+      kind: 'container-deactivate',
+      containerId: c.containerId,
+      clusterGUID: c.clusterGUID,
+      name: c.name,
+    })),
+  };
+}
+
+/**
+ * Removes an inactive container that has no drives left in the cluster; its name is then free to
+ * join again, from any node. Refuses an active container and one whose drives are not all removed.
+ */
+function containerRemove(args: readonly string[], { clusters }: WekaContext): ToolOutput {
+  const parsed = parseArgs(args, { flags: ['--no-unimprint', '--no-wait'] });
+  const [idText] = positionals(parsed, ['CONTAINER_ID']);
+  const container = requireContainer(clusters, integerArg('CONTAINER_ID', idText!, 0));
+  const id = container.containerId;
+  if (container.status !== 'INACTIVE') {
+    throw new SimRefusal(
+      `container ${id} (${container.name}) is ${container.status}; deactivate it first (weka cluster container deactivate ${id})`,
+    );
+  }
+  const drives = clusters.drives.filter((d) => d.containerId === id);
+  if (drives.length > 0) {
+    throw new SimRefusal(
+      `container ${id} (${container.name}) still has ${drives.length} drive(s) in the cluster (${drives
+        .map((d) => d.driveUUID)
+        .join(', ')}); remove them first (weka cluster drive remove DRIVE_UUID)`,
+    );
+  }
+  clusters.containers.splice(clusters.containers.indexOf(container), 1);
+  return {
+    stdout: `Removed container ${id} (${container.name})\n`,
+    changes: [
+      {
+        kind: 'container-remove',
+        containerId: id,
+        clusterGUID: container.clusterGUID,
+        name: container.name,
+        hostname: container.hostname,
+      },
+    ],
+  };
 }
 
 function driveAdd(args: readonly string[], { node, clusters, newUUID }: WekaContext): ToolOutput {

@@ -1,0 +1,305 @@
+// Taking a container out of its cluster in the simulator: `weka cluster container deactivate` and
+// `remove`, what they refuse, the name joining again from another node; then the typed calls and
+// the removeWekaContainer activity through an exec transport into the shims.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { LocalExecTransport } from '../../../activities/exec/local-exec.js';
+import type { ExecTarget } from '../../../activities/exec/transport.js';
+import type { ActivityDeps } from '../../../activities/deps.js';
+import { createWekaActivities } from '../../../activities/weka.js';
+import { writeSimulatorShims } from '../../../deploy/local/weka-sim/shims.js';
+import {
+  WekaCommandFailed,
+  WekaCommandRefused,
+  completeCall,
+  containerDeactivateCall,
+  containerRemoveCall,
+  containerStatusCall,
+  planContainerDeactivate,
+  planContainerRemove,
+  type WekaCall,
+} from '../../../src/weka/index.js';
+import {
+  buildSimulator,
+  changesOfKind,
+  expectOk,
+  nodeDir,
+  readLog,
+  signedNode,
+  sim,
+  simRoot,
+  tool,
+  uuid,
+  virtualAdd,
+} from './helpers.js';
+
+interface Listed {
+  containerId: number;
+  name: string;
+  hostname: string;
+  clusterGUID: string;
+  status: string;
+}
+
+async function createCluster(state: string, name: string): Promise<string> {
+  const out = await expectOk(tool(state, 'weka', 'cluster', 'create', name, '--json'));
+  return (JSON.parse(out.stdout) as { guid: string }).guid;
+}
+
+function containerAdd(state: string, guid: string, name: string, hostname: string) {
+  return tool(
+    state,
+    'weka',
+    'cluster',
+    'container',
+    'add',
+    '--cluster-guid',
+    guid,
+    '--name',
+    name,
+    '--hostname',
+    hostname,
+    '--json',
+  );
+}
+
+async function addContainer(state: string, guid: string, name: string, hostname = 'node-1'): Promise<number> {
+  return (JSON.parse((await expectOk(containerAdd(state, guid, name, hostname))).stdout) as { containerId: number })
+    .containerId;
+}
+
+async function listed(state: string, ...args: string[]): Promise<Listed[]> {
+  const out = await expectOk(tool(state, 'weka', 'cluster', 'container', 'list', ...args, '--json'));
+  return JSON.parse(out.stdout) as Listed[];
+}
+
+/** A container of cluster tenant-a on node-1 with one drive (a signed virtual drive) in the cluster. */
+async function containerWithDrive(root: string) {
+  const state = await signedNode(root, 'node-1');
+  const guid = await createCluster(state, 'tenant-a');
+  const containerId = await addContainer(state, guid, 'drive-0');
+  await expectOk(virtualAdd(state, '/dev/nvme0n1', uuid(1), guid, 300));
+  const drive = JSON.parse(
+    (await expectOk(tool(state, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(1), '--json'))).stdout,
+  ) as { driveUUID: string };
+  return { state, guid, containerId, driveUUID: drive.driveUUID };
+}
+
+const deactivate = (state: string, ...ids: string[]) =>
+  tool(state, 'weka', 'cluster', 'container', 'deactivate', ...ids);
+const remove = (state: string, id: number, ...flags: string[]) =>
+  tool(state, 'weka', 'cluster', 'container', 'remove', String(id), ...flags);
+
+describe('weka-sim container deactivate and remove', () => {
+  it('lists containers ACTIVE, by cluster or by ID; an unknown ID is just not listed', async () => {
+    const { state, guid, containerId } = await containerWithDrive(await simRoot());
+    const expected = { containerId, name: 'drive-0', hostname: 'node-1', clusterGUID: guid, status: 'ACTIVE' };
+    expect(await listed(state, '--cluster-guid', guid)).toEqual([expected]);
+    expect(await listed(state, String(containerId))).toEqual([expected]);
+    expect(await listed(state, String(containerId), '--cluster-guid', guid)).toEqual([expected]);
+    expect(await listed(state, '42')).toEqual([]);
+    expect((await tool(state, 'weka', 'cluster', 'container', 'list', '--json')).exitCode).toBe(64);
+    expect((await tool(state, 'weka', 'cluster', 'container', 'list', 'x')).exitCode).toBe(64);
+  });
+
+  it('refuses to remove an active container, and changes nothing', async () => {
+    const state = await signedNode(await simRoot());
+    const guid = await createCluster(state, 'tenant-a');
+    const id = await addContainer(state, guid, 'drive-0');
+    const result = await remove(state, id);
+    expect(result.exitCode).toBe(65);
+    expect(result.stderr).toContain(`container ${id} (drive-0) is ACTIVE; deactivate it first`);
+    expect((await listed(state, String(id)))[0]?.status).toBe('ACTIVE');
+    expect(await changesOfKind(state, 'container-remove')).toBe(0);
+  });
+
+  it('refuses to remove a container that still has drives, even inactive, and changes nothing', async () => {
+    const { state, containerId, driveUUID } = await containerWithDrive(await simRoot());
+    await expectOk(deactivate(state, String(containerId)));
+    const result = await remove(state, containerId);
+    expect(result.exitCode).toBe(65);
+    expect(result.stderr).toContain(`still has 1 drive(s) in the cluster (${driveUUID})`);
+    const last = (await readLog(state)).at(-1)!;
+    expect(last).toMatchObject({ exitCode: 65, changes: [] });
+    expect(last.message).toContain('still has 1 drive(s)');
+    expect(await listed(state, String(containerId))).toHaveLength(1);
+  });
+
+  it('deactivates once: a second deactivate succeeds and logs no change', async () => {
+    const { state, containerId } = await containerWithDrive(await simRoot());
+    expect((await expectOk(deactivate(state, String(containerId)))).stdout).toContain('INACTIVE');
+    await expectOk(deactivate(state, String(containerId), '--no-wait'));
+    expect((await listed(state, String(containerId)))[0]?.status).toBe('INACTIVE');
+    expect(await changesOfKind(state, 'container-deactivate')).toBe(1);
+    // Deactivating leaves the drives to `drive remove`.
+    expect(
+      JSON.parse((await tool(state, 'weka', 'cluster', 'drive', 'list', String(containerId), '--json')).stdout),
+    ).toHaveLength(1);
+  });
+
+  it('refuses deactivating an unknown ID (changing none of the others) and no ID at all', async () => {
+    const { state, containerId } = await containerWithDrive(await simRoot());
+    const result = await deactivate(state, String(containerId), '42');
+    expect(result.exitCode).toBe(65);
+    expect(result.stderr).toContain('no container with ID 42');
+    expect((await listed(state, String(containerId)))[0]?.status).toBe('ACTIVE');
+    expect((await deactivate(state)).exitCode).toBe(64);
+  });
+
+  it('removes an inactive container without drives; a second remove is refused as unknown', async () => {
+    const { state, guid, containerId, driveUUID } = await containerWithDrive(await simRoot());
+    await expectOk(tool(state, 'weka', 'cluster', 'drive', 'remove', driveUUID));
+    await expectOk(deactivate(state, String(containerId)));
+    expect((await expectOk(remove(state, containerId, '--no-unimprint'))).stdout).toContain(
+      `Removed container ${containerId}`,
+    );
+    expect(await listed(state, String(containerId))).toEqual([]);
+    expect(await listed(state, '--cluster-guid', guid)).toEqual([]);
+    const again = await remove(state, containerId);
+    expect(again.exitCode).toBe(65);
+    expect(again.stderr).toContain(`no container with ID ${containerId}`);
+    const removals = (await readLog(state)).flatMap((e) => e.changes).filter((c) => c.kind === 'container-remove');
+    expect(removals).toEqual([
+      { kind: 'container-remove', containerId, clusterGUID: guid, name: 'drive-0', hostname: 'node-1' },
+    ]);
+  });
+
+  it('keeps refusing the name while the container exists, and lets it join again from another node once removed', async () => {
+    const root = await simRoot();
+    const { state, guid, containerId, driveUUID } = await containerWithDrive(root);
+    const node2 = await signedNode(root, 'node-2');
+    const active = await containerAdd(node2, guid, 'drive-0', 'node-2');
+    expect(active.exitCode).toBe(65);
+    expect(active.stderr).toContain('already has a container named drive-0');
+
+    await expectOk(tool(state, 'weka', 'cluster', 'drive', 'remove', driveUUID));
+    await expectOk(deactivate(state, String(containerId)));
+    expect((await containerAdd(node2, guid, 'drive-0', 'node-2')).exitCode).toBe(65);
+
+    await expectOk(remove(state, containerId));
+    const again = await addContainer(node2, guid, 'drive-0', 'node-2');
+    expect(again).not.toBe(containerId);
+    expect(await listed(node2, '--cluster-guid', guid)).toEqual([
+      { containerId: again, name: 'drive-0', hostname: 'node-2', clusterGUID: guid, status: 'ACTIVE' },
+    ]);
+    // The old ID stays gone: IDs are never reused.
+    expect(await listed(node2, String(containerId))).toEqual([]);
+  });
+
+  it('reads cluster state written before containers had a status as ACTIVE', async () => {
+    const root = await simRoot();
+    const state = await signedNode(root);
+    const guid = await createCluster(state, 'tenant-a');
+    const id = await addContainer(state, guid, 'drive-0');
+    const file = join(root, 'clusters', 'clusters.json');
+    const saved = JSON.parse(await readFile(file, 'utf8')) as { containers: Array<Record<string, unknown>> };
+    for (const c of saved.containers) delete c['status'];
+    await writeFile(file, JSON.stringify(saved));
+    expect((await listed(state, String(id)))[0]?.status).toBe('ACTIVE');
+    expect((await remove(state, id)).exitCode).toBe(65);
+  });
+});
+
+describe('removing a container through an exec transport into the simulator', () => {
+  let mainJs = '';
+  beforeAll(async () => {
+    mainJs = await buildSimulator();
+  });
+
+  async function setUp() {
+    const root = await simRoot();
+    const shimDir = join(root, 'bin');
+    await writeSimulatorShims(shimDir, mainJs);
+    const { state, guid, containerId, driveUUID } = await containerWithDrive(root);
+    // Pods are named after their node here; the mapping stands in for kwok's exec environment.
+    const transport = new LocalExecTransport({
+      resolveTarget: (t) => ({
+        env: { PATH: `${shimDir}:${process.env['PATH'] ?? ''}`, WEKA_SIM_STATE: nodeDir(root, t.pod) },
+      }),
+    });
+    const pod: ExecTarget = { namespace: 'weka', pod: 'node-1' };
+    const run = async <T>(call: WekaCall<T>): Promise<T> => completeCall(call, await transport.run(pod, call.argv));
+    // removeWekaContainer never calls the apiserver; the client only needs a cluster to be built.
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: [{ name: 'none', server: 'https://127.0.0.1:9' }],
+      users: [{ name: 'none' }],
+      contexts: [{ name: 'none', cluster: 'none', user: 'none' }],
+      currentContext: 'none',
+    });
+    const deps: Pick<ActivityDeps, 'kubeConfig' | 'exec'> = { kubeConfig, exec: transport };
+    const activities = createWekaActivities(deps as ActivityDeps);
+    const target = { namespace: 'weka', pod: 'node-1', container: 'weka' };
+    return { root, state, guid, containerId, driveUUID, run, activities, target };
+  }
+
+  it(
+    'probes, deactivates and removes exactly once, even when remove crashes after its effect',
+    { timeout: 30_000 },
+    async () => {
+      const { state, containerId, driveUUID, run } = await setUp();
+      // Blind, remove is refused: the container is active and has a drive.
+      await expect(run(containerRemoveCall(containerId))).rejects.toBeInstanceOf(WekaCommandRefused);
+      await expectOk(tool(state, 'weka', 'cluster', 'drive', 'remove', driveUUID));
+
+      const request = { containerId, name: 'drive-0' };
+      const probed = await run(containerStatusCall(containerId));
+      expect(probed).toMatchObject([{ containerId, status: 'ACTIVE' }]);
+      expect(planContainerDeactivate(probed, request)).toBe('run');
+      await run(containerDeactivateCall(containerId));
+      const inactive = await run(containerStatusCall(containerId));
+      expect(planContainerDeactivate(inactive, request)).toBe('already-done');
+      expect(planContainerRemove(inactive, request)).toBe('run');
+
+      await expectOk(sim('--state', state, 'faults', '--fail-after-effect-rate', '1'));
+      await expect(run(containerRemoveCall(containerId))).rejects.toBeInstanceOf(WekaCommandFailed);
+      await expectOk(sim('--state', state, 'faults', '--clear'));
+      // The retry probes first and finds the crashed attempt's effect; a blind retry is refused.
+      const gone = await run(containerStatusCall(containerId));
+      expect(gone).toEqual([]);
+      expect(planContainerRemove(gone, request)).toBe('already-done');
+      expect(planContainerDeactivate(gone, request)).toBe('already-done');
+      await expect(run(containerRemoveCall(containerId))).rejects.toBeInstanceOf(WekaCommandRefused);
+      expect(await changesOfKind(state, 'container-deactivate')).toBe(1);
+      expect(await changesOfKind(state, 'container-remove')).toBe(1);
+    },
+  );
+
+  it(
+    'removeWekaContainer: refuses while drives remain, then removes, then is already done',
+    { timeout: 30_000 },
+    async () => {
+      const { state, guid, containerId, driveUUID, activities, target } = await setUp();
+      const refused = activities.removeWekaContainer({ target, containerId });
+      await expect(refused).rejects.toBeInstanceOf(WekaCommandRefused);
+      await expect(refused).rejects.toThrow(/still has 1 drive\(s\) in the cluster/);
+      expect(await changesOfKind(state, 'container-remove')).toBe(0);
+
+      await expectOk(tool(state, 'weka', 'cluster', 'drive', 'remove', driveUUID));
+      await activities.removeWekaContainer({ target, containerId, name: 'drive-0' });
+      expect(await listed(state, '--cluster-guid', guid)).toEqual([]);
+      await activities.removeWekaContainer({ target, containerId, name: 'drive-0' });
+      expect(await changesOfKind(state, 'container-deactivate')).toBe(1);
+      expect(await changesOfKind(state, 'container-remove')).toBe(1);
+      // The mutating commands ran once each; everything after the removal was a probe.
+      const argvs = (await readLog(state)).map((e) => e.argv.slice(1, 4).join(' '));
+      expect(argvs.filter((a) => a === 'cluster container remove')).toHaveLength(2); // refused, then done
+      expect(argvs.filter((a) => a === 'cluster container deactivate')).toHaveLength(1);
+    },
+  );
+
+  it(
+    'removeWekaContainer: a container listed under the ID with another name is a conflict',
+    { timeout: 30_000 },
+    async () => {
+      const { state, containerId, activities, target } = await setUp();
+      await expect(activities.removeWekaContainer({ target, containerId, name: 'drive-9' })).rejects.toMatchObject({
+        type: 'WekaStateConflict',
+        nonRetryable: true,
+      });
+      expect(await changesOfKind(state, 'container-deactivate')).toBe(0);
+    },
+  );
+});
