@@ -29,6 +29,7 @@ import {
   type TestOperator,
 } from '../support/operator.js';
 import { changeCounts, createWekaCluster, simulatorLog } from '../support/simulator.js';
+import { recordHistory } from '../support/histories.js';
 
 let op: TestOperator;
 beforeAll(async () => {
@@ -82,6 +83,7 @@ describe('a cancel without a deletion', () => {
     await handle.cancel();
     await waitForEvent(ref.namespace, ref.name, 'Warning/TeardownRefused', 1);
     const secondRun = await restarted(handle, firstRun);
+    await recordHistory(handle.workflowId, 'drive-container-teardown-refused', firstRun);
     const again = await waitForPhase(ref, 'Ready');
     expect(again.status!.allocations!.virtualDrives!.map((d) => d.virtualUUID).sort()).toEqual(drives);
     expect(again.status!.addedVirtualDrives!.slice().sort()).toEqual(drives);

@@ -19,6 +19,7 @@ import {
   type TestOperator,
 } from '../support/operator.js';
 import { createWekaCluster } from '../support/simulator.js';
+import { recordHistory } from '../support/histories.js';
 
 let op: TestOperator;
 beforeAll(async () => {
@@ -72,6 +73,7 @@ describe('a teardown that cannot reach its pod', () => {
       );
     await waitGone(ref, 180_000);
     await handle.result();
+    await recordHistory(handle.workflowId, 'drive-container-teardown-without-pod');
 
     const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: ref.namespace });
     const left = events.items.find((e) => e.involvedObject.name === ref.name && e.reason === 'TeardownWithoutPod');

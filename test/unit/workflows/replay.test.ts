@@ -38,6 +38,8 @@ async function replay(dir: string, workflows?: string): Promise<{ code: number; 
 const REQUIRED = [
   'drive-container-standalone',
   'drive-container-spec-fixed',
+  'drive-container-teardown-refused',
+  'drive-container-teardown-without-pod',
   'node-mutex-one-container',
   'node-mutex-batch',
   'node-mutex-continues-as-new',
