@@ -103,7 +103,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
    * One round: one read of the node and of every container on it, the decisions for the pending
    * asks, then their writes one by one in arrival order, each conditional on the version read.
    * A write that fails ends the round there, since the decisions after it counted its allocation:
-   * they are made again from a fresh read. A conflict (that container changed since the read)
+   * they are made again from a fresh read, refusals included. A conflict (that container changed since the read)
    * leaves its ask to that next round too; a refusal the apiserver would repeat (any other 4xx)
    * is that ask's answer. Only a transient failure (no answer, 408, 429, 5xx) fails the activity,
    * for Temporal to retry. Returns the outcomes known (undefined: decide again) and whether a
@@ -129,6 +129,8 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       d === undefined || d.write || d.sameAs !== undefined ? undefined : d.outcome,
     );
     let conflict = false;
+    /** The first ask whose write failed: every decision after it counted its allocation. */
+    let failedAt: number | undefined;
     for (const [i, d] of decisions.entries()) {
       if (!d?.write || !d.outcome.ok) continue;
       const allocation = d.outcome.result;
@@ -156,6 +158,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
             'the apiserver refused the allocation; deciding the rest again from a fresh read',
           );
         }
+        failedAt = i;
         break;
       }
       deps.logger.info(
@@ -164,6 +167,8 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       );
       final[i] = d.outcome;
     }
+    // A refusal decided after the failed write assumed that write's allocation: decide it again.
+    if (failedAt !== undefined) for (let j = failedAt + 1; j < final.length; j++) final[j] = undefined;
     for (const [i, d] of decisions.entries()) if (d?.sameAs !== undefined) final[i] = final[d.sameAs];
     return { outcomes: final, conflict };
   }

@@ -254,6 +254,26 @@ describe('a failed read', () => {
   });
 });
 
+describe('a batch after a failed write', () => {
+  // The node holds 2 x 3840 GiB. A big container's allocation fills most of it; the one after it
+  // is refused for lack of capacity in the same decision. When the big one's write fails, that
+  // refusal assumed an allocation that never happened: it is decided again, as one-at-a-time
+  // decisions would, and allocated.
+  const specs = (key: string) =>
+    key === 'a/big' ? { ...SPEC, containerCapacity: 7000 } : { ...SPEC, containerCapacity: 3000 };
+
+  it.each([
+    ['refused (422)', { code: 422, message: 'denied by policy' }],
+    ['gone (404)', { code: 404, message: 'not found' }],
+  ])('re-decides a refusal that counted a write then %s', async (_what, failure) => {
+    const { allocate } = await setUp(['a/big', 'b/after'], specs);
+    fake.writeFailures.set('a/big', failure);
+    const [, after] = await allocate();
+    expect(after?.ok).toBe(true);
+    expect(held('b/after')).toBe(3000);
+  });
+});
+
 describe('a decision that throws', () => {
   it('is the refusal of the one container it throws on; the others are allocated', async () => {
     // A ratio of null (which the CRD's schema would refuse) makes the decision throw: a bug's stand-in.
