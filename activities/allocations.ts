@@ -212,13 +212,17 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       return allocateAll(node, containers);
     },
 
-    async releaseAllocation({ namespace, name }: ContainerOnNode): Promise<MutexOutcome> {
+    async releaseAllocation({ namespace, name, uid }: ContainerOnNode): Promise<MutexOutcome> {
       const ref = { namespace, name };
       const container = await api.getContainer(ref);
+      // Another object of the name (created again since): its allocation is its own.
+      if (uid !== undefined && container && container.metadata.uid !== uid) return { ok: true };
       if (container?.status?.allocations) {
         try {
-          // Applying a status without the allocator's fields removes them (server-side apply).
-          await api.applyStatus('WekaContainer', ref, {}, FIELD_MANAGER.allocator);
+          // Applying a status without the allocator's fields removes them (server-side apply);
+          // conditional on the version read, so it is the object whose uid was checked.
+          const version = container.metadata.resourceVersion;
+          await api.applyStatus('WekaContainer', ref, {}, FIELD_MANAGER.allocator, version);
         } catch (err) {
           // Gone: so is its status, and the allocation with it.
           if (isNotFound(err)) return { ok: true };

@@ -4,7 +4,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { FINALIZER, FIELD_MANAGER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/lifecycle/names.js';
-import { wekaPod } from '../src/lifecycle/pods.js';
+import { podOfObject, wekaPod } from '../src/lifecycle/pods.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
 import { deletePod, ensurePod, POD_START_TIMEOUT_MS, waitPodRunning } from './kube/pods.js';
@@ -49,6 +49,7 @@ export function createContainerActivities(deps: ActivityDeps) {
           image: c.spec.image,
           role: 'drive',
           owner: refText(ref),
+          ownerUID: c.metadata.uid,
           imagePullSecret: c.spec.imagePullSecret,
         }),
       );
@@ -67,7 +68,10 @@ export function createContainerActivities(deps: ActivityDeps) {
      * Deletes the drive container's pod and waits until it is gone. `force` deletes it at once
      * (grace period 0), for a node whose kubelet will never confirm it: only after a person checked.
      */
-    async deleteContainerPod(input: ObjectRef & { force?: boolean }): Promise<void> {
+    async deleteContainerPod(input: ObjectRef & { uid?: string; force?: boolean }): Promise<void> {
+      // A pod of another object of the same name (created again since) is that object's.
+      const pod = await orIfMissing(api.core.readNamespacedPod({ namespace: input.namespace, name: input.name }), null);
+      if (!pod || (input.uid !== undefined && !podOfObject(pod, input.uid))) return;
       await deletePod(api.core, input.namespace, input.name, undefined, input.force === true);
     },
 
@@ -113,11 +117,21 @@ export function createContainerActivities(deps: ActivityDeps) {
       await api.core.createNamespacedEvent({ namespace: ref.namespace, body: event });
     },
 
-    async removeFinalizer({ kind, ref }: { kind: EventInput['kind']; ref: ObjectRef }): Promise<void> {
+    /** Removes the operator's finalizer; with `uid`, only from that object, never from a successor of its name. */
+    async removeFinalizer({
+      kind,
+      ref,
+      uid,
+    }: {
+      kind: EventInput['kind'];
+      ref: ObjectRef;
+      uid?: string;
+    }): Promise<void> {
       for (let attempt = 0; attempt < 10; attempt++) {
         const obj = await api.get(kind, ref);
         const finalizers = obj?.metadata.finalizers ?? [];
         if (!obj || !finalizers.includes(FINALIZER)) return;
+        if (uid !== undefined && obj.metadata.uid !== uid) return;
         try {
           // Conditional on the version read, so another writer's finalizers are never dropped.
           await api.patchMetadata(kind, ref, {

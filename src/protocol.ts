@@ -103,6 +103,8 @@ export type MutexOutcome = { ok: true; result?: unknown } | { ok: false; error: 
 /** The payload of the requests about one container on one node (allocate, release). */
 export interface ContainerOnNode extends ObjectRef {
   node: string;
+  /** The container's uid: a release never touches another object that has the name now. */
+  uid?: string;
 }
 
 /** A physical drive signed for the node's ssdproxy, as `weka-sign-drive show --json` reports it. */

@@ -24,7 +24,7 @@ import {
 } from '../src/protocol.js';
 import { kube, weka } from './activities.js';
 import { ClusterStatus } from './cluster-status.js';
-import { Lifecycle } from './lifecycle.js';
+import { Lifecycle, objectState } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
 
 const RETRY_WAIT = '30 seconds';
@@ -161,13 +161,20 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     await status.enter('Deleting', 'releasing the port range');
     await mutex.call(CLUSTER_PORTS_MUTEX_ID, 'release-cluster-ports', ref);
     await status.enter('Deleted', 'torn down');
-    await kube.removeFinalizer({ kind: 'WekaCluster', ref });
+    await kube.removeFinalizer({ kind: 'WekaCluster', ref, uid: input.uid });
   }
 
-  async function deletionStarted(): Promise<boolean> {
-    const now = await kube.readCluster(ref);
-    return !now || now.uid !== input.uid || now.deleting;
+  /** Another cluster has the name now: its members and ports are its own; touch nothing. */
+  async function replaced(): Promise<void> {
+    const message = `an earlier WekaCluster of this name (uid ${input.uid}) was removed before its teardown ran, so nothing of it was torn down`;
+    await kube.recordEvent({ kind: 'WekaCluster', ref, type: 'Warning', reason: 'PredecessorNotTornDown', message });
   }
 
-  await life.run({ deleting: cluster.deleting, bringUp, deletionStarted, teardown });
+  await life.run({
+    deleting: cluster.deleting,
+    bringUp,
+    objectState: async () => objectState(await kube.readCluster(ref), input.uid),
+    teardown,
+    replaced,
+  });
 }

@@ -3,7 +3,14 @@
 // for the cluster GUID, sign and add every virtual drive, then stay Ready until deletion. The
 // object's deletion (never a cancel alone: workflows/lifecycle.ts) tears it all down in reverse, in
 // a scope that cannot be cancelled. Every step is idempotent, so a restart redoes nothing.
-import { condition, isCancellation, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  isCancellation,
+  upsertMemo,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { ContainerAllocation, ContainerSnapshot, ExecTargetRef } from '../activities/types.js';
 import {
   TEARDOWN_WITHOUT_POD_ANNOTATION,
@@ -21,7 +28,7 @@ import {
 } from '../src/protocol.js';
 import { inPod, kube, weka } from './activities.js';
 import { ContainerStatus } from './container-status.js';
-import { Lifecycle, messageOf } from './lifecycle.js';
+import { Lifecycle, messageOf, objectState } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
 
 /** A refused allocation is asked again after a release on the node, a spec change, or this long. */
@@ -56,7 +63,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
 
   /** A request about this container, or about the node's proxy, to the node's mutex. */
   const containerCall = (kind: 'allocate' | 'release') =>
-    mutex.call(nodeMutexId(node), kind, { namespace: ref.namespace, name: ref.name, node }, node);
+    mutex.call(nodeMutexId(node), kind, { namespace: ref.namespace, name: ref.name, node, uid: input.uid }, node);
   const proxyCall = (kind: 'ensure-proxy' | 'remove-proxy-if-unused') =>
     mutex.call(nodeMutexId(node), kind, { node }, node);
 
@@ -215,7 +222,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       await containerCall('release');
     }
     await status.enter('Deleting', 'deleting the pod');
-    await kube.deleteContainerPod({ ...ref, force: undone === 'abandoned' });
+    await kube.deleteContainerPod({ ...ref, uid: input.uid, force: undone === 'abandoned' });
     if (undone === 'abandoned') {
       // The proxy pod is on the same unreachable node: it stays until a later teardown finds it unused.
       return finish(`torn down without the pod (${TEARDOWN_WITHOUT_POD_ANNOTATION}); see the TeardownWithoutPod Event`);
@@ -262,7 +269,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         }
         // Its drives are gone, so Weka lets the container leave; the name can then join again.
         await status.enter('Deleting', `removing container ${containerId} from the Weka cluster`);
-        await inPod.removeWekaContainer({ target, containerId, name: wekaContainerName(ref.namespace, ref.name) });
+        await removeWekaContainer(target, containerId);
         if (status.conditions.some((c) => c.type === 'TeardownBlocked')) {
           await status.condition('TeardownBlocked', 'False', 'PodReached', 'the pod was reached again');
         }
@@ -279,19 +286,53 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     }
   }
 
+  /**
+   * Removes the container from its Weka cluster. Weka refuses while it still holds drives: drives
+   * this object never added (an earlier object of its name that was never torn down joined under
+   * the same name). That refusal leaves the container in the cluster and says so; it never holds
+   * up the deletion.
+   */
+  async function removeWekaContainer(target: ExecTargetRef, containerId: number): Promise<void> {
+    try {
+      await inPod.removeWekaContainer({ target, containerId, name: wekaContainerName(ref.namespace, ref.name) });
+    } catch (err) {
+      const cause = err instanceof ActivityFailure ? err.cause : err;
+      if (!(cause instanceof ApplicationFailure) || cause.type !== 'WekaCommandRefused') throw err;
+      const message = `container ${containerId} stays in its Weka cluster: ${messageOf(err)}`;
+      await status.event('Warning', 'WekaContainerLeft', message);
+    }
+  }
+
   async function finish(message: string): Promise<void> {
     status.containerID = undefined;
     status.allocation = undefined;
     await status.condition('Ready', 'False', 'Deleted', message);
     await status.enter('Deleted', 'torn down');
-    await kube.removeFinalizer({ kind: 'WekaContainer', ref });
+    await kube.removeFinalizer({ kind: 'WekaContainer', ref, uid: input.uid });
   }
 
-  /** Deletion started: the object is being deleted, is gone, or another object now has its name. */
-  async function deletionStarted(): Promise<boolean> {
-    const now = await kube.readContainer(ref);
-    return !now || now.uid !== input.uid || now.deleting;
+  /**
+   * Another object has the name now (this one's finalizer was removed by hand): everything of
+   * this container that is found by name (status, allocation, pod, finalizer) is the new one's.
+   * Touch nothing; say on the new object what its predecessor may have left on the node.
+   */
+  async function replaced(): Promise<void> {
+    const drives = allocation?.virtualDrives.map((d) => `${d.virtualUUID} (${d.capacityGiB} GiB on ${d.serial})`);
+    const left = drives?.length
+      ? `its virtual drives ${drives.join(', ')} may remain on node ${node}'s devices` +
+        (status.containerID !== undefined ? ` and in its Weka cluster as container ${status.containerID}` : '')
+      : 'it held no virtual drives';
+    const message =
+      `an earlier WekaContainer of this name (uid ${input.uid}) was removed before its teardown ran, ` +
+      `so nothing of it was torn down: ${left}`;
+    await kube.recordEvent({ kind: 'WekaContainer', ref, type: 'Warning', reason: 'PredecessorNotTornDown', message });
   }
 
-  await life.run({ deleting: snapshot.deleting, bringUp: bringUpUntilFixed, deletionStarted, teardown });
+  await life.run({
+    deleting: snapshot.deleting,
+    bringUp: bringUpUntilFixed,
+    objectState: async () => objectState(await kube.readContainer(ref), input.uid),
+    teardown,
+    replaced,
+  });
 }

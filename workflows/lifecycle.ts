@@ -27,6 +27,16 @@ import {
 } from '../src/protocol.js';
 import type { LifecycleStatus } from './lifecycle-status.js';
 
+/** What the apiserver says of the workflow's object: its uid is the workflow's, or not. */
+export type ObjectState = 'live' | 'deleting' | 'gone' | 'replaced';
+
+/** The state of `now` (the object read by name) for the object of `uid`. */
+export function objectState(now: { uid: string; deleting: boolean } | null, uid: string): ObjectState {
+  if (!now) return 'gone';
+  if (now.uid !== uid) return 'replaced';
+  return now.deleting ? 'deleting' : 'live';
+}
+
 export class Lifecycle {
   deleteRequested = false;
   specChanges = 0;
@@ -61,16 +71,18 @@ export class Lifecycle {
 
   /**
    * Runs `bringUp`, then waits for the deletion; an interruption (the deleteRequested signal, or
-   * cancelling the workflow) stops either. `deletionStarted` then asks the apiserver: the object
-   * is being deleted, is gone, or another object has its name. Only then does `teardown` run,
-   * where nothing can cancel it; otherwise the lifecycle starts again (see the top of this file).
+   * cancelling the workflow) stops either. Then `objectState` asks the apiserver. A live object
+   * starts its lifecycle again (see the top of this file). An object being deleted, or gone, is
+   * torn down by `teardown`, where nothing can cancel it. When another object (another uid) has
+   * the name, the workflow touches nothing of it: `replaced` says so, and the workflow ends.
    * An object already being deleted goes straight to its teardown.
    */
   async run(o: {
     deleting: boolean;
     bringUp: () => Promise<void>;
-    deletionStarted: () => Promise<boolean>;
+    objectState: () => Promise<ObjectState>;
     teardown: () => Promise<void>;
+    replaced: () => Promise<void>;
   }): Promise<void> {
     if (o.deleting) this.deleteRequested = true;
     try {
@@ -82,10 +94,12 @@ export class Lifecycle {
     } catch (err) {
       if (!isCancellation(err)) throw err;
     }
-    if (!o.deleting && !(await CancellationScope.nonCancellable(o.deletionStarted))) {
+    const state = await CancellationScope.nonCancellable(o.objectState);
+    if (state === 'live') {
       await CancellationScope.nonCancellable(() => this.refuseTeardown());
       await continueAsNew<LifecycleWorkflow>(this.input);
     }
+    if (state === 'replaced') return CancellationScope.nonCancellable(o.replaced);
     await CancellationScope.nonCancellable(o.teardown);
   }
 

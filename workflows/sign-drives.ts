@@ -16,7 +16,7 @@ import {
 } from '../src/lifecycle/sign-drives-request.js';
 import { WekaPhase, nodeMutexId, type ObjectWorkflowInput } from '../src/protocol.js';
 import { kube, signing } from './activities.js';
-import { Lifecycle, messageOf } from './lifecycle.js';
+import { Lifecycle, messageOf, objectState } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
 import { OperationStatus, type NodeResult } from './operation-status.js';
 
@@ -141,19 +141,20 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
     }
   }
 
-  /** Deletion started: the operation is being deleted, is gone, or another object now has its name. */
-  async function deletionStarted(): Promise<boolean> {
-    const now = await kube.readOperation(ref);
-    return !now || now.uid !== input.uid || now.deleting;
-  }
-
   /** Signing is never reverted: a deleted operation only lets go of its finalizer. */
   async function finish(): Promise<void> {
     const current = await kube.readOperation(ref);
     if (!current || current.uid !== input.uid) return;
     status.step = 'deleted: nothing to undo (signing is not reverted); removing the finalizer';
-    await kube.removeFinalizer({ kind: 'WekaManualOperation', ref });
+    await kube.removeFinalizer({ kind: 'WekaManualOperation', ref, uid: input.uid });
   }
 
-  await life.run({ deleting: op.deleting, bringUp: () => runOperation(op), deletionStarted, teardown: finish });
+  await life.run({
+    deleting: op.deleting,
+    bringUp: () => runOperation(op),
+    objectState: async () => objectState(await kube.readOperation(ref), input.uid),
+    teardown: finish,
+    // Signing is never reverted: another operation of the name has nothing to learn from this one.
+    replaced: async () => undefined,
+  });
 }

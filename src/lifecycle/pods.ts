@@ -35,7 +35,18 @@ export interface WekaPodInput {
   role: 'drive' | 'ssdproxy';
   /** The WekaContainer the pod belongs to, recorded for people and tools. */
   owner: string;
+  /** Its uid, so a pod is never taken for another object's of the same name (OWNER_UID_LABEL). */
+  ownerUID?: string | undefined;
   imagePullSecret?: string | undefined;
+}
+
+/** The uid of the WekaContainer a drive container's pod belongs to. */
+export const OWNER_UID_LABEL = 'weka.weka.io/container-uid';
+
+/** Whether the pod may belong to the object of `uid`: it carries that uid, or none at all. */
+export function podOfObject(pod: { metadata?: { labels?: Record<string, string> } }, uid: string): boolean {
+  const owner = pod.metadata?.labels?.[OWNER_UID_LABEL];
+  return owner === undefined || owner === uid;
 }
 
 export function wekaPod(input: WekaPodInput): PodManifest {
@@ -45,7 +56,11 @@ export function wekaPod(input: WekaPodInput): PodManifest {
     metadata: {
       name: input.name,
       namespace: input.namespace,
-      labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [ROLE_LABEL]: input.role },
+      labels: {
+        [MANAGED_BY_LABEL]: MANAGED_BY,
+        [ROLE_LABEL]: input.role,
+        ...(input.ownerUID ? { [OWNER_UID_LABEL]: input.ownerUID } : {}),
+      },
       annotations: { 'weka.weka.io/container': input.owner },
     },
     spec: {
