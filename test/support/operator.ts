@@ -26,7 +26,14 @@ import {
   uniqueNamespace,
 } from './harness.js';
 import { spawnOperator, type OperatorProcess } from './operator-process.js';
-import { containerWorkflowId, deleteRequestedSignal, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
+import {
+  CLUSTER_PORTS_MUTEX_ID,
+  containerWorkflowId,
+  deleteRequestedSignal,
+  mutexTaskQueue,
+  WORKFLOW,
+  type LifecycleWorkflow,
+} from '../../src/protocol.js';
 
 export interface TestOperator {
   client: Client;
@@ -64,6 +71,12 @@ export async function startTestOperator(overrides: Partial<ActivityDeps> = {}): 
     deps,
     operatorNamespace,
     async stop() {
+      // The cluster-ports mutex is one per Temporal namespace, on the task queue of the operator
+      // that started it: ended with its operator, so the next test's operator starts its own.
+      const ports = client.workflow.getHandle(CLUSTER_PORTS_MUTEX_ID);
+      const described = await ports.describe().catch(() => undefined);
+      if (described?.status.name === 'RUNNING' && described.taskQueue === mutexTaskQueue(deps.taskQueue))
+        await ports.terminate('its test operator stopped').catch(() => undefined);
       worker.shutdown();
       await running;
       await workerConnection.close();
