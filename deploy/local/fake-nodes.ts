@@ -6,11 +6,15 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { startKwok } from './kwok.js';
+import { messageOf } from '../../src/errors.js';
 import { freePorts } from './ports.js';
 import type { ServerProcess } from './processes.js';
 import { simulatorMainPath, writeSimulatorShims } from './weka-sim/shims.js';
 
 const run = promisify(execFile);
+
+/** How many ports a node's kwok is started on before its start-up failure is final. */
+const KWOK_START_ATTEMPTS = 3;
 
 export interface SimulatedDevice {
   path: string;
@@ -69,23 +73,43 @@ export class FakeNodes {
     await mkdir(stateDir, { recursive: true });
     if (spec.devices && spec.devices.length > 0) await this.initDevices(stateDir, spec.devices);
     await this.createNodeObject(spec);
-    const [port] = await freePorts(1);
     const cert = await this.o.kubeletCert(spec.name);
-    const kwok = await startKwok({
-      binary: this.o.kwokBinary,
-      nodeName: spec.name,
-      kubeconfigPath: this.o.kubeconfigPath,
-      port: port!,
-      tlsCert: cert.cert,
-      tlsKey: cert.key,
-      podCidr: `10.244.${this.kwoks.size % 250}.0/24`,
-      shimDir: this.shimDir,
-      simulatorState: stateDir,
-      logDir: this.o.logDir,
-      deadlineMs: this.o.deadlineMs,
-    });
+    const kwok = await this.startNodeKwok(spec.name, stateDir, cert);
     this.kwoks.set(spec.name, kwok);
     await this.waitReady(spec.name);
+  }
+
+  /**
+   * Starts the node's kwok on a port that was free a moment ago. Another socket (any client
+   * connection takes its local port from the same range) can bind it first; kwok then exits at
+   * start-up with "address already in use" (its log's tail is in the error), and it is started
+   * again on another port, up to KWOK_START_ATTEMPTS times.
+   */
+  private async startNodeKwok(
+    name: string,
+    stateDir: string,
+    cert: { cert: string; key: string },
+  ): Promise<ServerProcess> {
+    for (let attempt = 1; ; attempt++) {
+      const [port] = await freePorts(1);
+      try {
+        return await startKwok({
+          binary: this.o.kwokBinary,
+          nodeName: name,
+          kubeconfigPath: this.o.kubeconfigPath,
+          port: port!,
+          tlsCert: cert.cert,
+          tlsKey: cert.key,
+          podCidr: `10.244.${this.kwoks.size % 250}.0/24`,
+          shimDir: this.shimDir,
+          simulatorState: stateDir,
+          logDir: this.o.logDir,
+          deadlineMs: this.o.deadlineMs,
+        });
+      } catch (err) {
+        if (attempt >= KWOK_START_ATTEMPTS || !/address already in use/.test(messageOf(err))) throw err;
+      }
+    }
   }
 
   async remove(name: string, deleteObject: boolean): Promise<void> {

@@ -59,7 +59,12 @@ describe('a teardown that cannot reach its pod', () => {
     );
     expect(blocked.cond.message).toContain(TEARDOWN_WITHOUT_POD_ANNOTATION);
     expect(blocked.c.status?.allocations?.virtualDrives).toHaveLength(drives.length);
-    expect(await eventReasons(ref.namespace, ref.name)).toContain('Warning/PodUnreachable');
+    // The Event follows the condition's status write.
+    await eventually(
+      'a PodUnreachable Event',
+      async () => ((await eventReasons(ref.namespace, ref.name)).includes('Warning/PodUnreachable') ? true : undefined),
+      30_000,
+    );
 
     await kubeConfig()
       .makeApiClient(CustomObjectsApi)
