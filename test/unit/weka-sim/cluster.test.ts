@@ -12,32 +12,9 @@ import {
   tool,
   uuid,
   virtualAdd,
+  addContainer,
+  createCluster,
 } from './helpers.js';
-
-async function createCluster(state: string, name: string): Promise<string> {
-  const out = await expectOk(tool(state, 'weka', 'cluster', 'create', name, '--json'));
-  return (JSON.parse(out.stdout) as { guid: string }).guid;
-}
-
-async function addContainer(state: string, guid: string, name: string, hostname = 'node-1'): Promise<number> {
-  const out = await expectOk(
-    tool(
-      state,
-      'weka',
-      'cluster',
-      'container',
-      'add',
-      '--cluster-guid',
-      guid,
-      '--name',
-      name,
-      '--hostname',
-      hostname,
-      '--json',
-    ),
-  );
-  return (JSON.parse(out.stdout) as { containerId: number }).containerId;
-}
 
 async function driveList(state: string, containerId: number): Promise<Array<Record<string, unknown>>> {
   const out = await expectOk(tool(state, 'weka', 'cluster', 'drive', 'list', String(containerId), '--json'));

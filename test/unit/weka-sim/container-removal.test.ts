@@ -33,6 +33,9 @@ import {
   tool,
   uuid,
   virtualAdd,
+  addContainer,
+  containerAdd,
+  createCluster,
 } from './helpers.js';
 
 interface Listed {
@@ -41,33 +44,6 @@ interface Listed {
   hostname: string;
   clusterGUID: string;
   status: string;
-}
-
-async function createCluster(state: string, name: string): Promise<string> {
-  const out = await expectOk(tool(state, 'weka', 'cluster', 'create', name, '--json'));
-  return (JSON.parse(out.stdout) as { guid: string }).guid;
-}
-
-function containerAdd(state: string, guid: string, name: string, hostname: string) {
-  return tool(
-    state,
-    'weka',
-    'cluster',
-    'container',
-    'add',
-    '--cluster-guid',
-    guid,
-    '--name',
-    name,
-    '--hostname',
-    hostname,
-    '--json',
-  );
-}
-
-async function addContainer(state: string, guid: string, name: string, hostname = 'node-1'): Promise<number> {
-  return (JSON.parse((await expectOk(containerAdd(state, guid, name, hostname))).stdout) as { containerId: number })
-    .containerId;
 }
 
 async function listed(state: string, ...args: string[]): Promise<Listed[]> {

@@ -145,3 +145,18 @@ export function virtualAdd(
     String(sizeGiB),
   );
 }
+
+export async function createCluster(state: string, name: string): Promise<string> {
+  const out = await expectOk(tool(state, 'weka', 'cluster', 'create', name, '--json'));
+  return (JSON.parse(out.stdout) as { guid: string }).guid;
+}
+
+export function containerAdd(state: string, guid: string, name: string, hostname: string): Promise<SimResult> {
+  const argv = ['weka', 'cluster', 'container', 'add', '--cluster-guid', guid, '--name', name];
+  return tool(state, ...argv, '--hostname', hostname, '--json');
+}
+
+export async function addContainer(state: string, guid: string, name: string, hostname = 'node-1'): Promise<number> {
+  const out = await expectOk(containerAdd(state, guid, name, hostname));
+  return (JSON.parse(out.stdout) as { containerId: number }).containerId;
+}
