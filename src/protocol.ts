@@ -21,6 +21,8 @@ export const WORKFLOW = {
 /** The input of every workflow that runs one object's lifecycle: the object, and which one. */
 export interface ObjectWorkflowInput extends ObjectRef {
   uid: string;
+  /** Continue as new past this many history events (default: the workflow's own limit). */
+  historyLimit?: number;
 }
 
 export interface MutexInput {
@@ -30,6 +32,8 @@ export interface MutexInput {
   state?: MutexState;
   /** Continue as new past this many history events (default: the workflow's own limit). */
   historyLimit?: number;
+  /** The most bytes of state carried through continue-as-new (default: the workflow's own limit). */
+  carriedStateBytes?: number;
 }
 
 /** The signature of the drive-container, cluster and sign-drives workflows, for typed clients. */
