@@ -2,7 +2,7 @@
 // devices for its ssdproxy (inside the proxy pod, probing each device first so a retry never
 // signs twice), and publish the signed drives on the node: the shared-drives annotation and the
 // capacity resources the scheduler sees.
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import {
   decodeSharedDrivesAnnotation,
@@ -11,7 +11,7 @@ import {
 } from '../src/annotations/index.js';
 import { mergeSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../src/lifecycle/node-drives.js';
 import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../src/lifecycle/names.js';
-import { labelSelectorText, ONLY_SHARED_MESSAGE } from '../src/lifecycle/sign-drives-request.js';
+import { labelSelectorText } from '../src/lifecycle/sign-drives-request.js';
 import { NON_RETRYABLE_WEKA_ERRORS, planSignProxy, showDriveCall, signProxyCall } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
@@ -19,14 +19,17 @@ import { snapshotOf, WekaApi } from './kube/weka-api.js';
 import type {
   ExecTargetRef,
   NodeDrivesPublished,
-  NodeSigning,
+  SignedDevice,
   OperationSnapshot,
   OperationStatusUpdate,
 } from './types.js';
 import { wekaCli } from './weka-cli.js';
-import type { ProxySignedDrive } from '../src/protocol.js';
+import type { MutexOutcome, ProxySignedDrive } from '../src/protocol.js';
+import { createNodeDecisions } from './node-decisions.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/** Attempts at signing one device before a failure other than the device's refusal is its answer. */
+const SIGN_ATTEMPTS = 3;
 /** Conditional writes to a node give up after this many lost races (then the activity is retried). */
 const NODE_WRITE_ATTEMPTS = 10;
 
@@ -41,6 +44,7 @@ function isDeviceRefusal(err: unknown): err is Error {
 export function createSignDrivesActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
   const run = wekaCli(deps.exec);
+  const proxies = createNodeDecisions(deps);
 
   /** Probe, sign only an unsigned device, and read back what signing assigned. */
   async function signForProxy(
@@ -92,37 +96,28 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
         .sort();
     },
 
-    /** Signs each device for proxy use inside the node's proxy pod, skipping devices already signed. */
-    async signNodeDrives({
-      node,
-      devicePaths,
-      shared,
-    }: {
-      node: string;
-      devicePaths: string[];
-      shared: boolean;
-    }): Promise<NodeSigning> {
-      if (!shared) throw ApplicationFailure.nonRetryable(ONLY_SHARED_MESSAGE, 'InvalidObject');
-      if (devicePaths.length === 0)
-        throw ApplicationFailure.nonRetryable(`no device paths to sign on node ${node}`, 'InvalidObject');
-      const target = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };
-      const outcome: NodeSigning = { drives: [], newlySigned: [], failures: [] };
-      for (const devicePath of devicePaths) {
-        try {
-          const { drive, signed } = await signForProxy(target, devicePath);
-          outcome.drives.push(drive);
-          if (signed) outcome.newlySigned.push(devicePath);
-        } catch (err) {
-          // A transient failure retries the whole activity; the probes make that safe.
-          if (!isDeviceRefusal(err)) throw err;
-          outcome.failures.push({ devicePath, message: err.message });
-        }
+    /**
+     * Signs one device for proxy use in the node's proxy pod (started again first if it is gone),
+     * unless it is signed already. Executed by the node's mutex, so removing an unused proxy never
+     * runs in the middle of it. A refusal of the device is its answer; any other failure is
+     * retried by Temporal, and answered as SignFailed from the third attempt on, so that a proxy
+     * that cannot be reached never holds up the node's mutex for long.
+     */
+    async signProxyDrive({ node, devicePath }: { node: string; devicePath: string }): Promise<MutexOutcome> {
+      try {
+        const proxy = await proxies.ensureProxy({ node });
+        if (!proxy.ok) return proxy;
+        const target = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };
+        const { drive, signed } = await signForProxy(target, devicePath);
+        deps.logger.info({ node, devicePath, signed, physicalUUID: drive.physicalUUID }, 'device signed for proxy');
+        const result: SignedDevice = { drive, signed };
+        return { ok: true, result };
+      } catch (err) {
+        if (isDeviceRefusal(err)) return { ok: false, error: { type: 'DeviceRefused', message: err.message } };
+        if (Context.current().info.attempt < SIGN_ATTEMPTS || !(err instanceof Error)) throw err;
+        const message = `${devicePath} on node ${node}: ${err.message} (after ${SIGN_ATTEMPTS} attempts)`;
+        return { ok: false, error: { type: 'SignFailed', message } };
       }
-      deps.logger.info(
-        { node, signed: outcome.newlySigned, drives: outcome.drives.length, failures: outcome.failures.length },
-        'signed drives for proxy',
-      );
-      return outcome;
     },
 
     /** Merges the drives into the node's shared-drives annotation and sets its capacity resources. */

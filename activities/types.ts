@@ -104,12 +104,10 @@ export interface OperationSnapshot extends ObjectSnapshot {
   };
 }
 
-/** What signing one node's devices did: the drives now signed, and the devices that were refused. */
-export interface NodeSigning {
-  drives: ProxySignedDrive[];
-  /** Device paths this run signed; the other drives were signed already. */
-  newlySigned: string[];
-  failures: { devicePath: string; message: string }[];
+/** One device signed for the node's proxy: what it reports now, and whether this call signed it. */
+export interface SignedDevice {
+  drive: ProxySignedDrive;
+  signed: boolean;
 }
 
 /** The node's shared drives after publishing, and the capacity advertised for them. */

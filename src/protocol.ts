@@ -129,6 +129,7 @@ export interface MutexPayloads {
   'allocate-cluster-ports': ObjectRef;
   'release-cluster-ports': ObjectRef;
   'publish-drives': { node: string; drives: ProxySignedDrive[] };
+  'sign-drive': { node: string; devicePath: string };
 }
 
 /**
@@ -144,6 +145,7 @@ export const MUTEX_REQUEST_ACTIVITIES = {
   'allocate-cluster-ports': 'allocateClusterPorts',
   'release-cluster-ports': 'releaseClusterPorts',
   'publish-drives': 'publishNodeDrives',
+  'sign-drive': 'signProxyDrive',
 } as const satisfies Record<keyof MutexPayloads, string>;
 export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
 

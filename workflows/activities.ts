@@ -74,24 +74,10 @@ export const inPod = proxyActivities<Activities>({
 });
 
 /**
- * Signing a node's devices for its ssdproxy: up to three CLI calls per device. An operation ends,
- * so a node that keeps failing (its proxy pod gone, say) becomes that node's error after ten tries.
- */
-export const signing = proxyActivities<Activities>({
-  ...common,
-  ...waitForCancellation,
-  startToCloseTimeout: '15 minutes',
-  retry: {
-    initialInterval: '500 milliseconds',
-    maximumInterval: '15 seconds',
-    maximumAttempts: 10,
-    nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
-  },
-});
-
-/**
- * The mutex's decisions (allocate, release, ensure or remove the proxy, ports, publish drives): a
- * decision cannot be made without the apiserver, so transient failures are retried quickly.
+ * The mutex's decisions (allocate, release, ensure or remove the proxy, sign a device, ports,
+ * publish drives): a decision cannot be made without the apiserver, so transient failures are
+ * retried quickly; an activity whose failures could last (signing a device in a proxy pod that
+ * cannot be reached) answers them as a refusal after a few attempts instead.
  */
 export const decisions = proxyActivities<Activities>({
   ...common,

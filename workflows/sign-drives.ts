@@ -1,12 +1,13 @@
 // The sign-drives operation (`weka-operation/<uid>`), for WekaManualOperations with action
-// sign-drives and shared: true: on every node the selector matches, ensure the node's ssdproxy
-// (through the node's mutex), sign the listed devices for it, and publish the signed drives on the
-// node (through the mutex too: publishing adds capacity, which wakes refused containers). Nodes
+// sign-drives and shared: true: on every node the selector matches, ensure the node's ssdproxy,
+// sign the listed devices for it one by one, and publish the signed drives on the node, each
+// step a request to the node's mutex (so nothing removes the proxy in the middle of signing, and
+// publishing, which adds capacity, wakes the containers refused for lack of it). Nodes
 // run concurrently and independently: one node's failure is that node's result only. Then the
 // workflow waits for the operation's deletion. Signing is never reverted, so deletion only removes
 // the finalizer.
 import { isCancellation, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
-import type { NodeDrivesPublished, OperationSnapshot, ProxySignedDrive } from '../activities/types.js';
+import type { NodeDrivesPublished, OperationSnapshot, ProxySignedDrive, SignedDevice } from '../activities/types.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import {
   labelSelectorText,
@@ -15,7 +16,7 @@ import {
   type SignDrivesRequest,
 } from '../src/lifecycle/sign-drives-request.js';
 import { WekaPhase, nodeMutexId, type ObjectWorkflowInput } from '../src/protocol.js';
-import { kube, signing } from './activities.js';
+import { kube } from './activities.js';
 import { Lifecycle, messageOf, objectState } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
 import { OperationStatus, type NodeResult } from './operation-status.js';
@@ -48,19 +49,30 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
     const proxy = await mutex.call(nodeMutexId(node), 'ensure-proxy', { node }, node);
     if (!proxy.ok) return { node, error: `ensuring the node's ssdproxy: ${proxy.error?.message ?? 'failed'}` };
     status.nodeStep(node, `signing ${request.devicePaths.length} devices for the ssdproxy`);
-    const signed = await signing.signNodeDrives({ node, devicePaths: [...request.devicePaths], shared: true });
-    const drives = signed.drives.map(({ physicalUUID, ...rest }) => ({ uuid: physicalUUID, ...rest }));
-    if (signed.drives.length > 0) {
-      status.nodeStep(node, `publishing ${signed.drives.length} drives on the node`);
-      const published = await publishThroughMutex(node, signed.drives);
-      const now = signed.newlySigned.length;
+    const signed: ProxySignedDrive[] = [];
+    const failures: string[] = [];
+    let now = 0;
+    // One device per request: the node's mutex runs nothing else (removing its proxy, say) meanwhile.
+    for (const devicePath of request.devicePaths) {
+      const answer = await mutex.call(nodeMutexId(node), 'sign-drive', { node, devicePath }, node);
+      if (!answer.ok) {
+        failures.push(answer.error?.message ?? `${devicePath}: signing failed`);
+        continue;
+      }
+      const device = answer.result as SignedDevice;
+      signed.push(device.drive);
+      if (device.signed) now++;
+    }
+    const drives = signed.map(({ physicalUUID, ...rest }) => ({ uuid: physicalUUID, ...rest }));
+    if (signed.length > 0) {
+      status.nodeStep(node, `publishing ${signed.length} drives on the node`);
+      const published = await publishThroughMutex(node, signed);
       const shares = `${published.driveCount} drives, ${published.tlcGiB} GiB TLC and ${published.qlcGiB} GiB QLC`;
-      const message = `node ${node}: ${now} drives signed now, ${signed.drives.length - now} already signed; the node shares ${shares}`;
+      const message = `node ${node}: ${now} drives signed now, ${signed.length - now} already signed; the node shares ${shares}`;
       await status.event('Normal', 'NodeSigned', message);
     }
-    if (signed.failures.length === 0) return { node, drives };
-    const error = signed.failures.map((f) => `${f.devicePath}: ${f.message}`).join('; ');
-    return { node, drives, error };
+    if (failures.length === 0) return { node, drives };
+    return { node, drives, error: failures.join('; ') };
   }
 
   /** A node's failure is recorded as its result; it never stops the other nodes. */

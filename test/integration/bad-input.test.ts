@@ -248,7 +248,11 @@ const ROWS: Row[] = [
       where: 'the sign-drives result for the node (WekaInputError per device)',
       async attempt() {
         log = await commandsDuring(async () => {
-          failures = (await acts.signNodeDrives({ node, devicePaths: SHELL_DEVICE_PATHS, shared: true })).failures;
+          failures = [];
+          for (const devicePath of SHELL_DEVICE_PATHS) {
+            const outcome = await acts.signProxyDrive({ node, devicePath });
+            if (!outcome.ok) failures.push({ devicePath, message: outcome.error.message });
+          }
         });
         expect(failures.map((f) => f.devicePath)).toEqual(SHELL_DEVICE_PATHS);
         return failures.map((f) => f.message).join('\n');
@@ -257,9 +261,7 @@ const ROWS: Row[] = [
       async nothingLost() {
         expect(log).toEqual([]);
         // The same activity with a good path does reach the node and is logged: the check above can see.
-        const control = await commandsDuring(() =>
-          acts.signNodeDrives({ node, devicePaths: [DEVICE.path], shared: true }),
-        );
+        const control = await commandsDuring(() => acts.signProxyDrive({ node, devicePath: DEVICE.path }));
         expect(control.map((e) => e.argv.slice(-3).join(' '))).toContain(`show --json ${DEVICE.path}`);
       },
     } satisfies Row;
