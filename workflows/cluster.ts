@@ -24,7 +24,7 @@ import {
 } from '../src/protocol.js';
 import { kube, weka } from './activities.js';
 import { ClusterStatus } from './cluster-status.js';
-import { Lifecycle, objectState } from './lifecycle.js';
+import { Lifecycle, continuedRun, objectState } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
 
 const RETRY_WAIT = '30 seconds';
@@ -40,14 +40,26 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
   upsertMemo({ namespace: ref.namespace, name: ref.name, uid: input.uid });
   upsertSearchAttributes([{ key: WekaCluster, value: `${ref.namespace}/${ref.name}` }]);
   status.observedGeneration = cluster.generation;
-  status.conditions = [...cluster.status.conditions];
+  status.restoreConditions(cluster.status.conditions);
   if (cluster.status.clusterGUID) status.clusterGUID = cluster.status.clusterGUID;
 
-  /** Waits until a spec change, a wake-up, or the timeout; re-reads the cluster after. */
+  /**
+   * Waits until a spec change, a wake-up, or the timeout; re-reads the cluster after. A new run
+   * (past the history limit) reads it afresh and looks again, as a spec change or a wake-up would.
+   */
   async function pause(timeout: string): Promise<void> {
     await life.changed({ wakeUps: true, timeout });
+    await life.continueAsNewIfLong();
     cluster = (await kube.readCluster(ref)) ?? cluster;
   }
+
+  /**
+   * A run continued from an earlier one whose cluster records its port range (the PortsAllocated
+   * condition, written after the allocator wrote status.ports) does not ask the ports mutex again:
+   * it would answer with the same ports.
+   */
+  const portsRecorded =
+    continuedRun() && cluster.status.conditions.some((c) => c.type === 'PortsAllocated' && c.status === 'True');
 
   async function allocatePorts(): Promise<void> {
     for (;;) {
@@ -125,7 +137,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
   }
 
   async function bringUp(): Promise<void> {
-    await allocatePorts();
+    if (!portsRecorded) await allocatePorts();
     const members = await placeContainers();
     await status.condition('ContainersPlaced', 'True', 'ContainersPlaced', `${members.length} drive containers`);
     await startMembers(members);
@@ -157,6 +169,9 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
       if (members.length === 0) break;
       await status.enter('Deleting', `waiting for ${members.length} drive containers to tear down`);
       await condition(() => false, '2 seconds');
+      // A member's teardown may wait long (its pod unreachable): the new run of a cluster being
+      // deleted goes straight to this teardown, which starts again from the members that are left.
+      await life.continueAsNewIfLong();
     }
     await status.enter('Deleting', 'releasing the port range');
     await mutex.call(CLUSTER_PORTS_MUTEX_ID, 'release-cluster-ports', ref);

@@ -28,7 +28,7 @@ import {
 } from '../src/protocol.js';
 import { inPod, kube, weka } from './activities.js';
 import { ContainerStatus } from './container-status.js';
-import { Lifecycle, messageOf, objectState } from './lifecycle.js';
+import { Lifecycle, continuedRun, isContinueAsNew, messageOf, objectState } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
 
 /** A refused allocation is asked again after a release on the node, a spec change, or this long. */
@@ -44,6 +44,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   if (!snapshot || snapshot.uid !== input.uid) return; // deleted before we started, or another object now
   // spec.nodeName may be set after creation (once): the container waits for it (waitForNode).
   let node = snapshot.spec.nodeName ?? '';
+  // The recorded phase until the workflow enters another: a new run does not show a step it left.
+  status.phase = snapshot.status.phase ?? status.phase;
   upsertMemo({ namespace: ref.namespace, name: ref.name, uid: input.uid });
   upsertSearchAttributes([
     { key: WekaContainer, value: `${ref.namespace}/${ref.name}` },
@@ -53,13 +55,20 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   ]);
   status.addedVirtualDrives = [...snapshot.status.addedVirtualDrives];
   status.addedDrives = [...snapshot.status.addedDrives];
-  status.conditions = [...snapshot.status.conditions];
+  status.restoreConditions(snapshot.status.conditions);
   status.containerID = snapshot.status.containerID;
   status.observedGeneration = snapshot.generation;
 
   let target: ExecTargetRef = { namespace: ref.namespace, pod: ref.name, container: WEKA_POD_CONTAINER };
   let allocation: ContainerAllocation | undefined = snapshot.status.allocation;
   let clusterGUID: string | undefined;
+  /**
+   * A run continued from an earlier one (past its history limit while it waited, or after a refused
+   * teardown) whose object records that it got past the proxy and the pod resumes after them: the
+   * earlier run ensured both, and a run that had not been interrupted would not look at them again.
+   */
+  let resumePastPod =
+    continuedRun() && (snapshot.status.phase === 'Allocating' || snapshot.status.phase === 'WaitingForCluster');
 
   /** A request about this container, or about the node's proxy, to the node's mutex. */
   const containerCall = (kind: 'allocate' | 'release') =>
@@ -74,6 +83,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       await status.condition('Placed', 'False', 'NoNodeName', why, 'Warning');
       await status.enter('Pending', 'waiting for spec.nodeName');
       await condition(() => life.specChanges > changes);
+      await life.continueAsNewIfLong();
       const fresh = await kube.readContainer(ref);
       if (fresh) {
         snapshot = fresh;
@@ -93,6 +103,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       const error = answer.error ?? { type: 'ProxyFailed', message: 'ensuring the proxy failed' };
       await status.condition('ProxyReady', 'False', error.type, error.message, 'Warning');
       await condition(() => false, CAPACITY_RETRY);
+      await life.continueAsNewIfLong();
     }
   }
 
@@ -118,6 +129,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         await status.enter('Allocating', `waiting for the spec to change: ${error.message}`);
         await condition(() => life.specChanges > changes);
       }
+      // A new run reads the object afresh and asks again, as a release or a spec change would make this one do.
+      await life.continueAsNewIfLong();
       const fresh = await kube.readContainer(ref);
       if (fresh) {
         snapshot = fresh;
@@ -132,6 +145,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       const guid = await kube.readClusterGUID(ref);
       if (guid) return guid;
       await life.changed({ wakeUps: true, timeout: `${delaySeconds} seconds` });
+      await life.continueAsNewIfLong();
     }
   }
 
@@ -166,10 +180,13 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
 
   async function bringUp(): Promise<void> {
     await waitForNode();
-    await ensureProxy();
-    await status.enter('Pending', 'starting the pod');
-    target = await kube.ensureContainerPod(ref);
-    await kube.waitPodRunning(target);
+    if (resumePastPod) resumePastPod = false;
+    else {
+      await ensureProxy();
+      await status.enter('Pending', 'starting the pod');
+      target = await kube.ensureContainerPod(ref);
+      await kube.waitPodRunning(target);
+    }
     allocation ??= await allocate();
     status.allocation = allocation;
     clusterGUID = await waitForClusterGUID();
@@ -187,11 +204,12 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       try {
         return await bringUp();
       } catch (err) {
-        if (isCancellation(err)) throw err;
+        if (isCancellation(err) || isContinueAsNew(err)) throw err;
         const changes = life.specChanges;
         await status.condition('Ready', 'False', 'StepFailed', `${status.step}: ${messageOf(err)}`, 'Warning');
         await status.enter('Error', `failed while ${status.step}; waiting for a spec change or deletion`);
         await condition(() => life.specChanges > changes);
+        await life.continueAsNewIfLong();
       }
     }
   }
@@ -282,6 +300,9 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         await status.condition('TeardownBlocked', 'True', 'PodUnreachable', message, 'Warning');
         await status.enter('Deleting', `waiting ${pause} s to reach the pod again`);
         await condition(() => false, `${pause} seconds`);
+        // The new run of an object being deleted goes straight to the teardown, which starts again
+        // from the status: the allocation, the container id, the drives still added.
+        await life.continueAsNewIfLong();
       }
     }
   }

@@ -28,6 +28,16 @@ export abstract class LifecycleStatus {
     readonly ref: ObjectRef,
   ) {}
 
+  /**
+   * Starts from the conditions the object's status records (a new run, continued from an earlier
+   * one or started again): their Events were recorded with them, so a condition set again with the
+   * same reason records none, and a waiting object that continues as new does not repeat its Events.
+   */
+  restoreConditions(conditions: readonly Condition[]): void {
+    this.conditions = [...conditions];
+    for (const c of conditions) this.lastEventReason.set(c.type, c.reason);
+  }
+
   /** Applies this status, with the fields of its kind, through the status subresource. */
   protected abstract write(): Promise<void>;
 

@@ -7,14 +7,25 @@
 // signal that anybody with access to the namespace can send; then it asks the apiserver, and when
 // the object is not being deleted it records that on the object (a TeardownRefused condition and
 // Event) and starts again as a new run, from the state the object's status records.
+//
+// A long wait (for capacity, a node, a cluster GUID, a pod to reach in a teardown) writes history
+// all the while. At a safe point of every such loop the workflow calls `continueAsNewIfLong()`:
+// past the history limit it continues as new with the same input, and the new run starts again
+// from what the object records, exactly as after a refused teardown. A signal that arrived in
+// between (a spec change, a capacity release, a wake-up) is not lost: the new run reads the object
+// afresh and asks again, which is what the signal would have made it do; a deletion it reads as the
+// object's deletionTimestamp, and goes straight to the teardown.
 import {
   ActivityFailure,
   CancellationScope,
   CancelledFailure,
+  ContinueAsNew,
+  allHandlersFinished,
   condition,
   isCancellation,
   continueAsNew,
   setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import {
@@ -26,6 +37,27 @@ import {
   type ObjectWorkflowInput,
 } from '../src/protocol.js';
 import type { LifecycleStatus } from './lifecycle-status.js';
+
+/**
+ * A lifecycle continues as new, at its next safe point, past this many history events. A container
+ * waiting for capacity writes about 40 events per 30 s re-ask, so about every 25 minutes; the
+ * replay of a history this long after a worker restart or a cache eviction stays cheap, and it is
+ * well below Temporal's own suggestion (4,096 events) and hard limit (51,200).
+ */
+export const HISTORY_LIMIT = 2_000;
+
+/**
+ * Whether the workflow is a new run continued from an earlier one (past its history limit, or after
+ * a refused teardown), so that it resumes from what the object's status records.
+ */
+export function continuedRun(): boolean {
+  return workflowInfo().continuedFromExecutionRunId !== undefined;
+}
+
+/** Whether `err` is the workflow continuing as new: a step's error handling must let it through. */
+export function isContinueAsNew(err: unknown): boolean {
+  return err instanceof ContinueAsNew;
+}
 
 /** What the apiserver says of the workflow's object: its uid is the workflow's, or not. */
 export type ObjectState = 'live' | 'deleting' | 'gone' | 'replaced';
@@ -67,6 +99,19 @@ export class Lifecycle {
       this.specChanges > seen.specChanges || (options.wakeUps === true && this.wakeUps > seen.wakeUps);
     if (options.timeout === undefined) return condition(happened).then(() => true);
     return condition(happened, options.timeout);
+  }
+
+  /**
+   * At a safe point of a long wait (no activity, child or timer of the loop running, nothing
+   * half-done that the object's status does not record): past the history limit, or when Temporal
+   * suggests it, continues as new with the same input (see the top of this file). Called after a
+   * wait, never before a run's first attempt, so every run makes progress whatever the limit.
+   */
+  async continueAsNewIfLong(): Promise<void> {
+    const info = workflowInfo();
+    if (!info.continueAsNewSuggested && info.historyLength <= (this.input.historyLimit ?? HISTORY_LIMIT)) return;
+    await condition(allHandlersFinished);
+    await continueAsNew<LifecycleWorkflow>(this.input);
   }
 
   /**

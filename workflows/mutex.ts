@@ -1,19 +1,28 @@
 // The mutex workflow: one per node (`weka-node/<node>`), and one global for cluster port ranges.
 // Every decision that reads or changes what its resource has to give runs here, one at a time,
 // in arrival order; the allocations queued together are decided together, in one activity. The
-// rules (dedup, batches, waiters) are pure functions in src/lifecycle/mutex-queue.
+// rules (dedup, batches, waiters, the state carried through continue-as-new, bounded in bytes)
+// are pure functions in src/lifecycle/mutex-queue.
 import {
   allHandlersFinished,
   ActivityFailure,
   ApplicationFailure,
   condition,
   continueAsNew,
+  log,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { complete, emptyMutexState, receive, takeBatch, type MutexState } from '../src/lifecycle/mutex-queue.js';
+import {
+  complete,
+  emptyMutexState,
+  receive,
+  stateToCarry,
+  takeBatch,
+  type MutexState,
+} from '../src/lifecycle/mutex-queue.js';
 import {
   BATCH_ACTIVITY,
   BATCHED_KINDS,
@@ -33,8 +42,18 @@ import { decisions, delivery } from './activities.js';
 
 /** An idle mutex ends after this long; the next request starts it again. */
 const IDLE_TIMEOUT = '1 hour';
-/** Continue as new well before the history gets heavy to replay. */
+/**
+ * Continue as new past this many history events: well before the history gets heavy to replay
+ * (and below Temporal's own suggestion, 4,096 events, and its hard limit, 51,200).
+ */
 const HISTORY_LIMIT = 2_000;
+/**
+ * The most bytes of state (JSON) carried through continue-as-new: the oldest answers are dropped
+ * to stay under it (stateToCarry). Temporal refuses a payload over 2 MB and warns over 512 KB;
+ * 256 KiB keeps well clear of both and still holds about a hundred answers of 8 virtual drives
+ * (some 2 KB each), or every one of the last 500 small answers (proxy, release: about 150 bytes).
+ */
+const CARRIED_STATE_BYTES = 256 * 1024;
 /** At most this many allocations are decided in one activity. */
 const MAX_BATCH = 50;
 
@@ -129,7 +148,15 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
   if (input.node) upsertSearchAttributes([{ key: WekaNode, value: input.node }]);
 
   const limit = input.historyLimit ?? HISTORY_LIMIT;
-  const mustContinue = (): boolean => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > limit;
+  const carriedBytes = input.carriedStateBytes ?? CARRIED_STATE_BYTES;
+  /**
+   * `state.executed` when the state last did not fit in `carriedBytes` (its queue and waiters
+   * alone were over it): the mutex then drains its queue in this run, and tries again only once
+   * another request ran. Temporal's own suggestion to continue is never put off.
+   */
+  let tooBigAt: number | undefined;
+  const mustContinue = (): boolean =>
+    workflowInfo().continueAsNewSuggested || (workflowInfo().historyLength > limit && tooBigAt !== state.executed);
   const settle = async (): Promise<void> => {
     await condition(() => deliveries === 0);
     await condition(allHandlersFinished);
@@ -166,7 +193,24 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
     }
     if (mustContinue()) {
       await settle();
-      await continueAsNew<typeof mutexWorkflow>({ ...input, state });
+      // Requests that arrived while it settled are in `state`, and carried.
+      const carried = stateToCarry(state, carriedBytes);
+      const details = {
+        mutex: input.key,
+        bytes: carried.bytes,
+        bound: carriedBytes,
+        droppedAnswers: carried.droppedAnswers,
+        queued: state.queue.length,
+        waiters: state.waiters.length,
+      };
+      if (carried.fits || workflowInfo().continueAsNewSuggested) {
+        // Past the bound only when Temporal says the history must end: the queue is never dropped.
+        if (!carried.fits) log.warn('continuing as new with a queue over the carried-state bound', details);
+        await continueAsNew<typeof mutexWorkflow>({ ...input, state: carried.state });
+      }
+      if (tooBigAt === undefined)
+        log.warn('the queue alone is over the carried-state bound: draining it before continuing as new', details);
+      tooBigAt = state.executed;
     }
   }
 }

@@ -9,7 +9,10 @@ import { BATCHED_KINDS, RELEASING_KINDS, type MutexRequest, type MutexResponse }
 
 export interface MutexState {
   queue: MutexRequest[];
-  /** Request ids already answered, oldest first, bounded to ANSWERED_MEMORY. */
+  /**
+   * Request ids already answered, oldest first, bounded to ANSWERED_MEMORY, and in bytes when
+   * carried through continue-as-new (stateToCarry).
+   */
   answered: MutexResponse[];
   /** Requesters (workflow ids) waiting for capacity, in the order they were refused. */
   waiters: string[];
@@ -82,6 +85,70 @@ export function complete(
   // A requester that got what it asked for is no longer waiting.
   if (response.ok) waiters = waiters.filter((w) => w !== request.replyTo);
   return { state: { ...state, answered, waiters, executed: state.executed + 1 }, notify };
+}
+
+/**
+ * What a mutex carries through continue-as-new, at most `maxBytes` of JSON (UTF-8, as Temporal's
+ * payload holds it) when it can be: the oldest answers are dropped first, and the newest that fit
+ * are kept, for the requesters that may still ask again (a requester sends its request again only
+ * while it waits for the answer, a minute at a time). The queue, the waiters and the count are
+ * carried whole, whatever their size: a request dropped from the queue would never be answered.
+ * When they alone are over the bound, the state does not fit (`fits: false`) and carries no
+ * answers; the mutex then goes on draining its queue in the current run (workflows/mutex.ts).
+ *
+ * A dropped answer costs at most one more execution: a request whose record was dropped and that
+ * comes again is queued and executed again, which is safe because every kind's activity is
+ * idempotent (MUTEX_REQUEST_ACTIVITIES):
+ * - allocate: a container that already holds an allocation in its status is answered with it, and
+ *   one being deleted or gone is refused (ContainerGone): nothing is allocated twice;
+ * - release: removes status.allocations if present, only from the object of the request's uid;
+ *   nothing to remove is a success;
+ * - ensure-proxy: creates the proxy object and pod if absent and waits until it runs;
+ * - remove-proxy-if-unused: looks at the node's containers afresh and removes the proxy only if
+ *   none needs it; already removed is a success;
+ * - allocate-cluster-ports: a cluster whose status holds ports is answered with them;
+ * - release-cluster-ports: removes status.ports if present;
+ * - publish-drives: merges the drives into the node's annotation by serial, never dropping one;
+ *   the same drives again change nothing.
+ */
+export function stateToCarry(
+  state: MutexState,
+  maxBytes: number,
+): { state: MutexState; bytes: number; fits: boolean; droppedAnswers: number } {
+  // The JSON of the state is the JSON without answers with the kept answers, comma-separated,
+  // inside its "[]": sizes add up exactly.
+  const bare: MutexState = { ...state, answered: [] };
+  const base = utf8Bytes(JSON.stringify(bare));
+  if (base > maxBytes) return { state: bare, bytes: base, fits: false, droppedAnswers: state.answered.length };
+  let bytes = base;
+  let kept = 0;
+  for (let i = state.answered.length - 1; i >= 0; i--) {
+    const size = utf8Bytes(JSON.stringify(state.answered[i])) + (kept > 0 ? 1 : 0);
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    kept++;
+  }
+  const answered = kept === state.answered.length ? state.answered : state.answered.slice(state.answered.length - kept);
+  return { state: { ...state, answered }, bytes, fits: true, droppedAnswers: state.answered.length - kept };
+}
+
+/** The length of `text` encoded as UTF-8 (pure: no TextEncoder or Buffer in workflow code). */
+export function utf8Bytes(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit < 0xdc00 && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      // A surrogate pair is one code point of four bytes; a lone surrogate encodes as U+FFFD (three).
+      if (next >= 0xdc00 && next < 0xe000) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
 }
 
 /**

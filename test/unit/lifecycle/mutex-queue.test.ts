@@ -1,5 +1,6 @@
 // The mutex's rules: arrival order, at most one execution per request id, answers repeated from
-// the record, and capacity waiters told in the order they were refused.
+// the record, capacity waiters told in the order they were refused, and the state carried through
+// continue-as-new bounded in bytes.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -10,7 +11,9 @@ import {
   queuedFor,
   receive,
   stampQueuedAt,
+  stateToCarry,
   takeBatch,
+  utf8Bytes,
   type MutexState,
 } from '../../../src/lifecycle/mutex-queue.js';
 import { RELEASING_KINDS, type MutexRequest, type MutexResponse } from '../../../src/protocol.js';
@@ -267,5 +270,116 @@ describe('queue wait stamps', () => {
 
   it('never reports a negative wait when the executing clock is behind the sending one', () => {
     expect(queuedFor(stampQueuedAt({}, 5_000), 4_000)).toBe(0);
+  });
+});
+
+describe('the state carried through continue-as-new', () => {
+  const json = (s: MutexState) => Buffer.byteLength(JSON.stringify(s), 'utf8');
+  /** An allocation answer with `drives` virtual drives: the heavy kind of record. */
+  const allocated = (id: string, drives: number): MutexResponse => ({
+    requestId: id,
+    kind: 'allocate',
+    ok: true,
+    result: {
+      virtualDrives: Array.from({ length: drives }, (_, i) => ({
+        virtualUUID: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+        physicalUUID: '11111111-2222-4333-8444-555555555555',
+        serial: 'S6XNNA0R123456',
+        capacityGiB: 384,
+      })),
+    },
+  });
+  function withAnswers(answers: MutexResponse[], o: Partial<MutexState> = {}): MutexState {
+    return { ...emptyMutexState(), answered: answers, executed: answers.length, ...o };
+  }
+
+  it('counts UTF-8 bytes, as the payload holds them, not characters', () => {
+    for (const text of ['', 'plain', 'é', '€uro', '𝄞 clef', 'mixé 日本 🙂']) {
+      expect(utf8Bytes(text)).toBe(Buffer.byteLength(text, 'utf8'));
+    }
+  });
+
+  it('carries the whole state when it is under the bound', () => {
+    const state = withAnswers([allocated('a', 2), allocated('b', 2)], { queue: [req('q')], waiters: ['wf-w'] });
+    const carried = stateToCarry(state, 1_000_000);
+    expect(carried.state).toEqual(state);
+    expect(carried).toMatchObject({ fits: true, droppedAnswers: 0, bytes: json(state) });
+  });
+
+  it('drops the oldest answers first, keeping the newest that fit under the bound', () => {
+    const answers = Array.from({ length: ANSWERED_MEMORY }, (_, i) => allocated(`r${i}`, 64));
+    const state = withAnswers(answers, { queue: [req('q1'), req('q2', 'release')], waiters: ['wf-a', 'wf-b'] });
+    expect(json(state)).toBeGreaterThan(2 * 1024 * 1024); // 500 answers of 64 drives: past Temporal's payload limit
+    const carried = stateToCarry(state, 256 * 1024);
+    expect(carried.fits).toBe(true);
+    expect(carried.bytes).toBe(json(carried.state));
+    expect(carried.bytes).toBeLessThanOrEqual(256 * 1024);
+    const kept = carried.state.answered.map((a) => a.requestId);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept).toEqual(answers.slice(-kept.length).map((a) => a.requestId));
+    expect(carried.droppedAnswers).toBe(ANSWERED_MEMORY - kept.length);
+    // One more (the next older) answer would not have fitted.
+    const oneMore = { ...carried.state, answered: answers.slice(-kept.length - 1) };
+    expect(json(oneMore)).toBeGreaterThan(256 * 1024);
+    expect(carried.state.queue).toEqual(state.queue);
+    expect(carried.state.waiters).toEqual(state.waiters);
+    expect(carried.state.executed).toBe(state.executed);
+  });
+
+  it('answers a kept request from the record; a dropped one that comes again is executed again', () => {
+    const answers = Array.from({ length: 20 }, (_, i) => allocated(`r${i}`, 8));
+    const carried = stateToCarry(withAnswers(answers), 8_000);
+    const kept = carried.state.answered.map((a) => a.requestId);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(20);
+    expect(receive(carried.state, req('r19'), []).action).toBe('reanswer');
+    expect(receive(carried.state, req('r0'), []).action).toBe('queued');
+  });
+
+  it('never drops the queue or the waiters: a state they alone make too big does not fit, and carries no answers', () => {
+    const queue = Array.from({ length: 50 }, (_, i) => ({ ...req(`q${i}`), payload: { filler: 'x'.repeat(100) } }));
+    const state = withAnswers([allocated('a', 1)], { queue, waiters: ['wf-a'] });
+    const carried = stateToCarry(state, 1_000);
+    expect(carried.fits).toBe(false);
+    expect(carried.state.queue).toEqual(queue);
+    expect(carried.state.waiters).toEqual(['wf-a']);
+    expect(carried.state.answered).toEqual([]);
+    expect(carried.droppedAnswers).toBe(1);
+    expect(carried.bytes).toBe(json(carried.state));
+  });
+
+  it('keeps the newest answers that fit, whatever the answers and the bound', () => {
+    const answer = fc.record({
+      requestId: fc.string({ maxLength: 12 }),
+      kind: fc.constantFrom('allocate', 'release', 'ensure-proxy'),
+      ok: fc.boolean(),
+      result: fc.option(fc.array(fc.string({ unit: 'grapheme', maxLength: 20 }), { maxLength: 6 }), {
+        nil: undefined,
+      }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(answer, { maxLength: 40 }),
+        fc.array(fc.string({ maxLength: 30 }), { maxLength: 5 }),
+        fc.integer({ min: 0, max: 6_000 }),
+        (answers, waiters, bound) => {
+          const state = withAnswers(answers as MutexResponse[], { queue: [req('q')], waiters });
+          const carried = stateToCarry(state, bound);
+          expect(carried.bytes).toBe(json(carried.state));
+          const n = carried.state.answered.length;
+          expect(carried.state.answered).toEqual(state.answered.slice(state.answered.length - n));
+          expect(carried.droppedAnswers).toBe(state.answered.length - n);
+          expect({ ...carried.state, answered: [] }).toEqual({ ...state, answered: [] });
+          const base = json({ ...state, answered: [] });
+          expect(carried.fits).toBe(base <= bound);
+          if (carried.fits) expect(carried.bytes).toBeLessThanOrEqual(bound);
+          // Maximal: the next older answer would not have fitted.
+          if (n < state.answered.length && carried.fits)
+            expect(json({ ...state, answered: state.answered.slice(state.answered.length - n - 1) })).toBeGreaterThan(
+              bound,
+            );
+        },
+      ),
+    );
   });
 });

@@ -1,0 +1,311 @@
+// Long waits meet Temporal's limits (issue 19, hole 8): every long-lived workflow continues as new
+// before its history gets heavy, and the mutex carries a state bounded in bytes. Both are tested
+// here with lowered limits: a drive container waiting for capacity, and one whose teardown cannot
+// reach its pod, with a history limit of 100 events; a mutex with a carried-state bound of 1,500
+// bytes.
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WekaContainer } from '../../src/api/index.js';
+import { FINALIZER, TEARDOWN_WITHOUT_POD_ANNOTATION, type ObjectRef } from '../../src/lifecycle/names.js';
+import { utf8Bytes } from '../../src/lifecycle/mutex-queue.js';
+import {
+  WORKFLOW,
+  capacityReleasedSignal,
+  containerWorkflowId,
+  mutexRequestSignal,
+  mutexStateQuery,
+  nodeMutexId,
+  type LifecycleWorkflow,
+  type MutexInput,
+  type MutexResponse,
+  type MutexWorkflow,
+  type ObjectWorkflowInput,
+} from '../../src/protocol.js';
+import { eventually, sleep } from '../support/async.js';
+import { createContainerObject, WEKA_CONTAINERS } from '../support/containers.js';
+import { kubeConfig, removeNode, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { eventReasons } from '../support/manual-operation.js';
+import {
+  createDriveContainer,
+  deleteDriveContainer,
+  readContainer,
+  sharedDrivesNode,
+  startTestOperator,
+  waitForPhase,
+  waitGone,
+  type TestOperator,
+} from '../support/operator.js';
+import { changeCounts, createWekaCluster, simulatorLog } from '../support/simulator.js';
+import { replyCollector } from './fixtures/reply-collector-client.js';
+
+let op: TestOperator;
+beforeAll(async () => {
+  op = await startTestOperator();
+});
+afterAll(async () => {
+  await op?.stop();
+});
+
+type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
+
+/** Every run of the workflow, oldest first, followed back from the latest through the continue-as-new chain. */
+async function runs(workflowId: string): Promise<{ runId: string; history: History }[]> {
+  const chain: { runId: string; history: History }[] = [];
+  for (let runId: string | undefined = (await op.client.workflow.getHandle(workflowId).describe()).runId; runId;) {
+    const history = await op.client.workflow.getHandle(workflowId, runId).fetchHistory();
+    chain.unshift({ runId, history });
+    runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
+  }
+  return chain;
+}
+
+/** The input a run was started with. */
+function runInput<T>(history: History): T {
+  const payload = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+  return defaultPayloadConverter.fromPayload<T>(payload);
+}
+
+const continuedAsNew = (history: History): boolean =>
+  history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes != null;
+
+/** Creates a drive container as the watcher would see it, and starts its workflow with the history limit given. */
+async function startContainerWithLimit(ref: ObjectRef, spec: object, clusterGUID: string, historyLimit: number) {
+  const created = await createContainerObject(kubeConfig(), ref, spec, { finalizers: [FINALIZER], clusterGUID });
+  const uid = created.metadata.uid!;
+  const input: ObjectWorkflowInput = { ...ref, uid, historyLimit };
+  await op.client.workflow.start<LifecycleWorkflow>(WORKFLOW.driveContainer, {
+    taskQueue: op.deps.taskQueue,
+    workflowId: containerWorkflowId(uid),
+    args: [input],
+  });
+  return { uid, workflowId: containerWorkflowId(uid) };
+}
+
+const allocatedCondition = (c: WekaContainer | null) => c?.status?.conditions?.find((x) => x.type === 'Allocated');
+
+describe('a drive container waiting for capacity', () => {
+  it(
+    'continues as new while it waits, stays Allocating with its condition, and is allocated once capacity is freed',
+    { timeout: 420_000 },
+    async () => {
+      // One 1000 GiB TLC drive: room for one container of 700 GiB, not two.
+      const node = await sharedDrivesNode([{ path: '/dev/nvme0n1', capacityGiB: 1000, type: 'TLC' }], 'history');
+      const guid = await createWekaCluster(node, uniqueName('history'));
+      const namespace = await uniqueNamespace('history');
+      const spec = { nodeName: node, driveCores: 1, containerCapacity: 700, driveTypesRatio: { tlc: 1, qlc: 0 } };
+      const holder = { namespace, name: 'holder' };
+      const { uid: holderUid } = await createDriveContainer(op, holder, spec, guid);
+      await waitForPhase(holder, 'Ready', 120_000);
+
+      const LIMIT = 100;
+      const waiting = { namespace, name: 'waiting' };
+      const { workflowId } = await startContainerWithLimit(waiting, spec, guid, LIMIT);
+      await eventually(
+        'the second container to be refused for lack of capacity',
+        async () => {
+          const c = await readContainer(waiting);
+          const allocated = allocatedCondition(c);
+          return c?.status?.phase === 'Allocating' && allocated?.reason === 'InsufficientDriveCapacity'
+            ? true
+            : undefined;
+        },
+        120_000,
+      );
+
+      // Capacity released on the node (as other containers' teardowns would), never enough: every
+      // release makes it ask again, and its history grows until it continues as new, several times.
+      const seen = new Set<string>();
+      /** What the container showed, when it was not Allocating with its condition and no allocation. */
+      const strayed: string[] = [];
+      await eventually(
+        'three continues-as-new',
+        async () => {
+          await op.client.workflow
+            .getHandle(workflowId)
+            .signal(capacityReleasedSignal, { mutexId: nodeMutexId(node) })
+            .catch(() => undefined); // a run that just continued as new: the next one gets the next
+          await sleep(300);
+          const c = await readContainer(waiting);
+          const allocated = allocatedCondition(c);
+          const shown = `${c?.status?.phase} ${allocated?.status}/${allocated?.reason} ${c?.status?.allocations?.virtualDrives?.length ?? 0}`;
+          if (shown !== 'Allocating False/InsufficientDriveCapacity 0') strayed.push(shown);
+          seen.add((await op.client.workflow.getHandle(workflowId).describe()).runId);
+          return seen.size >= 4 ? true : undefined;
+        },
+        240_000,
+        { intervalMs: 200 },
+      );
+      // It stayed where it was, with its condition: a new run resumes, it does not start over.
+      expect(strayed).toEqual([]);
+      const chain = await runs(workflowId);
+      expect(chain.length).toBeGreaterThanOrEqual(4);
+      for (const { history } of chain.slice(0, -1)) {
+        expect(continuedAsNew(history)).toBe(true);
+        // It continued at the first safe point past the limit: one more round of asking at most.
+        expect(history.events!.length).toBeLessThan(LIMIT + 60);
+        expect(runInput<ObjectWorkflowInput>(history).historyLimit).toBe(LIMIT);
+      }
+      // The Warning Event of the refusal was recorded once, not again by every new run.
+      const refusals = (await eventReasons(namespace, waiting.name)).filter(
+        (r) => r === 'Warning/InsufficientDriveCapacity',
+      );
+      expect(refusals).toHaveLength(1);
+
+      // Capacity freed for real: the latest run is told, asks, and gets it.
+      await deleteDriveContainer(op, holder, holderUid);
+      await waitGone(holder, 120_000);
+      const ready = await waitForPhase(waiting, 'Ready', 180_000);
+      const drives = ready.status?.allocations?.virtualDrives ?? [];
+      expect(drives.reduce((sum, d) => sum + d.capacityGiB, 0)).toBe(700);
+      expect(allocatedCondition(ready)).toMatchObject({ status: 'True', reason: 'Allocated' });
+      // Nothing was allocated, signed or added twice.
+      const log = await simulatorLog(node);
+      const signed = changeCounts(log, 'virtual-add', 'virtualUUID');
+      const added = changeCounts(log, 'drive-add', 'virtualUUID');
+      for (const d of drives) {
+        expect(signed.get(d.virtualUUID)).toBe(1);
+        expect(added.get(d.virtualUUID)).toBe(1);
+      }
+      expect(ready.status?.addedVirtualDrives?.slice().sort()).toEqual(drives.map((d) => d.virtualUUID).sort());
+
+      await deleteDriveContainer(op, waiting, ready.metadata.uid!);
+      await waitGone(waiting, 120_000);
+    },
+  );
+});
+
+describe('a teardown that cannot reach its pod', () => {
+  it(
+    'continues as new while it waits, stays blocked with its condition, and finishes from the status',
+    { timeout: 420_000 },
+    async () => {
+      const node = await sharedDrivesNode([{ path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' }], 'history-down');
+      const guid = await createWekaCluster(node, uniqueName('history-down'));
+      const ref = { namespace: await uniqueNamespace('history-down'), name: 'drive-0' };
+      const spec = { nodeName: node, driveCores: 1, numDrives: 2, driveCapacity: 1000 };
+      const LIMIT = 100;
+      const { uid, workflowId } = await startContainerWithLimit(ref, spec, guid, LIMIT);
+      const ready = await waitForPhase(ref, 'Ready', 120_000);
+      const drives = ready.status!.allocations!.virtualDrives!;
+      const runsBefore = (await runs(workflowId)).length;
+
+      // The node's kubelet stops; the Node object stays, as it does for a node that is down.
+      await removeNode(node, { keepObject: true });
+      await deleteDriveContainer(op, ref, uid);
+      const strayed: string[] = [];
+      await eventually(
+        'the teardown to continue as new twice while it waits for the pod',
+        async () => {
+          const c = await readContainer(ref);
+          const blocked = c?.status?.conditions?.find((x) => x.type === 'TeardownBlocked');
+          const shown = `${c?.status?.phase} ${blocked?.status}/${blocked?.reason} ${c?.status?.allocations?.virtualDrives?.length ?? 0}`;
+          // Until the first attempt fails, the condition is not there yet.
+          if (blocked && shown !== `Deleting True/PodUnreachable ${drives.length}`) strayed.push(shown);
+          return (await runs(workflowId)).length >= runsBefore + 2 ? true : undefined;
+        },
+        300_000,
+        { intervalMs: 1_000 },
+      );
+      // It stayed blocked, holding the allocation, and said so with one Event, not one per run.
+      expect(strayed).toEqual([]);
+      const unreachable = (await eventReasons(ref.namespace, ref.name)).filter((r) => r === 'Warning/PodUnreachable');
+      expect(unreachable).toHaveLength(1);
+
+      // A person sets the annotation: the latest run finishes the teardown from what the status records.
+      await kubeConfig()
+        .makeApiClient(CustomObjectsApi)
+        .patchNamespacedCustomObject(
+          {
+            ...WEKA_CONTAINERS,
+            ...ref,
+            body: { metadata: { annotations: { [TEARDOWN_WITHOUT_POD_ANNOTATION]: 'true' } } },
+          },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+      await waitGone(ref, 180_000);
+      await op.client.workflow.getHandle(workflowId).result();
+      const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: ref.namespace });
+      const left = events.items.find((e) => e.involvedObject.name === ref.name && e.reason === 'TeardownWithoutPod');
+      for (const d of drives) expect(left?.message).toContain(d.virtualUUID);
+      expect(left?.message).toContain(guid);
+      const chain = await runs(workflowId);
+      for (const [i, { history }] of chain.slice(0, -1).entries()) {
+        expect(continuedAsNew(history)).toBe(true);
+        // The first run brought the container up, past the limit, and continued at its first pause.
+        if (i > 0) expect(history.events!.length).toBeLessThan(LIMIT + 60);
+      }
+    },
+  );
+});
+
+describe('a mutex with a small carried-state bound', () => {
+  it(
+    'continues as new with a state under the bound, and still answers a repeated recent request from its record',
+    { timeout: 240_000 },
+    async () => {
+      const BOUND = 1_500;
+      const node = uniqueName('no-such-node');
+      const mutexId = nodeMutexId(node);
+      const collector = await replyCollector(op);
+      const input: MutexInput = { key: mutexId, node, historyLimit: 60, carriedStateBytes: BOUND };
+      await op.client.workflow.start<MutexWorkflow>(WORKFLOW.mutex, {
+        taskQueue: op.deps.taskQueue,
+        workflowId: mutexId,
+        args: [input],
+      });
+      const ask = (requestId: string) =>
+        op.client.workflow.getHandle(mutexId).signal(mutexRequestSignal, {
+          requestId,
+          kind: 'remove-proxy-if-unused',
+          replyTo: collector.workflowId,
+          payload: { node },
+        });
+      // 40 requests sent at once: for a while the queue alone is over the bound, and the mutex
+      // drains it before it continues as new.
+      const COUNT = 40;
+      for (let i = 0; i < COUNT; i++) await ask(`req-${i}`);
+      await eventually(
+        `${COUNT} answers`,
+        async () => ((await collector.answers()).length >= COUNT ? true : undefined),
+        180_000,
+      );
+      const latest = op.client.workflow.getHandle(mutexId);
+      await eventually('every request executed', async () =>
+        (await latest.query(mutexStateQuery)).executed === COUNT ? true : undefined,
+      );
+
+      const chain = await runs(mutexId);
+      expect(chain.length).toBeGreaterThan(1);
+      for (const { history } of chain.slice(1)) {
+        const carried = runInput<MutexInput>(history).state!;
+        expect(utf8Bytes(JSON.stringify(carried))).toBeLessThanOrEqual(BOUND);
+        expect(runInput<MutexInput>(history).carriedStateBytes).toBe(BOUND);
+      }
+      // The latest run was carried the newest answers only: the oldest were dropped for the bound.
+      const carried = runInput<MutexInput>(chain.at(-1)!.history).state!;
+      const kept = carried.answered.map((a) => a.requestId);
+      expect(kept.length).toBeGreaterThan(0);
+      expect(kept).not.toContain('req-0');
+
+      // A repeated recent request is answered from the record, not executed again.
+      await ask(`req-${COUNT - 1}`);
+      const again = await eventually('the repeated answer', async () => {
+        const got = await collector.answers();
+        return got.length === COUNT + 1 ? got.at(-1) : undefined;
+      });
+      expect(again).toMatchObject({ requestId: `req-${COUNT - 1}`, ok: true } satisfies Partial<MutexResponse>);
+      expect((await latest.query(mutexStateQuery)).executed).toBe(COUNT);
+      // An old one whose record was dropped is executed again: safe, every mutex activity is idempotent.
+      await ask('req-0');
+      await eventually('the old request executed again', async () =>
+        (await latest.query(mutexStateQuery)).executed === COUNT + 1 ? true : undefined,
+      );
+      expect((await collector.answers()).filter((a) => a.requestId === 'req-0')).toHaveLength(2);
+
+      await collector.stop();
+      await latest.terminate('test done');
+    },
+  );
+});
