@@ -3,6 +3,7 @@
 // Events; remove the finalizer as the last step of a teardown.
 import { ApplicationFailure } from '@temporalio/activity';
 import type { CoreV1Event } from '@kubernetes/client-node';
+import { imageAllowed, imageNotAllowedMessage } from '../src/lifecycle/image-policy.js';
 import { FINALIZER, FIELD_MANAGER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/lifecycle/names.js';
 import { podOfObject, wekaPod } from '../src/lifecycle/pods.js';
 import type { ActivityDeps } from './deps.js';
@@ -39,6 +40,14 @@ export function createContainerActivities(deps: ActivityDeps) {
       if (!c) throw ApplicationFailure.nonRetryable(`${refText(ref)} does not exist`, 'NotFound');
       if (!c.spec.nodeName)
         throw ApplicationFailure.nonRetryable(`${refText(ref)} has no spec.nodeName`, 'InvalidObject');
+      // The pod is privileged and runs on the node the object names: only an allowed image gets
+      // one. Checked on every call, as the spec may have changed; never retried (a new spec starts
+      // a new attempt), whatever the activity's retry policy says.
+      if (!imageAllowed(c.spec.image, deps.allowedImages))
+        throw ApplicationFailure.nonRetryable(
+          `${refText(ref)}: ${imageNotAllowedMessage(c.spec.image, deps.allowedImages)}`,
+          'ImageNotAllowed',
+        );
       // A pod that ended (evicted, its node rebooted) is replaced; one being deleted is waited out.
       const pod = await ensurePod(
         api.core,

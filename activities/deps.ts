@@ -17,8 +17,13 @@ export interface ActivityDeps {
   settings: AllocationSettings;
   /** Where the operator's own objects (ssdproxy containers and pods) live. */
   operatorNamespace: string;
-  /** Image of the ssdproxy containers the operator creates. */
+  /** Image of the ssdproxy containers the operator creates; it passes allowedImages (the settings check it). */
   proxyImage: string;
+  /**
+   * The images the operator creates pods from (src/lifecycle/image-policy.ts): a drive container
+   * whose spec.image is not one of them never gets a pod.
+   */
+  allowedImages: readonly string[];
   /** Wraps every activity by name, e.g. to record its duration and result as metrics. */
   instrument?: <A extends unknown[], R>(name: string, fn: (...args: A) => Promise<R>) => (...args: A) => Promise<R>;
 }

@@ -83,6 +83,7 @@ if (config.runWorker) {
       settings: config.settings,
       operatorNamespace: config.operatorNamespace,
       proxyImage: config.proxyImage,
+      allowedImages: config.allowedImages,
       instrument: metrics.instrument,
     },
   });

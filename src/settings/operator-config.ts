@@ -3,6 +3,12 @@
 import type { AllocationSettings } from './allocation-settings.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from './allocation-settings.js';
 import { MAX_VIRTUAL_DRIVES_PER_CORE_CEILING } from '../allocation/constants.js';
+import {
+  DEFAULT_ALLOWED_IMAGES,
+  describeAllowedImages,
+  imageAllowed,
+  parseAllowedImages,
+} from '../lifecycle/image-policy.js';
 
 export interface OperatorConfig {
   temporalAddress: string;
@@ -15,6 +21,11 @@ export interface OperatorConfig {
   taskQueue: string;
   operatorNamespace: string;
   proxyImage: string;
+  /**
+   * The images the operator creates pods from (src/lifecycle/image-policy.ts): repositories, any
+   * tag or digest of each, or prefixes ending in "/". The proxy image must pass it.
+   */
+  allowedImages: string[];
   settings: AllocationSettings;
   logLevel: string;
   /** Port of /metrics, /healthz and /readyz; 0 turns the endpoint off. */
@@ -74,12 +85,26 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
   const keyPath = optional('TEMPORAL_TLS_KEY');
   if ((certPath === undefined) !== (keyPath === undefined))
     errors.push('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both or neither');
+  let allowedImages = [...DEFAULT_ALLOWED_IMAGES];
+  const allowedText = optional('WEKA_ALLOWED_IMAGES');
+  if (allowedText !== undefined) {
+    const parsed = parseAllowedImages(allowedText);
+    if (parsed.ok) allowedImages = parsed.allowed;
+    else errors.push(`WEKA_ALLOWED_IMAGES ${parsed.error}`);
+  }
+  const proxyImage = text('WEKA_PROXY_IMAGE', 'quay.io/weka.io/weka-in-container:4.4.10.183');
+  if (!imageAllowed(proxyImage, allowedImages))
+    errors.push(
+      `WEKA_PROXY_IMAGE "${proxyImage}" is not allowed by WEKA_ALLOWED_IMAGES (${describeAllowedImages(allowedImages)}): ` +
+        'the operator would refuse to create the ssdproxy pods from it',
+    );
   const config: OperatorConfig = {
     temporalAddress: text('TEMPORAL_ADDRESS', '127.0.0.1:7233'),
     temporalNamespace: text('TEMPORAL_NAMESPACE', 'default'),
     taskQueue: text('WEKA_TASK_QUEUE', 'weka-drives'),
     operatorNamespace: text('WEKA_OPERATOR_NAMESPACE', 'weka-operator-system'),
-    proxyImage: text('WEKA_PROXY_IMAGE', 'quay.io/weka.io/weka-in-container:4.4.10.183'),
+    proxyImage,
+    allowedImages,
     settings: {
       driveTypesRatio,
       maxVirtualDrivesPerCore: integer(

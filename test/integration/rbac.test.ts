@@ -1,9 +1,20 @@
-// The operator runs with nothing but the Helm chart's ClusterRole: a user bound only to that role
-// (rendered by `helm template`, authenticated by a client certificate outside system:masters)
-// runs the worker and the CR watcher, signs a node's drives and drives a container through its
-// whole lifecycle, and cannot do what the role does not grant. The test's own setup (nodes, the
-// custom resources a user creates and deletes) uses the admin.
-import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
+// The operator runs with nothing but the Helm chart's ClusterRole, under the chart's admission
+// policies: the chart's service account (a client certificate whose CN is the account's username,
+// outside system:masters, bound only to the role rendered by `helm template`) runs the worker and
+// the CR watcher, signs a node's drives and drives a container through its whole lifecycle, while
+// the chart's ValidatingAdmissionPolicies narrow its exec and node writes (and check every
+// image); and it cannot do what the role or the policies do not allow. The test's own setup
+// (nodes, the custom resources a user creates and deletes) uses the admin. The image policy's
+// binding is narrowed to this file's namespaces, so that the other test files sharing the
+// control plane keep their own images.
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+  type V1PolicyRule,
+} from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +23,17 @@ import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../sr
 import { FINALIZER, proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../../src/lifecycle/names.js';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
-import { HELM_BUILD_TIMEOUT_MS, onlyOne, renderChart } from '../support/helm-chart.js';
+import {
+  admissionPolicies,
+  createManifests,
+  HELM_BUILD_TIMEOUT_MS,
+  onlyOne,
+  renderChart,
+  serviceAccountUsername,
+  type Manifest,
+} from '../support/helm-chart.js';
+import { eventually } from '../support/async.js';
+import { httpStatus } from '../../activities/kube/errors.js';
 import { createContainerObject, WEKA_API } from '../support/containers.js';
 import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { readNode, readOperation, waitFinished } from '../support/manual-operation.js';
@@ -25,7 +46,7 @@ import {
   waitGone,
   type TestOperator,
 } from '../support/operator.js';
-import { restrictedUser, type RestrictedUser } from '../support/restricted-user.js';
+import { execAdmission, restrictedUser, type RestrictedUser } from '../support/restricted-user.js';
 import { createWekaCluster } from '../support/simulator.js';
 import { containerWorkflowId, operationWorkflowId } from '../../src/protocol.js';
 
@@ -39,15 +60,88 @@ let chartRules: V1PolicyRule[];
 let operatorUser: RestrictedUser;
 let op: TestOperator;
 let watcher: RunningWatcher | undefined;
+let removePolicies: (() => Promise<void>) | undefined;
 const extraUsers: RestrictedUser[] = [];
 
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/** The label on this file's namespaces that the image policy's binding is narrowed to. */
+const IMAGE_POLICY_LABEL = 'weka-drives-test/image-policy';
+const RELEASE = 'rbac-test';
+
+/** Brings a namespace under the chart's image policy. */
+async function underImagePolicy(namespace: string): Promise<string> {
+  await kubeConfig()
+    .makeApiClient(CoreV1Api)
+    .patchNamespace({ name: namespace, body: { metadata: { labels: { [IMAGE_POLICY_LABEL]: RELEASE } } } }, mergePatch);
+  return namespace;
+}
+
+/** The chart's policies and bindings, the image policy's binding narrowed to this file's namespaces. */
+function policiesOf(manifests: Manifest[]): Manifest[] {
+  return admissionPolicies(manifests).map((m) =>
+    m.kind === 'ValidatingAdmissionPolicyBinding' && m.metadata.name.endsWith('-images')
+      ? {
+          ...m,
+          spec: {
+            ...(m.spec as object),
+            matchResources: { namespaceSelector: { matchLabels: { [IMAGE_POLICY_LABEL]: RELEASE } } },
+          },
+        }
+      : m,
+  );
+}
+
 beforeAll(async () => {
-  const role = onlyOne(await renderChart({ release: 'rbac-test', namespace: 'weka-drives-system' }), 'ClusterRole');
-  chartRules = (role as unknown as { rules: V1PolicyRule[] }).rules;
-  operatorUser = await restrictedUser('weka-drives-rbac-test', uniqueName('weka-drives-rbac'), chartRules);
+  // A short account name: its username is a certificate's CN here, at most 64 characters.
+  const manifests = await renderChart({
+    release: RELEASE,
+    namespace: 'weka-drives-system',
+    values: { serviceAccount: { name: 'rbac-test-op' } },
+  });
+  chartRules = (onlyOne(manifests, 'ClusterRole') as unknown as { rules: V1PolicyRule[] }).rules;
+  operatorUser = await restrictedUser(serviceAccountUsername(manifests), uniqueName('weka-drives-rbac'), chartRules);
+  removePolicies = await createManifests(kubeConfig(), policiesOf(manifests));
   op = await startTestOperator({
     kubeConfig: operatorUser.kubeConfig,
     exec: KubeExecTransport.fromKubeConfig(operatorUser.kubeConfig),
+  });
+  await underImagePolicy(op.operatorNamespace);
+  // The policies act once the apiserver's informer has them: wait until each refuses something,
+  // by requests that change nothing (an exec without the protocol upgrade, dry-run writes).
+  const node = uniqueName('rbac-probe');
+  await addNode({ name: node });
+  await eventually('the exec policy to act', async () => {
+    const probe = { namespace: op.operatorNamespace, pod: 'none', container: WEKA_POD_CONTAINER };
+    return (await execAdmission(operatorUser.kubeConfig, probe, ['sh'])).admitted ? undefined : true;
+  });
+  await eventually('the node policy to act', async () => {
+    const code = await operatorUser.kubeConfig
+      .makeApiClient(CoreV1Api)
+      .patchNode({ name: node, dryRun: 'All', body: { metadata: { labels: { probe: 'x' } } } }, mergePatch)
+      .then(
+        () => 200,
+        (err: unknown) => httpStatus(err),
+      );
+    return code === 403 ? true : undefined;
+  });
+  await eventually('the image policy to act', async () => {
+    const code = await custom()
+      .createNamespacedCustomObject({
+        ...group('wekacontainers'),
+        namespace: op.operatorNamespace,
+        dryRun: 'All',
+        body: {
+          apiVersion: 'weka.weka.io/v1alpha1',
+          kind: 'WekaContainer',
+          metadata: { name: 'probe' },
+          spec: { mode: 'drive', image: 'evil.example/x:1', nodeName: node },
+        },
+      })
+      .then(
+        () => 200,
+        (err: unknown) => httpStatus(err),
+      );
+    return code === 403 ? true : undefined;
   });
   // Every kind, so that the role's list and watch on all three are exercised: the watcher is
   // ready only once its first list of each kind succeeded.
@@ -64,6 +158,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await watcher?.stop();
   await op?.stop();
+  await removePolicies?.();
   for (const u of [operatorUser, ...extraUsers]) await u?.remove();
 });
 
@@ -96,12 +191,12 @@ async function createAsUser(plural: string, ref: ObjectRef, kind: string, spec: 
   return created.metadata.uid;
 }
 
-describe("the operator with only the chart's ClusterRole", () => {
+describe("the operator with only the chart's ClusterRole, under the chart's admission policies", () => {
   it('signs the drives of a selected node and publishes them on the node', async () => {
     const selector = { 'weka.io/drive-sharing': uniqueName('rbac-pool') };
     const node = uniqueName('rbac-sign');
     await addNode({ name: node, labels: selector, devices: DEVICES });
-    const ref = { namespace: await uniqueNamespace('rbac-sign'), name: 'sign' };
+    const ref = { namespace: await underImagePolicy(await uniqueNamespace('rbac-sign')), name: 'sign' };
     const uid = await createAsUser('wekamanualoperations', ref, 'WekaManualOperation', {
       action: 'sign-drives',
       payload: {
@@ -134,7 +229,7 @@ describe("the operator with only the chart's ClusterRole", () => {
   it('brings a drive container to Ready and tears it down on deletion', async () => {
     const node = await sharedDrivesNode(DEVICES, 'rbac-node');
     const guid = await createWekaCluster(node, 'rbac');
-    const ref = { namespace: await uniqueNamespace('rbac-drive'), name: 'drive-0' };
+    const ref = { namespace: await underImagePolicy(await uniqueNamespace('rbac-drive')), name: 'drive-0' };
     // A standalone container as a user creates it, with its cluster's GUID as the cluster's admin records it.
     const created = await createContainerObject(
       kubeConfig(),
@@ -162,7 +257,11 @@ describe("the operator with only the chart's ClusterRole", () => {
       const exec = KubeExecTransport.fromKubeConfig(user.kubeConfig, { maxAttempts: 1 });
       await expect(exec.run(target, ['true']), `pods/exec with only ${verbs[0]}`).rejects.toThrow(/403/);
     }
-    expect((await KubeExecTransport.fromKubeConfig(operatorUser.kubeConfig).run(target, ['true'])).exitCode).toBe(0);
+    const asOperator = KubeExecTransport.fromKubeConfig(operatorUser.kubeConfig, { maxAttempts: 1 });
+    expect((await asOperator.run(target, ['weka', 'cluster', 'list', '--json'])).exitCode).toBe(0);
+    // What the exec policy refuses it, though RBAC would not: a shell, another container.
+    await expect(asOperator.run(target, ['sh', '-c', 'true'])).rejects.toThrow(/403/);
+    await expect(asOperator.run({ ...target, container: 'other' }, ['weka', 'cluster', 'list'])).rejects.toThrow(/403/);
 
     await custom().deleteNamespacedCustomObject({ ...group('wekacontainers'), ...ref });
     await explained(handle, waitGone(ref, 120_000));
@@ -172,7 +271,7 @@ describe("the operator with only the chart's ClusterRole", () => {
     expect(await readContainer({ namespace: op.operatorNamespace, name: proxyName(node) })).toBeNull();
   });
 
-  it('cannot delete nodes, read Secrets, list pods or grant itself more', async () => {
+  it('cannot delete nodes, read Secrets, list pods, grant itself more, or label, taint or annotate a node', async () => {
     const core = operatorUser.kubeConfig.makeApiClient(CoreV1Api);
     const node = (await core.listNode()).items[0]?.metadata?.name;
     expect(node).toBeDefined();
@@ -202,6 +301,19 @@ describe("the operator with only the chart's ClusterRole", () => {
           subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: operatorUser.user }],
         },
       }),
+    );
+    // What RBAC grants but the node policy refuses: a label, a taint, another annotation.
+    await forbidden('label a node', () =>
+      core.patchNode({ name: node!, body: { metadata: { labels: { 'example.com/x': 'y' } } } }, mergePatch),
+    );
+    await forbidden('taint a node', () =>
+      core.patchNode(
+        { name: node!, body: { spec: { taints: [{ key: 'example.com/x', effect: 'NoSchedule' }] } } },
+        mergePatch,
+      ),
+    );
+    await forbidden('annotate a node', () =>
+      core.patchNode({ name: node!, body: { metadata: { annotations: { 'example.com/x': 'y' } } } }, mergePatch),
     );
     // The admin still sees the node: the refusal was authorization, not a missing object.
     expect((await readNode(node!)).metadata?.name).toBe(node);

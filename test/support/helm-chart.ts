@@ -1,11 +1,13 @@
 // Renders the operator's Helm chart with the helm binary the tool builds provide, for the unit
-// tests of the chart and for the RBAC integration test.
+// tests of the chart and for the RBAC and admission-policy integration tests; and picks out and
+// creates what it rendered.
 import { execFile } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { KubernetesObjectApi, type KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ensureTools, toolPaths } from '../../deploy/local/tools.js';
 import { sleep } from './async.js';
@@ -117,4 +119,60 @@ export function onlyOne(manifests: Manifest[], kind: string): Manifest {
   const found = manifests.filter((m) => m.kind === kind);
   if (found.length !== 1) throw new Error(`expected one ${kind}, the chart rendered ${found.length}`);
   return found[0]!;
+}
+
+/** The username the apiserver gives the chart's ServiceAccount: what its admission policies match. */
+export function serviceAccountUsername(manifests: Manifest[]): string {
+  const account = onlyOne(manifests, 'ServiceAccount');
+  return `system:serviceaccount:${account.metadata.namespace}:${account.metadata.name}`;
+}
+
+/** The chart's ValidatingAdmissionPolicies and their bindings. */
+export function admissionPolicies(manifests: Manifest[]): Manifest[] {
+  return manifests.filter(
+    (m) => m.kind === 'ValidatingAdmissionPolicy' || m.kind === 'ValidatingAdmissionPolicyBinding',
+  );
+}
+
+/** The chart's ValidatingAdmissionPolicy whose name ends in `-<suffix>`, and its binding. */
+export function admissionPolicy(
+  manifests: Manifest[],
+  suffix: string,
+): { policy: Manifest; binding: Manifest & { spec: { matchResources?: unknown } } } {
+  const named = (kind: string) => {
+    const found = manifests.filter((m) => m.kind === kind && m.metadata.name.endsWith(`-${suffix}`));
+    if (found.length !== 1)
+      throw new Error(`expected one ${kind} named *-${suffix}, the chart rendered ${found.length}`);
+    return found[0]!;
+  };
+  return {
+    policy: named('ValidatingAdmissionPolicy'),
+    binding: named('ValidatingAdmissionPolicyBinding') as Manifest & { spec: { matchResources?: unknown } },
+  };
+}
+
+/**
+ * Creates the objects (as whoever `kc` authenticates) and returns what deletes them again, in
+ * reverse order; an object already gone is no error.
+ */
+export async function createManifests(kc: KubeConfig, objects: Manifest[]): Promise<() => Promise<void>> {
+  const api = KubernetesObjectApi.makeApiClient(kc);
+  const created: Manifest[] = [];
+  const remove = async () => {
+    for (const o of created.reverse()) {
+      await api.delete(o).catch((err: unknown) => {
+        if ((err as { code?: number }).code !== 404) throw err;
+      });
+    }
+  };
+  try {
+    for (const o of objects) {
+      await api.create(o);
+      created.push(o);
+    }
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+  return remove;
 }

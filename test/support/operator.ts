@@ -12,6 +12,7 @@ import { signSharedDrives } from '../../deploy/local/shared-drives.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
 import type { WekaContainer } from '../../src/api/index.js';
 import { FINALIZER, type ObjectRef } from '../../src/lifecycle/names.js';
+import { DEFAULT_ALLOWED_IMAGES } from '../../src/lifecycle/image-policy.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { eventually } from './async.js';
 import { createContainerObject, listContainers, phaseSummary, readObject, WEKA_CONTAINERS } from './containers.js';
@@ -35,6 +36,12 @@ import {
   type LifecycleWorkflow,
 } from '../../src/protocol.js';
 
+/**
+ * The image allow-list of the tests' operators: the Weka repository (TEST_IMAGE is one of its
+ * tags), and `weka`, the short repository of the `weka:test` images some tests write by hand.
+ */
+export const TEST_ALLOWED_IMAGES: readonly string[] = [...DEFAULT_ALLOWED_IMAGES, 'weka'];
+
 export interface TestOperator {
   client: Client;
   deps: ActivityDeps;
@@ -56,6 +63,7 @@ export async function startTestOperator(overrides: Partial<ActivityDeps> = {}): 
     settings: DEFAULT_ALLOCATION_SETTINGS,
     operatorNamespace,
     proxyImage: 'quay.io/weka.io/weka-in-container:test',
+    allowedImages: TEST_ALLOWED_IMAGES,
     ...overrides,
   };
   const workerConnection = await NativeConnection.connect({ address: temporalAddress() });
@@ -212,7 +220,7 @@ export async function startOperatorProcess(env: Record<string, string>): Promise
   const p = spawnOperator(operatorControlPlane(), {
     logName: uniqueName(`operator-${env['WEKA_TASK_QUEUE'] ?? ''}`),
     main: 'source',
-    env: { LOG_LEVEL: 'info', WEKA_HTTP_PORT: '0', ...env },
+    env: { LOG_LEVEL: 'info', WEKA_HTTP_PORT: '0', WEKA_ALLOWED_IMAGES: TEST_ALLOWED_IMAGES.join(','), ...env },
   });
   await eventually(
     'the operator process to run its worker',

@@ -137,6 +137,8 @@ describe("the chart's operator settings", () => {
       taskQueue: 'weka-drives',
       temporalNamespace: 'default',
       operatorNamespace: 'weka-system',
+      proxyImage: 'quay.io/weka.io/weka-in-container:4.4.10.183',
+      allowedImages: ['quay.io/weka.io/weka-in-container'],
       runWorker: true,
       runWatcher: true,
     });
@@ -153,6 +155,7 @@ describe("the chart's operator settings", () => {
       logLevel: 'debug',
       operatorNamespace: 'weka-proxies',
       proxyImage: 'registry.example/weka-in-container:4.4.99',
+      allowedImages: ['quay.io/weka.io/weka-in-container', 'registry.example/weka-in-container'],
       run: { watcher: false },
     };
     const config = parsedConfig((await deployment({ values })).c);
@@ -168,6 +171,7 @@ describe("the chart's operator settings", () => {
       logLevel: 'debug',
       operatorNamespace: 'weka-proxies',
       proxyImage: 'registry.example/weka-in-container:4.4.99',
+      allowedImages: ['quay.io/weka.io/weka-in-container', 'registry.example/weka-in-container'],
       runWorker: true,
       runWatcher: false,
     });

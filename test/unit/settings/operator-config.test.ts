@@ -1,0 +1,42 @@
+// The operator's image allow-list setting (WEKA_ALLOWED_IMAGES) and the proxy image it must allow.
+import { describe, expect, it } from 'vitest';
+import { parseOperatorConfig } from '../../../src/settings/operator-config.js';
+
+describe('WEKA_ALLOWED_IMAGES', () => {
+  it('defaults to the Weka repository, which the default proxy image is of', () => {
+    const parsed = parseOperatorConfig({});
+    expect(parsed.ok && parsed.config.allowedImages).toEqual(['quay.io/weka.io/weka-in-container']);
+    expect(parsed.ok && parsed.config.proxyImage).toBe('quay.io/weka.io/weka-in-container:4.4.10.183');
+  });
+
+  it('reads a comma-separated list', () => {
+    const parsed = parseOperatorConfig({
+      WEKA_ALLOWED_IMAGES: 'registry.example.com/weka/, quay.io/weka.io/weka-in-container',
+      WEKA_PROXY_IMAGE: 'registry.example.com/weka/weka-in-container:4.4',
+    });
+    expect(parsed.ok && parsed.config.allowedImages).toEqual([
+      'registry.example.com/weka/',
+      'quay.io/weka.io/weka-in-container',
+    ]);
+  });
+
+  it('refuses an entry with a tag, by variable name', () => {
+    const parsed = parseOperatorConfig({ WEKA_ALLOWED_IMAGES: 'quay.io/weka.io/weka-in-container:4.4' });
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok)
+      expect(parsed.errors.join('\n')).toMatch(
+        /^WEKA_ALLOWED_IMAGES "quay.io\/weka.io\/weka-in-container:4.4" is not a repository/m,
+      );
+  });
+
+  it('refuses a proxy image the list does not allow: the operator would never get a proxy pod', () => {
+    const parsed = parseOperatorConfig({ WEKA_PROXY_IMAGE: 'quay.io/weka.io/weka-in-container-evil:1' });
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok)
+      expect(parsed.errors).toEqual([
+        expect.stringMatching(
+          /^WEKA_PROXY_IMAGE "quay.io\/weka.io\/weka-in-container-evil:1" is not allowed by WEKA_ALLOWED_IMAGES \(quay.io\/weka.io\/weka-in-container \(any tag or digest\)\)/,
+        ),
+      ]);
+  });
+});
