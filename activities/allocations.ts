@@ -7,7 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/index.js';
 import type { WekaCluster, WekaContainer } from '../src/api/index.js';
-import { FIELD_MANAGER, refText, type ObjectRef } from '../src/lifecycle/names.js';
+import { FIELD_MANAGER, refText, TEARDOWN_WITHOUT_POD_ANNOTATION, type ObjectRef } from '../src/lifecycle/names.js';
+import {
+  ALLOCATIONS_ANNOTATION,
+  emptyLedger,
+  uidOf,
+  withoutContainer,
+  type AllocationLedger,
+} from '../src/lifecycle/allocation-ledger.js';
 import {
   clustersToRead,
   containerKey,
@@ -16,13 +23,20 @@ import {
   refusal,
   type AllocationAsk,
   type AllocationOutcome,
+  type ContainerAllocation,
   type NodeAllocationDecision,
   type NodeAllocationInput,
+  type NodeAllocationRound,
   type NodeDrives,
 } from '../src/lifecycle/node-allocations.js';
 import type { ActivityDeps } from './deps.js';
 import { describeKubeError, isNotFound, kubeFailure, orIfMissing, type KubeFailure } from './kube/errors.js';
+import { ledgerOf, updateLedger, writeLedger } from './kube/node-ledger.js';
 import { WekaApi } from './kube/weka-api.js';
+import type { V1Node } from '@kubernetes/client-node';
+
+/** A round's decisions; an ask left undefined is decided again in the next round. */
+type DecidedRound = Omit<NodeAllocationRound, 'decisions'> & { decisions: (NodeAllocationDecision | undefined)[] };
 import type { ContainerOnNode, MutexOutcome } from '../src/protocol.js';
 
 /** Fresh reads per activity attempt before containers that keep changing under us are left to Temporal's retry. */
@@ -31,31 +45,40 @@ const CONFLICT_ROUNDS = 5;
 export function createAllocationDecisions(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
 
-  async function nodeDrives(node: string): Promise<NodeDrives> {
+  /** The node's shared drives (or why there are none) and its allocation ledger, from one read. */
+  async function readNode(node: string): Promise<{ drives: NodeDrives; ledger: AllocationLedger; object?: V1Node }> {
     const nodeObject = await orIfMissing(api.core.readNode({ name: node }), null);
     if (!nodeObject)
       return {
-        ok: false,
-        refusal: refusal(
-          'NodeNotFound',
-          `node ${node} does not exist (any more); the container waits until it is back or its spec changes`,
-          true,
-        ),
+        ledger: emptyLedger(),
+        drives: {
+          ok: false,
+          refusal: refusal(
+            'NodeNotFound',
+            `node ${node} does not exist (any more); the container waits until it is back or its spec changes`,
+            true,
+          ),
+        },
       };
+    const ledger = ledgerOf(nodeObject);
     const text = nodeObject.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION];
     if (text === undefined) {
       const message = `node ${node} has no signed shared drives yet (annotation ${SHARED_DRIVES_ANNOTATION}); sign them with a WekaManualOperation sign-drives with shared: true`;
-      return { ok: false, refusal: refusal('NoSharedDrives', message, true) };
+      return { ledger, object: nodeObject, drives: { ok: false, refusal: refusal('NoSharedDrives', message, true) } };
     }
     const decoded = decodeSharedDrivesAnnotation(text);
     if (!decoded.ok)
-      return { ok: false, refusal: refusal('MalformedAnnotation', `node ${node}: ${decoded.error.message}`, true) };
-    return { ok: true, drives: [...decoded.drives] };
+      return {
+        ledger,
+        object: nodeObject,
+        drives: { ok: false, refusal: refusal('MalformedAnnotation', `node ${node}: ${decoded.error.message}`, true) },
+      };
+    return { ledger, object: nodeObject, drives: { ok: true, drives: [...decoded.drives] } };
   }
 
   /** One read of the node, of every container on it, and of what the asks need besides. */
   async function readForDecision(node: string, asks: readonly AllocationAsk[]) {
-    const [drives, onNode] = await Promise.all([nodeDrives(node), api.listContainersOnNode(node)]);
+    const [{ drives, ledger, object }, onNode] = await Promise.all([readNode(node), api.listContainersOnNode(node)]);
     const listed = new Map(onNode.map((c) => [containerKey(c), c]));
     // An asking container not listed on the node has gone or moved: read it to say which.
     const notListed = new Map<string, WekaContainer | null>();
@@ -66,7 +89,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
     const clusters = new Map<string, WekaCluster | null>(
       await Promise.all(clusterRefs.map(async (ref) => [objectKey(ref), await api.getCluster(ref)] as const)),
     );
-    return { node, drives, onNode, notListed, clusters, settings: deps.settings };
+    return { node, drives, ledger, nodeObject: object, onNode, notListed, clusters, settings: deps.settings };
   }
 
   /**
@@ -74,18 +97,18 @@ export function createAllocationDecisions(deps: ActivityDeps) {
    * hold up the node's mutex for ever: then the first ask is decided alone (the others wait for the
    * next round), and if it throws alone too, the throw is that ask's refusal.
    */
-  function decide(
-    read: Omit<NodeAllocationInput, 'asks'>,
-    asks: readonly AllocationAsk[],
-  ): (NodeAllocationDecision | undefined)[] {
+  function decide(read: Omit<NodeAllocationInput, 'asks'>, asks: readonly AllocationAsk[]): DecidedRound {
     try {
       return decideNodeAllocations({ ...read, asks }, randomUUID);
     } catch (err) {
       const first = asks[0]!;
       deps.logger.error({ container: refText(first), node: read.node, err }, 'the allocator failed');
-      if (asks.length > 1) return [...decide(read, [first]), ...asks.slice(1).map(() => undefined)];
+      if (asks.length > 1) {
+        const alone = decide(read, [first]);
+        return { ...alone, decisions: [...alone.decisions, ...asks.slice(1).map(() => undefined)] };
+      }
       const message = `the allocator failed on ${refText(first)}: ${err instanceof Error ? err.message : String(err)}; this is a bug of the operator, please report it; the container asks again when its spec changes`;
-      return [{ outcome: refusal('AllocatorError', message, false) }];
+      return { decisions: [{ outcome: refusal('AllocatorError', message, false) }], ledger: read.ledger, restores: [] };
     }
   }
 
@@ -113,7 +136,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
     node: string,
     asks: readonly AllocationAsk[],
   ): Promise<{ outcomes: (AllocationOutcome | undefined)[]; conflict: boolean }> {
-    let read: Omit<NodeAllocationInput, 'asks'>;
+    let read: Awaited<ReturnType<typeof readForDecision>>;
     try {
       read = await readForDecision(node, asks);
     } catch (err) {
@@ -124,10 +147,25 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       const message = `cannot read node ${node} and its WekaContainers to allocate (${describeKubeError(err)}); the container asks again in 30 s`;
       return { outcomes: asks.map(() => refusal('NodeUnreadable', message, true)), conflict: false };
     }
-    const decisions = decide(read, asks);
+    const round = decide(read, asks);
+    const { decisions } = round;
     const final: (AllocationOutcome | undefined)[] = decisions.map((d) =>
       d === undefined || d.write || d.sameAs !== undefined ? undefined : d.outcome,
     );
+    // The ledger first: once it holds an allocation, a container that asks again gets the same one,
+    // whatever happens to the status writes below.
+    if (read.nodeObject && round.ledger !== read.ledger) {
+      try {
+        await writeLedger(api.core, read.nodeObject, round.ledger);
+      } catch (err) {
+        const failure = kubeFailure(err);
+        if (failure === 'transient') throw err;
+        if (failure === 'conflict') return { outcomes: asks.map(() => undefined), conflict: true };
+        const message = `the apiserver refused to record allocations in node ${node}'s annotation ${ALLOCATIONS_ANNOTATION} (${describeKubeError(err)}); nothing was allocated; the container asks again in 30 s`;
+        deps.logger.warn({ node, err: describeKubeError(err) }, 'the apiserver refused the allocation ledger');
+        return { outcomes: asks.map(() => refusal('AllocationWriteRefused', message, true)), conflict: false };
+      }
+    }
     let conflict = false;
     /** The first ask whose write failed: every decision after it counted its allocation. */
     let failedAt: number | undefined;
@@ -135,13 +173,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       if (!d?.write || !d.outcome.ok) continue;
       const allocation = d.outcome.result;
       try {
-        await api.applyStatus(
-          'WekaContainer',
-          d.write.ref,
-          { allocations: { ...allocation, virtualDriveCount: allocation.virtualDrives.length } },
-          FIELD_MANAGER.allocator,
-          d.write.resourceVersion,
-        );
+        await writeAllocation(d.write.ref, allocation, d.write.resourceVersion);
       } catch (err) {
         const failure = kubeFailure(err);
         if (failure === 'transient') throw err;
@@ -153,6 +185,8 @@ export function createAllocationDecisions(deps: ActivityDeps) {
           );
         } else {
           final[i] = writeRefused(d.write.ref, err, failure);
+          // Never delivered: the ledger lets go of it again.
+          await updateLedger(api.core, node, (l) => withoutContainer(l, d.write!.uid, false));
           deps.logger.warn(
             { container: refText(d.write.ref), node, err: describeKubeError(err) },
             'the apiserver refused the allocation; deciding the rest again from a fresh read',
@@ -170,7 +204,26 @@ export function createAllocationDecisions(deps: ActivityDeps) {
     // A refusal decided after the failed write assumed that write's allocation: decide it again.
     if (failedAt !== undefined) for (let j = failedAt + 1; j < final.length; j++) final[j] = undefined;
     for (const [i, d] of decisions.entries()) if (d?.sameAs !== undefined) final[i] = final[d.sameAs];
+    await restoreStatuses(node, round.restores);
     return { outcomes: final, conflict };
+  }
+
+  async function writeAllocation(ref: ObjectRef, allocation: ContainerAllocation, resourceVersion?: string) {
+    const status = { allocations: { ...allocation, virtualDriveCount: allocation.virtualDrives.length } };
+    await api.applyStatus('WekaContainer', ref, status, FIELD_MANAGER.allocator, resourceVersion);
+  }
+
+  /** Live containers whose status lost what the ledger holds get it back (the next round tries again). */
+  async function restoreStatuses(node: string, restores: DecidedRound['restores']): Promise<void> {
+    for (const r of restores) {
+      try {
+        await writeAllocation(r.ref, r.allocation, r.resourceVersion);
+        deps.logger.warn({ container: refText(r.ref), node }, "restored the container's allocation in its status");
+      } catch (err) {
+        if (kubeFailure(err) === 'transient') throw err;
+        deps.logger.warn({ container: refText(r.ref), node, err: describeKubeError(err) }, 'could not restore status');
+      }
+    }
   }
 
   /**
@@ -212,29 +265,42 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       return allocateAll(node, containers);
     },
 
-    async releaseAllocation({ namespace, name, uid }: ContainerOnNode): Promise<MutexOutcome> {
+    /**
+     * Lets go of a container's allocation: out of the node's ledger, then out of its status. Only
+     * for an object whose deletion started (or that is gone): a request alone never frees the
+     * capacity of a live container. Virtual drives its teardown could not remove (it finished
+     * without the pod) stay counted as found on the devices.
+     */
+    async releaseAllocation({ namespace, name, node, uid }: ContainerOnNode): Promise<MutexOutcome> {
       const ref = { namespace, name };
       const container = await api.getContainer(ref);
-      // Another object of the name (created again since): its allocation is its own.
-      if (uid !== undefined && container && container.metadata.uid !== uid) return { ok: true };
-      if (container?.status?.allocations) {
+      const same = container !== null && (uid === undefined || container.metadata.uid === uid);
+      if (same && !container.metadata.deletionTimestamp) {
+        const message = `${refText(ref)} is not being deleted: its allocation is released only by its deletion`;
+        deps.logger.warn({ container: refText(ref), node }, 'refused to release the allocation of a live container');
+        return refusal('NotDeleting', message, false);
+      }
+      // Another object of the name now: this uid's drives were never torn down, so they stay counted.
+      const left = !same || container.metadata.annotations?.[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true';
+      const guid = same ? (container.status?.clusterGUID ?? '') : '';
+      await updateLedger(api.core, node, (ledger) => {
+        const key = uid ?? uidOf(ledger, `${namespace}/${name}`);
+        return key === undefined ? ledger : withoutContainer(ledger, key, left, guid);
+      });
+      if (same && container.status?.allocations) {
         try {
           // Applying a status without the allocator's fields removes them (server-side apply);
           // conditional on the version read, so it is the object whose uid was checked.
           const version = container.metadata.resourceVersion;
           await api.applyStatus('WekaContainer', ref, {}, FIELD_MANAGER.allocator, version);
         } catch (err) {
-          // Gone: so is its status, and the allocation with it.
+          // Gone: so is its status. Refused: the status is only a view; the ledger is released.
           if (isNotFound(err)) return { ok: true };
           if (kubeFailure(err) === 'transient' || kubeFailure(err) === 'conflict') throw err;
-          // Refused for good: an answer, not a failure to retry while the node's mutex waits.
-          // The allocation goes when the object does (it lives in its status).
-          const message = `the apiserver refused to remove the allocation of ${refText(ref)} from its status (${describeKubeError(err)}); it stays until the object is deleted`;
-          deps.logger.warn({ container: refText(ref), err: describeKubeError(err) }, 'release refused');
-          return refusal('ReleaseRefused', message, false);
+          deps.logger.warn({ container: refText(ref), err: describeKubeError(err) }, 'status not cleared');
         }
-        deps.logger.info({ container: refText(ref) }, 'released allocation');
       }
+      deps.logger.info({ container: refText(ref), node, leftOnDevices: left }, 'released allocation');
       return { ok: true };
     },
   };

@@ -9,10 +9,18 @@ import {
   encodeSharedDrivesAnnotation,
   SHARED_DRIVES_ANNOTATION,
 } from '../src/annotations/index.js';
-import { mergeSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../src/lifecycle/node-drives.js';
+import { reconcileSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../src/lifecycle/node-drives.js';
+import { ALLOCATIONS_ANNOTATION, encodeLedger, reconcileLedger } from '../src/lifecycle/allocation-ledger.js';
+import { ledgerOf } from './kube/node-ledger.js';
 import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../src/lifecycle/names.js';
 import { labelSelectorText } from '../src/lifecycle/sign-drives-request.js';
-import { NON_RETRYABLE_WEKA_ERRORS, planSignProxy, showDriveCall, signProxyCall } from '../src/weka/index.js';
+import {
+  NON_RETRYABLE_WEKA_ERRORS,
+  planSignProxy,
+  showDriveCall,
+  signProxyCall,
+  type DriveInfo,
+} from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
 import { snapshotOf, WekaApi } from './kube/weka-api.js';
@@ -74,6 +82,20 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
     return { drive: { physicalUUID, serial, capacityGiB, type, devicePath: after.devicePath }, signed: signedNow };
   }
 
+  /** What each device reports; a device the proxy cannot find is left out (it is not there). */
+  async function readDevices(target: ExecTargetRef, paths: readonly string[]): Promise<DriveInfo[]> {
+    const read: DriveInfo[] = [];
+    for (const path of paths) {
+      try {
+        read.push(await run(target, showDriveCall(path)));
+      } catch (err) {
+        if (!isDeviceRefusal(err)) throw err;
+        deps.logger.warn({ device: path, err: err.message }, 'a listed device cannot be read; it is left out');
+      }
+    }
+    return read;
+  }
+
   return {
     async readOperation(ref: ObjectRef): Promise<OperationSnapshot | null> {
       const op = await api.getOperation(ref);
@@ -120,7 +142,14 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
       }
     },
 
-    /** Merges the drives into the node's shared-drives annotation and sets its capacity resources. */
+    /**
+     * Reads every device the node lists or just signed, in its proxy pod, and makes the node say
+     * what they hold: its shared-drives annotation (keyed by physical UUID), its capacity
+     * resources, and its allocation ledger, where a virtual drive on a device that no container
+     * was given is counted as taken (found) and the entry of a container that is gone and holds
+     * nothing on the devices is forgotten. Executed by the node's mutex, so no allocation is
+     * decided while the devices are read.
+     */
     async publishNodeDrives({
       node,
       drives,
@@ -128,6 +157,9 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
       node: string;
       drives: ProxySignedDrive[];
     }): Promise<NodeDrivesPublished> {
+      const proxy = await proxies.ensureProxy({ node });
+      if (!proxy.ok) throw ApplicationFailure.nonRetryable(proxy.error.message, proxy.error.type);
+      const target = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };
       for (let attempt = 0; attempt < NODE_WRITE_ATTEMPTS; attempt++) {
         const current = await orIfMissing(api.core.readNode({ name: node }), null);
         if (!current) throw ApplicationFailure.nonRetryable(`node ${node} no longer exists`, 'NotFound');
@@ -140,18 +172,39 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
             'MalformedAnnotation',
           );
         }
-        const merged = mergeSharedDrives(decoded.drives, drives);
-        const next = encodeSharedDrivesAnnotation(merged);
+        const ledger = ledgerOf(current);
+        const paths = [...new Set([...decoded.drives, ...drives].map((d) => d.devicePath))];
+        const devices = await readDevices(target, paths);
+        const present = devices.filter((d) => d.signature === 'proxy' && d.physicalUUID !== null);
+        const reconciled = reconcileSharedDrives(
+          decoded.drives,
+          present.map((d) => ({
+            physicalUUID: d.physicalUUID!,
+            serial: d.serial,
+            capacityGiB: d.capacityGiB,
+            type: d.type,
+            devicePath: d.devicePath,
+          })),
+        );
+        const live = new Set((await api.listContainersOnNode(node)).map((c) => c.metadata.uid ?? ''));
+        const books = reconcileLedger(
+          ledger,
+          present.map((d) => ({ physicalUUID: d.physicalUUID!, virtualDrives: d.virtualDrives })),
+          live,
+        );
+        const next = encodeSharedDrivesAnnotation(reconciled.drives);
+        const nextLedger = encodeLedger(books.ledger);
         let resourceVersion = current.metadata?.resourceVersion;
-        const capacity = sharedCapacityGiB(merged);
+        const capacity = sharedCapacityGiB(reconciled.drives);
         const resources = sharedCapacityResources(capacity);
         try {
-          if (next !== text) {
+          if (next !== text || nextLedger !== current.metadata?.annotations?.[ALLOCATIONS_ANNOTATION]) {
+            const annotations = { [SHARED_DRIVES_ANNOTATION]: next, [ALLOCATIONS_ANNOTATION]: nextLedger };
             const patched = await api.core.patchNode(
               {
                 name: node,
                 fieldManager: FIELD_MANAGER.nodeSigner,
-                body: { metadata: { resourceVersion, annotations: { [SHARED_DRIVES_ANNOTATION]: next } } },
+                body: { metadata: { resourceVersion, annotations } },
               },
               mergePatch,
             );
@@ -167,12 +220,25 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
             mergePatch,
           );
         } catch (err) {
-          if (isConflict(err)) continue; // the node changed since we read it: merge again
+          if (isConflict(err)) continue; // the node changed since we read it: read it all again
           if (isNotFound(err)) throw ApplicationFailure.nonRetryable(`node ${node} no longer exists`, 'NotFound');
           throw err;
         }
-        deps.logger.info({ node, drives: merged.length, ...capacity }, 'published shared drives');
-        return { driveCount: merged.length, tlcGiB: capacity.tlc, qlcGiB: capacity.qlc };
+        const found = books.found.map((f) => `${f.virtualUUID} (${f.capacityGiB} GiB on ${f.physicalUUID})`);
+        const dropped = reconciled.dropped.map((d) => `${d.devicePath} (${d.physicalUUID})`);
+        deps.logger.info(
+          { node, drives: reconciled.drives.length, ...capacity, found, dropped, forgotten: books.forgotten },
+          'published shared drives',
+        );
+        return {
+          driveCount: reconciled.drives.length,
+          tlcGiB: capacity.tlc,
+          qlcGiB: capacity.qlc,
+          found,
+          foundGiB: books.ledger.found.reduce((sum, f) => sum + f.capacityGiB, 0),
+          dropped,
+          forgotten: books.forgotten,
+        };
       }
       throw ApplicationFailure.retryable(
         `node ${node} kept changing while its shared drives were published`,

@@ -115,6 +115,14 @@ export interface NodeDrivesPublished {
   driveCount: number;
   tlcGiB: number;
   qlcGiB: number;
+  /** Virtual drives found on the devices that no container was given, first seen now. */
+  found: string[];
+  /** GiB of every found virtual drive the node counts as taken. */
+  foundGiB: number;
+  /** Listed drives no device reports any more (wiped, signed again, or taken out). */
+  dropped: string[];
+  /** Containers gone from the node, and from its devices, that the ledger no longer holds. */
+  forgotten: string[];
 }
 
 /** The status fields the operation's workflow owns (applied whole, as FIELD_MANAGER.workflow). */

@@ -70,9 +70,26 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
       const shares = `${published.driveCount} drives, ${published.tlcGiB} GiB TLC and ${published.qlcGiB} GiB QLC`;
       const message = `node ${node}: ${now} drives signed now, ${signed.length - now} already signed; the node shares ${shares}`;
       await status.event('Normal', 'NodeSigned', message);
+      await reportDrift(node, published);
     }
     if (failures.length === 0) return { node, drives };
     return { node, drives, error: failures.join('; ') };
+  }
+
+  /** What reading the devices showed that the node did not say: found virtual drives, dropped drives. */
+  async function reportDrift(node: string, published: NodeDrivesPublished): Promise<void> {
+    const some = (items: string[]): string =>
+      items.slice(0, 5).join(', ') + (items.length > 5 ? ` and ${items.length - 5} more` : '');
+    if (published.found.length > 0) {
+      const message =
+        `node ${node}: ${published.found.length} virtual drives on the devices belong to no WekaContainer and are ` +
+        `counted as taken (${published.foundGiB} GiB found in all): ${some(published.found)}`;
+      await status.event('Warning', 'VirtualDrivesFound', message);
+    }
+    if (published.dropped.length > 0) {
+      const message = `node ${node}: no device reports these drives any more (wiped, signed again or removed); they are no longer shared: ${some(published.dropped)}`;
+      await status.event('Warning', 'DrivesDropped', message);
+    }
   }
 
   /** A node's failure is recorded as its result; it never stops the other nodes. */

@@ -1,5 +1,6 @@
 // The allocation decisions of one node's mutex, as a pure function over one read of the node:
-// its shared drives, every WekaContainer on it, and the clusters they belong to. The mutex may
+// its shared drives and allocation ledger, every WekaContainer on it, and the clusters they
+// belong to. What is taken is what the ledger holds (allocation-ledger.ts), never a status. The mutex may
 // decide several queued allocations at once; they are decided in arrival order, each counting
 // the virtual drives and ports given to the ones before it, exactly as if they had been decided
 // one after the other with a fresh read each time.
@@ -7,7 +8,6 @@ import {
   allocateContainerPorts,
   allocateVirtualDrives,
   containerPortBlocks,
-  type ContainerDriveClaims,
   type DriveSharingError,
   type PhysicalDrive,
   type PortBlock,
@@ -16,6 +16,7 @@ import {
 } from '../allocation/index.js';
 import type { AllocationSettings } from '../settings/index.js';
 import type { WekaCluster, WekaContainer } from '../api/index.js';
+import { ledgerClaims, sameVirtualDrives, withAllocation, type AllocationLedger } from './allocation-ledger.js';
 import { refText, type ObjectRef } from './names.js';
 import { allocationRequest, usesDriveSharing } from './requests.js';
 
@@ -48,6 +49,8 @@ export type NodeDrives =
 export interface NodeAllocationInput {
   node: string;
   drives: NodeDrives;
+  /** What the node's mutex gave each container, and what was found on its devices: the only claims counted. */
+  ledger: AllocationLedger;
   /** Every WekaContainer whose spec.nodeName is the node, as listed. */
   onNode: readonly WekaContainer[];
   /** The asks, in arrival order. */
@@ -59,10 +62,20 @@ export interface NodeAllocationInput {
   settings: AllocationSettings;
 }
 
-/** One decision per ask; `write` is set when the allocation is new and must be written to the container's status. */
+/** An allocation to write to a container's status, conditional on the version read. */
+export interface StatusWrite {
+  ref: ObjectRef;
+  uid: string;
+  resourceVersion: string | undefined;
+}
+
+/**
+ * One decision per ask; `write` is set when the container's status does not show its allocation
+ * yet (a new one, or one its status lost).
+ */
 export interface NodeAllocationDecision {
   outcome: AllocationOutcome;
-  write?: { ref: ObjectRef; resourceVersion: string | undefined };
+  write?: StatusWrite;
   /** The same container asked before, at this index: this ask shares that one's decision. */
   sameAs?: number;
 }
@@ -96,17 +109,21 @@ export function clustersToRead(containers: readonly (WekaContainer | null | unde
   return [...refs.values()];
 }
 
-export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidSource): NodeAllocationDecision[] {
+/** The decisions of one round, the ledger after them, and the statuses that lost their allocation. */
+export interface NodeAllocationRound {
+  decisions: NodeAllocationDecision[];
+  ledger: AllocationLedger;
+  /** Live containers, not among the asks, whose status no longer shows what the ledger holds for them. */
+  restores: (StatusWrite & { allocation: ContainerAllocation })[];
+}
+
+export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidSource): NodeAllocationRound {
   const { node, drives, settings } = input;
+  let ledger = input.ledger;
   const listed = new Map(input.onNode.map((c) => [containerKey(c), c]));
-  // What every container on the node holds, by uid, updated as decisions are made.
-  const claims = new Map<string, ContainerDriveClaims>(
-    input.onNode.map((c) => [
-      idOf(c),
-      { container: containerKey(c), virtualDrives: c.status?.allocations?.virtualDrives ?? [] },
-    ]),
+  const ports = new Map<string, PortBlock[]>(
+    Object.entries(ledger.containers).map(([uid, e]) => [uid, portsOf(e.allocation)]),
   );
-  const ports = new Map<string, PortBlock[]>(input.onNode.map((c) => [idOf(c), portsOf(c.status?.allocations)]));
   const firstAsk = new Map<string, number>();
 
   const decide = (ask: AllocationAsk): NodeAllocationDecision => {
@@ -130,10 +147,11 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
           false,
         ),
       };
-    const existing = container.status?.allocations;
-    // Already allocated (a retry after the answer was lost): the status is the truth.
-    if (existing?.virtualDrives && existing.virtualDrives.length > 0)
-      return { outcome: { ok: true, result: existing as ContainerAllocation } };
+    const self = idOf(container);
+    const write = { ref, uid: self, resourceVersion: container.metadata.resourceVersion };
+    // Already given (a retry after the answer was lost, or a status that lost it): the same again.
+    const held = ledger.containers[self]?.allocation;
+    if (held) return { outcome: { ok: true, result: held }, ...(showsAllocation(container, held) ? {} : { write }) };
     if (!drives.ok) return { outcome: drives.refusal };
     const clusterKey = container.spec.cluster
       ? objectKey({ namespace: ask.namespace, name: container.spec.cluster })
@@ -145,11 +163,10 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
       const message = `${refText(ref)} sets neither driveCapacity nor containerCapacity (here or in its cluster's dynamicTemplate); exclusive drives are not supported yet`;
       return { outcome: refusal('InvalidDriveSharingConfig', message, false) };
     }
-    const self = idOf(container);
     const result = allocateVirtualDrives(
       {
         physicalDrives: drives.drives,
-        claimed: [...claims].filter(([id]) => id !== self).map(([, claim]) => claim),
+        claimed: ledgerClaims(ledger, self),
         request: allocationRequest(container.spec, cluster?.spec.dynamicTemplate),
         settings,
       },
@@ -168,12 +185,9 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
       allocation.wekaPort = given.ports.wekaPort;
       allocation.agentPort = given.ports.agentPort;
     }
-    claims.set(self, { container: containerKey(container), virtualDrives: allocation.virtualDrives });
+    ledger = withAllocation(ledger, self, containerKey(container), allocation);
     ports.set(self, portsOf(allocation));
-    return {
-      outcome: { ok: true, result: allocation },
-      write: { ref, resourceVersion: container.metadata.resourceVersion },
-    };
+    return { outcome: { ok: true, result: allocation }, write };
   };
 
   const decisions: NodeAllocationDecision[] = [];
@@ -187,7 +201,23 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
     firstAsk.set(objectKey(ask), i);
     decisions.push(decide(ask));
   }
-  return decisions;
+  const restores = input.onNode.flatMap((c) => {
+    const held = ledger.containers[idOf(c)]?.allocation;
+    if (!held || c.metadata.deletionTimestamp || firstAsk.has(containerKey(c)) || showsAllocation(c, held)) return [];
+    const ref = { namespace: c.metadata.namespace ?? '', name: c.metadata.name ?? '' };
+    return [{ ref, uid: idOf(c), resourceVersion: c.metadata.resourceVersion, allocation: held }];
+  });
+  return { decisions, ledger, restores };
+}
+
+/** Whether the container's status shows exactly the allocation the ledger holds for it. */
+function showsAllocation(container: WekaContainer, held: ContainerAllocation): boolean {
+  const shown = container.status?.allocations;
+  return (
+    sameVirtualDrives(shown?.virtualDrives, held.virtualDrives) &&
+    shown?.wekaPort === held.wekaPort &&
+    shown?.agentPort === held.agentPort
+  );
 }
 
 /** Fields of an InvalidDriveSharingConfig that describe the node's drives and claims, not the request. */

@@ -1,28 +1,30 @@
 // What a node offers for drive sharing: the drives listed in its shared-drives annotation, and the
-// extended resources that advertise their capacity to the scheduler. Signing only ever adds to a
-// node: the allocator keeps virtual drives on these physical drives, so none may disappear.
+// extended resources that advertise their capacity to the scheduler. The list follows what the
+// node's devices report whenever they are read (a sign-drives operation reads them all).
 import type { PhysicalDrive } from '../allocation/types.js';
 import { SHARED_DRIVES_CAPACITY_QLC, SHARED_DRIVES_CAPACITY_TLC } from './names.js';
 
 /**
- * The node's drives after signing `signed`: every drive already listed stays, in its place; a
- * signed drive with the serial of a listed one replaces it (the device path or header may have
- * changed); the others are appended in the order given.
+ * The node's drives as its devices report them now, keyed by physical UUID (serials may be empty
+ * or repeat): every listed drive still present stays in its place, updated from what its device
+ * reports (the device path may have changed); the present drives not listed yet are appended in
+ * the order given. A listed drive whose physical UUID is on none of the devices read (the disk was
+ * wiped or signed again, which also erased its virtual drives, or it was taken out) is dropped.
  */
-export function mergeSharedDrives(listed: readonly PhysicalDrive[], signed: readonly PhysicalDrive[]): PhysicalDrive[] {
-  const latest = new Map<string, PhysicalDrive>();
-  for (const drive of signed) latest.set(drive.serial, drive);
-  const placed = new Set<string>();
-  const merged = listed.map((drive) => {
-    const update = latest.get(drive.serial);
-    // Only the first entry of a serial is replaced, so a list that repeats one never ends up
-    // repeating a physical UUID (which the annotation's reader refuses).
-    if (!update || placed.has(drive.serial)) return drive;
-    placed.add(drive.serial);
-    return update;
-  });
-  for (const drive of latest.values()) if (!placed.has(drive.serial)) merged.push(drive);
-  return merged;
+export function reconcileSharedDrives(
+  listed: readonly PhysicalDrive[],
+  present: readonly PhysicalDrive[],
+): { drives: PhysicalDrive[]; dropped: PhysicalDrive[] } {
+  const now = new Map(present.map((d) => [d.physicalUUID, d]));
+  const drives: PhysicalDrive[] = [];
+  const dropped: PhysicalDrive[] = [];
+  for (const drive of listed) {
+    const current = now.get(drive.physicalUUID);
+    if (!current) dropped.push(drive);
+    else if (!drives.some((d) => d.physicalUUID === drive.physicalUUID)) drives.push(current);
+  }
+  for (const drive of now.values()) if (!drives.some((d) => d.physicalUUID === drive.physicalUUID)) drives.push(drive);
+  return { drives, dropped };
 }
 
 export interface SharedCapacityGiB {

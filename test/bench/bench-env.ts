@@ -121,7 +121,10 @@ export async function createBenchContainers(
   await createDriveContainers(
     kc,
     namespace,
-    placements.map((p) => ({ name: p.name, spec: { image: 'weka:bench', nodeName: p.nodeName, ...SMALL_DRIVE_SPEC } })),
+    placements.map((p) => ({
+      name: p.name,
+      spec: { image: 'quay.io/weka.io/weka-in-container:bench', nodeName: p.nodeName, ...SMALL_DRIVE_SPEC },
+    })),
     { concurrency: 50, ...(clusterGUID === undefined ? {} : { clusterGUID }) },
   );
 }

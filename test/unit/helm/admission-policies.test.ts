@@ -4,6 +4,7 @@
 // How the apiserver applies them is tried in test/integration/admission-policies.test.ts.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SHARED_DRIVES_ANNOTATION } from '../../../src/annotations/index.js';
+import { ALLOCATIONS_ANNOTATION } from '../../../src/lifecycle/allocation-ledger.js';
 import { AFTER_PREFIX, AFTER_REPOSITORY } from '../../../src/lifecycle/image-policy.js';
 import {
   SHARED_DRIVES_CAPACITY_QLC,
@@ -178,7 +179,7 @@ describe('the node policy', () => {
 
   it('lets the operator change only its own annotation and extended resources', () => {
     const policy = policyOf(manifests, 'node-writes');
-    expect(literal(policy, 'ownedAnnotations')).toEqual([SHARED_DRIVES_ANNOTATION]);
+    expect(literal(policy, 'ownedAnnotations')).toEqual([SHARED_DRIVES_ANNOTATION, ALLOCATIONS_ANNOTATION]);
     expect(literal(policy, 'ownedResources')).toEqual([SHARED_DRIVES_CAPACITY_TLC, SHARED_DRIVES_CAPACITY_QLC]);
     const rules = policy.spec.validations.map((v) => v.expression).join('\n');
     for (const part of [

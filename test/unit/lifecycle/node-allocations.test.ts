@@ -10,6 +10,7 @@ import {
   type NodeAllocationInput,
   type NodeDrives,
 } from '../../../src/lifecycle/node-allocations.js';
+import { emptyLedger, type AllocationLedger } from '../../../src/lifecycle/allocation-ledger.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from '../../../src/settings/index.js';
 import { sequentialUuids, tlc } from '../allocation/fixtures.js';
 
@@ -49,6 +50,7 @@ function input(
     notListed: new Map(),
     clusters: new Map(),
     settings: DEFAULT_ALLOCATION_SETTINGS,
+    ledger: emptyLedger(),
     ...o,
   };
 }
@@ -70,7 +72,7 @@ describe('node allocation decisions', () => {
     const decisions = decideNodeAllocations(
       input({ onNode: names.map((n) => container(n)), asks: names.map((n) => ask(n)) }),
       sequentialUuids(),
-    );
+    ).decisions;
     expect(
       decisions
         .slice(0, 10)
@@ -88,33 +90,82 @@ describe('node allocation decisions', () => {
     for (const [, gib] of used) expect(gib).toBeLessThanOrEqual(3840);
   });
 
-  it('counts what containers on the node already hold, and answers an already allocated container from its status without writing', () => {
-    const held = decideNodeAllocations(
+  it('counts what the ledger holds, and answers a container it holds with the same allocation, writing it only where the status lost it', () => {
+    const first = decideNodeAllocations(
       input({ onNode: [container('old')], asks: [ask('old')] }),
       sequentialUuids('old'),
-    )[0]!;
+    );
+    const held = first.decisions[0]!;
     if (!held.outcome.ok) throw new Error('expected an allocation');
-    const old = container('old', {}, { allocations: { virtualDrives: held.outcome.result.virtualDrives } } as Status);
-    const decisions = decideNodeAllocations(
-      input({ onNode: [old, container('new')], asks: [ask('old'), ask('new')] }),
+    const shown = { allocations: { virtualDrives: held.outcome.result.virtualDrives } } as Status;
+    const old = container('old', {}, shown);
+    const round = decideNodeAllocations(
+      input({ ledger: first.ledger, onNode: [old, container('new')], asks: [ask('old'), ask('new')] }),
       sequentialUuids('new'),
     );
-    expect(decisions[0]).toEqual({
-      outcome: { ok: true, result: { virtualDrives: held.outcome.result.virtualDrives } },
-    });
-    expect(decisions[1]!.write).toBeDefined();
-    const used = usedPerDrive([
-      held.outcome.result,
-      ...decisions.slice(1).flatMap((d) => (d.outcome.ok ? [d.outcome.result] : [])),
-    ]);
+    expect(round.decisions[0]).toEqual({ outcome: { ok: true, result: held.outcome.result } });
+    expect(round.decisions[1]!.write).toBeDefined();
+    expect(Object.keys(round.ledger.containers).sort()).toEqual(['uid-ns-new', 'uid-ns-old']);
+    const used = usedPerDrive(Object.values(round.ledger.containers).map((e) => e.allocation));
     for (const [, gib] of used) expect(gib).toBeLessThanOrEqual(3840);
+
+    // Its status cleared by hand: the same allocation again, written back; nothing new is drawn.
+    const cleared = decideNodeAllocations(
+      input({ ledger: round.ledger, onNode: [container('old'), container('new')], asks: [ask('old')] }),
+      sequentialUuids('again'),
+    );
+    expect(cleared.decisions[0]).toMatchObject({ outcome: { ok: true, result: held.outcome.result }, write: {} });
+    expect(cleared.ledger).toBe(round.ledger);
+  });
+
+  it('never counts a status: capacity a status drops or invents by hand is neither freed nor taken', () => {
+    // The ledger gives 3000 GiB of each 3840 GiB drive to "big"; its status claims nothing.
+    const big = decideNodeAllocations(
+      input({ onNode: [container('big', { containerCapacity: 6000 })], asks: [ask('big')] }),
+      sequentialUuids('big'),
+    );
+    const forged = { allocations: { virtualDrives: [] } } as unknown as Status;
+    const next = decideNodeAllocations(
+      input({
+        ledger: big.ledger,
+        onNode: [container('big', { containerCapacity: 6000 }, forged), container('more', { containerCapacity: 2000 })],
+        asks: [ask('more')],
+      }),
+      sequentialUuids('more'),
+    );
+    expect(next.decisions[0]!.outcome).toMatchObject({ ok: false, error: { type: 'InsufficientDriveCapacity' } });
+    // ...and "big", which did not ask, gets its status back.
+    expect(next.restores.map((r) => r.ref.name)).toEqual(['big']);
+
+    // A status that claims drives the ledger never gave takes nothing from anyone.
+    const invented = { allocations: { virtualDrives: [{ virtualUUID: 'x', physicalUUID: 'p1', capacityGiB: 3840 }] } };
+    const free = decideNodeAllocations(
+      input({ onNode: [container('liar', {}, invented as unknown as Status), container('c')], asks: [ask('c')] }),
+      sequentialUuids('c'),
+    );
+    expect(free.decisions[0]!.outcome.ok).toBe(true);
+  });
+
+  it('counts virtual drives found on the devices as taken', () => {
+    const ledger: AllocationLedger = {
+      containers: {},
+      found: [
+        { virtualUUID: 'f1', physicalUUID: 'p1', capacityGiB: 3500, ownerClusterGUID: 'g' },
+        { virtualUUID: 'f2', physicalUUID: 'p2', capacityGiB: 3500, ownerClusterGUID: 'g' },
+      ],
+    };
+    const round = decideNodeAllocations(
+      input({ ledger, onNode: [container('c', { containerCapacity: 1000 })], asks: [ask('c')] }),
+      sequentialUuids(),
+    );
+    expect(round.decisions[0]!.outcome).toMatchObject({ ok: false, error: { type: 'InsufficientDriveCapacity' } });
   });
 
   it('gives a container asked for twice one decision, shared by both asks', () => {
     const decisions = decideNodeAllocations(
       input({ onNode: [container('a')], asks: [ask('a'), ask('a')] }),
       sequentialUuids(),
-    );
+    ).decisions;
     expect(decisions[1]).toEqual({ outcome: decisions[0]!.outcome, sameAs: 0 });
     expect(decisions[1]!.write).toBeUndefined();
   });
@@ -181,7 +232,7 @@ describe('node allocation decisions', () => {
         notListed: new Map((notListed ?? []) as [string, WekaContainer | null][]),
       }),
       sequentialUuids(),
-    );
+    ).decisions;
     expect(d!.outcome).toMatchObject({ ok: false, waitForCapacity: waits, error: { type } });
     expect(d!.write).toBeUndefined();
   });
@@ -194,7 +245,7 @@ describe('node allocation decisions', () => {
     const decisions = decideNodeAllocations(
       input({ drives, onNode: [container('a'), container('b')], asks: [ask('a'), ask('b')] }),
       sequentialUuids(),
-    );
+    ).decisions;
     for (const d of decisions) expect(d.outcome).toMatchObject({ ok: false, error: { type: 'NoSharedDrives' } });
   });
 
@@ -212,7 +263,7 @@ describe('node allocation decisions', () => {
         clusters: new Map([['ns/wc', cluster]]),
       }),
       sequentialUuids(),
-    );
+    ).decisions;
     const ports = decisions.map((d) => (d.outcome.ok ? d.outcome.result.wekaPort : undefined));
     expect(ports.every((p) => p !== undefined)).toBe(true);
     expect(new Set(ports).size).toBe(3);
@@ -232,24 +283,20 @@ describe('node allocation decisions', () => {
         const order = wanted.map((w) => ask(`c${w.name}`));
         const base = { drives: { ok: true, drives: physical } as NodeDrives };
 
-        const batch = decideNodeAllocations(input({ ...base, onNode: containers, asks: order }), sequentialUuids());
+        const batch = decideNodeAllocations(
+          input({ ...base, onNode: containers, asks: order }),
+          sequentialUuids(),
+        ).decisions;
 
-        // One at a time: each decision written into the container's status before the next read.
-        let state = containers;
+        // One at a time: each decision recorded in the ledger before the next read.
+        let ledger = emptyLedger();
         const single = order.map((a) => {
-          const [d] = decideNodeAllocations(
-            input({ ...base, onNode: state, asks: [a] }),
-            sequentialUuids(`${a.name}-${state.length}`),
+          const round = decideNodeAllocations(
+            input({ ...base, ledger, onNode: containers, asks: [a] }),
+            sequentialUuids(`${a.name}-${Object.keys(ledger.containers).length}`),
           );
-          if (d!.write && d!.outcome.ok) {
-            const result = d!.outcome.result;
-            state = state.map((c) =>
-              c.metadata.name === a.name
-                ? { ...c, status: { allocations: { virtualDrives: result.virtualDrives } } as Status }
-                : c,
-            );
-          }
-          return d!;
+          ledger = round.ledger;
+          return round.decisions[0]!;
         });
         const shape = (d: (typeof batch)[number]) =>
           d.outcome.ok

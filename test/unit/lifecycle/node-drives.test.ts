@@ -3,7 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import type { PhysicalDrive } from '../../../src/allocation/types.js';
 import { decodeSharedDrivesAnnotation, encodeSharedDrivesAnnotation } from '../../../src/annotations/index.js';
-import { mergeSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../../../src/lifecycle/node-drives.js';
+import {
+  reconcileSharedDrives,
+  sharedCapacityGiB,
+  sharedCapacityResources,
+} from '../../../src/lifecycle/node-drives.js';
 
 const drive = (n: number, over: Partial<PhysicalDrive> = {}): PhysicalDrive => ({
   physicalUUID: `00000000-0000-4000-8000-00000000000${n}`,
@@ -14,37 +18,49 @@ const drive = (n: number, over: Partial<PhysicalDrive> = {}): PhysicalDrive => (
   ...over,
 });
 
-describe('mergeSharedDrives', () => {
-  it('adds newly signed drives after the ones already listed', () => {
-    expect(mergeSharedDrives([drive(1)], [drive(2), drive(3)])).toEqual([drive(1), drive(2), drive(3)]);
+describe('reconcileSharedDrives', () => {
+  it('appends drives read for the first time after the ones already listed', () => {
+    expect(reconcileSharedDrives([drive(1)], [drive(2), drive(1), drive(3)]).drives).toEqual([
+      drive(1),
+      drive(2),
+      drive(3),
+    ]);
   });
 
-  it('keeps every listed drive that was not signed again', () => {
-    const listed = [drive(1), drive(2), drive(3)];
-    expect(mergeSharedDrives(listed, [drive(4)])).toEqual([...listed, drive(4)]);
-    expect(mergeSharedDrives(listed, [])).toEqual(listed);
+  it('gives the same list when the same devices are read again', () => {
+    const once = reconcileSharedDrives([], [drive(1), drive(2)]).drives;
+    expect(reconcileSharedDrives(once, [drive(2), drive(1)])).toEqual({ drives: once, dropped: [] });
   });
 
-  it('updates a listed drive with the same serial in its place', () => {
-    const moved = drive(2, { devicePath: '/dev/nvme7n1', physicalUUID: '00000000-0000-4000-8000-000000000099' });
-    expect(mergeSharedDrives([drive(1), drive(2), drive(3)], [moved])).toEqual([drive(1), moved, drive(3)]);
+  it('updates a listed drive found at another device path, in its place', () => {
+    const moved = drive(2, { devicePath: '/dev/nvme7n1' });
+    expect(reconcileSharedDrives([drive(1), drive(2), drive(3)], [drive(3), moved, drive(1)]).drives).toEqual([
+      drive(1),
+      moved,
+      drive(3),
+    ]);
   });
 
-  it('gives the same list when the same drives are signed again', () => {
-    const once = mergeSharedDrives([], [drive(1), drive(2)]);
-    expect(mergeSharedDrives(once, [drive(1), drive(2)])).toEqual(once);
+  it('keeps drives whose serials are empty or repeat: they are told apart by physical UUID', () => {
+    const a = drive(1, { serial: '' });
+    const b = drive(2, { serial: '' });
+    const c = drive(3, { serial: 'SAME' });
+    const d = drive(4, { serial: 'SAME' });
+    const { drives } = reconcileSharedDrives([a, c], [a, b, c, d]);
+    expect(drives).toEqual([a, c, b, d]);
+    expect(decodeSharedDrivesAnnotation(encodeSharedDrivesAnnotation(drives)).ok).toBe(true);
   });
 
-  it("keeps a drive of the seed's compact form (no type) when other drives are added", () => {
-    const untyped = drive(1, { type: undefined });
-    expect(mergeSharedDrives([untyped], [drive(2)])).toEqual([untyped, drive(2)]);
+  it('drops a drive that was signed again (a new physical UUID at its path: its virtual drives are gone)', () => {
+    const resigned = drive(2, { physicalUUID: '00000000-0000-4000-8000-000000000099' });
+    expect(reconcileSharedDrives([drive(1), drive(2)], [drive(1), resigned])).toEqual({
+      drives: [drive(1), resigned],
+      dropped: [drive(2)],
+    });
   });
 
-  it('never writes a list the annotation reader refuses, even when the listed drives repeat a serial', () => {
-    const listed = [drive(1), drive(2, { serial: 'SERIAL1' })];
-    const merged = mergeSharedDrives(listed, [drive(1, { devicePath: '/dev/nvme9n1' })]);
-    expect(merged).toHaveLength(2);
-    expect(decodeSharedDrivesAnnotation(encodeSharedDrivesAnnotation(merged)).ok).toBe(true);
+  it("updates a drive of the seed's compact form (no type) with the type its device reports", () => {
+    expect(reconcileSharedDrives([drive(1, { type: undefined })], [drive(1)]).drives).toEqual([drive(1)]);
   });
 });
 

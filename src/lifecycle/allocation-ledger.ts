@@ -1,0 +1,243 @@
+// A node's allocation ledger: what its mutex gave each drive container (by uid), and the virtual
+// drives found on its devices that no container was given. It lives in an annotation of the Node,
+// which only the operator writes, and only from the node's mutex. Allocation decisions count what
+// the ledger holds, never what a container's status says: a status is the user's view, and
+// anyone allowed to write it could otherwise free or take capacity that a device still holds.
+import type { ClaimedVirtualDrive, ContainerDriveClaims, DriveType, VirtualDrive } from '../allocation/types.js';
+import type { ContainerAllocation } from './node-allocations.js';
+
+/** Node annotation holding the ledger (JSON, see encodeLedger). */
+export const ALLOCATIONS_ANNOTATION = 'weka.weka.io/allocations';
+
+export interface LedgerEntry {
+  /** "namespace/name" of the container, for messages and people. */
+  container: string;
+  allocation: ContainerAllocation;
+}
+
+/** A virtual drive on one of the node's devices that no container in the ledger was given. */
+export interface FoundVirtualDrive {
+  virtualUUID: string;
+  physicalUUID: string;
+  capacityGiB: number;
+  ownerClusterGUID: string;
+}
+
+export interface AllocationLedger {
+  /** By container uid. */
+  containers: Record<string, LedgerEntry>;
+  found: FoundVirtualDrive[];
+}
+
+export const emptyLedger = (): AllocationLedger => ({ containers: {}, found: [] });
+
+/** The name under which found virtual drives are counted and reported. */
+export const FOUND_ON_DEVICES = 'virtual drives found on the devices';
+
+/** What the ledger holds, as the allocator counts claims: one per container, one for the found drives. */
+export function ledgerClaims(ledger: AllocationLedger, except?: string): ContainerDriveClaims[] {
+  const claims: ContainerDriveClaims[] = Object.entries(ledger.containers)
+    .filter(([uid]) => uid !== except)
+    .map(([, e]) => ({ container: e.container, virtualDrives: e.allocation.virtualDrives }));
+  if (ledger.found.length > 0) claims.push({ container: FOUND_ON_DEVICES, virtualDrives: ledger.found });
+  return claims;
+}
+
+export function withAllocation(
+  ledger: AllocationLedger,
+  uid: string,
+  container: string,
+  allocation: ContainerAllocation,
+): AllocationLedger {
+  return { ...ledger, containers: { ...ledger.containers, [uid]: { container, allocation } } };
+}
+
+/**
+ * The ledger without the container. When its virtual drives may still be on the devices (its
+ * teardown never reached them), they stay counted, as found drives, until the devices are read
+ * again and show them gone.
+ */
+export function withoutContainer(
+  ledger: AllocationLedger,
+  uid: string,
+  leftOnDevices: boolean,
+  ownerClusterGUID = '',
+): AllocationLedger {
+  const entry = ledger.containers[uid];
+  if (!entry) return ledger;
+  const containers = { ...ledger.containers };
+  delete containers[uid];
+  const left = leftOnDevices
+    ? entry.allocation.virtualDrives.map(({ virtualUUID, physicalUUID, capacityGiB }) => ({
+        virtualUUID,
+        physicalUUID,
+        capacityGiB,
+        ownerClusterGUID,
+      }))
+    : [];
+  return { containers, found: [...ledger.found, ...left] };
+}
+
+/** The uid the ledger holds for a container "namespace/name", if any. */
+export function uidOf(ledger: AllocationLedger, container: string): string | undefined {
+  return Object.entries(ledger.containers).find(([, e]) => e.container === container)?.[0];
+}
+
+/** A device as the node's proxy reports it: its physical UUID and the virtual drives on it. */
+export interface DeviceVirtualDrives {
+  physicalUUID: string;
+  virtualDrives: readonly { virtualUUID: string; ownerClusterGUID: string; sizeGiB: number }[];
+}
+
+export interface LedgerReconciliation {
+  ledger: AllocationLedger;
+  /** Found on a device, in no container's entry: counted as taken from now on. */
+  found: FoundVirtualDrive[];
+  /** Entries of containers that no longer exist and hold nothing on the devices: forgotten. */
+  forgotten: string[];
+}
+
+/**
+ * The ledger after reading every device of the node. The devices are the truth about what is
+ * taken: a virtual drive on a device that no entry holds is counted (and reported) as found; a
+ * found drive that is no longer on any device is dropped. The entry of a container that no
+ * longer exists (`live` are the uids that do) becomes found drives for what of it is still on a
+ * device, and is forgotten otherwise. Entries of live containers stay as they are: their virtual
+ * drives may not be signed yet.
+ */
+export function reconcileLedger(
+  ledger: AllocationLedger,
+  devices: readonly DeviceVirtualDrives[],
+  live: ReadonlySet<string>,
+): LedgerReconciliation {
+  const onDevices = new Map<string, FoundVirtualDrive>();
+  for (const device of devices)
+    for (const vd of device.virtualDrives)
+      onDevices.set(vd.virtualUUID, {
+        virtualUUID: vd.virtualUUID,
+        physicalUUID: device.physicalUUID,
+        capacityGiB: vd.sizeGiB,
+        ownerClusterGUID: vd.ownerClusterGUID,
+      });
+  const containers: Record<string, LedgerEntry> = {};
+  const forgotten: string[] = [];
+  for (const [uid, entry] of Object.entries(ledger.containers)) {
+    if (live.has(uid)) containers[uid] = entry;
+    else forgotten.push(entry.container);
+  }
+  const held = new Set(Object.values(containers).flatMap((e) => e.allocation.virtualDrives.map((v) => v.virtualUUID)));
+  const known = new Set(ledger.found.map((f) => f.virtualUUID));
+  const stillFound = [...onDevices.values()].filter((vd) => !held.has(vd.virtualUUID));
+  const found = stillFound.filter((vd) => !known.has(vd.virtualUUID));
+  // A forgotten container whose drives are still on a device is not forgotten: they are found.
+  const keptAsFound = new Set(stillFound.map((vd) => vd.virtualUUID));
+  const reallyForgotten = forgotten.filter((name) => {
+    const entry = Object.values(ledger.containers).find((e) => e.container === name)!;
+    return !entry.allocation.virtualDrives.some((v) => keptAsFound.has(v.virtualUUID));
+  });
+  return { ledger: { containers, found: stillFound }, found, forgotten: reallyForgotten };
+}
+
+export type LedgerDecodeResult = { ok: true; ledger: AllocationLedger } | { ok: false; message: string };
+
+type EncodedDrive = [string, string, number, string, DriveType];
+type EncodedFound = [string, string, number, string];
+interface EncodedEntry {
+  container: string;
+  virtualDrives: EncodedDrive[];
+  ports?: [number, number];
+}
+
+/**
+ * Compact JSON (a few dozen bytes per virtual drive: the annotations of a Node share 256 KiB):
+ * {"containers": {uid: {"container", "virtualDrives": [[virtualUUID, physicalUUID, GiB, serial,
+ * type]], "ports"?: [wekaPort, agentPort]}}, "found": [[virtualUUID, physicalUUID, GiB, owner]]}.
+ */
+export function encodeLedger(ledger: AllocationLedger): string {
+  const containers: Record<string, EncodedEntry> = {};
+  for (const [uid, { container, allocation }] of Object.entries(ledger.containers)) {
+    const { virtualDrives, wekaPort, agentPort } = allocation;
+    containers[uid] = {
+      container,
+      virtualDrives: virtualDrives.map((v) => [v.virtualUUID, v.physicalUUID, v.capacityGiB, v.serial, v.type]),
+      ...(wekaPort !== undefined && agentPort !== undefined ? { ports: [wekaPort, agentPort] } : {}),
+    };
+  }
+  const found: EncodedFound[] = ledger.found.map((f) => [
+    f.virtualUUID,
+    f.physicalUUID,
+    f.capacityGiB,
+    f.ownerClusterGUID,
+  ]);
+  return JSON.stringify({ containers, found });
+}
+
+class Malformed extends Error {}
+
+/** Reads the annotation; never throws: anything malformed comes back as a message naming the part. */
+export function decodeLedger(text: string | undefined): LedgerDecodeResult {
+  if (text === undefined) return { ok: true, ledger: emptyLedger() };
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!isObject(parsed) || !isObject(parsed['containers']) || !Array.isArray(parsed['found']))
+      throw new Malformed('must be {"containers": {...}, "found": [...]}');
+    const containers: Record<string, LedgerEntry> = {};
+    for (const [uid, raw] of Object.entries(parsed['containers'])) containers[uid] = decodeEntry(uid, raw);
+    const found = parsed['found'].map((raw: unknown, i): FoundVirtualDrive => {
+      if (!Array.isArray(raw) || raw.length !== 4) throw new Malformed(`found[${i}] is not [uuid, uuid, GiB, owner]`);
+      const [virtualUUID, physicalUUID, capacityGiB, ownerClusterGUID] = raw as unknown[];
+      if (typeof virtualUUID !== 'string' || typeof physicalUUID !== 'string' || typeof ownerClusterGUID !== 'string')
+        throw new Malformed(`found[${i}] has a UUID that is not a string`);
+      return { virtualUUID, physicalUUID, capacityGiB: gib(capacityGiB, `found[${i}]`), ownerClusterGUID };
+    });
+    return { ok: true, ledger: { containers, found } };
+  } catch (err) {
+    if (!(err instanceof Malformed) && !(err instanceof SyntaxError)) throw err;
+    return { ok: false, message: `annotation ${ALLOCATIONS_ANNOTATION} ${err.message}` };
+  }
+}
+
+function decodeEntry(uid: string, raw: unknown): LedgerEntry {
+  if (!isObject(raw) || typeof raw['container'] !== 'string' || !Array.isArray(raw['virtualDrives']))
+    throw new Malformed(`entry ${uid} must be {"container", "virtualDrives"}`);
+  const virtualDrives = raw['virtualDrives'].map((d: unknown, i): VirtualDrive => {
+    const where = `entry ${uid} virtualDrives[${i}]`;
+    if (!Array.isArray(d) || d.length !== 5) throw new Malformed(`${where} is not [uuid, uuid, GiB, serial, type]`);
+    const [virtualUUID, physicalUUID, capacityGiB, serial, type] = d as unknown[];
+    if (typeof virtualUUID !== 'string' || typeof physicalUUID !== 'string' || typeof serial !== 'string')
+      throw new Malformed(`${where} has a UUID or serial that is not a string`);
+    if (type !== 'TLC' && type !== 'QLC') throw new Malformed(`${where} type must be TLC or QLC`);
+    return { virtualUUID, physicalUUID, capacityGiB: gib(capacityGiB, where), serial, type };
+  });
+  const ports = raw['ports'];
+  const allocation: ContainerAllocation = { virtualDrives };
+  if (ports !== undefined) {
+    if (!Array.isArray(ports) || ports.length !== 2 || !ports.every((p) => Number.isSafeInteger(p)))
+      throw new Malformed(`entry ${uid} ports must be [wekaPort, agentPort]`);
+    allocation.wekaPort = ports[0] as number;
+    allocation.agentPort = ports[1] as number;
+  }
+  return { container: raw['container'], allocation };
+}
+
+function gib(value: unknown, where: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+    throw new Malformed(`${where} GiB must be a whole number above 0`);
+  return value;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Whether a status's virtual drives are exactly the ledger's (same UUIDs, same order). */
+export function sameVirtualDrives(
+  status: readonly ClaimedVirtualDrive[] | undefined,
+  ledger: readonly VirtualDrive[],
+): boolean {
+  return (
+    status !== undefined &&
+    status.length === ledger.length &&
+    status.every((v, i) => v.virtualUUID === ledger[i]!.virtualUUID && v.capacityGiB === ledger[i]!.capacityGiB)
+  );
+}

@@ -1,0 +1,234 @@
+// What a node has to give is what its mutex gave (the node's allocation ledger) and what its
+// devices hold, never what a status says: clearing a live container's status by hand frees nothing
+// (and the container gets the same allocation back); a virtual drive on a device that no container
+// was given is counted as taken once the devices are read, and reported; a release request alone
+// (a signal anybody with access to the Temporal namespace can send) frees nothing of a live
+// container; drives are told apart by
+// physical UUID, so disks with the same (or no) serial are all shared.
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
+import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
+import type { ObjectRef } from '../../src/lifecycle/names.js';
+import { eventually } from '../support/async.js';
+import { WEKA_CONTAINERS } from '../support/containers.js';
+import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { readNode, startSignDrivesOperation, waitFinished } from '../support/manual-operation.js';
+import {
+  createDriveContainer,
+  readContainer,
+  sharedDrivesNode,
+  startTestOperator,
+  waitForPhase,
+  type TestOperator,
+} from '../support/operator.js';
+import { createWekaCluster, showDevice, sim } from '../support/simulator.js';
+import { mutexRequestSignal, nodeMutexId } from '../../src/protocol.js';
+import { replyCollector } from './fixtures/reply-collector-client.js';
+
+const ONE_DRIVE: SimulatedDevice[] = [{ path: '/dev/nvme0n1', capacityGiB: 1000, type: 'TLC' }];
+const TLC_ONLY = { tlc: 1, qlc: 0 };
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+let op: TestOperator;
+let ns: string;
+beforeAll(async () => {
+  op = await startTestOperator();
+  ns = await uniqueNamespace('accounting');
+});
+afterAll(async () => {
+  await op?.stop();
+});
+
+/** Waits for the container's Allocated condition to be False with this reason. */
+async function refused(ref: ObjectRef, reason: string): Promise<void> {
+  await eventually(
+    `${ref.name}: Allocated=False ${reason}`,
+    async () => {
+      const c = (await readContainer(ref))?.status?.conditions?.find((x) => x.type === 'Allocated');
+      return c?.status === 'False' && c.reason === reason ? true : undefined;
+    },
+    90_000,
+    { progress: async () => JSON.stringify((await readContainer(ref))?.status?.conditions ?? []) },
+  );
+}
+
+const virtualUUIDs = async (ref: ObjectRef): Promise<string[] | undefined> =>
+  (await readContainer(ref))?.status?.allocations?.virtualDrives?.map((d) => d.virtualUUID);
+
+async function operationEvents(namespace: string, name: string): Promise<{ reason: string; message: string }[]> {
+  const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace });
+  return events.items
+    .filter((e) => e.involvedObject.name === name)
+    .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '' }));
+}
+
+describe('capacity accounting', () => {
+  it(
+    'a status cleared by hand frees nothing, and its container gets the same allocation back',
+    { timeout: 240_000 },
+    async () => {
+      const node = await sharedDrivesNode(ONE_DRIVE, 'accounting-cleared');
+      const guid = await createWekaCluster(node, uniqueName('cluster'));
+      const first = { namespace: ns, name: 'holds-600' };
+      await createDriveContainer(
+        op,
+        first,
+        { nodeName: node, driveCores: 1, containerCapacity: 600, driveTypesRatio: TLC_ONLY },
+        guid,
+      );
+      await waitForPhase(first, 'Ready', 120_000);
+      const given = await virtualUUIDs(first);
+      expect(given?.length).toBeGreaterThan(0);
+
+      // A person (or a script) with write access to the status clears the allocation.
+      await kubeConfig()
+        .makeApiClient(CustomObjectsApi)
+        .patchNamespacedCustomObjectStatus(
+          { ...WEKA_CONTAINERS, namespace: ns, name: first.name, body: { status: { allocations: null } } },
+          mergePatch,
+        );
+      expect(await virtualUUIDs(first)).toBeUndefined();
+
+      // The 600 GiB are still signed on the device: a second container must not get them.
+      const second = { namespace: ns, name: 'wants-600' };
+      await createDriveContainer(
+        op,
+        second,
+        { nodeName: node, driveCores: 1, containerCapacity: 600, driveTypesRatio: TLC_ONLY },
+        guid,
+      );
+      await refused(second, 'InsufficientDriveCapacity');
+      expect(await virtualUUIDs(second)).toBeUndefined();
+      // ...and the first container's status shows its own allocation again, the same drives.
+      await eventually('the cleared allocation to be written back', async () =>
+        JSON.stringify(await virtualUUIDs(first)) === JSON.stringify(given) ? true : undefined,
+      );
+      const device = await showDevice(node, ONE_DRIVE[0]!.path);
+      expect(device.virtualDrives.map((v) => v.virtualUUID).sort()).toEqual([...given!].sort());
+    },
+  );
+
+  it(
+    'a virtual drive on a device that no container was given is counted as taken once the devices are read, and reported',
+    { timeout: 240_000 },
+    async () => {
+      const selector = { 'weka.io/drive-sharing': uniqueName('found') };
+      const node = await sharedDrivesNode(ONE_DRIVE, 'accounting-found', selector);
+      const device = await showDevice(node, ONE_DRIVE[0]!.path);
+      // Signed by something else (another operator, a person at the node): 500 of the 1000 GiB.
+      const stray = '0b5e6f3c-2f5d-4a8e-9c1b-7d2e4f6a8b90';
+      await sim(
+        node,
+        '--',
+        'weka-sign-drive',
+        'virtual',
+        'add',
+        device.devicePath,
+        '--virtual-uuid',
+        stray,
+        '--owner-cluster-guid',
+        '5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
+        '--size',
+        '500',
+      );
+
+      const ref = { namespace: ns, name: 'read-the-devices' };
+      await startSignDrivesOperation(op, ref, {
+        type: 'device-paths',
+        nodeSelector: selector,
+        devicePaths: ONE_DRIVE.map((d) => d.path),
+        shared: true,
+      });
+      expect((await waitFinished(ref)).status?.phase).toBe('Succeeded');
+      const found = await eventually('a VirtualDrivesFound Event', async () =>
+        (await operationEvents(ns, ref.name)).find((e) => e.reason === 'VirtualDrivesFound'),
+      );
+      expect(found.message).toContain(stray);
+      expect(found.message).toContain('500 GiB');
+
+      const guid = await createWekaCluster(node, uniqueName('cluster'));
+      const wants = { namespace: ns, name: 'after-found-600' };
+      await createDriveContainer(
+        op,
+        wants,
+        { nodeName: node, driveCores: 1, containerCapacity: 600, driveTypesRatio: TLC_ONLY },
+        guid,
+      );
+      await refused(wants, 'InsufficientDriveCapacity');
+      const fits = { namespace: ns, name: 'after-found-400' };
+      await createDriveContainer(
+        op,
+        fits,
+        { nodeName: node, driveCores: 1, containerCapacity: 400, driveTypesRatio: TLC_ONLY },
+        guid,
+      );
+      await waitForPhase(fits, 'Ready', 120_000);
+    },
+  );
+
+  it('a release request sent to the node mutex for a live container frees nothing', { timeout: 240_000 }, async () => {
+    const node = await sharedDrivesNode(ONE_DRIVE, 'accounting-release');
+    const guid = await createWekaCluster(node, uniqueName('cluster'));
+    const live = { namespace: ns, name: 'live-600' };
+    const { uid } = await createDriveContainer(
+      op,
+      live,
+      { nodeName: node, driveCores: 1, containerCapacity: 600, driveTypesRatio: TLC_ONLY },
+      guid,
+    );
+    await waitForPhase(live, 'Ready', 120_000);
+    const given = await virtualUUIDs(live);
+
+    // Anybody who can signal workflows in the namespace can send this; only a deletion may act on it.
+    const collector = await replyCollector(op);
+    try {
+      await op.client.workflow.getHandle(nodeMutexId(node)).signal(mutexRequestSignal, {
+        requestId: uniqueName('stray-release'),
+        kind: 'release',
+        replyTo: collector.workflowId,
+        payload: { ...live, node, uid },
+      });
+      const [answer] = await eventually('the answer to the release', async () => {
+        const got = await collector.answers();
+        return got.length > 0 ? got : undefined;
+      });
+      expect(answer).toMatchObject({ ok: false, error: { type: 'NotDeleting' } });
+    } finally {
+      await collector.stop();
+    }
+    expect(await virtualUUIDs(live)).toEqual(given);
+    const next = { namespace: ns, name: 'after-release-600' };
+    await createDriveContainer(
+      op,
+      next,
+      { nodeName: node, driveCores: 1, containerCapacity: 600, driveTypesRatio: TLC_ONLY },
+      guid,
+    );
+    await refused(next, 'InsufficientDriveCapacity');
+  });
+
+  it('shares every disk of a node whose disks have the same serial, or none', { timeout: 180_000 }, async () => {
+    const selector = { 'weka.io/drive-sharing': uniqueName('serials') };
+    const node = uniqueName('accounting-serials');
+    const devices: SimulatedDevice[] = [
+      { path: '/dev/nvme0n1', capacityGiB: 1000, type: 'TLC', serial: 'SAME' },
+      { path: '/dev/nvme1n1', capacityGiB: 2000, type: 'TLC', serial: 'SAME' },
+      { path: '/dev/nvme2n1', capacityGiB: 4000, type: 'TLC', serial: 'SAME' },
+    ];
+    await addNode({ name: node, labels: selector, devices });
+    const ref = { namespace: ns, name: 'sign-same-serials' };
+    await startSignDrivesOperation(op, ref, {
+      type: 'device-paths',
+      nodeSelector: selector,
+      devicePaths: devices.map((d) => d.path),
+      shared: true,
+    });
+    expect((await waitFinished(ref)).status?.phase).toBe('Succeeded');
+    const nodeObject = await readNode(node);
+    const listed = decodeSharedDrivesAnnotation(nodeObject.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '');
+    if (!listed.ok) throw new Error(listed.error.message);
+    expect(listed.drives.map((d) => d.devicePath)).toEqual(devices.map((d) => d.path));
+    expect(nodeObject.status?.capacity?.['weka.io/shared-drives-capacity']).toMatch(/^(7000|7k)$/);
+  });
+});

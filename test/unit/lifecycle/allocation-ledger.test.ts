@@ -1,0 +1,145 @@
+// A node's allocation ledger: its annotation reads back what was written and refuses anything
+// malformed without throwing; releasing keeps what may be left on the devices; reading the
+// devices counts every virtual drive no container holds, and forgets only what is gone.
+import { describe, expect, it } from 'vitest';
+import {
+  decodeLedger,
+  emptyLedger,
+  encodeLedger,
+  ledgerClaims,
+  reconcileLedger,
+  withAllocation,
+  withoutContainer,
+  type AllocationLedger,
+} from '../../../src/lifecycle/allocation-ledger.js';
+
+const vd = (n: number, physicalUUID = 'p1', capacityGiB = 100) => ({
+  virtualUUID: `v${n}`,
+  physicalUUID,
+  capacityGiB,
+  serial: 'S1',
+  type: 'TLC' as const,
+});
+
+const withTwo: AllocationLedger = withAllocation(
+  withAllocation(emptyLedger(), 'uid-a', 'ns/a', {
+    virtualDrives: [vd(1), vd(2, 'p2')],
+    wekaPort: 14000,
+    agentPort: 14001,
+  }),
+  'uid-b',
+  'ns/b',
+  { virtualDrives: [vd(3)] },
+);
+
+describe('allocation ledger annotation', () => {
+  it('reads back exactly what was written, ports included', () => {
+    const decoded = decodeLedger(encodeLedger(withTwo));
+    expect(decoded).toEqual({ ok: true, ledger: withTwo });
+  });
+
+  it('reads a missing annotation as an empty ledger', () => {
+    expect(decodeLedger(undefined)).toEqual({ ok: true, ledger: emptyLedger() });
+  });
+
+  it.each([
+    ['not JSON', '{'],
+    ['a list', '[]'],
+    ['no found list', '{"containers":{}}'],
+    ['an entry without drives', '{"containers":{"u":{"container":"ns/a"}},"found":[]}'],
+    [
+      'a drive of the wrong shape',
+      '{"containers":{"u":{"container":"ns/a","virtualDrives":[["v","p",1]]}},"found":[]}',
+    ],
+    [
+      'a drive of 0 GiB',
+      '{"containers":{"u":{"container":"ns/a","virtualDrives":[["v","p",0,"s","TLC"]]}},"found":[]}',
+    ],
+    [
+      'an unknown drive type',
+      '{"containers":{"u":{"container":"ns/a","virtualDrives":[["v","p",1,"s","SLC"]]}},"found":[]}',
+    ],
+    ['bad ports', '{"containers":{"u":{"container":"ns/a","virtualDrives":[],"ports":[1]}},"found":[]}'],
+    ['a found drive of the wrong shape', '{"containers":{},"found":[["v","p"]]}'],
+  ])('refuses %s with a message naming the annotation', (_, text) => {
+    const decoded = decodeLedger(text);
+    expect(decoded.ok).toBe(false);
+    if (!decoded.ok) expect(decoded.message).toMatch(/^annotation weka\.weka\.io\/allocations /);
+  });
+});
+
+describe('allocation ledger changes', () => {
+  it('counts every container and every found drive, except the one asking', () => {
+    const ledger = {
+      ...withTwo,
+      found: [{ virtualUUID: 'f', physicalUUID: 'p1', capacityGiB: 50, ownerClusterGUID: 'g' }],
+    };
+    expect(ledgerClaims(ledger).map((c) => c.container)).toEqual([
+      'ns/a',
+      'ns/b',
+      'virtual drives found on the devices',
+    ]);
+    expect(ledgerClaims(ledger, 'uid-a').map((c) => c.container)).toEqual([
+      'ns/b',
+      'virtual drives found on the devices',
+    ]);
+  });
+
+  it('forgets a released container whose drives were removed, and keeps counting those left on the devices', () => {
+    expect(withoutContainer(withTwo, 'uid-a', false)).toEqual({
+      containers: { 'uid-b': withTwo.containers['uid-b'] },
+      found: [],
+    });
+    const left = withoutContainer(withTwo, 'uid-a', true, 'guid');
+    expect(left.found).toEqual([
+      { virtualUUID: 'v1', physicalUUID: 'p1', capacityGiB: 100, ownerClusterGUID: 'guid' },
+      { virtualUUID: 'v2', physicalUUID: 'p2', capacityGiB: 100, ownerClusterGUID: 'guid' },
+    ]);
+    expect(withoutContainer(withTwo, 'no-such-uid', true)).toBe(withTwo);
+  });
+});
+
+describe('reading the devices into the ledger', () => {
+  const device = (physicalUUID: string, ...uuids: string[]) => ({
+    physicalUUID,
+    virtualDrives: uuids.map((virtualUUID) => ({ virtualUUID, ownerClusterGUID: 'g', sizeGiB: 100 })),
+  });
+
+  it('counts a virtual drive no container holds as found, and reports it once', () => {
+    const first = reconcileLedger(
+      withTwo,
+      [device('p1', 'v1', 'v3', 'stray'), device('p2', 'v2')],
+      new Set(['uid-a', 'uid-b']),
+    );
+    expect(first.found.map((f) => f.virtualUUID)).toEqual(['stray']);
+    expect(first.ledger.found.map((f) => f.virtualUUID)).toEqual(['stray']);
+    expect(first.ledger.containers).toEqual(withTwo.containers);
+    const again = reconcileLedger(
+      first.ledger,
+      [device('p1', 'v1', 'v3', 'stray'), device('p2', 'v2')],
+      new Set(['uid-a', 'uid-b']),
+    );
+    expect(again.found).toEqual([]);
+    expect(again.ledger).toEqual(first.ledger);
+  });
+
+  it('drops a found drive no device holds any more', () => {
+    const ledger = {
+      ...withTwo,
+      found: [{ virtualUUID: 'gone', physicalUUID: 'p1', capacityGiB: 50, ownerClusterGUID: 'g' }],
+    };
+    expect(reconcileLedger(ledger, [device('p1', 'v1', 'v3')], new Set(['uid-a', 'uid-b'])).ledger.found).toEqual([]);
+  });
+
+  it('keeps a live container whose drives are not signed yet, and turns a gone one into found drives or forgets it', () => {
+    // uid-a is gone; its v1 is still on p1, so v1 is found; uid-b is live with nothing signed yet.
+    const withDrive = reconcileLedger(withTwo, [device('p1', 'v1')], new Set(['uid-b']));
+    expect(Object.keys(withDrive.ledger.containers)).toEqual(['uid-b']);
+    expect(withDrive.ledger.found.map((f) => f.virtualUUID)).toEqual(['v1']);
+    expect(withDrive.forgotten).toEqual([]);
+    // Nothing of uid-a on the devices: it is forgotten, and its capacity is free.
+    const without = reconcileLedger(withTwo, [device('p1')], new Set(['uid-b']));
+    expect(without.forgotten).toEqual(['ns/a']);
+    expect(without.ledger.found).toEqual([]);
+  });
+});
