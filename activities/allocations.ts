@@ -266,6 +266,15 @@ export function createAllocationDecisions(deps: ActivityDeps) {
     },
 
     /**
+     * What the node's ledger holds for the container of `uid`: what its teardown undoes (a status
+     * may have been edited by hand). Null when the ledger holds nothing for it, or the node is gone.
+     */
+    async readNodeAllocation({ node, uid }: { node: string; uid: string }): Promise<ContainerAllocation | null> {
+      const nodeObject = await orIfMissing(api.core.readNode({ name: node }), null);
+      return nodeObject ? (ledgerOf(nodeObject).containers[uid]?.allocation ?? null) : null;
+    },
+
+    /**
      * Lets go of a container's allocation: out of the node's ledger, then out of its status. Only
      * for an object whose deletion started (or that is gone): a request alone never frees the
      * capacity of a live container. Virtual drives its teardown could not remove (it finished

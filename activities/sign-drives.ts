@@ -13,7 +13,7 @@ import { reconcileSharedDrives, sharedCapacityGiB, sharedCapacityResources } fro
 import { ALLOCATIONS_ANNOTATION, encodeLedger, reconcileLedger } from '../src/lifecycle/allocation-ledger.js';
 import { ledgerOf } from './kube/node-ledger.js';
 import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../src/lifecycle/names.js';
-import { labelSelectorText } from '../src/lifecycle/sign-drives-request.js';
+import { labelSelectorText, signingRefusal } from '../src/lifecycle/sign-drives-request.js';
 import {
   NON_RETRYABLE_WEKA_ERRORS,
   planSignProxy,
@@ -32,7 +32,7 @@ import type {
   OperationStatusUpdate,
 } from './types.js';
 import { wekaCli } from './weka-cli.js';
-import type { MutexOutcome, ProxySignedDrive } from '../src/protocol.js';
+import type { MutexOutcome, MutexPayloads, ProxySignedDrive } from '../src/protocol.js';
 import { createNodeDecisions } from './node-decisions.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -125,8 +125,22 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
      * retried by Temporal, and answered as SignFailed from the third attempt on, so that a proxy
      * that cannot be reached never holds up the node's mutex for long.
      */
-    async signProxyDrive({ node, devicePath }: { node: string; devicePath: string }): Promise<MutexOutcome> {
+    async signProxyDrive({ node, devicePath, operation }: MutexPayloads['sign-drive']): Promise<MutexOutcome> {
       try {
+        showDriveCall(devicePath); // a device path that is no device path is refused before anything is read
+        const [op, nodeObject] = await Promise.all([
+          api.getOperation(operation),
+          orIfMissing(api.core.readNode({ name: node }), null),
+        ]);
+        const current = op && { uid: op.metadata.uid ?? '', deleting: !!op.metadata.deletionTimestamp, spec: op.spec };
+        const refusal = signingRefusal(operation, current, nodeObject?.metadata?.labels ?? {}, devicePath);
+        if (refusal !== undefined) {
+          deps.logger.warn({ node, devicePath, refusal }, 'refused to sign a device');
+          return {
+            ok: false,
+            error: { type: 'SigningNotRequested', message: `not signing ${devicePath}: ${refusal}` },
+          };
+        }
         const proxy = await proxies.ensureProxy({ node });
         if (!proxy.ok) return proxy;
         const target = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };

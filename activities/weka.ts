@@ -24,6 +24,7 @@ import {
   showDriveCall,
   virtualAddCall,
   virtualRemoveCall,
+  WEKA_COMMAND_REFUSED,
   type Plan,
 } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
@@ -110,7 +111,18 @@ export function createWekaActivities(deps: ActivityDeps) {
     },
 
     async removeDriveFromCluster({ target, containerId, virtualUUID }: ClusterDriveRef): Promise<void> {
-      const drive = findDriveByVirtualUUID(await run(target, driveListCall(containerId)), virtualUUID);
+      let drives;
+      try {
+        drives = await run(target, driveListCall(containerId));
+      } catch (err) {
+        // Refused for a container that is no longer in the cluster (a teardown that removed it and
+        // failed before it could tell): its drives went with it.
+        if (!(err instanceof Error) || err.name !== WEKA_COMMAND_REFUSED) throw err;
+        const listed = await run(target, containerStatusCall(containerId));
+        if (planContainerRemove(listed, { containerId }) === 'already-done') return;
+        throw err;
+      }
+      const drive = findDriveByVirtualUUID(drives, virtualUUID);
       if (drive) await run(target, driveRemoveCall(drive.driveUUID));
     },
 

@@ -129,7 +129,7 @@ export interface MutexPayloads {
   'allocate-cluster-ports': ObjectRef;
   'release-cluster-ports': ObjectRef;
   'publish-drives': { node: string; drives: ProxySignedDrive[] };
-  'sign-drive': { node: string; devicePath: string };
+  'sign-drive': { node: string; devicePath: string; operation: ObjectRef & { uid: string } };
 }
 
 /**

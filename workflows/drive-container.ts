@@ -60,7 +60,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   status.observedGeneration = snapshot.generation;
 
   let target: ExecTargetRef = { namespace: ref.namespace, pod: ref.name, container: WEKA_POD_CONTAINER };
-  let allocation: ContainerAllocation | undefined = snapshot.status.allocation;
+  /** What the node's mutex gave (the status only shows it: anyone who may write it can edit it). */
+  let allocation: ContainerAllocation | undefined;
   let clusterGUID: string | undefined;
   /**
    * A run continued from an earlier one (past its history limit while it waited, or after a refused
@@ -187,7 +188,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       target = await kube.ensureContainerPod(ref);
       await kube.waitPodRunning(target);
     }
-    allocation ??= await allocate();
+    // Asked every run: the node's ledger answers with what it gave before, if it did.
+    allocation = await allocate();
     status.allocation = allocation;
     clusterGUID = await waitForClusterGUID();
     await signAndAdd(allocation, clusterGUID);
@@ -218,7 +220,9 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     await status.enter('Deleting', 'tearing down');
     if (!node) return finish('never placed on a node: nothing to undo');
     const current: ContainerSnapshot | null = await kube.readContainer(ref);
-    const alloc = current?.status.allocation ?? allocation;
+    // What the node's ledger gave this uid, never what the status names: a forged status must not
+    // make this teardown remove another container's drives.
+    const alloc = (await kube.readNodeAllocation({ node, uid: input.uid })) ?? allocation;
     const guid =
       clusterGUID ??
       current?.status.clusterGUID ??
@@ -262,7 +266,9 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     guid: string,
     containerId: number,
   ): Promise<'done' | 'abandoned'> {
-    for (let pause = 10; ; pause = Math.min(pause * 2, 300)) {
+    /** Passes in a row that reached the pod but a Weka command failed (a transient failure of the tool). */
+    let toolFailures = 0;
+    for (let pause = 10; ;) {
       if ((await kube.readContainer(ref))?.annotations[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true') {
         const left = alloc.virtualDrives
           .map((d) => `${d.virtualUUID} (${d.capacityGiB} GiB on physical drive ${d.serial}, ${d.physicalUUID})`)
@@ -293,6 +299,15 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         }
         return 'done';
       } catch (err) {
+        const cause = err instanceof ActivityFailure ? err.cause : err;
+        // The pod answered and a Weka command failed after its retries: soon again, a few times,
+        // before it is shown as blocked (each pass redoes only what is left).
+        if (cause instanceof ApplicationFailure && cause.type === 'WekaCommandFailed' && ++toolFailures < 3) {
+          await status.enter('Deleting', `a Weka command failed (${messageOf(err)}); trying again in 5 s`);
+          await condition(() => false, '5 seconds');
+          continue;
+        }
+        toolFailures = 0;
         const message =
           `cannot remove the virtual drives in pod ${ref.namespace}/${ref.name} on node ${node}: ${messageOf(err)}; ` +
           `trying again in ${pause} s. If the node is down for good, set the annotation ` +
@@ -300,6 +315,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         await status.condition('TeardownBlocked', 'True', 'PodUnreachable', message, 'Warning');
         await status.enter('Deleting', `waiting ${pause} s to reach the pod again`);
         await condition(() => false, `${pause} seconds`);
+        pause = Math.min(pause * 2, 300);
         // The new run of an object being deleted goes straight to the teardown, which starts again
         // from the status: the allocation, the container id, the drives still added.
         await life.continueAsNewIfLong();

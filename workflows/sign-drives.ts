@@ -54,7 +54,8 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
     let now = 0;
     // One device per request: the node's mutex runs nothing else (removing its proxy, say) meanwhile.
     for (const devicePath of request.devicePaths) {
-      const answer = await mutex.call(nodeMutexId(node), 'sign-drive', { node, devicePath }, node);
+      const operation = { ...ref, uid: input.uid };
+      const answer = await mutex.call(nodeMutexId(node), 'sign-drive', { node, devicePath, operation }, node);
       if (!answer.ok) {
         failures.push(answer.error?.message ?? `${devicePath}: signing failed`);
         continue;

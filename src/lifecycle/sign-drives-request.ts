@@ -78,3 +78,35 @@ export function labelSelectorText(selector: Readonly<Record<string, string>>): s
     .map(([key, value]) => `${key}=${value}`)
     .join(',');
 }
+
+/** What a sign-drive request names: the operation that asks, with its uid. */
+export interface SigningOperationRef {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+/**
+ * Why signing `devicePath` on a node with `nodeLabels` is not what the operation, as read now,
+ * asks for; undefined when it is. Signing destroys what a device held, so a request to sign is
+ * carried out only for a live operation of that uid whose spec selects the node and lists the
+ * device: a request alone (a signal anybody with access to the Temporal namespace can send) signs
+ * nothing.
+ */
+export function signingRefusal(
+  asked: SigningOperationRef,
+  operation: { uid: string; deleting: boolean; spec: OperationSpecInput } | null,
+  nodeLabels: Readonly<Record<string, string>>,
+  devicePath: string,
+): string | undefined {
+  const what = `WekaManualOperation ${asked.namespace}/${asked.name}`;
+  if (!operation || operation.uid !== asked.uid) return `${what} (uid ${asked.uid}) does not exist`;
+  if (operation.deleting) return `${what} is being deleted`;
+  const checked = signDrivesRequest(operation.spec);
+  if (!checked.ok) return `${what} does not ask to sign drives: ${checked.message}`;
+  const { nodeSelector, devicePaths } = checked.request;
+  if (!Object.entries(nodeSelector).every(([key, value]) => nodeLabels[key] === value))
+    return `${what} does not select this node (selector ${labelSelectorText(nodeSelector)})`;
+  if (!devicePaths.includes(devicePath)) return `${what} does not list ${devicePath}`;
+  return undefined;
+}

@@ -347,7 +347,7 @@ describe("the node policy, for the operator's service account", () => {
       asOperator().patchNode({ name: node, body: { metadata: { annotations } } }, mergePatch);
     await refused(
       annotate({ 'weka.io/other': 'x' }),
-      /only the node annotations weka\.io\/shared-drives, not weka\.io\/other/,
+      /only the node annotations weka\.io\/shared-drives, weka\.weka\.io\/allocations, not weka\.io\/other/,
     );
     await refused(annotate({ 'example.com/owner': 'weka' }), /not example\.com\/owner/);
     await refused(annotate({ 'example.com/owner': null }), /not example\.com\/owner/);

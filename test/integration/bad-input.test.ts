@@ -34,8 +34,8 @@ import {
   type UpdateViolation,
 } from '../unit/api/rule-violations.js';
 import { rejection } from '../support/containers.js';
-import { kubeConfig, uniqueNamespace } from '../support/harness.js';
-import { readNode } from '../support/manual-operation.js';
+import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { createSignDrivesOperation, readNode } from '../support/manual-operation.js';
 import { sharedDrivesNode, startTestOperator, type TestOperator } from '../support/operator.js';
 import { createWekaCluster, simulatorLog, type SimLogEntry } from '../support/simulator.js';
 
@@ -65,12 +65,18 @@ let namespace: string;
 let node: string;
 let proxy: ExecTargetRef;
 let clusterGUID: string;
+let signing: { namespace: string; name: string; uid: string };
 
 beforeAll(async () => {
   op = await startTestOperator();
   acts = createActivities(op.deps);
   namespace = await uniqueNamespace('bad-input');
-  node = await sharedDrivesNode([DEVICE], 'bad-input');
+  const label = { 'weka.io/drive-sharing': uniqueName('bad-input') };
+  node = await sharedDrivesNode([DEVICE], 'bad-input', label);
+  // The operation a sign-drive request must name: it selects the node and lists the good device.
+  const ref = { namespace, name: 'sign-control' };
+  const payload = { type: 'device-paths', nodeSelector: label, devicePaths: [DEVICE.path], shared: true };
+  signing = { ...ref, ...(await createSignDrivesOperation(ref, payload)) };
   clusterGUID = await createWekaCluster(node, 'bad-input');
   // A running proxy pod: a command that got past validation would really run, and be logged.
   expect((await acts.ensureProxy({ node })).ok).toBe(true);
@@ -250,7 +256,7 @@ const ROWS: Row[] = [
         log = await commandsDuring(async () => {
           failures = [];
           for (const devicePath of SHELL_DEVICE_PATHS) {
-            const outcome = await acts.signProxyDrive({ node, devicePath });
+            const outcome = await acts.signProxyDrive({ node, devicePath, operation: signing });
             if (!outcome.ok) failures.push({ devicePath, message: outcome.error.message });
           }
         });
@@ -261,7 +267,9 @@ const ROWS: Row[] = [
       async nothingLost() {
         expect(log).toEqual([]);
         // The same activity with a good path does reach the node and is logged: the check above can see.
-        const control = await commandsDuring(() => acts.signProxyDrive({ node, devicePath: DEVICE.path }));
+        const control = await commandsDuring(() =>
+          acts.signProxyDrive({ node, devicePath: DEVICE.path, operation: signing }),
+        );
         expect(control.map((e) => e.argv.slice(-3).join(' '))).toContain(`show --json ${DEVICE.path}`);
       },
     } satisfies Row;

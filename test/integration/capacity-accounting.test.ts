@@ -16,10 +16,12 @@ import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/har
 import { readNode, startSignDrivesOperation, waitFinished } from '../support/manual-operation.js';
 import {
   createDriveContainer,
+  deleteDriveContainer,
   readContainer,
   sharedDrivesNode,
   startTestOperator,
   waitForPhase,
+  waitGone,
   type TestOperator,
 } from '../support/operator.js';
 import { createWekaCluster, showDevice, sim } from '../support/simulator.js';
@@ -207,6 +209,37 @@ describe('capacity accounting', () => {
     );
     await refused(next, 'InsufficientDriveCapacity');
   });
+
+  it(
+    "a teardown removes what the node's ledger gave its container, never what a forged status names",
+    { timeout: 240_000 },
+    async () => {
+      const devices: SimulatedDevice[] = [{ path: '/dev/nvme0n1', capacityGiB: 2000, type: 'TLC' }];
+      const node = await sharedDrivesNode(devices, 'accounting-forged');
+      const guid = await createWekaCluster(node, uniqueName('cluster'));
+      const spec = { nodeName: node, driveCores: 1, containerCapacity: 600, driveTypesRatio: TLC_ONLY };
+      const mine = { namespace: ns, name: 'forges-its-status' };
+      const theirs = { namespace: ns, name: 'is-forged-against' };
+      const { uid } = await createDriveContainer(op, mine, spec, guid);
+      await createDriveContainer(op, theirs, spec, guid);
+      await Promise.all([waitForPhase(mine, 'Ready', 120_000), waitForPhase(theirs, 'Ready', 120_000)]);
+      const theirDrives = (await readContainer(theirs))!.status!.allocations!;
+
+      // A tenant who may write its container's status names the other container's drives in it...
+      await kubeConfig()
+        .makeApiClient(CustomObjectsApi)
+        .patchNamespacedCustomObjectStatus(
+          { ...WEKA_CONTAINERS, ...mine, body: { status: { allocations: theirDrives } } },
+          mergePatch,
+        );
+      // ...and deletes it: its teardown removes its own drives, and only those.
+      await deleteDriveContainer(op, mine, uid);
+      await waitGone(mine, 120_000);
+      const onDevice = (await showDevice(node, devices[0]!.path)).virtualDrives.map((v) => v.virtualUUID);
+      expect(onDevice.sort()).toEqual(theirDrives.virtualDrives!.map((v) => v.virtualUUID).sort());
+      expect((await readContainer(theirs))?.status?.phase).toBe('Ready');
+    },
+  );
 
   it('shares every disk of a node whose disks have the same serial, or none', { timeout: 180_000 }, async () => {
     const selector = { 'weka.io/drive-sharing': uniqueName('serials') };

@@ -180,8 +180,19 @@ export async function waitGone(
     all.length === 1 ? `${all[0]!.namespace}/${all[0]!.name} to be gone` : `${all.length} containers to be gone`,
     async () => ((await left()).length === 0 ? true : undefined),
     timeoutMs,
-    { ...o, progress: async () => phaseSummary(await left()) },
+    { ...o, progress: async () => leftSummary(await left()) },
   );
+}
+
+/** The phases of what is left, and, when only a few are, what each one is doing and why. */
+function leftSummary(left: readonly WekaContainer[]): string {
+  if (left.length > 3) return phaseSummary(left);
+  const why = (c: WekaContainer) =>
+    (c.status?.conditions ?? [])
+      .filter((x) => x.status !== 'True' || x.type === 'TeardownBlocked')
+      .map((x) => `${x.type}=${x.status} ${x.reason}: ${x.message}`)
+      .join('; ');
+  return `${phaseSummary(left)} ${left.map((c) => `[${c.metadata.name}: ${why(c)}]`).join(' ')}`;
 }
 
 /** Waits until the operator removed every node's ssdproxy (the last teardown on a node does it). */

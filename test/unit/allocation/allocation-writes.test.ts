@@ -12,8 +12,9 @@ import { createAllocationDecisions } from '../../../activities/allocations.js';
 import type { ActivityDeps } from '../../../activities/deps.js';
 import { apiMessage, describeKubeError, kubeFailure } from '../../../activities/kube/errors.js';
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../../src/annotations/index.js';
-import { DEFAULT_ALLOCATION_SETTINGS } from '../../../src/allocation/index.js';
+import { DEFAULT_ALLOCATION_SETTINGS, type PhysicalDrive } from '../../../src/allocation/index.js';
 import type { MutexOutcome } from '../../../src/protocol.js';
+import { ALLOCATIONS_ANNOTATION } from '../../../src/lifecycle/allocation-ledger.js';
 
 const NODE = 'node-1';
 const BASE = '/apis/weka.weka.io/v1alpha1';
@@ -40,6 +41,9 @@ class FakeApiserver {
   listFailure: Failure | undefined;
   lists = 0;
   writes: string[] = [];
+  /** The node's annotations the activity wrote (its allocation ledger). */
+  readonly nodeAnnotations: Record<string, string> = {};
+  private nodeVersion = 1;
   private version = 1;
   private server: Server | undefined;
 
@@ -75,6 +79,15 @@ class FakeApiserver {
     this.send(res, f.code, { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: f.message, reason });
   }
 
+  private node(drives: PhysicalDrive[]): unknown {
+    const annotations = { ...this.nodeAnnotations, [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) };
+    return {
+      kind: 'Node',
+      apiVersion: 'v1',
+      metadata: { name: NODE, resourceVersion: String(this.nodeVersion), annotations },
+    };
+  }
+
   private send(res: ServerResponse, code: number, body: unknown): void {
     res.writeHead(code, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
@@ -93,11 +106,17 @@ class FakeApiserver {
         type: 'TLC' as const,
         devicePath: `/dev/nvme${i}n1`,
       }));
-      return this.send(res, 200, {
-        kind: 'Node',
-        apiVersion: 'v1',
-        metadata: { name: NODE, annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } },
-      });
+      return this.send(res, 200, this.node(drives));
+    }
+    if (req.method === 'PATCH' && url.pathname === `/api/v1/nodes/${NODE}`) {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        metadata: { resourceVersion?: string; annotations?: Record<string, string> };
+      };
+      if (body.metadata.resourceVersion && body.metadata.resourceVersion !== String(this.nodeVersion))
+        return this.fail(res, { code: 409, message: 'the node has been modified' });
+      Object.assign(this.nodeAnnotations, body.metadata.annotations ?? {});
+      this.nodeVersion++;
+      return this.send(res, 200, this.node([]));
     }
     if (req.method === 'GET' && url.pathname === `${BASE}/wekacontainers`) {
       this.lists++;
@@ -287,11 +306,24 @@ describe('a decision that throws', () => {
 });
 
 describe('release', () => {
-  it('a 422 on removing the allocation is an answer, not a failure to retry', async () => {
+  it('frees a deleted container in the ledger even when the apiserver refuses to clear its status (422)', async () => {
     const { allocate, releaseAllocation } = await setUp(['a/first']);
     expect((await allocate())[0]?.ok).toBe(true);
+    expect(fake.nodeAnnotations[ALLOCATIONS_ANNOTATION]).toContain('uid-a-first');
+    (fake.containers.get('a/first')!.metadata as Record<string, unknown>)['deletionTimestamp'] = '2026-01-01T00:00:00Z';
     fake.writeFailures.set('a/first', { code: 422, message: 'invalid' });
-    expectRefused(await releaseAllocation({ namespace: 'a', name: 'first', node: NODE }), 'ReleaseRefused', false);
+    expect(await releaseAllocation({ namespace: 'a', name: 'first', node: NODE, uid: 'uid-a-first' })).toEqual({
+      ok: true,
+    });
+    expect(fake.nodeAnnotations[ALLOCATIONS_ANNOTATION]).not.toContain('uid-a-first');
+  });
+
+  it('refuses to release a container that is not being deleted', async () => {
+    const { allocate, releaseAllocation } = await setUp(['a/first']);
+    expect((await allocate())[0]?.ok).toBe(true);
+    const answer = await releaseAllocation({ namespace: 'a', name: 'first', node: NODE, uid: 'uid-a-first' });
+    expectRefused(answer, 'NotDeleting', false);
+    expect(fake.nodeAnnotations[ALLOCATIONS_ANNOTATION]).toContain('uid-a-first');
   });
 });
 
