@@ -10,7 +10,7 @@ const HEARTBEAT_TIMEOUT = '5 seconds';
 
 /**
  * Error types that retrying cannot fix: bad input, unparseable output, a definite refusal by a
- * Weka tool, an object that is not there, a Kubernetes call the apiserver refused. Activities
+ * Weka tool, an object that is not there, a Kubernetes call (or an exec) the apiserver refused. Activities
  * throw them as non-retryable failures; the policies list them too, so that an error of that type
  * is never retried whatever threw it.
  */
@@ -21,6 +21,7 @@ const NON_RETRYABLE_ERRORS = [
   'InvalidObject',
   'NotFound',
   'KubeRefused',
+  'ExecForbidden',
 ];
 
 const common = { heartbeatTimeout: HEARTBEAT_TIMEOUT } satisfies ActivityOptions;

@@ -8,6 +8,7 @@ import { backoffDelay } from '../../src/backoff.js';
 import {
   DEFAULT_EXEC_TIMEOUT_MS,
   describeExec,
+  ExecForbiddenError,
   ExecTransportError,
   type ExecOptions,
   type ExecResult,
@@ -69,8 +70,13 @@ export function shouldRetry(
   retryEarlyDrops = false,
 ): boolean {
   if (attempt >= maxAttempts) return false;
-  if (outcome.kind === 'connect-failed') return true;
+  if (outcome.kind === 'connect-failed') return !isForbidden(outcome);
   return retryEarlyDrops && outcome.kind === 'dropped' && !outcome.sawOutput;
+}
+
+/** The websocket upgrade answered 403: the apiserver forbids this exec (RBAC or an admission policy). */
+export function isForbidden(outcome: AttemptOutcome): boolean {
+  return outcome.kind === 'connect-failed' && /Unexpected server response: 403\b/.test(outcome.message);
 }
 
 /** The longest wait between two connection attempts. */
@@ -121,6 +127,10 @@ export function outcomeError(
   const suffix = attempts > 1 ? ` (after ${attempts} attempts)` : '';
   switch (outcome.kind) {
     case 'connect-failed':
+      if (isForbidden(outcome))
+        return new ExecForbiddenError(
+          `${what}: ${describeOutcome(outcome)}: the apiserver forbids this exec (RBAC, or an admission policy on pods/exec)`,
+        );
       return new ExecTransportError('connect', `${what}: ${describeOutcome(outcome)}${suffix}`, false);
     case 'start-failed':
       return new ExecTransportError('start', `${what}: ${describeOutcome(outcome)}`, false);

@@ -41,7 +41,7 @@ export type ExecFailureKind = 'connect' | 'start' | 'dropped' | 'timeout' | 'abo
 
 /** No exit code came back. Retryable: the caller's idempotency probe settles what happened. */
 export class ExecTransportError extends Error {
-  override readonly name = EXEC_TRANSPORT_ERROR;
+  override readonly name: string = EXEC_TRANSPORT_ERROR;
   readonly kind: ExecFailureKind;
   /** False only when the command certainly did not run. */
   readonly commandMayHaveRun: boolean;
@@ -50,6 +50,20 @@ export class ExecTransportError extends Error {
     super(message);
     this.kind = kind;
     this.commandMayHaveRun = commandMayHaveRun;
+  }
+}
+
+export const EXEC_FORBIDDEN = 'ExecForbidden';
+
+/**
+ * The apiserver refused the exec itself (403: RBAC, or an admission policy on pods/exec): the
+ * command never ran, and asking again changes nothing until an administrator acts. Not retryable.
+ */
+export class ExecForbiddenError extends ExecTransportError {
+  override readonly name: string = EXEC_FORBIDDEN;
+
+  constructor(message: string) {
+    super('connect', message, false);
   }
 }
 

@@ -267,6 +267,17 @@ describe("the exec policy, for the operator's service account", () => {
     await expect(exec.run(target, ['sh', '-c', 'touch /tmp/admitted'])).rejects.toThrow(/403/);
   });
 
+  it('is, for the operator, a refusal it does not retry (ExecForbidden): the exec is not tried again', async () => {
+    let attempts = 0;
+    const exec = KubeExecTransport.fromKubeConfig(operator.kubeConfig, {
+      sleep: async () => void attempts++,
+    });
+    const refused = await exec.run(target, ['sh', '-c', 'touch /tmp/admitted']).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ name: 'ExecForbidden', commandMayHaveRun: false });
+    expect((refused as Error).message).toMatch(/forbids this exec/);
+    expect(attempts).toBe(0);
+  });
+
   it('leaves every other user alone', async () => {
     expect((await execAdmission(kubeConfig(), target, ['sh', '-c', 'id'])).admitted).toBe(true);
     expect((await execAdmission(kubeConfig(), { ...target, container: 'sidecar' }, ['true'])).admitted).toBe(true);

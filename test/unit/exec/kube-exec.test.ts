@@ -2,7 +2,13 @@ import { EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { V1Status } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { KubeExecTransport, shouldRetry, statusToExit, type ExecClient } from '../../../activities/exec/kube-exec.js';
+import {
+  KubeExecTransport,
+  outcomeError,
+  shouldRetry,
+  statusToExit,
+  type ExecClient,
+} from '../../../activities/exec/kube-exec.js';
 import { ExecTransportError, type ExecTarget } from '../../../activities/exec/transport.js';
 
 const target: ExecTarget = { namespace: 'weka', pod: 'drive-0' };
@@ -50,6 +56,18 @@ describe('retry decisions', () => {
   it('retries a connection that never opened, up to the attempt limit', () => {
     expect(shouldRetry({ kind: 'connect-failed', message: 'ECONNRESET' }, 1, 3)).toBe(true);
     expect(shouldRetry({ kind: 'connect-failed', message: 'ECONNRESET' }, 3, 3)).toBe(false);
+    // A 403 on the upgrade is the apiserver refusing the exec: asking again changes nothing.
+    expect(shouldRetry({ kind: 'connect-failed', message: 'Unexpected server response: 403' }, 1, 3)).toBe(false);
+    const forbidden = outcomeError(
+      { kind: 'connect-failed', message: 'Unexpected server response: 403' },
+      'ns/pod: weka',
+      1,
+    );
+    expect(forbidden.name).toBe('ExecForbidden');
+    expect(forbidden.commandMayHaveRun).toBe(false);
+    expect(outcomeError({ kind: 'connect-failed', message: 'Unexpected server response: 404' }, 'x', 1).name).toBe(
+      'ExecTransportError',
+    );
   });
 
   it('does not retry once the command may have run', () => {
