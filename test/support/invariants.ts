@@ -240,7 +240,8 @@ export function steadyStateViolations(state: ObservedState): string[] {
 /**
  * After every drive container was deleted: no WekaContainer left in the test's namespaces (so no
  * finalizer and no allocation), no proxy container or pod, no virtual drive on any device and
- * none in the Weka cluster; every virtual drive signed and added was removed exactly once.
+ * none in the Weka cluster, no member left in the Weka clusters; every virtual drive signed and
+ * added was removed exactly once.
  */
 export function allDeletedViolations(state: ObservedState): string[] {
   const out: string[] = [];
@@ -257,6 +258,9 @@ export function allDeletedViolations(state: ObservedState): string[] {
   }
   for (const d of state.clusterDrives)
     out.push(`Weka drive ${d.driveUUID} (virtual ${d.virtualUUID}) is left in container ${d.containerId}`);
+  // A teardown takes its container out of the Weka cluster too, so its name can join again.
+  for (const m of state.clusterMembers)
+    out.push(`Weka container ${m.name} (${m.containerId}) is left in cluster ${m.clusterGUID} on ${m.hostname}`);
   const removedOnce = (addKind: string, removeKind: string) => {
     const removed = countBy(changesOf(state, removeKind), (c) => String(c['virtualUUID']));
     for (const c of changesOf(state, addKind)) {

@@ -1,10 +1,9 @@
 // A tiny seeded PRNG (mulberry32) for the chaos tests. Every random choice a chaos test makes
 // (when to kill, what to delete, the simulator's fault seed) comes from it, so a failing run can be
 // replayed with the seed it printed: CHAOS_SEED=<seed> npx vitest run --project integration ...
-// (Timing still varies between runs; the choices do not.)
-
-/** Used when CHAOS_SEED is unset, so that `npm test` is repeatable by default. */
-export const DEFAULT_CHAOS_SEED = 20_251_125;
+// (Timing still varies between runs; the choices do not.) Without CHAOS_SEED every run draws a
+// fresh seed, so that successive CI runs explore different choices.
+import { randomInt } from 'node:crypto';
 
 export interface Random {
   /** A number in [0, 1). */
@@ -41,10 +40,10 @@ export function seededRandom(seed: number): Random {
   };
 }
 
-/** The seed from CHAOS_SEED (a whole number) or the default; a malformed value is an error, never ignored. */
+/** The seed from CHAOS_SEED (a whole number), or a fresh one; a malformed value is an error, never ignored. */
 export function chaosSeed(env: NodeJS.ProcessEnv = process.env): number {
   const text = env['CHAOS_SEED']?.trim();
-  if (text === undefined || text === '') return DEFAULT_CHAOS_SEED;
+  if (text === undefined || text === '') return randomInt(0, 2 ** 32);
   const seed = Number(text);
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
     throw new Error(`CHAOS_SEED must be a whole number from 0 to ${0xffffffff}, got "${text}"`);

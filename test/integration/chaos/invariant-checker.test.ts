@@ -139,6 +139,55 @@ describe('the chaos invariant checker', () => {
     ]);
   });
 
+  it('reports one virtual drive given to two containers, and GiB given twice', () => {
+    const state = consistent();
+    const twin = container();
+    twin.metadata = { ...twin.metadata, name: 'drive-1', uid: 'u1' };
+    expect(steadyStateViolations({ ...state, containers: [container(), twin] })).toContain(
+      `virtual drive ${VIRTUAL} is allocated to 2 containers`,
+    );
+    const other = container({
+      allocations: {
+        virtualDrives: [
+          { virtualUUID: 'a0000000-0000-4000-8000-000000000002', physicalUUID: PHYSICAL, capacityGiB: 700 },
+        ],
+        virtualDriveCount: 1,
+      },
+      addedVirtualDrives: [],
+      phase: 'Allocating',
+    });
+    other.metadata = { ...other.metadata, name: 'drive-2', uid: 'u2' };
+    expect(steadyStateViolations({ ...state, containers: [container(), other] })).toContain(
+      'statuses allocate 1100 GiB of n1 /dev/nvme0n1, which has 1000 GiB',
+    );
+  });
+
+  it('reports an allocation on a physical drive the node does not have', () => {
+    const violations = steadyStateViolations(
+      withDevice(consistent(), { physicalUUID: 'f0000000-0000-4000-8000-0000000000ff' }),
+    );
+    expect(violations).toContain(`statuses allocate from physical drive ${PHYSICAL}, which node n1 does not have`);
+  });
+
+  it('reports an added virtual drive that is not in the allocation', () => {
+    const stray = 'a0000000-0000-4000-8000-0000000000aa';
+    const violations = steadyStateViolations({
+      ...consistent(),
+      containers: [container({ addedVirtualDrives: [VIRTUAL, stray] })],
+    });
+    expect(violations).toContain(`ns/drive-0: added virtual drive ${stray} is not in its allocations`);
+  });
+
+  it('reports a drive in the Weka cluster under another container than the status says', () => {
+    const violations = steadyStateViolations({ ...consistent(), containers: [container({ containerID: 8 })] });
+    expect(violations.join('\n')).toMatch(/is a drive of Weka container 7, not 8/);
+  });
+
+  it('after deletion, reports a Weka container left in the cluster', () => {
+    const clean: ObservedState = { ...consistent(), containers: [], devices: [], clusterDrives: [], logs: [] };
+    expect(allDeletedViolations(clean)).toContain(`Weka container ns_drive-0 (7) is left in cluster ${GUID} on n1`);
+  });
+
   it('after deletion, reports every container, proxy, pod, signature and Weka drive left, and adds never undone', () => {
     const state = { ...consistent(), proxies: [container()], pods: ['ns/drive-0'] };
     const violations = allDeletedViolations(state).join('\n');
@@ -157,6 +206,7 @@ describe('the chaos invariant checker', () => {
       ...consistent(),
       containers: [],
       devices: [],
+      clusterMembers: [],
       clusterDrives: [],
       logs: [
         {
