@@ -3,7 +3,6 @@
 // signs twice), and publish the signed drives on the node: the shared-drives annotation and the
 // capacity resources the scheduler sees.
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import {
   decodeSharedDrivesAnnotation,
   encodeSharedDrivesAnnotation,
@@ -23,7 +22,7 @@ import {
 } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
-import { snapshotOf, WekaApi } from './kube/weka-api.js';
+import { mergeHeaders, snapshotOf, WekaApi } from './kube/weka-api.js';
 import type {
   ExecTargetRef,
   NodeDrivesPublished,
@@ -35,7 +34,6 @@ import { wekaCli } from './weka-cli.js';
 import type { MutexOutcome, MutexPayloads, ProxySignedDrive } from '../src/protocol.js';
 import { createNodeDecisions } from './node-decisions.js';
 
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /** Attempts at signing one device before a failure other than the device's refusal is its answer. */
 const SIGN_ATTEMPTS = 3;
 /** Conditional writes to a node give up after this many lost races (then the activity is retried). */
@@ -220,7 +218,7 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
                 fieldManager: FIELD_MANAGER.nodeSigner,
                 body: { metadata: { resourceVersion, annotations } },
               },
-              mergePatch,
+              mergeHeaders,
             );
             resourceVersion = patched.metadata?.resourceVersion;
           }
@@ -231,7 +229,7 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
               fieldManager: FIELD_MANAGER.nodeSigner,
               body: { metadata: { resourceVersion }, status: { capacity: resources, allocatable: resources } },
             },
-            mergePatch,
+            mergeHeaders,
           );
         } catch (err) {
           if (isConflict(err)) continue; // the node changed since we read it: read it all again

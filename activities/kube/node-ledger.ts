@@ -2,7 +2,7 @@
 // annotation of the Node. Only the node's mutex writes it, and every write is conditional on the
 // node's resourceVersion, so a write based on an older read never lands.
 import { ApplicationFailure } from '@temporalio/activity';
-import { PatchStrategy, setHeaderOptions, type CoreV1Api, type V1Node } from '@kubernetes/client-node';
+import type { CoreV1Api, V1Node } from '@kubernetes/client-node';
 import {
   ALLOCATIONS_ANNOTATION,
   decodeLedger,
@@ -11,8 +11,8 @@ import {
 } from '../../src/lifecycle/allocation-ledger.js';
 import { FIELD_MANAGER } from '../../src/lifecycle/names.js';
 import { isConflict, orIfMissing } from './errors.js';
+import { mergeHeaders } from './weka-api.js';
 
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /** Conditional writes to a node give up after this many lost races (then the activity is retried). */
 const LEDGER_WRITE_ATTEMPTS = 10;
 
@@ -42,7 +42,7 @@ export async function writeLedger(
       fieldManager: FIELD_MANAGER.allocator,
       body: { metadata: { resourceVersion, annotations: { [ALLOCATIONS_ANNOTATION]: text } } },
     },
-    mergePatch,
+    mergeHeaders,
   );
   return patched.metadata?.resourceVersion;
 }

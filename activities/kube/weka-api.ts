@@ -42,7 +42,8 @@ export function snapshotOf<Spec>(obj: { metadata: ObjectMeta; spec: unknown }): 
 }
 
 const applyHeaders = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
-const mergeHeaders = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/** The header of a JSON merge patch, for the client's patch calls. */
+export const mergeHeaders = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 export class WekaApi {
   readonly custom: CustomObjectsApi;

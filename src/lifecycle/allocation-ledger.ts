@@ -120,22 +120,17 @@ export function reconcileLedger(
         ownerClusterGUID: vd.ownerClusterGUID,
       });
   const containers: Record<string, LedgerEntry> = {};
-  const forgotten: string[] = [];
-  for (const [uid, entry] of Object.entries(ledger.containers)) {
-    if (live.has(uid)) containers[uid] = entry;
-    else forgotten.push(entry.container);
-  }
+  for (const [uid, entry] of Object.entries(ledger.containers)) if (live.has(uid)) containers[uid] = entry;
   const held = new Set(Object.values(containers).flatMap((e) => e.allocation.virtualDrives.map((v) => v.virtualUUID)));
   const known = new Set(ledger.found.map((f) => f.virtualUUID));
   const stillFound = [...onDevices.values()].filter((vd) => !held.has(vd.virtualUUID));
   const found = stillFound.filter((vd) => !known.has(vd.virtualUUID));
-  // A forgotten container whose drives are still on a device is not forgotten: they are found.
-  const keptAsFound = new Set(stillFound.map((vd) => vd.virtualUUID));
-  const reallyForgotten = forgotten.filter((name) => {
-    const entry = Object.values(ledger.containers).find((e) => e.container === name)!;
-    return !entry.allocation.virtualDrives.some((v) => keptAsFound.has(v.virtualUUID));
-  });
-  return { ledger: { containers, found: stillFound }, found, forgotten: reallyForgotten };
+  // A gone container whose drives are still on a device is not forgotten: they are found.
+  const onDevicesUnheld = new Set(stillFound.map((vd) => vd.virtualUUID));
+  const forgotten = Object.entries(ledger.containers)
+    .filter(([uid, e]) => !live.has(uid) && !e.allocation.virtualDrives.some((v) => onDevicesUnheld.has(v.virtualUUID)))
+    .map(([, e]) => e.container);
+  return { ledger: { containers, found: stillFound }, found, forgotten };
 }
 
 export type LedgerDecodeResult = { ok: true; ledger: AllocationLedger } | { ok: false; message: string };

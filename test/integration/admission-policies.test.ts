@@ -35,23 +35,8 @@ import {
   WORKFLOW,
   type LifecycleWorkflow,
 } from '../../src/protocol.js';
-import {
-  clusterCreateCall,
-  clusterListCall,
-  completeCall,
-  containerAddCall,
-  containerDeactivateCall,
-  containerListCall,
-  containerRemoveCall,
-  containerStatusCall,
-  driveAddCall,
-  driveListCall,
-  driveRemoveCall,
-  showDriveCall,
-  signProxyCall,
-  virtualAddCall,
-  virtualRemoveCall,
-} from '../../src/weka/index.js';
+import { completeCall, showDriveCall } from '../../src/weka/index.js';
+import { operatorCommands } from '../support/weka-commands.js';
 import { eventually } from '../support/async.js';
 import { createContainerObject, rejection, WEKA_API, WEKA_CONTAINERS } from '../support/containers.js';
 import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
@@ -207,25 +192,10 @@ describe("the exec policy, for the operator's service account", () => {
   const guid = '4f1c2d3e-0000-4000-8000-0000000000aa';
   const uuid = '4f1c2d3e-0000-4000-8000-00000000000a';
   /** Every command line the operator runs (src/weka), one of each kind. */
-  const operatorCommands: Array<readonly string[]> = [
-    showDriveCall(device).argv,
-    signProxyCall(device).argv,
-    virtualAddCall({ devicePath: device, virtualUUID: uuid, ownerClusterGUID: guid, sizeGiB: 100 }).argv,
-    virtualRemoveCall({ devicePath: device, virtualUUID: uuid, ownerClusterGUID: guid }).argv,
-    clusterCreateCall('tenant').argv,
-    clusterListCall().argv,
-    containerAddCall({ clusterGUID: guid, name: 'ns_drive', hostname: 'node-1' }).argv,
-    containerListCall(guid).argv,
-    containerStatusCall(3).argv,
-    containerDeactivateCall(3).argv,
-    containerRemoveCall(3, { noUnimprint: true }).argv,
-    driveAddCall({ containerId: 3, virtualUUID: uuid }).argv,
-    driveListCall(3).argv,
-    driveRemoveCall(uuid).argv,
-  ];
+  const commands = operatorCommands({ device, uuid, guid, containerId: 3, sizeGiB: 100 });
 
   it('admits every command the operator runs, in the weka container, and they run', async () => {
-    for (const argv of operatorCommands) {
+    for (const argv of commands) {
       const answer = await execAdmission(operator.kubeConfig, target, argv);
       expect(answer, argv.join(' ')).toMatchObject({ admitted: true });
     }

@@ -13,6 +13,7 @@ import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../sr
 import type { Condition, WekaContainer } from '../../src/api/index.js';
 import { proxyName, type ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually } from '../support/async.js';
+import { warningEvent } from '../support/events.js';
 import { WEKA_CONTAINERS } from '../support/containers.js';
 import { kubeConfig, removeNode, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { readNode, startSignDrivesOperation, waitFinished } from '../support/manual-operation.js';
@@ -73,15 +74,6 @@ async function refusal(ref: ObjectRef, type: string, reason: string, timeoutMs =
     },
     timeoutMs,
   );
-}
-
-/** Waits for a Warning Event on the object with this reason, and returns its message. */
-async function warningEvent(ref: ObjectRef, reason: string): Promise<string> {
-  return eventually(`${ref.name}: a Warning Event ${reason}`, async () => {
-    const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: ref.namespace });
-    return events.items.find((e) => e.involvedObject.name === ref.name && e.type === 'Warning' && e.reason === reason)
-      ?.message;
-  });
 }
 
 // ---- what must not be lost ----------------------------------------------------------------

@@ -5,12 +5,13 @@
 // (a signal anybody with access to the Temporal namespace can send) frees nothing of a live
 // container; drives are told apart by
 // physical UUID, so disks with the same (or no) serial are all shared.
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually } from '../support/async.js';
+import { warningEvent } from '../support/events.js';
 import { WEKA_CONTAINERS } from '../support/containers.js';
 import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { readNode, startSignDrivesOperation, waitFinished } from '../support/manual-operation.js';
@@ -55,15 +56,17 @@ async function refused(ref: ObjectRef, reason: string): Promise<void> {
   );
 }
 
+/** A drive container on `node` asking for `gib` GiB of TLC only, in the standalone cluster `guid`. */
+const tlcContainer = (ref: ObjectRef, node: string, gib: number, guid: string) =>
+  createDriveContainer(
+    op,
+    ref,
+    { nodeName: node, driveCores: 1, containerCapacity: gib, driveTypesRatio: TLC_ONLY },
+    guid,
+  );
+
 const virtualUUIDs = async (ref: ObjectRef): Promise<string[] | undefined> =>
   (await readContainer(ref))?.status?.allocations?.virtualDrives?.map((d) => d.virtualUUID);
-
-async function operationEvents(namespace: string, name: string): Promise<{ reason: string; message: string }[]> {
-  const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace });
-  return events.items
-    .filter((e) => e.involvedObject.name === name)
-    .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '' }));
-}
 
 describe('capacity accounting', () => {
   it(
@@ -73,12 +76,7 @@ describe('capacity accounting', () => {
       const node = await sharedDrivesNode(ONE_DRIVE, 'accounting-cleared');
       const guid = await createWekaCluster(node, uniqueName('cluster'));
       const first = { namespace: ns, name: 'holds-600' };
-      await createDriveContainer(
-        op,
-        first,
-        { nodeName: node, driveCores: 1, containerCapacity: 600, driveTypesRatio: TLC_ONLY },
-        guid,
-      );
+      await tlcContainer(first, node, 600, guid);
       await waitForPhase(first, 'Ready', 120_000);
       const given = await virtualUUIDs(first);
       expect(given?.length).toBeGreaterThan(0);
@@ -94,12 +92,7 @@ describe('capacity accounting', () => {
 
       // The 600 GiB are still signed on the device: a second container must not get them.
       const second = { namespace: ns, name: 'wants-600' };
-      await createDriveContainer(
-        op,
-        second,
-        { nodeName: node, driveCores: 1, containerCapacity: 600, driveTypesRatio: TLC_ONLY },
-        guid,
-      );
+      await tlcContainer(second, node, 600, guid);
       await refused(second, 'InsufficientDriveCapacity');
       expect(await virtualUUIDs(second)).toBeUndefined();
       // ...and the first container's status shows its own allocation again, the same drives.
@@ -143,28 +136,16 @@ describe('capacity accounting', () => {
         shared: true,
       });
       expect((await waitFinished(ref)).status?.phase).toBe('Succeeded');
-      const found = await eventually('a VirtualDrivesFound Event', async () =>
-        (await operationEvents(ns, ref.name)).find((e) => e.reason === 'VirtualDrivesFound'),
-      );
-      expect(found.message).toContain(stray);
-      expect(found.message).toContain('500 GiB');
+      const found = await warningEvent(ref, 'VirtualDrivesFound');
+      expect(found).toContain(stray);
+      expect(found).toContain('500 GiB');
 
       const guid = await createWekaCluster(node, uniqueName('cluster'));
       const wants = { namespace: ns, name: 'after-found-600' };
-      await createDriveContainer(
-        op,
-        wants,
-        { nodeName: node, driveCores: 1, containerCapacity: 600, driveTypesRatio: TLC_ONLY },
-        guid,
-      );
+      await tlcContainer(wants, node, 600, guid);
       await refused(wants, 'InsufficientDriveCapacity');
       const fits = { namespace: ns, name: 'after-found-400' };
-      await createDriveContainer(
-        op,
-        fits,
-        { nodeName: node, driveCores: 1, containerCapacity: 400, driveTypesRatio: TLC_ONLY },
-        guid,
-      );
+      await tlcContainer(fits, node, 400, guid);
       await waitForPhase(fits, 'Ready', 120_000);
     },
   );
@@ -173,12 +154,7 @@ describe('capacity accounting', () => {
     const node = await sharedDrivesNode(ONE_DRIVE, 'accounting-release');
     const guid = await createWekaCluster(node, uniqueName('cluster'));
     const live = { namespace: ns, name: 'live-600' };
-    const { uid } = await createDriveContainer(
-      op,
-      live,
-      { nodeName: node, driveCores: 1, containerCapacity: 600, driveTypesRatio: TLC_ONLY },
-      guid,
-    );
+    const { uid } = await tlcContainer(live, node, 600, guid);
     await waitForPhase(live, 'Ready', 120_000);
     const given = await virtualUUIDs(live);
 
@@ -201,12 +177,7 @@ describe('capacity accounting', () => {
     }
     expect(await virtualUUIDs(live)).toEqual(given);
     const next = { namespace: ns, name: 'after-release-600' };
-    await createDriveContainer(
-      op,
-      next,
-      { nodeName: node, driveCores: 1, containerCapacity: 600, driveTypesRatio: TLC_ONLY },
-      guid,
-    );
+    await tlcContainer(next, node, 600, guid);
     await refused(next, 'InsufficientDriveCapacity');
   });
 
@@ -217,11 +188,10 @@ describe('capacity accounting', () => {
       const devices: SimulatedDevice[] = [{ path: '/dev/nvme0n1', capacityGiB: 2000, type: 'TLC' }];
       const node = await sharedDrivesNode(devices, 'accounting-forged');
       const guid = await createWekaCluster(node, uniqueName('cluster'));
-      const spec = { nodeName: node, driveCores: 1, containerCapacity: 600, driveTypesRatio: TLC_ONLY };
       const mine = { namespace: ns, name: 'forges-its-status' };
       const theirs = { namespace: ns, name: 'is-forged-against' };
-      const { uid } = await createDriveContainer(op, mine, spec, guid);
-      await createDriveContainer(op, theirs, spec, guid);
+      const { uid } = await tlcContainer(mine, node, 600, guid);
+      await tlcContainer(theirs, node, 600, guid);
       await Promise.all([waitForPhase(mine, 'Ready', 120_000), waitForPhase(theirs, 'Ready', 120_000)]);
       const theirDrives = (await readContainer(theirs))!.status!.allocations!;
 

@@ -3,13 +3,14 @@
 // here with lowered limits: a drive container waiting for capacity, and one whose teardown cannot
 // reach its pod, with a history limit of 100 events; a mutex with a carried-state bound of 1,500
 // bytes.
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../src/api/index.js';
 import { FINALIZER, TEARDOWN_WITHOUT_POD_ANNOTATION, type ObjectRef } from '../../src/lifecycle/names.js';
 import { utf8Bytes } from '../../src/lifecycle/mutex-queue.js';
+import { eventsOf } from '../support/events.js';
 import {
   WORKFLOW,
   capacityReleasedSignal,
@@ -226,8 +227,7 @@ describe('a teardown that cannot reach its pod', () => {
         );
       await waitGone(ref, 180_000);
       await op.client.workflow.getHandle(workflowId).result();
-      const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: ref.namespace });
-      const left = events.items.find((e) => e.involvedObject.name === ref.name && e.reason === 'TeardownWithoutPod');
+      const left = (await eventsOf(ref)).find((e) => e.reason === 'TeardownWithoutPod');
       for (const d of drives) expect(left?.message).toContain(d.virtualUUID);
       expect(left?.message).toContain(guid);
       const chain = await runs(workflowId);

@@ -23,6 +23,7 @@ import type { ObjectRef } from '../../src/lifecycle/names.js';
 import { emptyMutexState } from '../../src/lifecycle/mutex-queue.js';
 import { nodeMutexId, WORKFLOW, type MutexRequest, type MutexWorkflow } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
+import { warningEvent } from '../support/events.js';
 import { createContainerObject, rejection, TEST_IMAGE, WEKA_CONTAINERS } from '../support/containers.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 import {
@@ -61,15 +62,6 @@ async function refusal(ref: ObjectRef, type: string, reason: string, timeoutMs =
     timeoutMs,
     { progress: async () => JSON.stringify((await readContainer(ref))?.status?.conditions ?? []) },
   );
-}
-
-/** Waits for a Warning Event on the object with this reason, and returns its message. */
-async function warningEvent(ref: ObjectRef, reason: string): Promise<string> {
-  return eventually(`${ref.name}: a Warning Event ${reason}`, async () => {
-    const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: ref.namespace });
-    return events.items.find((e) => e.involvedObject.name === ref.name && e.type === 'Warning' && e.reason === reason)
-      ?.message;
-  });
 }
 
 const virtualDrives = async (ref: ObjectRef) => (await readContainer(ref))?.status?.allocations?.virtualDrives ?? [];

@@ -1,10 +1,11 @@
 // A teardown that cannot reach its pod (the node still exists but its kubelet is gone) says so on
 // the object and keeps trying; a person who has checked the node finishes it with an annotation,
 // and the object and an Event then say exactly what may be left on the devices.
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEARDOWN_WITHOUT_POD_ANNOTATION } from '../../src/lifecycle/names.js';
 import { eventually } from '../support/async.js';
+import { eventsOf } from '../support/events.js';
 import { WEKA_CONTAINERS } from '../support/containers.js';
 import { kubeConfig, removeNode, uniqueNamespace } from '../support/harness.js';
 import { eventReasons } from '../support/manual-operation.js';
@@ -80,8 +81,7 @@ describe('a teardown that cannot reach its pod', () => {
     await handle.result();
     await recordHistory(handle.workflowId, 'drive-container-teardown-without-pod');
 
-    const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: ref.namespace });
-    const left = events.items.find((e) => e.involvedObject.name === ref.name && e.reason === 'TeardownWithoutPod');
+    const left = (await eventsOf(ref)).find((e) => e.reason === 'TeardownWithoutPod');
     expect(left?.type).toBe('Warning');
     for (const d of drives) expect(left?.message).toContain(d.virtualUUID);
     expect(left?.message).toContain(guid);

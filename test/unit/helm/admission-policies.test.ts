@@ -12,22 +12,7 @@ import {
   WEKA_POD_CONTAINER,
 } from '../../../src/lifecycle/names.js';
 import { parseOperatorConfig } from '../../../src/settings/operator-config.js';
-import {
-  clusterCreateCall,
-  clusterListCall,
-  containerAddCall,
-  containerDeactivateCall,
-  containerListCall,
-  containerRemoveCall,
-  containerStatusCall,
-  driveAddCall,
-  driveListCall,
-  driveRemoveCall,
-  showDriveCall,
-  signProxyCall,
-  virtualAddCall,
-  virtualRemoveCall,
-} from '../../../src/weka/index.js';
+import { operatorCommands } from '../../support/weka-commands.js';
 import {
   admissionPolicies,
   admissionPolicy,
@@ -73,22 +58,13 @@ function envOf(manifests: Manifest[]): Record<string, string> {
 
 const UUID = '4f1c2d3e-0000-4000-8000-00000000000a';
 /** One call of each kind the operator makes (src/weka), as argv. */
-const OPERATOR_ARGV: Array<readonly string[]> = [
-  showDriveCall('/dev/nvme0n1').argv,
-  signProxyCall('/dev/nvme0n1').argv,
-  virtualAddCall({ devicePath: '/dev/nvme0n1', virtualUUID: UUID, ownerClusterGUID: UUID, sizeGiB: 1 }).argv,
-  virtualRemoveCall({ devicePath: '/dev/nvme0n1', virtualUUID: UUID, ownerClusterGUID: UUID }).argv,
-  clusterCreateCall('tenant').argv,
-  clusterListCall().argv,
-  containerAddCall({ clusterGUID: UUID, name: 'ns_name', hostname: 'node-1' }).argv,
-  containerListCall(UUID).argv,
-  containerStatusCall(1).argv,
-  containerDeactivateCall(1).argv,
-  containerRemoveCall(1, { noUnimprint: true }).argv,
-  driveAddCall({ containerId: 1, virtualUUID: UUID }).argv,
-  driveListCall(1).argv,
-  driveRemoveCall(UUID).argv,
-];
+const OPERATOR_ARGV = operatorCommands({
+  device: '/dev/nvme0n1',
+  uuid: UUID,
+  guid: UUID,
+  containerId: 1,
+  sizeGiB: 1,
+});
 
 let manifests: Manifest[];
 beforeAll(async () => {

@@ -1,0 +1,45 @@
+// Every command line the operator runs in a pod (src/weka), one of each kind: what the chart's exec
+// policy must admit. The unit test checks the policy's rules against them, the integration test
+// has the apiserver admit them.
+import {
+  clusterCreateCall,
+  clusterListCall,
+  containerAddCall,
+  containerDeactivateCall,
+  containerListCall,
+  containerRemoveCall,
+  containerStatusCall,
+  driveAddCall,
+  driveListCall,
+  driveRemoveCall,
+  showDriveCall,
+  signProxyCall,
+  virtualAddCall,
+  virtualRemoveCall,
+} from '../../src/weka/index.js';
+
+export function operatorCommands(o: {
+  device: string;
+  uuid: string;
+  guid: string;
+  containerId: number;
+  sizeGiB: number;
+}): Array<readonly string[]> {
+  const { device, uuid, guid, containerId } = o;
+  return [
+    showDriveCall(device).argv,
+    signProxyCall(device).argv,
+    virtualAddCall({ devicePath: device, virtualUUID: uuid, ownerClusterGUID: guid, sizeGiB: o.sizeGiB }).argv,
+    virtualRemoveCall({ devicePath: device, virtualUUID: uuid, ownerClusterGUID: guid }).argv,
+    clusterCreateCall('tenant').argv,
+    clusterListCall().argv,
+    containerAddCall({ clusterGUID: guid, name: 'ns_drive', hostname: 'node-1' }).argv,
+    containerListCall(guid).argv,
+    containerStatusCall(containerId).argv,
+    containerDeactivateCall(containerId).argv,
+    containerRemoveCall(containerId, { noUnimprint: true }).argv,
+    driveAddCall({ containerId, virtualUUID: uuid }).argv,
+    driveListCall(containerId).argv,
+    driveRemoveCall(uuid).argv,
+  ];
+}
