@@ -3,6 +3,10 @@
 //
 // Everything listens on 127.0.0.1 on ports chosen free at start; everything lives under one data
 // directory, so two control planes side by side never clash. stop() ends every child process.
+//
+// Fault hooks for the chaos tests (restartApiserver, restartEtcd, killTemporal, stopNodeKubelet,
+// startNodeKubelet) break one server the way users see it break and bring it back on the same port
+// and data, so that clients reconnect by themselves; they run one at a time.
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,11 +14,17 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { installCrds } from './crds.js';
-import { startEtcd, type Etcd } from './etcd.js';
-import { kubeconfigYaml, startApiserver, type Apiserver } from './kube-apiserver.js';
-import { createKubeletCert, createPki } from './pki.js';
+import { compactEtcd, startEtcd, type Etcd, type EtcdOptions } from './etcd.js';
+import {
+  apiserverUsable,
+  kubeconfigYaml,
+  startApiserver,
+  type Apiserver,
+  type ApiserverOptions,
+} from './kube-apiserver.js';
+import { createKubeletCert, createPki, type Pki } from './pki.js';
 import { freePorts } from './ports.js';
-import type { ServerProcess } from './processes.js';
+import { waitUntilReady, type ServerProcess } from './processes.js';
 import { FakeNodes, type NodeSpec } from './fake-nodes.js';
 import { startTemporal, type TemporalServer } from './temporal.js';
 import { ensureTools, type ToolPaths } from './tools.js';
@@ -43,12 +53,38 @@ interface PortPlan {
   temporalMetrics: number;
 }
 
+/** What restartEtcd did. */
+export interface EtcdRestart {
+  /** The revision etcd was compacted at (with `compact`). */
+  compactedRevision?: number;
+  /** From stopping etcd until the apiserver served requests again. */
+  downMs: number;
+  /** From stopping etcd until etcd itself answered again. */
+  etcdDownMs: number;
+  /** The apiserver did not reconnect to etcd in time and was restarted too. */
+  apiserverRestarted: boolean;
+}
+
+/** How long the apiserver is given to reconnect to a restarted etcd before it is restarted too. */
+const APISERVER_RECONNECT_MS = 30_000;
+/**
+ * How long a SIGTERMed apiserver may take to exit before it is killed. It stops listening at once,
+ * but its HTTP server can wait long after that for connections with open watches (kwok's) to end;
+ * like the kubelet after a pod's grace period, restartApiserver kills it then.
+ */
+const APISERVER_STOP_GRACE_MS = 5_000;
+
 export class ControlPlane {
   readonly timings: Record<string, number> = {};
   private etcd?: Etcd;
   private apiserver?: Apiserver;
   private temporal?: TemporalServer;
   private nodes?: FakeNodes;
+  private pki?: Pki;
+  private etcdOptions?: EtcdOptions;
+  private apiserverOptions?: ApiserverOptions;
+  /** The fault hook running now, if any: hooks (and stop) wait for it. */
+  private faults: Promise<unknown> = Promise.resolve();
   private stopped = false;
 
   private constructor(
@@ -73,6 +109,10 @@ export class ControlPlane {
   }
   get apiserverUrl(): string {
     return `https://127.0.0.1:${this.ports.apiserver}`;
+  }
+  /** etcd's client URL (plain HTTP on loopback; the apiserver's storage). */
+  get etcdUrl(): string {
+    return `http://127.0.0.1:${this.ports.etcdClient}`;
   }
   get temporalAddress(): string {
     return `127.0.0.1:${this.ports.temporal}`;
@@ -128,31 +168,32 @@ export class ControlPlane {
     const pki = await this.timed('certificates', () => createPki(join(this.dataDir, 'pki')));
     const auditPolicyFile = join(this.dataDir, 'audit-policy.yaml');
     if (auditPolicy !== undefined) await writeFile(auditPolicyFile, auditPolicy);
+    this.pki = pki;
+    const etcdOptions: EtcdOptions = {
+      binary: this.tools.etcd,
+      dataDir: join(this.dataDir, 'etcd'),
+      logDir: this.logDir,
+      clientPort: this.ports.etcdClient,
+      peerPort: this.ports.etcdPeer,
+      deadlineMs: this.deadlineMs,
+    };
+    this.etcdOptions = etcdOptions;
     const kube = (async () => {
-      this.etcd = await this.timed('etcd', () =>
-        startEtcd({
-          binary: this.tools.etcd,
-          dataDir: join(this.dataDir, 'etcd'),
-          logDir: this.logDir,
-          clientPort: this.ports.etcdClient,
-          peerPort: this.ports.etcdPeer,
-          deadlineMs: this.deadlineMs,
-        }),
-      );
-      this.apiserver = await this.timed('kube-apiserver', () =>
-        startApiserver({
-          binary: this.tools.kubeApiserver,
-          pki,
-          etcdUrl: this.etcd!.url,
-          port: this.ports.apiserver,
-          certDir: join(this.dataDir, 'pki', 'apiserver-certs'),
-          logDir: this.logDir,
-          deadlineMs: this.deadlineMs,
-          ...(auditPolicy !== undefined
-            ? { audit: { policyFile: auditPolicyFile, logFile: this.apiserverAuditLogPath } }
-            : {}),
-        }),
-      );
+      this.etcd = await this.timed('etcd', () => startEtcd(etcdOptions));
+      const apiserverOptions: ApiserverOptions = {
+        binary: this.tools.kubeApiserver,
+        pki,
+        etcdUrl: this.etcd.url,
+        port: this.ports.apiserver,
+        certDir: join(this.dataDir, 'pki', 'apiserver-certs'),
+        logDir: this.logDir,
+        deadlineMs: this.deadlineMs,
+        ...(auditPolicy !== undefined
+          ? { audit: { policyFile: auditPolicyFile, logFile: this.apiserverAuditLogPath } }
+          : {}),
+      };
+      this.apiserverOptions = apiserverOptions;
+      this.apiserver = await this.timed('kube-apiserver', () => startApiserver(apiserverOptions));
       await writeFile(this.kubeconfigPath, await kubeconfigYaml(this.apiserverUrl, pki), { mode: 0o600 });
       if (withCrds) await this.timed('crds', () => installCrds(this.kubeConfig(), this.deadlineMs));
     })();
@@ -192,6 +233,127 @@ export class ControlPlane {
     await this.temporal?.process.stop();
   }
 
+  /**
+   * Runs one fault hook after the one before it has finished (two hooks on one server at once would
+   * start it twice); refused once the control plane is stopping.
+   */
+  private fault<T>(name: string, work: () => Promise<T>): Promise<T> {
+    const run = this.faults.then(() => {
+      if (this.stopped) throw new Error(`control plane is stopped: cannot ${name}`);
+      return work();
+    });
+    this.faults = run.catch(() => undefined);
+    return run;
+  }
+
+  private started<T>(value: T | undefined, what: string): T {
+    if (value === undefined) throw new Error(`control plane is not started (no ${what})`);
+    return value;
+  }
+
+  /** Waits until the apiserver serves requests (see apiserverUsable). */
+  private async apiserverServing(deadlineMs: number): Promise<void> {
+    const apiserver = this.started(this.apiserver, 'kube-apiserver');
+    const pki = this.started(this.pki, 'certificates');
+    await waitUntilReady(apiserver.process, () => apiserverUsable(apiserver.url, pki), deadlineMs);
+  }
+
+  private async restartApiserverProcess(): Promise<void> {
+    const options = this.started(this.apiserverOptions, 'kube-apiserver');
+    await this.apiserver?.process.stop(APISERVER_STOP_GRACE_MS);
+    this.apiserver = await this.timed('kube-apiserver restart', () => startApiserver(options));
+    await this.apiserverServing(this.deadlineMs);
+  }
+
+  /**
+   * Stops the kube-apiserver (SIGTERM: its graceful shutdown, SIGKILL if it has not exited 5 s later)
+   * and starts it again with the same options, port, certificates and etcd; resolves once it serves
+   * requests. `downMs` runs from the SIGTERM until then. Open watches and connections are cut;
+   * clients have to reconnect.
+   */
+  restartApiserver(): Promise<{ downMs: number }> {
+    return this.fault('restart the apiserver', async () => {
+      const started = Date.now();
+      await this.restartApiserverProcess();
+      return { downMs: Date.now() - started };
+    });
+  }
+
+  /**
+   * Stops etcd (SIGTERM) and starts it again on the same data directory and port, then waits until
+   * the apiserver, which reconnects by itself, serves requests again (readyz, a read from etcd, and
+   * the core resources' watch caches); if it has not within 30 s, the apiserver is restarted too
+   * (`apiserverRestarted`). etcd closes its listeners at once but gives open watch streams (the
+   * apiserver's) its request timeout, 7 s, before it exits: that is most of `etcdDownMs`.
+   *
+   * With `compact`, etcd is first compacted at its current revision (physically, see compactEtcd):
+   * every older resourceVersion is gone. When the apiserver's etcd watches resume after the restart
+   * they find their revision compacted, so its watch caches list anew (answering 429 "storage is
+   * (re)initializing" for a moment), and a watch or exact list from an older resourceVersion then
+   * gets 410 Gone ("too old resource version"), as clients meet after a long etcd outage.
+   */
+  restartEtcd(o: { compact?: boolean } = {}): Promise<EtcdRestart> {
+    return this.fault('restart etcd', async () => {
+      const etcd = this.started(this.etcd, 'etcd');
+      const options = this.started(this.etcdOptions, 'etcd');
+      const compactedRevision = o.compact === true ? await compactEtcd(etcd.url) : undefined;
+      const started = Date.now();
+      await etcd.process.stop();
+      this.etcd = await this.timed('etcd restart', () => startEtcd(options));
+      const etcdDownMs = Date.now() - started;
+      let apiserverRestarted = false;
+      try {
+        await this.apiserverServing(Math.min(APISERVER_RECONNECT_MS, this.deadlineMs));
+      } catch (err) {
+        this.log(`control plane: the apiserver did not come back after etcd restarted, restarting it (${String(err)})`);
+        await this.restartApiserverProcess();
+        apiserverRestarted = true;
+      }
+      const downMs = Date.now() - started;
+      this.log(`control plane: etcd restarted, apiserver serving again after ${downMs} ms`);
+      return {
+        ...(compactedRevision !== undefined ? { compactedRevision } : {}),
+        downMs,
+        etcdDownMs,
+        apiserverRestarted,
+      };
+    });
+  }
+
+  /**
+   * Kills the Temporal dev server at once (SIGKILL, like a crash: no graceful shutdown).
+   * startTemporal() starts it again on the same ports and SQLite file.
+   */
+  killTemporal(): Promise<void> {
+    return this.fault('kill Temporal', async () => {
+      await this.temporal?.process.kill();
+    });
+  }
+
+  /**
+   * Stops a node's kwok (its kubelet), keeping the Node object and the node's simulator state. With
+   * markNotReady, its Ready condition becomes Unknown (reason NodeStatusUnknown) through the status
+   * subresource, as the node lifecycle controller would after the grace period (there is no
+   * controller-manager here; nothing else changes the node, no taint is added).
+   */
+  stopNodeKubelet(name: string, o: { markNotReady?: boolean } = {}): Promise<void> {
+    return this.fault(`stop the kubelet of ${name}`, async () => {
+      await this.started(this.nodes, 'nodes').stopKubelet(name, o.markNotReady === true);
+      this.log(
+        `control plane: kubelet of node ${name} stopped${o.markNotReady === true ? ', node marked Unknown' : ''}`,
+      );
+    });
+  }
+
+  /** Starts a stopped node's kwok again (same state, shims, certificate) and waits until it is Ready. */
+  startNodeKubelet(name: string): Promise<void> {
+    return this.fault(`start the kubelet of ${name}`, async () => {
+      const started = Date.now();
+      await this.started(this.nodes, 'nodes').startKubelet(name);
+      this.log(`control plane: kubelet of node ${name} running, node Ready in ${Date.now() - started} ms`);
+    });
+  }
+
   /** Creates a fake node that is Ready, runs pods, and answers exec through the Weka simulator. */
   async addNode(spec: NodeSpec): Promise<void> {
     if (!this.nodes) throw new Error('control plane is not started');
@@ -200,7 +362,7 @@ export class ControlPlane {
     this.log(`control plane: node ${spec.name} ready in ${Date.now() - started} ms`);
   }
 
-  /** Stops a node's kwok (its "kubelet"); the Node object stays unless deleteObject is set. */
+  /** Stops a node's kwok (its "kubelet") and forgets the node; the Node object stays unless deleteObject is set. */
   async removeNode(name: string, deleteObject = true): Promise<void> {
     await this.nodes?.remove(name, deleteObject);
   }
@@ -221,6 +383,8 @@ export class ControlPlane {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    // A fault hook under way would start a server again behind our back; let it finish first.
+    await this.faults;
     // kwok first (it talks to the apiserver), then the apiserver, then its etcd.
     await this.nodes?.stopAll();
     await Promise.all([this.temporal?.process.stop(), this.apiserver?.process.stop()]);

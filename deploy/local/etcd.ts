@@ -1,4 +1,5 @@
-// The etcd behind the local kube-apiserver: one member, loopback only, fsync off (test data).
+// The etcd behind the local kube-apiserver: one member, loopback only, fsync off (test data). Its
+// client URL is plain HTTP on 127.0.0.1 (no TLS), which also serves etcd's v3 JSON gateway.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startServer, waitUntilReady, type ServerProcess } from './processes.js';
@@ -47,4 +48,53 @@ export async function startEtcd(o: EtcdOptions): Promise<Etcd> {
     o.deadlineMs,
   );
   return { process: proc, url };
+}
+
+/** A call to etcd's v3 JSON gateway (int64 fields are strings there, bytes are base64). */
+async function gateway<T>(url: string, path: string, body: unknown): Promise<T> {
+  const res = await fetch(`${url}/v3/${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`etcd ${path}: HTTP ${res.status}: ${text}`);
+  return JSON.parse(text) as T;
+}
+
+/** etcd's current revision (the header of a range over the key "\0"). */
+export async function etcdRevision(url: string): Promise<number> {
+  const res = await gateway<{ header?: { revision?: string } }>(url, 'kv/range', { key: 'AA==' });
+  const revision = Number(res.header?.revision);
+  if (!Number.isSafeInteger(revision) || revision <= 0)
+    throw new Error(`etcd gave no revision: ${JSON.stringify(res)}`);
+  return revision;
+}
+
+/** A key of the fault hooks' own, outside the apiserver's /registry prefix. */
+const REVISION_BUMP_KEY = Buffer.from('/weka-local-faults/revision-bump').toString('base64');
+
+/**
+ * Compacts etcd at its current revision, physically (it returns once the old revisions are gone
+ * from the backend), and returns that revision. Every revision before it is then unreadable: a
+ * watch or read from an older one fails as "required revision has been compacted".
+ *
+ * Two writes to a key of its own come first, so that the compacted revision is past the last event
+ * (or progress notice) of every watch the apiserver holds on etcd: when those watches resume after
+ * etcd restarts, they resume from a compacted revision, so every watch cache lists anew and answers
+ * a watch from an older resourceVersion with 410 Gone. Without them, a cache whose last event was
+ * the latest write would resume cleanly and keep serving the old resourceVersions from memory.
+ */
+export async function compactEtcd(url: string): Promise<number> {
+  for (let i = 0; i < 2; i++)
+    await gateway(url, 'kv/put', { key: REVISION_BUMP_KEY, value: Buffer.from(String(Date.now())).toString('base64') });
+  const revision = await etcdRevision(url);
+  try {
+    await gateway(url, 'kv/compaction', { revision: String(revision), physical: true });
+  } catch (err) {
+    // Already compacted at this very revision (the apiserver compacts too, every 5 minutes).
+    if (!/required revision has been compacted/.test(String(err))) throw err;
+  }
+  return revision;
 }

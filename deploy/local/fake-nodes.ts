@@ -1,10 +1,11 @@
 // Fake nodes: a Node object, its own kwok acting as its kubelet, and a Weka simulator state
-// directory holding the node's NVMe devices.
+// directory holding the node's NVMe devices. A node's kwok can be stopped and started again (a
+// kubelet that goes away and comes back) without losing the node.
 import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { startKwok } from './kwok.js';
 import { messageOf } from '../../src/errors.js';
 import { freePorts } from './ports.js';
@@ -40,8 +41,25 @@ export interface FakeNodesOptions {
   kubeletCert: (node: string) => Promise<{ cert: string; key: string }>;
 }
 
+/** What a node keeps while its kwok is stopped, to start it again as the same kubelet. */
+interface NodeRecord {
+  stateDir: string;
+  cert: { cert: string; key: string };
+  podCidr: string;
+  /** The port its kwok last listened on (the Node's kubelet endpoint). */
+  port?: number;
+  /** Its kwok, while it runs. */
+  kwok?: ServerProcess | undefined;
+}
+
+/** What the node lifecycle controller writes when a kubelet stops posting status. */
+export const NODE_STATUS_UNKNOWN = {
+  reason: 'NodeStatusUnknown',
+  message: 'Kubelet stopped posting node status.',
+} as const;
+
 export class FakeNodes {
-  private readonly kwoks = new Map<string, ServerProcess>();
+  private readonly nodes = new Map<string, NodeRecord>();
   private shimsWritten?: Promise<void>;
   private readonly core: CoreV1Api;
 
@@ -57,64 +75,147 @@ export class FakeNodes {
     return join(this.o.simulatorRoot, 'nodes', node);
   }
 
+  /** Every node of this control plane, its kubelet running or stopped. */
   names(): string[] {
-    return [...this.kwoks.keys()];
+    return [...this.nodes.keys()];
+  }
+
+  /** Whether the node's kwok (its kubelet) runs. */
+  kubeletRunning(name: string): boolean {
+    const kwok = this.nodes.get(name)?.kwok;
+    return kwok !== undefined && !kwok.hasExited();
   }
 
   processes(): ServerProcess[] {
-    return [...this.kwoks.values()];
+    return [...this.nodes.values()].flatMap((n) => (n.kwok ? [n.kwok] : []));
   }
 
   async add(spec: NodeSpec): Promise<void> {
-    if (this.kwoks.has(spec.name)) throw new Error(`node ${spec.name} already exists in this control plane`);
+    if (this.nodes.has(spec.name)) throw new Error(`node ${spec.name} already exists in this control plane`);
     this.shimsWritten ??= writeSimulatorShims(this.shimDir, simulatorMainPath());
     await this.shimsWritten;
     const stateDir = this.nodeStateDir(spec.name);
     await mkdir(stateDir, { recursive: true });
     if (spec.devices && spec.devices.length > 0) await this.initDevices(stateDir, spec.devices);
     await this.createNodeObject(spec);
-    const cert = await this.o.kubeletCert(spec.name);
-    const kwok = await this.startNodeKwok(spec.name, stateDir, cert);
-    this.kwoks.set(spec.name, kwok);
-    await this.waitReady(spec.name);
+    const record: NodeRecord = {
+      stateDir,
+      cert: await this.o.kubeletCert(spec.name),
+      podCidr: `10.244.${this.nodes.size % 250}.0/24`,
+    };
+    this.nodes.set(spec.name, record);
+    try {
+      await this.runKubelet(spec.name, record);
+    } catch (err) {
+      // A kwok that started but never made the node Ready is not left running untracked.
+      await record.kwok?.stop();
+      this.nodes.delete(spec.name);
+      throw err;
+    }
   }
 
   /**
-   * Starts the node's kwok on a port that was free a moment ago. Another socket (any client
-   * connection takes its local port from the same range) can bind it first; kwok then exits at
-   * start-up with "address already in use" (its log's tail is in the error), and it is started
-   * again on another port, up to KWOK_START_ATTEMPTS times.
+   * Stops the node's kwok, keeping the Node object, the simulator state and what is needed to start
+   * it again (startKubelet). With markNotReady, the Node's Ready condition becomes Unknown, as the
+   * node lifecycle controller (absent here) would set it once the kubelet's status went stale.
    */
-  private async startNodeKwok(
-    name: string,
-    stateDir: string,
-    cert: { cert: string; key: string },
-  ): Promise<ServerProcess> {
+  async stopKubelet(name: string, markNotReady = false): Promise<void> {
+    const record = this.record(name);
+    await record.kwok?.stop();
+    record.kwok = undefined;
+    if (markNotReady) await this.markReadyUnknown(name);
+  }
+
+  /** Starts a stopped node's kwok again (same state, shims, certificate) and waits until Ready. */
+  async startKubelet(name: string): Promise<void> {
+    const record = this.record(name);
+    if (this.kubeletRunning(name)) return this.waitReady(name);
+    await this.runKubelet(name, record);
+  }
+
+  private record(name: string): NodeRecord {
+    const record = this.nodes.get(name);
+    if (!record) throw new Error(`node ${name} is not a node of this control plane`);
+    return record;
+  }
+
+  private async runKubelet(name: string, record: NodeRecord): Promise<void> {
+    const previousPort = record.port;
+    const { process: kwok, port } = await this.startNodeKwok(name, record);
+    record.kwok = kwok;
+    record.port = port;
+    // kwok writes its port into the Node's status only when it makes the node Ready; a node still
+    // Ready from before (not marked otherwise while stopped) must learn the new port here, or the
+    // apiserver's exec would go to the old one.
+    if (previousPort !== undefined && previousPort !== port) {
+      await this.core.patchNodeStatus(
+        { name, body: { status: { daemonEndpoints: { kubeletEndpoint: { Port: port } } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+      );
+    }
+    await this.waitReady(name);
+  }
+
+  /**
+   * Starts the node's kwok on its previous port if it had one, else on a port that was free a
+   * moment ago. Another socket (any client connection takes its local port from the same range)
+   * can bind it first; kwok then exits at start-up with "address already in use" (its log's tail
+   * is in the error), and it is started again on another port, up to KWOK_START_ATTEMPTS times.
+   */
+  private async startNodeKwok(name: string, record: NodeRecord): Promise<{ process: ServerProcess; port: number }> {
     for (let attempt = 1; ; attempt++) {
-      const [port] = await freePorts(1);
+      const port = attempt === 1 && record.port !== undefined ? record.port : (await freePorts(1))[0]!;
       try {
-        return await startKwok({
+        const proc = await startKwok({
           binary: this.o.kwokBinary,
           nodeName: name,
           kubeconfigPath: this.o.kubeconfigPath,
-          port: port!,
-          tlsCert: cert.cert,
-          tlsKey: cert.key,
-          podCidr: `10.244.${this.kwoks.size % 250}.0/24`,
+          port,
+          tlsCert: record.cert.cert,
+          tlsKey: record.cert.key,
+          podCidr: record.podCidr,
           shimDir: this.shimDir,
-          simulatorState: stateDir,
+          simulatorState: record.stateDir,
           logDir: this.o.logDir,
           deadlineMs: this.o.deadlineMs,
         });
+        return { process: proc, port };
       } catch (err) {
         if (attempt >= KWOK_START_ATTEMPTS || !/address already in use/.test(messageOf(err))) throw err;
       }
     }
   }
 
+  /** The Ready condition to Unknown through the status subresource, the others left as they are. */
+  private async markReadyUnknown(name: string): Promise<void> {
+    const node = await this.core.readNode({ name });
+    const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+    const now = rfc3339(new Date());
+    await this.core.patchNodeStatus(
+      {
+        name,
+        body: {
+          status: {
+            conditions: [
+              {
+                type: 'Ready',
+                status: 'Unknown',
+                ...NODE_STATUS_UNKNOWN,
+                lastHeartbeatTime: ready?.lastHeartbeatTime ? rfc3339(ready.lastHeartbeatTime) : now,
+                lastTransitionTime:
+                  ready?.status === 'Unknown' && ready.lastTransitionTime ? rfc3339(ready.lastTransitionTime) : now,
+              },
+            ],
+          },
+        },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
+  }
+
   async remove(name: string, deleteObject: boolean): Promise<void> {
-    await this.kwoks.get(name)?.stop();
-    this.kwoks.delete(name);
+    await this.nodes.get(name)?.kwok?.stop();
+    this.nodes.delete(name);
     if (deleteObject) {
       try {
         await this.core.deleteNode({ name });
@@ -125,8 +226,8 @@ export class FakeNodes {
   }
 
   async stopAll(): Promise<void> {
-    await Promise.all([...this.kwoks.values()].map((k) => k.stop()));
-    this.kwoks.clear();
+    await Promise.all(this.processes().map((k) => k.stop()));
+    this.nodes.clear();
   }
 
   private async initDevices(stateDir: string, devices: SimulatedDevice[]): Promise<void> {
@@ -171,4 +272,9 @@ export class FakeNodes {
       `node ${name} did not become Ready within ${this.o.deadlineMs} ms; see ${this.o.logDir}/kwok-${name}.log`,
     );
   }
+}
+
+/** A Kubernetes time: RFC 3339 in UTC, whole seconds. */
+function rfc3339(t: Date | string): string {
+  return new Date(t).toISOString().replace(/\.\d+Z$/, 'Z');
 }

@@ -39,6 +39,24 @@ export async function adminGet(url: string, pki: Pki): Promise<{ status: number;
   });
 }
 
+/** Lists the watch cache serves (resourceVersion=0): each answers 429 while its cache (re)initializes. */
+const CACHED_LISTS = ['/api/v1/namespaces', '/api/v1/nodes', '/api/v1/pods', '/api/v1/configmaps'];
+
+/**
+ * Whether the apiserver serves requests: /readyz says so (etcd included), a read of an object
+ * reaches etcd, and the watch caches of the core resources answer (after etcd restarts they list
+ * everything anew, and answer 429 "storage is (re)initializing" meanwhile). The caches of other
+ * resources (the CRDs') reinitialize alongside, but are not waited for.
+ */
+export async function apiserverUsable(url: string, pki: Pki): Promise<boolean> {
+  if ((await adminGet(`${url}/readyz`, pki)).status !== 200) return false;
+  if ((await adminGet(`${url}/api/v1/namespaces/default`, pki)).status !== 200) return false;
+  for (const path of CACHED_LISTS) {
+    if ((await adminGet(`${url}${path}?resourceVersion=0&limit=1`, pki)).status !== 200) return false;
+  }
+  return true;
+}
+
 export async function startApiserver(o: ApiserverOptions): Promise<Apiserver> {
   const url = `https://127.0.0.1:${o.port}`;
   const proc = startServer({
@@ -65,6 +83,9 @@ export async function startApiserver(o: ApiserverOptions): Promise<Apiserver> {
       '--disable-admission-plugins=ServiceAccount',
       '--enable-priority-and-fairness=false',
       '--profiling=false',
+      // On SIGTERM, end open watches (within 2 s) instead of leaving the HTTP server's shutdown to
+      // wait for them: with kwok's watches open, a restart would otherwise wait for its SIGKILL.
+      '--shutdown-watch-termination-grace-period=2s',
       // exec and logs go to the node's kubelet, which is the node's kwok on 127.0.0.1.
       `--kubelet-client-certificate=${o.pki.adminCert}`,
       `--kubelet-client-key=${o.pki.adminKey}`,

@@ -75,11 +75,21 @@ export function startServer(opts: StartOptions): ServerProcess {
   child.unref();
   (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
 
+  // The child is unref'd, so waiting for its exit alone would let a script with nothing else to do
+  // end (exit code 13, an unsettled await) before the exit is seen: a timer holds the loop meanwhile.
+  const untilExited = async (): Promise<void> => {
+    const hold = setInterval(() => undefined, 1000);
+    try {
+      await exited;
+    } finally {
+      clearInterval(hold);
+    }
+  };
   const stop = async (graceMs = 10_000): Promise<void> => {
     if (done) return;
     signalGroup(child, 'SIGTERM');
     const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), graceMs);
-    await exited;
+    await untilExited();
     clearTimeout(timer);
     // The server itself may still be shutting down after the supervisor returned.
     signalGroup(child, 'SIGKILL');
@@ -87,7 +97,7 @@ export function startServer(opts: StartOptions): ServerProcess {
   const kill = async (): Promise<void> => {
     if (done) return;
     signalGroup(child, 'SIGKILL');
-    await exited;
+    await untilExited();
   };
   return {
     name: opts.name,
