@@ -18,6 +18,7 @@ import {
   type LogEntry,
   type SimPaths,
 } from './node-state.js';
+import { readOvercommitMode, runOvercommitCommand } from './overcommit.js';
 import {
   EXIT_INTERNAL,
   EXIT_OK,
@@ -37,13 +38,14 @@ export const SIM_USAGE = `usage:
   weka-sim --state DIR [--clusters DIR] -- weka ARGS...
   weka-sim --state DIR init-node --device PATH:GIB:TLC|QLC[:SERIAL] [--device ...]
   weka-sim --state DIR faults [--latency-ms N] [--fail-rate P] [--fail-after-effect-rate P] [--seed S]
-  weka-sim --state DIR faults --clear`;
+  weka-sim --state DIR faults --clear
+  weka-sim --state DIR overcommit record|refuse`;
 
 interface Invocation {
   readonly state: string;
   readonly clusters: string | undefined;
   /** 'tool': argv after "--" is a weka-sign-drive or weka command line. */
-  readonly kind: 'tool' | 'init-node' | 'faults';
+  readonly kind: 'tool' | 'init-node' | 'faults' | 'overcommit';
   readonly argv: readonly string[];
 }
 
@@ -64,9 +66,11 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
     await ensureNodeDirs(paths);
     if (kind === 'tool') return await runTool(paths, argv);
     return await withLock(paths.nodeLock, () =>
-      runLogged(paths, [kind, ...argv], NO_FAULT, () =>
-        kind === 'faults' ? runFaultsCommand(argv, paths) : withDevices(paths, (node) => runInitNode(argv, node)),
-      ),
+      runLogged(paths, [kind, ...argv], NO_FAULT, () => {
+        if (kind === 'faults') return runFaultsCommand(argv, paths);
+        if (kind === 'overcommit') return runOvercommitCommand(argv, paths);
+        return withDevices(paths, (node) => runInitNode(argv, node));
+      }),
     );
   } catch (err) {
     if (err instanceof LockTimeoutError)
@@ -93,7 +97,8 @@ function parseGlobal(args: readonly string[]): Invocation {
       if (rest.length === 0) throw new UsageError('no command after --');
       return { state, clusters, kind: 'tool', argv: rest };
     }
-    if (arg === 'init-node' || arg === 'faults') return { state, clusters, kind: arg, argv: rest };
+    if (arg === 'init-node' || arg === 'faults' || arg === 'overcommit')
+      return { state, clusters, kind: arg, argv: rest };
     throw new UsageError(`unknown command ${JSON.stringify(arg)}`);
   }
   throw new UsageError('no command given');
@@ -113,8 +118,10 @@ async function runTool(paths: SimPaths, argv: readonly string[]): Promise<SimRes
 async function applyTool(paths: SimPaths, argv: readonly string[]): Promise<ToolOutput> {
   const [tool = '', ...rest] = argv;
   switch (basename(tool)) {
-    case 'weka-sign-drive':
-      return withDevices(paths, (node) => runSignDrive(rest, node, randomUUID));
+    case 'weka-sign-drive': {
+      const overcommit = await readOvercommitMode(paths);
+      return withDevices(paths, (node) => runSignDrive(rest, { ...node, overcommit }, randomUUID));
+    }
     case 'weka':
       await mkdir(paths.clustersDir, { recursive: true });
       return withDevices(paths, (node) =>

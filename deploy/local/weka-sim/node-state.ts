@@ -31,6 +31,8 @@ export interface SimPaths {
   readonly nodeName: string;
   readonly devicesDir: string;
   readonly faultsFile: string;
+  /** The over-commit mode (overcommit.ts); absent: refuse. */
+  readonly overcommitFile: string;
   readonly nodeLock: string;
   readonly logFile: string;
   readonly clustersDir: string;
@@ -47,6 +49,7 @@ export function simPaths(stateDir: string, clustersDir?: string): SimPaths {
     nodeName: basename(state),
     devicesDir: join(state, 'devices'),
     faultsFile: join(state, 'faults.json'),
+    overcommitFile: join(state, 'overcommit.json'),
     nodeLock: join(state, 'lock'),
     logFile: join(state, 'commands.log'),
     clustersDir: clusters,

@@ -1,5 +1,6 @@
 // How a simulated command ends. Exit codes follow sysexits.h and match REFUSAL_EXIT_CODES in
 // src/weka/call.ts, which is how the operator tells a refusal from a transient failure.
+import type { OvercommitMode } from './overcommit.js';
 
 export const EXIT_OK = 0;
 /** Bad argv: unknown command, missing or malformed option. Refusal. */
@@ -41,6 +42,8 @@ export type Change =
       readonly virtualUUID: string;
       readonly ownerClusterGUID: string;
       readonly sizeGiB: number;
+      /** Only in recording mode, on an add beyond the free capacity: GiB signed after it minus the capacity. */
+      readonly overcommitGiB?: number;
     }
   | {
       readonly kind: 'virtual-remove';
@@ -82,7 +85,8 @@ export type Change =
       readonly containerId: number;
     }
   | { readonly kind: 'faults-set'; readonly faults: unknown }
-  | { readonly kind: 'faults-clear' };
+  | { readonly kind: 'faults-clear' }
+  | { readonly kind: 'overcommit-set'; readonly mode: OvercommitMode };
 
 /** What a command handler produced: its stdout and the changes it made to the in-memory state. */
 export interface ToolOutput {

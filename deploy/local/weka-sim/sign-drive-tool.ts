@@ -3,11 +3,14 @@
 import { isDevicePath, isUUID } from '../../../src/weka/validate.js';
 import { integerArg, parseArgs, positionals, required } from './args.js';
 import type { DeviceHeader } from './node-state.js';
+import type { OvercommitMode } from './overcommit.js';
 import { SimRefusal, UsageError, type ToolOutput } from './outcome.js';
 
 export interface NodeView {
   readonly nodeName: string;
   readonly devices: Map<string, DeviceHeader>;
+  /** What `virtual add` does beyond a device's free capacity (overcommit.ts); absent: refuse. */
+  readonly overcommit?: OvercommitMode;
 }
 
 export const SIGN_DRIVE_USAGE = `usage:
@@ -85,11 +88,23 @@ function virtualAdd(args: readonly string[], node: NodeView): ToolOutput {
     }
   }
   const free = device.capacityGiB - device.virtualDrives.reduce((sum, vd) => sum + vd.sizeGiB, 0);
-  if (sizeGiB > free) throw new SimRefusal(`${device.devicePath} has ${free} GiB left; cannot sign ${sizeGiB} GiB`);
+  // In recording mode an over-commit is signed, and the change says by how much: the checker must catch it.
+  const overcommitGiB = sizeGiB > free ? sizeGiB - free : 0;
+  if (overcommitGiB > 0 && node.overcommit !== 'record')
+    throw new SimRefusal(`${device.devicePath} has ${free} GiB left; cannot sign ${sizeGiB} GiB`);
   device.virtualDrives.push({ virtualUUID, ownerClusterGUID, sizeGiB });
   return {
     stdout: `Signed virtual drive ${virtualUUID} (${sizeGiB} GiB, cluster ${ownerClusterGUID}) on ${device.devicePath}\n`,
-    changes: [{ kind: 'virtual-add', device: device.devicePath, virtualUUID, ownerClusterGUID, sizeGiB }],
+    changes: [
+      {
+        kind: 'virtual-add',
+        device: device.devicePath,
+        virtualUUID,
+        ownerClusterGUID,
+        sizeGiB,
+        ...(overcommitGiB > 0 ? { overcommitGiB } : {}),
+      },
+    ],
   };
 }
 
