@@ -99,7 +99,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
    */
   function decide(read: Omit<NodeAllocationInput, 'asks'>, asks: readonly AllocationAsk[]): DecidedRound {
     try {
-      return decideNodeAllocations({ ...read, asks }, randomUUID);
+      return (deps.decideAllocations ?? decideNodeAllocations)({ ...read, asks }, randomUUID);
     } catch (err) {
       const first = asks[0]!;
       deps.logger.error({ container: refText(first), node: read.node, err }, 'the allocator failed');

@@ -3,6 +3,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { AllocationSettings } from '../src/allocation/index.js';
+import type { decideNodeAllocations } from '../src/lifecycle/node-allocations.js';
 import type { ExecTransport } from './exec/transport.js';
 
 export interface ActivityDeps {
@@ -25,5 +26,11 @@ export interface ActivityDeps {
    */
   allowedImages: readonly string[];
   /** Wraps every activity by name, e.g. to record its duration and result as metrics. */
+  /**
+   * The allocation decision, decideNodeAllocations unless replaced. Only a test's own entry point
+   * replaces it (test/chaos/broken-allocation-operator.ts, to prove the chaos checker catches a
+   * double allocation); the operator's main never does and no setting can.
+   */
+  decideAllocations?: typeof decideNodeAllocations;
   instrument?: <A extends unknown[], R>(name: string, fn: (...args: A) => Promise<R>) => (...args: A) => Promise<R>;
 }

@@ -16,6 +16,7 @@ import {
   kubeConfig,
   removeNode,
   simulatorNodeDir,
+  simulatorRoot,
   temporalAddress,
   temporalNamespace,
   uniqueName,
@@ -226,6 +227,9 @@ export async function expectNoViolations(
   expect([...violations, `(artifacts: ${dir})`]).toEqual([]);
 }
 
+/** The integration suite's control plane, as the invariant checker reads it. */
+const harnessWorld = () => ({ kubeConfig: kubeConfig(), simulatorRoot: simulatorRoot() });
+
 /** One chaos scenario's moving parts, for the checks every scenario ends with. */
 export interface ChaosRun {
   scenario: string;
@@ -235,7 +239,7 @@ export interface ChaosRun {
 
 /** Checks the steady-state invariants (keeping artifacts on failure) and returns what was observed. */
 export async function expectSteadyState(run: ChaosRun): Promise<ObservedState> {
-  const steady = await checkSteadyState(run.env.scope);
+  const steady = await checkSteadyState(run.env.scope, harnessWorld());
   await expectNoViolations(steady.violations, { ...run, observed: [steady.state] });
   return steady.state;
 }
@@ -257,7 +261,7 @@ export async function expectCleanTeardown(
   await waitProxiesGone(run.env.operatorNamespace, 60_000, { intervalMs: CHAOS_POLL_MS });
   const tookMs = Date.now() - started;
   await beforeCheck?.();
-  const final = await checkAllDeleted(run.env.scope, steady);
+  const final = await checkAllDeleted(run.env.scope, harnessWorld(), steady);
   await expectNoViolations(final.violations, { ...run, observed: [steady, final.state] });
   expect(await run.operator.stop(), run.operator.outputTail()).toBe(true);
   return tookMs;

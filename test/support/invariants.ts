@@ -3,7 +3,7 @@
 // Weka simulator (every device header, the Weka cluster's drives, every node's commands.log).
 // `observe` gathers; `steadyStateViolations` and `allDeletedViolations` are pure and return
 // what is wrong, one line each, so a test asserts `toEqual([])` and a failure reads as a list.
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { WekaContainer } from '../../src/api/index.js';
 import {
   parseContainerList,
@@ -15,8 +15,7 @@ import {
 } from '../../src/weka/index.js';
 import { mapLimit } from './async.js';
 import { listContainers } from './containers.js';
-import { kubeConfig } from './harness.js';
-import { simRetryingFaults, simulatorLog, type SimLogEntry } from './simulator.js';
+import { simRetryingFaultsAt, simulatorLogAt, type SimLogEntry } from './sim-access.js';
 
 /** What one chaos test owns: its nodes (and their device paths), Weka clusters and namespaces. */
 export interface InvariantScope {
@@ -27,6 +26,12 @@ export interface InvariantScope {
   namespaces: readonly string[];
   /** The operator's namespace, where it keeps the per-node ssdproxy containers and pods. */
   operatorNamespace: string;
+}
+
+/** Where to look: the apiserver, and the root of the fake nodes' Weka simulator state. */
+export interface ObservedWorld {
+  kubeConfig: KubeConfig;
+  simulatorRoot: string;
 }
 
 export interface ObservedState {
@@ -43,8 +48,10 @@ export interface ObservedState {
   logs: Array<{ node: string; entries: SimLogEntry[] }>;
 }
 
-export async function observe(scope: InvariantScope): Promise<ObservedState> {
-  const kc = kubeConfig();
+export async function observe(scope: InvariantScope, world: ObservedWorld): Promise<ObservedState> {
+  const kc = world.kubeConfig;
+  const simRetryingFaults = (node: string, ...argv: string[]) =>
+    simRetryingFaultsAt(world.simulatorRoot, node, ...argv);
   const core = kc.makeApiClient(CoreV1Api);
   const containers = (await Promise.all(scope.namespaces.map((namespace) => listContainers(kc, namespace)))).flat();
   const proxies = await listContainers(kc, scope.operatorNamespace);
@@ -84,7 +91,9 @@ export async function observe(scope: InvariantScope): Promise<ObservedState> {
       ),
     )
   ).flat();
-  const logs = await Promise.all(scope.nodes.map(async (node) => ({ node, entries: await simulatorLog(node) })));
+  const logs = await Promise.all(
+    scope.nodes.map(async (node) => ({ node, entries: await simulatorLogAt(world.simulatorRoot, node) })),
+  );
   return { containers, proxies, pods, devices, clusterMembers, clusterDrives, logs };
 }
 
@@ -308,8 +317,11 @@ export function explain(violations: readonly string[], state: ObservedState, ear
 }
 
 /** The steady-state violations, each followed by what explains it, or [] when there is none. */
-export async function checkSteadyState(scope: InvariantScope): Promise<{ violations: string[]; state: ObservedState }> {
-  const state = await observe(scope);
+export async function checkSteadyState(
+  scope: InvariantScope,
+  world: ObservedWorld,
+): Promise<{ violations: string[]; state: ObservedState }> {
+  const state = await observe(scope, world);
   const violations = steadyStateViolations(state);
   return { violations: violations.length > 0 ? [...violations, ...explain(violations, state)] : [], state };
 }
@@ -317,9 +329,10 @@ export async function checkSteadyState(scope: InvariantScope): Promise<{ violati
 /** The all-deleted violations, each followed by what explains it (with who held what in `earlier`), or []. */
 export async function checkAllDeleted(
   scope: InvariantScope,
+  world: ObservedWorld,
   earlier?: ObservedState,
 ): Promise<{ violations: string[]; state: ObservedState }> {
-  const state = await observe(scope);
+  const state = await observe(scope, world);
   const violations = allDeletedViolations(state);
   return { violations: violations.length > 0 ? [...violations, ...explain(violations, state, earlier)] : [], state };
 }

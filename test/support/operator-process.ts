@@ -21,6 +21,8 @@ const MAIN = {
    * hook) and maps every stack trace, a cost the product never pays.
    */
   compiled: join(repoRoot, 'dist/deploy/operator/main.js'),
+  /** An operator whose allocation decisions double-book on purpose, under tsx: only to prove a checker catches it. */
+  brokenAllocation: join(repoRoot, 'test/chaos/broken-allocation-operator.ts'),
 };
 
 /** Where the operator finds its servers, and where its log goes (a ControlPlane has all four). */
@@ -34,7 +36,7 @@ export interface OperatorControlPlane {
 export interface OperatorProcessOptions {
   /** The log file is `<logDir>/<logName>.log`. */
   logName: string;
-  /** deploy/operator/main.ts under tsx, or the compiled dist/deploy/operator/main.js. */
+  /** deploy/operator/main.ts under tsx, the compiled dist/deploy/operator/main.js, or a test's broken operator under tsx. */
   main: keyof typeof MAIN;
   /** The operator's configuration (WEKA_*, LOG_LEVEL, ...), over this process's environment. */
   env: Record<string, string>;
@@ -86,7 +88,7 @@ export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOption
   const server = startServer({
     name: o.logName,
     command: process.execPath,
-    args: [...(o.nodeArgs ?? []), ...(o.main === 'source' ? ['--import', 'tsx'] : []), main],
+    args: [...(o.nodeArgs ?? []), ...(o.main === 'compiled' ? [] : ['--import', 'tsx']), main],
     cwd: repoRoot,
     logPath: join(cp.logDir, `${o.logName}.log`),
     env: {

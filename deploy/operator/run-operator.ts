@@ -1,0 +1,129 @@
+// The operator process: the Temporal worker that runs every workflow and activity, and the CR
+// watcher that starts and signals them, configured from the environment (see
+// src/settings/operator-config.ts), with /metrics, /healthz and /readyz. SIGTERM or SIGINT stops
+// it cleanly: the watcher stops first (nothing new starts), then the worker shuts down and its
+// in-flight activities get the worker's shutdown grace. main.ts runs it as the image does.
+import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
+import { Client } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import { pino } from 'pino';
+import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
+import { parseOperatorConfig } from '../../src/settings/operator-config.js';
+import { serveHttp, type HttpEndpoint } from './http.js';
+import { OperatorMetrics } from './metrics.js';
+import { startMutexDepthSampler, type MutexDepthSampler } from './mutex-depth.js';
+import { clientConnection, workerConnection } from './temporal-connection.js';
+import { startWatcher, type RunningWatcher } from './watcher/watcher.js';
+import { createOperatorWorker, type OperatorWorker } from './worker.js';
+
+import type { ActivityDeps } from '../../activities/deps.js';
+
+/** What a test's own entry point may replace; the operator's main replaces nothing, and no setting can. */
+export type OperatorOverrides = Pick<ActivityDeps, 'decideAllocations'>;
+
+export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOverrides = {}): Promise<void> {
+  const parsed = parseOperatorConfig(env);
+  if (!parsed.ok) {
+    console.error(`weka-drives-operator: invalid configuration:\n  ${parsed.errors.join('\n  ')}`);
+    process.exit(2);
+  }
+  const config = parsed.config;
+  if (!config.runWorker && !config.runWatcher) {
+    console.error('weka-drives-operator: WEKA_RUN_WORKER and WEKA_RUN_WATCHER are both false: nothing to run');
+    process.exit(2);
+  }
+  const logger = pino({ level: config.logLevel, base: { component: 'weka-drives-operator' } });
+  const metrics = new OperatorMetrics();
+
+  // One kept-alive connection pool for every API call (client-node alone opens one per call).
+  const kubeConfig = new KeepAliveKubeConfig();
+  kubeConfig.loadFromDefault();
+  const connection = await clientConnection(config);
+  const temporal = new Client({ connection, namespace: config.temporalNamespace });
+
+  let nativeConnection: NativeConnection | undefined;
+  let worker: OperatorWorker | undefined;
+  let workerRun: Promise<void> | undefined;
+  let watcher: RunningWatcher | undefined;
+  let sampler: MutexDepthSampler | undefined;
+  let stopping = false;
+  // Installed before anything starts, so a SIGTERM during start-up also ends in a clean stop.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      shutdown(signal).catch((err: unknown) => {
+        logger.error({ err }, 'unclean shutdown');
+        process.exit(1);
+      });
+    });
+  }
+
+  // Served first, so /healthz answers while the worker and the watcher start (/readyz says 503).
+  let http: HttpEndpoint | undefined;
+  if (config.httpPort > 0) {
+    http = await serveHttp({
+      port: config.httpPort,
+      address: config.httpAddress,
+      registry: metrics.registry,
+      notReadyReason: () => {
+        if (stopping) return 'shutting down';
+        if (config.runWorker && worker?.getState() !== 'RUNNING')
+          return `the worker is ${worker?.getState() ?? 'starting'}`;
+        if (config.runWatcher && !watcher?.isReady()) return 'the watcher has not handled its first list yet';
+        return undefined;
+      },
+    });
+    logger.info({ address: config.httpAddress, port: http.port }, 'serving /metrics, /healthz and /readyz');
+  }
+
+  if (config.runWorker) {
+    nativeConnection = await workerConnection(config);
+    worker = await createOperatorWorker({
+      connection: nativeConnection,
+      namespace: config.temporalNamespace,
+      deps: {
+        kubeConfig,
+        exec: metrics.countingExec(KubeExecTransport.fromKubeConfig(kubeConfig)),
+        temporal,
+        taskQueue: config.taskQueue,
+        logger,
+        settings: config.settings,
+        operatorNamespace: config.operatorNamespace,
+        proxyImage: config.proxyImage,
+        allowedImages: config.allowedImages,
+        instrument: metrics.instrument,
+        ...overrides,
+      },
+    });
+    workerRun = worker.run();
+    workerRun.catch((err: unknown) => {
+      logger.fatal({ err }, 'the worker failed');
+      process.exit(1);
+    });
+    logger.info(
+      { temporal: config.temporalAddress, namespace: config.temporalNamespace, taskQueue: config.taskQueue },
+      'worker running',
+    );
+  }
+
+  if (config.runWatcher) {
+    watcher = startWatcher({ kubeConfig, temporal, taskQueue: config.taskQueue, logger, metrics });
+    sampler = startMutexDepthSampler({ temporal, taskQueue: config.taskQueue, metrics, logger });
+    logger.info({ taskQueue: config.taskQueue }, 'watcher running');
+  }
+
+  async function shutdown(signal: string): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: the watcher stops, in-flight activities get their grace');
+    sampler?.stop();
+    await watcher?.stop();
+    // The Temporal runtime reacts to SIGTERM/SIGINT too and may have begun the worker's shutdown.
+    if (worker?.getState() === 'RUNNING') worker.shutdown();
+    await workerRun;
+    await nativeConnection?.close();
+    await connection.close();
+    await http?.close();
+    logger.info('stopped');
+    process.exit(0);
+  }
+}

@@ -1,0 +1,173 @@
+// The faults users meet, each a class the chaos engine draws from and counts. Every fault heals
+// itself before its promise resolves (the engine checks the system after the storm it was part
+// of), and every one stays on loopback: the servers are this machine's, the partitions are cuts of
+// TCP proxies on 127.0.0.1.
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { simulate } from '../../deploy/local/shared-drives.js';
+import { sleep } from '../support/async.js';
+import type { Random } from '../support/random.js';
+import type { ChaosWorld, ReplicaSlot } from './world.js';
+
+export const FAULT_CLASSES = [
+  'replica-killed',
+  'rolling-replacement',
+  'node-down',
+  'pod-evicted',
+  'apiserver-restart',
+  'etcd-restart-compacted',
+  'apiserver-cut',
+  'temporal-cut',
+  'slow-network',
+  'temporal-sigkill',
+  'weka-tool-failures',
+] as const;
+export type FaultClass = (typeof FAULT_CLASSES)[number];
+
+/** The short profile (npm test) keeps each fault brief; the long one lets them last. */
+export type FaultPace = 'short' | 'long';
+
+/** How long each kind of fault lasts, in ms, by pace. A cut always lasts over a minute, so that the node mutex's one-minute give-up runs. */
+const DURATIONS: Record<
+  FaultPace,
+  Record<'processDown' | 'nodeDown' | 'cut' | 'slow' | 'toolFailures', [number, number]>
+> = {
+  short: {
+    processDown: [500, 3_000],
+    nodeDown: [15_000, 30_000],
+    cut: [61_000, 65_000],
+    slow: [10_000, 20_000],
+    toolFailures: [10_000, 20_000],
+  },
+  long: {
+    processDown: [500, 10_000],
+    nodeDown: [15_000, 70_000],
+    cut: [61_000, 80_000],
+    slow: [20_000, 60_000],
+    toolFailures: [15_000, 45_000],
+  },
+};
+
+/** Injects one fault of the class, waits it out, heals it; returns what was done, for the log. */
+export async function injectFault(
+  fault: FaultClass,
+  world: ChaosWorld,
+  random: Random,
+  pace: FaultPace,
+): Promise<string> {
+  const lasting = (what: keyof (typeof DURATIONS)['short']) => random.int(...DURATIONS[pace][what]);
+  const replica = (): ReplicaSlot => world.replicas[random.int(0, world.replicas.length - 1)]!;
+  const someReplicas = (): ReplicaSlot[] => (random.next() < 0.5 ? [replica()] : world.replicas);
+  switch (fault) {
+    case 'replica-killed': {
+      const r = replica();
+      const downMs = lasting('processDown');
+      await r.kill();
+      await sleep(downMs);
+      await r.start();
+      return `SIGKILLed replica ${r.name}, started again after ${downMs} ms`;
+    }
+    case 'rolling-replacement': {
+      for (const r of world.replicas) await r.replace();
+      return 'replaced both replicas one at a time (new one ready, then SIGTERM to the old one)';
+    }
+    case 'node-down': {
+      const node = world.nodes[random.int(0, world.nodes.length - 1)]!;
+      const downMs = lasting('nodeDown');
+      await world.cp.stopNodeKubelet(node, { markNotReady: true });
+      await sleep(downMs);
+      await world.cp.startNodeKubelet(node);
+      return `killed node ${node}'s kwok, its Node NotReady for ${downMs} ms, then back`;
+    }
+    case 'pod-evicted': {
+      const evicted = await evictPods(world, random, random.int(1, 3));
+      return `evicted ${evicted.length} pods (phase Failed, reason Evicted): ${evicted.join(', ')}`;
+    }
+    case 'apiserver-restart': {
+      const { downMs } = await world.cp.restartApiserver();
+      return `restarted the apiserver (${downMs} ms down)`;
+    }
+    case 'etcd-restart-compacted': {
+      const before = world.watchExpiries();
+      const result = await world.cp.restartEtcd({ compact: true });
+      // The watch cache starts over from etcd after the apiserver restarts, so a watch that
+      // resumes from a resourceVersion older than the compaction is told 410 Gone.
+      const { downMs } = await world.cp.restartApiserver();
+      return `compacted etcd at revision ${result.compactedRevision}, restarted etcd (${result.downMs} ms) and the apiserver (${downMs} ms); watches told 410 so far: ${before}`;
+    }
+    case 'apiserver-cut':
+    case 'temporal-cut': {
+      const which = someReplicas();
+      const mode = random.next() < 0.5 ? 'reset' : 'blackhole';
+      const cutMs = lasting('cut');
+      const proxies = which.map((r) => (fault === 'apiserver-cut' ? r.apiProxy : r.temporalProxy));
+      for (const p of proxies) p.cut(mode);
+      await sleep(cutMs);
+      for (const p of proxies) p.heal();
+      const server = fault === 'apiserver-cut' ? 'the apiserver' : 'Temporal';
+      return `cut (${mode}) ${server} from replica ${which.map((r) => r.name).join(' and ')} for ${cutMs} ms`;
+    }
+    case 'slow-network': {
+      const latencyMs = random.int(50, 400);
+      const forMs = lasting('slow');
+      const proxies = world.replicas.flatMap((r) => [r.apiProxy, r.temporalProxy]);
+      for (const p of proxies) p.setLatencyMs(latencyMs);
+      await sleep(forMs);
+      for (const p of proxies) p.setLatencyMs(0);
+      return `slowed the apiserver and Temporal by ${latencyMs} ms per chunk for ${forMs} ms`;
+    }
+    case 'temporal-sigkill': {
+      const downMs = lasting('processDown');
+      await world.cp.killTemporal();
+      await sleep(downMs);
+      await world.cp.startTemporal();
+      return `SIGKILLed Temporal, started it again after ${downMs} ms`;
+    }
+    case 'weka-tool-failures': {
+      const node = world.nodes[random.int(0, world.nodes.length - 1)]!;
+      const forMs = lasting('toolFailures');
+      const seed = random.int(1, 1_000_000);
+      await simulate(
+        world.cp.simulatorRoot,
+        node,
+        'faults',
+        '--fail-rate',
+        '0.15',
+        '--fail-after-effect-rate',
+        '0.1',
+        '--seed',
+        String(seed),
+      );
+      await sleep(forMs);
+      await simulate(world.cp.simulatorRoot, node, 'faults', '--clear');
+      return `failed 15 % of node ${node}'s Weka commands (10 % after their effect) for ${forMs} ms`;
+    }
+  }
+}
+
+/** Puts running pods of the chaos namespaces (drive containers' and ssdproxies') in phase Failed, as an eviction does. */
+async function evictPods(world: ChaosWorld, random: Random, count: number): Promise<string[]> {
+  const core = world.cp.kubeConfig().makeApiClient(CoreV1Api);
+  const pods = (
+    await Promise.all(
+      [...world.namespaces, world.operatorNamespace].map(
+        async (namespace) => (await core.listNamespacedPod({ namespace })).items,
+      ),
+    )
+  )
+    .flat()
+    .filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+  const chosen = random.sample(pods, Math.min(count, pods.length));
+  for (const pod of chosen) {
+    await core
+      .patchNamespacedPodStatus(
+        {
+          namespace: pod.metadata!.namespace!,
+          name: pod.metadata!.name!,
+          body: { status: { phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: chaos.' } },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      )
+      .catch(() => undefined);
+  }
+  return chosen.map((p) => `${p.metadata!.namespace}/${p.metadata!.name}`);
+}

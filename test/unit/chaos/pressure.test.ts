@@ -1,0 +1,150 @@
+import { describe, expect, it } from 'vitest';
+import type { PhysicalDrive } from '../../../src/allocation/index.js';
+import type { WekaContainer } from '../../../src/api/index.js';
+import {
+  fitsOnNode,
+  NODE_CAPACITY_GIB,
+  nodeFill,
+  PRESSURE_DEVICES,
+  pressurePlan,
+  unsettled,
+} from '../../chaos/pressure.js';
+import { seededRandom } from '../../support/random.js';
+
+const DRIVES: PhysicalDrive[] = PRESSURE_DEVICES.map((d, i) => ({
+  physicalUUID: `00000000-0000-4000-8000-00000000000${i}`,
+  serial: `SER${i}`,
+  capacityGiB: d.capacityGiB,
+  type: d.type,
+  devicePath: d.path,
+}));
+
+function container(
+  name: string,
+  o: { phase?: string; gib?: number; waiting?: boolean; deleting?: boolean; small?: boolean } = {},
+): WekaContainer {
+  const perType = (o.gib ?? 0) / 2;
+  return {
+    apiVersion: 'weka.weka.io/v1alpha1',
+    kind: 'WekaContainer',
+    metadata: {
+      name,
+      namespace: 'ns',
+      uid: name,
+      ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+    },
+    spec: {
+      mode: 'drive',
+      nodeName: 'n1',
+      driveCores: o.small === false ? 2 : 1,
+      containerCapacity: o.small === false ? 1536 : 768,
+      driveTypesRatio: { tlc: 1, qlc: 1 },
+    },
+    status: {
+      phase: o.phase ?? 'Ready',
+      ...(perType > 0
+        ? {
+            allocations: {
+              // Half of the TLC on each TLC device, the QLC on the QLC device.
+              virtualDrives: [0, 1, 2].map((d) => ({
+                virtualUUID: `${name}-${d}`,
+                physicalUUID: DRIVES[d]!.physicalUUID,
+                serial: DRIVES[d]!.serial,
+                capacityGiB: d === 2 ? perType : perType / 2,
+                type: d === 2 ? 'QLC' : 'TLC',
+              })),
+            },
+          }
+        : {}),
+      conditions: o.waiting
+        ? [
+            {
+              type: 'Allocated',
+              status: 'False',
+              reason: 'InsufficientDriveCapacity',
+              message: 'no room',
+              lastTransitionTime: '2026-01-01T00:00:00Z',
+            },
+          ]
+        : [],
+    },
+  } as unknown as WekaContainer;
+}
+
+describe('pressurePlan', () => {
+  it('asks every node for at least the demand, over every namespace and cluster, in a random order', () => {
+    const plan = pressurePlan({
+      round: 1,
+      nodes: ['a', 'b', 'c'],
+      namespaces: ['ns0', 'ns1'],
+      clusters: 2,
+      demand: 1.25,
+      random: seededRandom(7),
+    });
+    for (const node of ['a', 'b', 'c']) {
+      const asked = plan
+        .filter((c) => c.spec['nodeName'] === node)
+        .reduce((s, c) => s + (c.spec['containerCapacity'] as number), 0);
+      expect(asked).toBeGreaterThanOrEqual(1.25 * NODE_CAPACITY_GIB);
+    }
+    expect(new Set(plan.map((c) => c.namespace))).toEqual(new Set(['ns0', 'ns1']));
+    expect(new Set(plan.map((c) => c.cluster))).toEqual(new Set([0, 1]));
+    expect(new Set(plan.map((c) => `${c.namespace}/${c.name}`)).size).toBe(plan.length);
+    const sorted = [...plan].sort((x, y) => x.name.localeCompare(y.name));
+    expect(plan.map((c) => c.name)).not.toEqual(sorted.map((c) => c.name));
+  });
+
+  it('refuses a demand under 120 %', () => {
+    expect(() =>
+      pressurePlan({ round: 1, nodes: ['a'], namespaces: ['ns'], clusters: 1, demand: 1.1, random: seededRandom(1) }),
+    ).toThrow(/at least 120 %/);
+  });
+});
+
+describe('unsettled', () => {
+  const drives = () => DRIVES;
+
+  it('is settled when every container is Ready or waits for capacity its node lacks', () => {
+    // 3840 GiB of QLC on one device: five large holders leave nothing for a waiter.
+    const holders = Array.from({ length: 5 }, (_, i) => container(`h${i}`, { gib: 1536 }));
+    expect(unsettled([...holders, container('w', { phase: 'Allocating', waiting: true })], drives)).toEqual([]);
+  });
+
+  it('reports a waiter that would fit, a container on its way and one being deleted', () => {
+    const out = unsettled(
+      [
+        container('h', { gib: 768 }),
+        container('w', { phase: 'Allocating', waiting: true }),
+        container('s', { phase: 'Signing' }),
+        container('d', { deleting: true }),
+      ],
+      drives,
+    );
+    expect(out).toEqual([
+      expect.stringMatching(/ns\/w waits for capacity that node n1 has/),
+      expect.stringMatching(/ns\/s is Signing/),
+      expect.stringMatching(/ns\/d is being deleted/),
+    ]);
+  });
+
+  it('reports a waiter whose node has no readable drives', () => {
+    expect(unsettled([container('w', { phase: 'Allocating', waiting: true })], () => undefined)).toEqual([
+      expect.stringMatching(/cannot be read/),
+    ]);
+  });
+});
+
+describe('fitsOnNode and nodeFill', () => {
+  it('counts what the other statuses on the node hold', () => {
+    const w = container('w', { phase: 'Allocating', waiting: true });
+    expect(fitsOnNode(w, DRIVES, [w])).toBe(true);
+    const full = Array.from({ length: 5 }, (_, i) => container(`h${i}`, { gib: 1536 }));
+    expect(fitsOnNode(w, DRIVES, [w, ...full])).toBe(false);
+    expect(nodeFill(full, ['n1', 'n2'])).toEqual(
+      new Map([
+        ['n1', 1],
+        ['n2', 0],
+      ]),
+    );
+  });
+});
