@@ -89,6 +89,22 @@ export function createWekaActivities(deps: ActivityDeps) {
       return (await run(target, containerAddCall(request))).containerId;
     },
 
+    /**
+     * The id of the pod's Weka container, found by its name in the cluster, or null when the
+     * cluster has none of that name: what a teardown undoes when a join's answer never came back.
+     */
+    async findWekaContainer({
+      target,
+      clusterGUID,
+      name,
+    }: {
+      target: ExecTargetRef;
+      clusterGUID: string;
+      name: string;
+    }): Promise<number | null> {
+      return findContainerByName(await run(target, containerListCall(clusterGUID)), name)?.containerId ?? null;
+    },
+
     async signVirtualDrive({ target, node, drive, clusterGUID }: VirtualDriveOnNode): Promise<void> {
       const devicePath = await devicePathOf(node, drive);
       const request = {

@@ -31,6 +31,9 @@ import { ContainerStatus } from './container-status.js';
 import { Lifecycle, continuedRun, isContinueAsNew, messageOf, objectState } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
 
+/** The recorded phases of a container that may have tried to join its Weka cluster. */
+const MAY_HAVE_JOINED = new Set(['Signing', 'AddingDrives', 'Ready', 'Error', 'Deleting']);
+
 /** A refused allocation is asked again after a release on the node, a spec change, or this long. */
 const CAPACITY_RETRY = '30 seconds';
 
@@ -70,6 +73,13 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
    */
   let resumePastPod =
     continuedRun() && (snapshot.status.phase === 'Allocating' || snapshot.status.phase === 'WaitingForCluster');
+
+  /**
+   * Whether a join may have reached the Weka cluster although its container id is not known: its
+   * answer can be lost (Temporal cut from the worker, the object deleted before a retry learnt it).
+   * A new run knows it from the recorded phase.
+   */
+  let joinTried = MAY_HAVE_JOINED.has(snapshot.status.phase ?? '');
 
   /** A request about this container, or about the node's proxy, to the node's mutex. */
   const containerCall = (kind: 'allocate' | 'release') =>
@@ -153,6 +163,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   async function signAndAdd(alloc: ContainerAllocation, guid: string): Promise<void> {
     if (status.containerID === undefined) {
       await status.enter('Signing', `joining cluster ${guid}`);
+      joinTried = true;
       const name = wekaContainerName(ref.namespace, ref.name);
       status.containerID = await weka.joinCluster({ target, clusterGUID: guid, name, hostname: node });
       await status.publish();
@@ -236,9 +247,10 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       const how = "remove them with 'weka cluster drive remove' from another member";
       await status.condition('Ready', 'False', 'NodeGone', `node ${node} no longer exists; ${left}: ${how}`, 'Warning');
     }
-    // Weka state exists only once the container joined its cluster; undo it from the pod.
-    const joined = alloc && guid && status.containerID !== undefined;
-    const undone = !nodeGone && joined ? await undoInPod(alloc, guid, status.containerID!) : 'done';
+    // Weka state exists only once the container tried to join its cluster (after its allocation,
+    // with its GUID); undo it from the pod, finding the container by name if its id is not known.
+    const joined = alloc && guid && (status.containerID !== undefined || joinTried);
+    const undone = !nodeGone && joined ? await undoInPod(alloc, guid) : 'done';
     if (alloc) {
       await status.enter('Deleting', 'releasing the allocation');
       await containerCall('release');
@@ -261,11 +273,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
    * again with a growing pause, until it succeeds or a person who checked the node sets the
    * TEARDOWN_WITHOUT_POD_ANNOTATION: then it records what may be left and gives up ('abandoned').
    */
-  async function undoInPod(
-    alloc: ContainerAllocation,
-    guid: string,
-    containerId: number,
-  ): Promise<'done' | 'abandoned'> {
+  async function undoInPod(alloc: ContainerAllocation, guid: string): Promise<'done' | 'abandoned'> {
     /** Passes in a row that reached the pod but a Weka command failed (a transient failure of the tool). */
     let toolFailures = 0;
     for (let pause = 10; ;) {
@@ -275,7 +283,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
           .join(', ');
         const message =
           `torn down without reaching the pod, as ${TEARDOWN_WITHOUT_POD_ANNOTATION} asked: these virtual drives may ` +
-          `remain signed on node ${node}'s devices and in Weka cluster ${guid} (container ${containerId}): ${left}`;
+          `remain signed on node ${node}'s devices and in Weka cluster ${guid} (container ${status.containerID ?? wekaContainerName(ref.namespace, ref.name)}): ${left}`;
         await status.condition('TeardownBlocked', 'True', 'TeardownWithoutPod', message);
         await status.event('Warning', 'TeardownWithoutPod', message);
         return 'abandoned';
@@ -284,16 +292,26 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         await status.enter('Deleting', 'removing the virtual drives from the cluster and the devices');
         target = await inPod.ensureContainerPod(ref);
         await inPod.waitPodRunning(target);
+        if (status.containerID === undefined) {
+          const name = wekaContainerName(ref.namespace, ref.name);
+          const found = await inPod.findWekaContainer({ target, clusterGUID: guid, name });
+          if (found !== null) status.containerID = found;
+        }
+        const containerId = status.containerID;
         for (const drive of alloc.virtualDrives) {
-          await inPod.removeDriveFromCluster({ target, containerId, virtualUUID: drive.virtualUUID });
+          // Without a Weka container, no drive was added: only signatures can be left.
+          if (containerId !== undefined)
+            await inPod.removeDriveFromCluster({ target, containerId, virtualUUID: drive.virtualUUID });
           status.addedVirtualDrives = status.addedVirtualDrives.filter((u) => u !== drive.virtualUUID);
           status.addedDrives = status.addedDrives.filter((d) => d.virtualUUID !== drive.virtualUUID);
           await inPod.unsignVirtualDrive({ target, node, drive, clusterGUID: guid });
           await status.publish();
         }
         // Its drives are gone, so Weka lets the container leave; the name can then join again.
-        await status.enter('Deleting', `removing container ${containerId} from the Weka cluster`);
-        await removeWekaContainer(target, containerId);
+        if (containerId !== undefined) {
+          await status.enter('Deleting', `removing container ${containerId} from the Weka cluster`);
+          await removeWekaContainer(target, containerId);
+        }
         if (status.conditions.some((c) => c.type === 'TeardownBlocked')) {
           await status.condition('TeardownBlocked', 'False', 'PodReached', 'the pod was reached again');
         }
