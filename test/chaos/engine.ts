@@ -177,20 +177,24 @@ class ChaosRun {
       demand: this.o.demand ?? 1.25,
       random: this.random,
     });
+    const all = [...plan.fill, ...plan.topUp];
     this.log(
-      `round ${round}: ${plan.length} containers asking ${Math.round((this.o.demand ?? 1.25) * 100)} % of the capacity`,
+      `round ${round}: ${all.length} containers asking ${Math.round((this.o.demand ?? 1.25) * 100)} % of the capacity`,
     );
 
-    // 1. The rollout, names deleted and created again in the middle of it, under a storm.
+    // 1. The rollout (a wave asking what the nodes hold, a moment later a wave of small ones asking
+    // the rest), names deleted and created again in the middle of it, under a storm.
     const rollout = this.storm(`round ${round} rollout`, async () => {
-      await mapLimit(plan, 4, (c) => this.create(c));
-      await this.recreate(this.random.sample(plan, Math.min(3, plan.length)));
+      await mapLimit(plan.fill, 4, (c) => this.create(c));
+      await sleep(this.random.int(5_000, 15_000));
+      await mapLimit(plan.topUp, 4, (c) => this.create(c));
+      await this.recreate(this.random.sample(all, Math.min(3, all.length)));
     });
     if (!(await this.calm(round, 'rollout', await rollout, true))) return false;
 
     // 2. Part of it deleted: waiters take what is released.
-    const all = await this.containers();
-    const doomed = this.random.sample(all, Math.floor(all.length * (0.3 + this.random.next() * 0.2)));
+    const live = await this.containers();
+    const doomed = this.random.sample(live, Math.floor(live.length * (0.3 + this.random.next() * 0.2)));
     const partial = this.storm(`round ${round} partial deletion`, async () => {
       await this.delete(doomed);
       await this.waitGone(doomed.map(keyOf));

@@ -32,10 +32,21 @@ export interface PlannedContainer {
   spec: Record<string, unknown>;
 }
 
+/** One round's containers, in the two waves the engine creates them in. */
+export interface PressurePlan {
+  /** Per node, large and small containers asking exactly the node's capacity, in a random order. */
+  fill: PlannedContainer[];
+  /**
+   * Per node, small containers asking the rest of the demand, created after the first wave: they
+   * take what the large ones could not, so every node ends full but for less than a small one.
+   */
+  topUp: PlannedContainer[];
+}
+
 /**
- * One round's containers: per node, large ones then small ones until the node is asked for
- * `demand` times what it holds (at least 1.2), spread over the namespaces and clusters, in a
- * random order. The small ones come last per node so that they fill what the large ones leave.
+ * One round's containers: per node, `demand` times what it holds (at least 1.2), spread over the
+ * namespaces and clusters. The first wave asks exactly each node's capacity in large and small
+ * containers; the second asks the rest in small ones.
  */
 export function pressurePlan(o: {
   round: number;
@@ -44,26 +55,31 @@ export function pressurePlan(o: {
   clusters: number;
   demand: number;
   random: Random;
-}): PlannedContainer[] {
+}): PressurePlan {
   if (o.demand < 1.2) throw new Error(`a pressure rollout asks for at least 120 % of the capacity, not ${o.demand}`);
-  const planned: PlannedContainer[] = [];
+  const fill: PlannedContainer[] = [];
+  const topUp: PlannedContainer[] = [];
   let i = 0;
+  const plan = (node: string, spec: typeof SMALL, wave: PlannedContainer[]) => {
+    wave.push({
+      namespace: o.namespaces[i % o.namespaces.length]!,
+      name: `r${o.round}-c${String(i).padStart(3, '0')}`,
+      cluster: Math.floor(i / o.namespaces.length) % o.clusters,
+      spec: { ...spec, nodeName: node },
+    });
+    i++;
+    return spec.containerCapacity;
+  };
   for (const node of o.nodes) {
     let asked = 0;
-    const want = o.demand * NODE_CAPACITY_GIB;
-    while (asked < want) {
-      const spec = asked < want / 2 && o.random.next() < 0.6 ? LARGE : SMALL;
-      asked += spec.containerCapacity;
-      planned.push({
-        namespace: o.namespaces[i % o.namespaces.length]!,
-        name: `r${o.round}-c${String(i).padStart(3, '0')}`,
-        cluster: Math.floor(i / o.namespaces.length) % o.clusters,
-        spec: { ...spec, nodeName: node },
-      });
-      i++;
+    // Every size is a multiple of the small one, so the first wave asks exactly the capacity.
+    while (asked < NODE_CAPACITY_GIB) {
+      const large = NODE_CAPACITY_GIB - asked >= LARGE.containerCapacity && o.random.next() < 0.5;
+      asked += plan(node, large ? LARGE : SMALL, fill);
     }
+    while (asked < o.demand * NODE_CAPACITY_GIB) asked += plan(node, SMALL, topUp);
   }
-  return o.random.sample(planned, planned.length);
+  return { fill: o.random.sample(fill, fill.length), topUp: o.random.sample(topUp, topUp.length) };
 }
 
 /** The phase and the conditions that are not True: what a person would look at first. */

@@ -8,6 +8,7 @@ import {
   PRESSURE_DEVICES,
   pressurePlan,
   unsettled,
+  type PlannedContainer,
 } from '../../chaos/pressure.js';
 import { seededRandom } from '../../support/random.js';
 
@@ -72,26 +73,33 @@ function container(
 }
 
 describe('pressurePlan', () => {
-  it('asks every node for at least the demand, over every namespace and cluster, in a random order', () => {
-    const plan = pressurePlan({
-      round: 1,
-      nodes: ['a', 'b', 'c'],
-      namespaces: ['ns0', 'ns1'],
-      clusters: 2,
-      demand: 1.25,
-      random: seededRandom(7),
-    });
+  const plan = pressurePlan({
+    round: 1,
+    nodes: ['a', 'b', 'c'],
+    namespaces: ['ns0', 'ns1'],
+    clusters: 2,
+    demand: 1.25,
+    random: seededRandom(7),
+  });
+  const asked = (wave: readonly PlannedContainer[], node: string) =>
+    wave.filter((c) => c.spec['nodeName'] === node).reduce((s, c) => s + (c.spec['containerCapacity'] as number), 0);
+
+  it('asks every node for exactly its capacity first, then for the rest of the demand in small containers', () => {
     for (const node of ['a', 'b', 'c']) {
-      const asked = plan
-        .filter((c) => c.spec['nodeName'] === node)
-        .reduce((s, c) => s + (c.spec['containerCapacity'] as number), 0);
-      expect(asked).toBeGreaterThanOrEqual(1.25 * NODE_CAPACITY_GIB);
+      expect(asked(plan.fill, node)).toBe(NODE_CAPACITY_GIB);
+      expect(asked(plan.fill, node) + asked(plan.topUp, node)).toBeGreaterThanOrEqual(1.25 * NODE_CAPACITY_GIB);
     }
-    expect(new Set(plan.map((c) => c.namespace))).toEqual(new Set(['ns0', 'ns1']));
-    expect(new Set(plan.map((c) => c.cluster))).toEqual(new Set([0, 1]));
-    expect(new Set(plan.map((c) => `${c.namespace}/${c.name}`)).size).toBe(plan.length);
-    const sorted = [...plan].sort((x, y) => x.name.localeCompare(y.name));
-    expect(plan.map((c) => c.name)).not.toEqual(sorted.map((c) => c.name));
+    expect(new Set(plan.topUp.map((c) => c.spec['containerCapacity']))).toEqual(new Set([768]));
+    expect(new Set(plan.fill.map((c) => c.spec['containerCapacity']))).toEqual(new Set([768, 1536]));
+  });
+
+  it('spreads over every namespace and cluster, with unique names, in a random order', () => {
+    const all = [...plan.fill, ...plan.topUp];
+    expect(new Set(all.map((c) => c.namespace))).toEqual(new Set(['ns0', 'ns1']));
+    expect(new Set(all.map((c) => c.cluster))).toEqual(new Set([0, 1]));
+    expect(new Set(all.map((c) => `${c.namespace}/${c.name}`)).size).toBe(all.length);
+    const sorted = [...plan.fill].sort((x, y) => x.name.localeCompare(y.name));
+    expect(plan.fill.map((c) => c.name)).not.toEqual(sorted.map((c) => c.name));
   });
 
   it('refuses a demand under 120 %', () => {
