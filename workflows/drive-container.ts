@@ -34,6 +34,10 @@ import { installMutexClient } from './mutex-client.js';
 /** The recorded phases of a container that may have tried to join its Weka cluster. */
 const MAY_HAVE_JOINED = new Set(['Signing', 'AddingDrives', 'Ready', 'Error', 'Deleting']);
 
+/** A step that failed for good is tried again after this long, then twice as long each time, up to the max. */
+const ERROR_RETRY_FIRST_S = 30;
+const ERROR_RETRY_MAX_S = 600;
+
 /** A refused allocation is asked again after a release on the node, a spec change, or this long. */
 const CAPACITY_RETRY = '30 seconds';
 
@@ -209,19 +213,25 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   }
 
   /**
-   * A failure retrying cannot fix (a refusal by a Weka tool, a state conflict) is shown, and the
-   * container waits for a spec change or its deletion instead of failing with resources held.
+   * A failure the activity's retries could not fix (a refusal by a Weka tool, a state conflict,
+   * output that does not parse) is shown, and the container waits instead of failing with
+   * resources held: for a spec change, its deletion, or a while. What looked final can have been a
+   * glitch (a tool killed mid-print by a kubelet restart), so the step is tried again after
+   * ERROR_RETRY_FIRST_S, then less and less often; every step is idempotent.
    */
   async function bringUpUntilFixed(): Promise<void> {
-    for (;;) {
+    for (let retryS = ERROR_RETRY_FIRST_S; ; retryS = Math.min(retryS * 2, ERROR_RETRY_MAX_S)) {
       try {
         return await bringUp();
       } catch (err) {
         if (isCancellation(err) || isContinueAsNew(err)) throw err;
         const changes = life.specChanges;
         await status.condition('Ready', 'False', 'StepFailed', `${status.step}: ${messageOf(err)}`, 'Warning');
-        await status.enter('Error', `failed while ${status.step}; waiting for a spec change or deletion`);
-        await condition(() => life.specChanges > changes);
+        await status.enter(
+          'Error',
+          `failed while ${status.step}; trying again in ${retryS} s, or at a spec change, or deletion`,
+        );
+        await condition(() => life.specChanges > changes, `${retryS} seconds`);
         await life.continueAsNewIfLong();
       }
     }

@@ -36,6 +36,8 @@ const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /** A refused allocation is asked again at least this often (workflows/drive-container.ts), plus slack. */
 const RETRY_WINDOW_MS = 75_000;
 const ROW_TIMEOUT_MS = 300_000;
+/** A step that failed is tried again on its own after 30 s (workflows/drive-container.ts), plus slack. */
+const ERROR_RETRY_WINDOW_MS = 75_000;
 
 /**
  * The real exec transport, except that `weka-sign-drive show` in the listed pods prints only the
@@ -353,6 +355,37 @@ const ROWS: AnyRow[] = [
     async resolves(c) {
       await patchNodeAnnotation(c.node, c.good);
       await waitForPhase(c.ref, 'Ready', RETRY_WINDOW_MS);
+      await deleteAndWaitGone(c);
+    },
+  }),
+
+  row({
+    name: 'a failure that looked final but was a glitch (truncated output, once) is tried again on its own, without a spec change',
+    where: 'phase Error with condition Ready=False StepFailed, then Ready after the retry interval',
+    async setup() {
+      const base = await nodeWith([TLC_3840], 'glitch');
+      exec.pods.add(`${base.ns}/glitch`);
+      return container(base, 'glitch', {
+        driveCores: 1,
+        containerCapacity: 1000,
+        driveTypesRatio: { tlc: 1, qlc: 0 },
+      });
+    },
+    async seesMessage(c) {
+      await refusal(c.ref, 'Ready', 'StepFailed', 90_000);
+      await waitForPhase(c.ref, 'Error', 30_000);
+    },
+    async nothingLost(c) {
+      expect(await virtualAdds(c.node)).toBe(0);
+      expect(await allocationOf(c.ref)).toHaveLength(1);
+    },
+    async resolves(c) {
+      // The tool prints whole output again; nobody touches the spec.
+      exec.pods.delete(`${c.ns}/glitch`);
+      const ready = await waitForPhase(c.ref, 'Ready', ERROR_RETRY_WINDOW_MS);
+      expect(await virtualDrivesOn(c.node, [TLC_3840.path])).toEqual(
+        ready.status!.allocations!.virtualDrives!.map((d) => d.virtualUUID),
+      );
       await deleteAndWaitGone(c);
     },
   }),
