@@ -41,7 +41,7 @@ describe('the chaos report table', () => {
 
   it('shows the violations and where the evidence is kept', () => {
     const text = reportTable(report({ violations: ['round 1: device over-committed'], artifacts: '/tmp/x' }));
-    expect(text).toMatch(/^violations: 1\n  round 1: device over-committed$/m);
+    expect(text).toMatch(/^violations: 1\n {2}round 1: device over-committed$/m);
     expect(text).toContain('evidence kept in /tmp/x');
   });
 });
