@@ -7,13 +7,13 @@
 // `npm run chaos -- --minutes N` (main.ts). Runs outside vitest: nothing here reads the harness.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { PhysicalDrive } from '../../src/allocation/index.js';
 import type { WekaContainer } from '../../src/api/index.js';
 import { parseDriveShow } from '../../src/weka/index.js';
 import { eventually, mapLimit, sleep } from '../support/async.js';
-import { createContainerObject, listContainers, phaseSummary, WEKA_CONTAINERS } from '../support/containers.js';
+import { createContainerObject, deleteContainers, listContainers, phaseSummary } from '../support/containers.js';
 import { parseContainerWrites, simLogReplayViolations, statusReplayViolations } from '../support/instant-invariants.js';
 import {
   allDeletedViolations,
@@ -360,12 +360,7 @@ class ChaosRun {
     await Promise.all(
       containers.map(async (c) => {
         await sleep(this.random.int(2_000, 30_000));
-        const custom = this.kc.makeApiClient(CustomObjectsApi);
-        await custom
-          .deleteNamespacedCustomObject({ ...WEKA_CONTAINERS, namespace: c.namespace, name: c.name })
-          .catch((err: unknown) => {
-            if ((err as { code?: number }).code !== 404) throw err;
-          });
+        await deleteContainers(this.kc, [{ namespace: c.namespace, name: c.name }]);
         this.log(`deleted ${c.namespace}/${c.name} to create it again`);
         await this.create(c);
       }),
@@ -373,14 +368,9 @@ class ChaosRun {
   }
 
   private async delete(containers: readonly WekaContainer[]): Promise<void> {
-    const custom = this.kc.makeApiClient(CustomObjectsApi);
-    await mapLimit(containers, 4, async (c) => {
-      await custom
-        .deleteNamespacedCustomObject({ ...WEKA_CONTAINERS, namespace: c.metadata.namespace!, name: c.metadata.name! })
-        .catch((err: unknown) => {
-          if ((err as { code?: number }).code !== 404) throw err;
-        });
-    });
+    await mapLimit(containers, 4, (c) =>
+      deleteContainers(this.kc, [{ namespace: c.metadata.namespace!, name: c.metadata.name! }]),
+    );
   }
 
   private async waitGone(keys: readonly string[]): Promise<void> {
