@@ -61,7 +61,7 @@ export interface EtcdRestart {
   downMs: number;
   /** From stopping etcd until etcd itself answered again. */
   etcdDownMs: number;
-  /** The apiserver did not reconnect to etcd in time and was restarted too. */
+  /** The apiserver was restarted too: always with `compact`, else when it did not reconnect in time. */
   apiserverRestarted: boolean;
 }
 
@@ -287,10 +287,12 @@ export class ControlPlane {
    * apiserver's) its request timeout, 7 s, before it exits: that is most of `etcdDownMs`.
    *
    * With `compact`, etcd is first compacted at its current revision (physically, see compactEtcd):
-   * every older resourceVersion is gone. When the apiserver's etcd watches resume after the restart
-   * they find their revision compacted, so its watch caches list anew (answering 429 "storage is
-   * (re)initializing" for a moment), and a watch or exact list from an older resourceVersion then
-   * gets 410 Gone ("too old resource version"), as clients meet after a long etcd outage.
+   * every older resourceVersion is gone. The apiserver is then restarted as well (`apiserverRestarted`),
+   * because whether its running watch caches list anew after etcd comes back depends on timing (a
+   * cache whose etcd watch resumes past the compacted revision keeps serving old resourceVersions
+   * from memory); a new apiserver's caches start at the compacted revision, so a watch or exact list
+   * from an older resourceVersion then gets 410 Gone ("too old resource version"), as clients meet
+   * after a long etcd outage.
    */
   restartEtcd(o: { compact?: boolean } = {}): Promise<EtcdRestart> {
     return this.fault('restart etcd', async () => {
@@ -302,12 +304,19 @@ export class ControlPlane {
       this.etcd = await this.timed('etcd restart', () => startEtcd(options));
       const etcdDownMs = Date.now() - started;
       let apiserverRestarted = false;
-      try {
-        await this.apiserverServing(Math.min(APISERVER_RECONNECT_MS, this.deadlineMs));
-      } catch (err) {
-        this.log(`control plane: the apiserver did not come back after etcd restarted, restarting it (${String(err)})`);
+      if (o.compact === true) {
         await this.restartApiserverProcess();
         apiserverRestarted = true;
+      } else {
+        try {
+          await this.apiserverServing(Math.min(APISERVER_RECONNECT_MS, this.deadlineMs));
+        } catch (err) {
+          this.log(
+            `control plane: the apiserver did not come back after etcd restarted, restarting it (${String(err)})`,
+          );
+          await this.restartApiserverProcess();
+          apiserverRestarted = true;
+        }
       }
       const downMs = Date.now() - started;
       this.log(`control plane: etcd restarted, apiserver serving again after ${downMs} ms`);

@@ -88,11 +88,10 @@ export async function injectFault(
     }
     case 'etcd-restart-compacted': {
       const before = world.watchExpiries();
+      // restartEtcd({ compact }) restarts the apiserver too, so its watch caches start over at the
+      // compacted revision and a watch resuming from an older resourceVersion is told 410 Gone.
       const result = await world.cp.restartEtcd({ compact: true });
-      // The watch cache starts over from etcd after the apiserver restarts, so a watch that
-      // resumes from a resourceVersion older than the compaction is told 410 Gone.
-      const { downMs } = await world.cp.restartApiserver();
-      return `compacted etcd at revision ${result.compactedRevision}, restarted etcd (${result.downMs} ms) and the apiserver (${downMs} ms); watches told 410 so far: ${before}`;
+      return `compacted etcd at revision ${result.compactedRevision}, restarted etcd and the apiserver (${result.downMs} ms down); watches told 410 so far: ${before}`;
     }
     case 'apiserver-cut':
     case 'temporal-cut': {

@@ -124,6 +124,7 @@ describe('control plane fault hooks', () => {
     console.log(`[faults] etcd restart: ${JSON.stringify(result)}`);
     expect(result.compactedRevision).toBeGreaterThan(Number(oldVersion));
     expect(result.downMs).toBeGreaterThanOrEqual(result.etcdDownMs);
+    expect(result.apiserverRestarted).toBe(true);
 
     // etcd itself no longer has the old revision.
     const res = await fetch(`${cp.etcdUrl}/v3/kv/range`, {
