@@ -3,17 +3,44 @@
 // on teardown. The containers' own workflows do the per-node work.
 import { ApplicationFailure } from '@temporalio/activity';
 import { API_GROUP, API_VERSION, WEKA_CONTAINER_PLURAL, type WekaContainer } from '../src/api/index.js';
-import { FIELD_MANAGER, FINALIZER, refText, wekaContainerName, type ObjectRef } from '../src/lifecycle/names.js';
-import { clusterContainerName, clusterContainerSpec } from '../src/lifecycle/cluster-layout.js';
-import { clusterCreateCall, clusterListCall, findClusterByName, planClusterCreate } from '../src/weka/index.js';
+import {
+  FIELD_MANAGER,
+  FINALIZER,
+  WEKA_POD_CONTAINER,
+  refText,
+  wekaContainerName,
+  type ObjectRef,
+} from '../src/lifecycle/names.js';
+import { OWNER_UID_LABEL } from '../src/lifecycle/pods.js';
+import { labelSelectorText } from '../src/lifecycle/sign-drives-request.js';
+import {
+  clusterContainerSpec,
+  type ClusterMemberView,
+  type ClusterNodeView,
+  type GrowableCapacity,
+  type MemberToCreate,
+} from '../src/lifecycle/cluster-layout.js';
+import {
+  WEKA_COMMAND_REFUSED,
+  clusterCreateCall,
+  clusterDestroyCall,
+  clusterListCall,
+  containerListCall,
+  findClusterByName,
+  planClusterCreate,
+  planClusterDestroy,
+} from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { createIfAbsent, orIfMissing } from './kube/errors.js';
-import { snapshotOf, WekaApi } from './kube/weka-api.js';
+import { mergeHeaders, snapshotOf, WekaApi } from './kube/weka-api.js';
 import type { ClusterSnapshot, ClusterStatusUpdate, MemberContainer } from './cluster-types.js';
 import type { ExecTargetRef } from './types.js';
 import { wekaCli } from './weka-cli.js';
 
 export const CLUSTER_LABEL = 'weka.weka.io/cluster';
+
+/** How long a member's node may be NotReady before the member is replaced, unless deps say. */
+export const DEFAULT_NODE_LOSS_GRACE_MS = 5 * 60_000;
 
 export function createClusterActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
@@ -53,23 +80,125 @@ export function createClusterActivities(deps: ActivityDeps) {
       };
     },
 
-    /** Creates the cluster's drive containers that are missing; returns every member. */
-    async ensureClusterContainers({ ref, nodes }: { ref: ObjectRef; nodes: string[] }): Promise<MemberContainer[]> {
+    /**
+     * What the cluster's reconcile plans from: every member (its slot, node, phase, capacity and
+     * what it holds) and every node that is selected or carries a member, with whether it counts
+     * as lost: NotReady for longer than the grace period (deps.nodeLossGraceMs).
+     */
+    async clusterView(ref: ObjectRef): Promise<{ members: ClusterMemberView[]; nodes: ClusterNodeView[] }> {
       const cluster = await api.getCluster(ref);
       if (!cluster) throw ApplicationFailure.nonRetryable(`${refText(ref)} does not exist`, 'NotFound');
-      const count = cluster.spec.dynamicTemplate?.driveContainers ?? 0;
-      for (let i = 0; i < count; i++) {
-        const name = clusterContainerName(ref.name, i);
+      const list = await members(ref);
+      const selector = labelSelectorText(cluster.spec.nodeSelector ?? {});
+      const selected = new Set(
+        (await api.core.listNode(selector ? { labelSelector: selector } : {})).items.map((n) => n.metadata?.name ?? ''),
+      );
+      const graceMs = deps.nodeLossGraceMs ?? DEFAULT_NODE_LOSS_GRACE_MS;
+      const all = (await api.core.listNode()).items;
+      const nodes: ClusterNodeView[] = all
+        .filter((n) => selected.has(n.metadata?.name ?? '') || list.some((c) => c.spec.nodeName === n.metadata?.name))
+        .map((n) => {
+          const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
+          const since = ready?.lastTransitionTime ? new Date(ready.lastTransitionTime).getTime() : Date.now();
+          const notReadyMs = ready?.status === 'True' ? 0 : Date.now() - since;
+          const lost =
+            notReadyMs > graceMs
+              ? `node ${n.metadata!.name} has not been Ready for ${Math.round(notReadyMs / 1000)} s (grace period ${graceMs / 1000} s)`
+              : undefined;
+          return {
+            name: n.metadata!.name!,
+            selected: selected.has(n.metadata!.name!),
+            ready: ready?.status === 'True',
+            ...(lost ? { lost } : {}),
+          };
+        });
+      return {
+        members: list.map((c) => {
+          const drives = c.status?.allocations?.virtualDrives ?? [];
+          const holds = drives.length
+            ? drives.map((d) => `${d.virtualUUID} (${d.capacityGiB} GiB on ${d.serial})`).join(', ')
+            : 'no virtual drives';
+          return {
+            name: c.metadata.name!,
+            uid: c.metadata.uid ?? '',
+            node: c.spec.nodeName ?? '',
+            phase: c.status?.phase ?? 'Pending',
+            deleting: Boolean(c.metadata.deletionTimestamp),
+            holds,
+            ...(c.spec.containerCapacity !== undefined ? { containerCapacity: c.spec.containerCapacity } : {}),
+            ...(c.spec.numDrives !== undefined ? { numDrives: c.spec.numDrives } : {}),
+          };
+        }),
+        nodes,
+      };
+    },
+
+    /** Creates the planned members that do not exist yet (fenced on the cluster's uid); returns every member. */
+    async createClusterMembers({
+      ref,
+      uid,
+      create,
+    }: {
+      ref: ObjectRef;
+      uid: string;
+      create: MemberToCreate[];
+    }): Promise<MemberContainer[]> {
+      const cluster = await api.getCluster(ref);
+      if (!cluster || cluster.metadata.uid !== uid)
+        throw ApplicationFailure.nonRetryable(`${refText(ref)} (uid ${uid}) does not exist`, 'NotFound');
+      for (const { name, node } of create) {
         const body = {
           apiVersion: `${API_GROUP}/${API_VERSION}`,
           kind: 'WekaContainer',
           // Born with the finalizer: its teardown must run before it goes, whoever deletes it.
           metadata: { name, namespace: ref.namespace, finalizers: [FINALIZER], labels: { [CLUSTER_LABEL]: ref.name } },
-          spec: clusterContainerSpec(cluster.spec, ref.name, nodes[i % nodes.length]!),
+          spec: clusterContainerSpec(cluster.spec, ref.name, node),
         } as WekaContainer;
         await createIfAbsent(api.createContainer(body));
       }
       return memberContainers(ref);
+    },
+
+    /** Raises a member's capacity fields to the template's (its own workflow grows it). */
+    async growClusterMember({
+      ref,
+      uid,
+      capacity,
+    }: {
+      ref: ObjectRef;
+      uid: string;
+      capacity: GrowableCapacity;
+    }): Promise<void> {
+      // The uid in the patch is a precondition: a new object of the name is not patched.
+      await orIfMissing(
+        api.custom.patchNamespacedCustomObject(
+          {
+            group: API_GROUP,
+            version: API_VERSION,
+            plural: WEKA_CONTAINER_PLURAL,
+            namespace: ref.namespace,
+            name: ref.name,
+            body: { metadata: { uid }, spec: capacity },
+          },
+          mergeHeaders,
+        ),
+        undefined,
+      );
+    },
+
+    /** Deletes one member (its own workflow tears it down), only the object of that uid. */
+    async removeClusterMember({ ref, uid }: { ref: ObjectRef; uid: string }): Promise<void> {
+      await orIfMissing(
+        api.custom.deleteNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          plural: WEKA_CONTAINER_PLURAL,
+          namespace: ref.namespace,
+          name: ref.name,
+          body: { preconditions: { uid } },
+        }),
+        undefined,
+      );
     },
 
     async clusterMembers(ref: ObjectRef): Promise<MemberContainer[]> {
@@ -85,6 +214,79 @@ export function createClusterActivities(deps: ActivityDeps) {
       return plan === 'already-done'
         ? findClusterByName(clusters, name)!.guid
         : (await run(target, clusterCreateCall(name))).guid;
+    },
+
+    /**
+     * After a member left its Weka cluster: when its WekaCluster is being deleted (or is gone, or
+     * has a cluster of another GUID now) and no container is left in the Weka cluster, destroys the
+     * Weka cluster from `target` (the member's pod, or any pod that reaches the cluster). Members
+     * leave one by one, each before its pod goes, so the last one to leave finds it empty.
+     */
+    async destroyWekaClusterIfLast({
+      namespace,
+      cluster,
+      clusterGUID,
+      target,
+    }: {
+      namespace: string;
+      cluster: string;
+      clusterGUID: string;
+      target: ExecTargetRef;
+    }): Promise<'destroyed' | 'already-gone' | 'members-left' | 'cluster-stays'> {
+      const owner = await api.getCluster({ namespace, name: cluster });
+      if (owner && !owner.metadata.deletionTimestamp && owner.status?.clusterGUID === clusterGUID)
+        return 'cluster-stays';
+      const probe = async () => {
+        const clusters = await run(target, clusterListCall());
+        // The container list of a cluster that is gone is refused: an empty list stands for it.
+        const listed = clusters.some((c) => c.guid.toLowerCase() === clusterGUID.toLowerCase());
+        const inIt = listed ? await run(target, containerListCall(clusterGUID)) : [];
+        return planClusterDestroy(clusters, inIt, clusterGUID);
+      };
+      const plan = await probe();
+      if (plan === 'already-done') return 'already-gone';
+      if (typeof plan === 'object') return 'members-left';
+      try {
+        await run(target, clusterDestroyCall(clusterGUID));
+      } catch (err) {
+        // Refused after the probe: another member destroyed it first, or a container joined.
+        if (!(err instanceof Error) || err.name !== WEKA_COMMAND_REFUSED) throw err;
+        const again = await probe();
+        if (again === 'already-done') return 'already-gone';
+        if (typeof again === 'object') return 'members-left';
+        throw err;
+      }
+      return 'destroyed';
+    },
+
+    /**
+     * A running pod of another member of the cluster, on a node that still exists: where the
+     * Weka commands of a member whose own node is lost can run instead.
+     */
+    async findPeerPod({
+      namespace,
+      cluster,
+      exceptUid,
+    }: {
+      namespace: string;
+      cluster: string;
+      exceptUid: string;
+    }): Promise<ExecTargetRef | null> {
+      for (const c of await members({ namespace, name: cluster })) {
+        if (c.metadata.uid === exceptUid || !c.spec.nodeName) continue;
+        const pod = await orIfMissing(api.core.readNamespacedPod({ namespace, name: c.metadata.name! }), null);
+        if (pod?.status?.phase !== 'Running' || pod.metadata?.labels?.[OWNER_UID_LABEL] !== c.metadata.uid) continue;
+        const node = await orIfMissing(api.core.readNode({ name: c.spec.nodeName }), null);
+        const ready = node?.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True');
+        if (ready) return { namespace, pod: c.metadata.name!, container: WEKA_POD_CONTAINER };
+      }
+      return null;
+    },
+
+    /** Whether the node exists and its kubelet reports Ready. */
+    async nodeReady(node: string): Promise<boolean> {
+      const found = await orIfMissing(api.core.readNode({ name: node }), null);
+      return found?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
     },
 
     async writeClusterStatus({ ref, update }: { ref: ObjectRef; update: ClusterStatusUpdate }): Promise<void> {

@@ -25,12 +25,17 @@ export interface ActivityDeps {
    * whose spec.image is not one of them never gets a pod.
    */
   allowedImages: readonly string[];
-  /** Wraps every activity by name, e.g. to record its duration and result as metrics. */
+  /**
+   * How long a cluster member's node may be NotReady before the member is replaced on another
+   * node (WEKA_NODE_LOSS_GRACE_SECONDS); 5 minutes when unset.
+   */
+  nodeLossGraceMs?: number;
   /**
    * The allocation decision, decideNodeAllocations unless replaced. Only a test's own entry point
    * replaces it (test/chaos/broken-allocation-operator.ts, to prove the chaos checker catches a
    * double allocation); the operator's main never does and no setting can.
    */
   decideAllocations?: typeof decideNodeAllocations;
+  /** Wraps every activity by name, e.g. to record its duration and result as metrics. */
   instrument?: <A extends unknown[], R>(name: string, fn: (...args: A) => Promise<R>) => (...args: A) => Promise<R>;
 }

@@ -19,9 +19,11 @@ import {
   WekaCluster,
   containerWorkflowId,
   deleteRequestedSignal,
+  specChangedSignal,
   wakeUpSignal,
   type ObjectWorkflowInput,
 } from '../src/protocol.js';
+import { memberIndex, planMembers } from '../src/lifecycle/cluster-layout.js';
 import { kube, weka } from './activities.js';
 import { ClusterStatus } from './cluster-status.js';
 import { Lifecycle, continuedRun, objectState } from './lifecycle.js';
@@ -51,6 +53,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     await life.changed({ wakeUps: true, timeout });
     await life.continueAsNewIfLong();
     cluster = (await kube.readCluster(ref)) ?? cluster;
+    if (cluster) status.observedGeneration = cluster.generation;
   }
 
   /**
@@ -86,27 +89,6 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     }
   }
 
-  async function placeContainers(): Promise<{ name: string; uid: string }[]> {
-    for (;;) {
-      await status.enter('Forming', 'finding the nodes the selector matches');
-      const nodes = await kube.listSelectedNodes({ nodeSelector: cluster!.spec.nodeSelector ?? {} });
-      const count = cluster!.spec.dynamicTemplate?.driveContainers ?? 0;
-      if (nodes.length > 0 && count > 0) {
-        await status.enter('Forming', `creating ${count} drive containers on ${nodes.length} nodes`);
-        return kube.ensureClusterContainers({ ref, nodes });
-      }
-      const why = count === 0 ? 'dynamicTemplate.driveContainers is not set' : 'no node matches spec.nodeSelector';
-      await status.condition(
-        'ContainersPlaced',
-        'False',
-        count === 0 ? 'NoDriveContainers' : 'NoMatchingNodes',
-        why,
-        'Warning',
-      );
-      await pause(RETRY_WAIT);
-    }
-  }
-
   /** The watcher starts member workflows too; whichever comes first wins, the other is a no-op. */
   async function startMembers(members: { name: string; uid: string }[]): Promise<void> {
     for (const m of members) {
@@ -125,7 +107,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
 
   async function tellMembers(
     members: { uid: string }[],
-    signal: typeof wakeUpSignal | typeof deleteRequestedSignal,
+    signal: typeof wakeUpSignal | typeof deleteRequestedSignal | typeof specChangedSignal,
   ): Promise<void> {
     for (const m of members) {
       try {
@@ -136,28 +118,126 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     }
   }
 
+  /** Forms the Weka cluster from the first member's pod once it runs (or finds it formed). */
+  async function form(first: string): Promise<void> {
+    const target = { namespace: ref.namespace, pod: first, container: WEKA_POD_CONTAINER };
+    await status.enter('Forming', `waiting for ${first} to run, to form the cluster from it`);
+    await kube.waitPodRunning(target);
+    status.clusterGUID = await weka.formWekaCluster({ ref, target });
+    await status.condition('Formed', 'True', 'Formed', `Weka cluster ${status.clusterGUID}`, 'Normal');
+  }
+
+  /**
+   * One pass of bringing the members to the spec (src/lifecycle/cluster-layout.ts planMembers):
+   * replace members whose node is lost, add missing slots, take the highest surplus member away,
+   * raise capacities to the template's. Says whether every member the cluster counts on is Ready
+   * (`serving`: members going away do not count) and whether nothing was left to do (`settled`).
+   */
+  async function converge(): Promise<{ serving: boolean; settled: boolean; step: string }> {
+    const spec = cluster!.spec;
+    const count = spec.dynamicTemplate?.driveContainers ?? 0;
+    if (count === 0) {
+      const why = 'dynamicTemplate.driveContainers is not set';
+      await status.condition('ContainersPlaced', 'False', 'NoDriveContainers', why, 'Warning');
+      return { serving: false, settled: false, step: why };
+    }
+    const view = await kube.clusterView(ref);
+    const plan = planMembers({
+      cluster: ref.name,
+      count,
+      template: {
+        ...(spec.dynamicTemplate?.containerCapacity !== undefined
+          ? { containerCapacity: spec.dynamicTemplate.containerCapacity }
+          : {}),
+        ...(spec.dynamicTemplate?.numDrives !== undefined ? { numDrives: spec.dynamicTemplate.numDrives } : {}),
+      },
+      members: view.members,
+      nodes: view.nodes,
+    });
+    for (const r of plan.remove) {
+      await kube.removeClusterMember({ ref: { namespace: ref.namespace, name: r.name }, uid: r.uid });
+      await tellMembers([r], deleteRequestedSignal);
+      if (r.reason === 'NodeLost') await recordReplacement(r, plan, view.members);
+    }
+    for (const g of plan.grow) {
+      const { name, uid, ...capacity } = g;
+      await kube.growClusterMember({ ref: { namespace: ref.namespace, name }, uid, capacity });
+      await tellMembers([{ uid }], specChangedSignal);
+    }
+    let members = view.members.map((m) => ({ name: m.name, uid: m.uid }));
+    if (plan.create.length > 0) {
+      await status.enter(status.phase, `creating ${plan.create.map((c) => `${c.name} on ${c.node}`).join(', ')}`);
+      members = await kube.createClusterMembers({ ref, uid: input.uid, create: plan.create });
+      await startMembers(members);
+    }
+    if (plan.unplaced.length > 0) {
+      const why = `no selected node is Ready for slot(s) ${plan.unplaced.join(', ')}`;
+      await status.condition('ContainersPlaced', 'False', 'NoMatchingNodes', why, 'Warning');
+      return { serving: false, settled: false, step: why };
+    }
+    const placed = `${plan.serving.length} drive containers`;
+    if (!status.conditions.some((c) => c.type === 'ContainersPlaced' && c.status === 'True' && c.message === placed))
+      await status.condition('ContainersPlaced', 'True', 'ContainersPlaced', placed);
+    if (!status.clusterGUID) await form(plan.serving.map((n) => n).sort(bySlot)[0]!);
+    if (plan.create.length > 0 || plan.grow.length > 0 || formedNow()) await tellMembers(members, wakeUpSignal);
+    const phases = new Map(view.members.map((m) => [m.name, m.phase]));
+    const ready = plan.serving.filter((n) => phases.get(n) === 'Ready').length;
+    const serving = ready === plan.serving.length;
+    const doing = [
+      plan.create.length > 0 ? `adding ${plan.create.length}` : '',
+      plan.remove.length > 0 ? `taking away ${plan.remove.map((r) => r.name).join(', ')}` : '',
+      plan.grow.length > 0 ? `growing ${plan.grow.map((g) => g.name).join(', ')}` : '',
+    ].filter((x) => x !== '');
+    const step = `${ready} of ${plan.serving.length} drive containers Ready${doing.length ? `; ${doing.join('; ')}` : ''}`;
+    return { serving, settled: doing.length === 0, step };
+  }
+
+  let formedBefore = Boolean(status.clusterGUID);
+  /** Whether the cluster was formed since the last look: its members then learn its GUID. */
+  function formedNow(): boolean {
+    const now = Boolean(status.clusterGUID) && !formedBefore;
+    formedBefore = Boolean(status.clusterGUID);
+    return now;
+  }
+  const bySlot = (a: string, b: string) => (memberIndex(ref.name, a) ?? 0) - (memberIndex(ref.name, b) ?? 0);
+
+  /** Says on the cluster which member is replaced and what it leaves on its lost node. */
+  async function recordReplacement(
+    r: { name: string; message: string },
+    plan: { create: { name: string; index: number; node: string }[] },
+    members: { name: string; node: string; holds: string }[],
+  ): Promise<void> {
+    const old = members.find((m) => m.name === r.name);
+    const by = plan.create.find((c) => c.index === memberIndex(ref.name, r.name));
+    const message =
+      `member ${r.name} is replaced${by ? ` by ${by.name} on node ${by.node}` : ''}: ${r.message}. ` +
+      `It held ${old?.holds ?? 'nothing known'} on node ${old?.node ?? '?'}; its teardown takes it out of the Weka ` +
+      'cluster from another member, and the signatures stay on that node until it is back (or are gone with it)';
+    await status.condition('MembersReplaced', 'True', 'NodeLost', message, 'Warning');
+  }
+
+  /** Whether the cluster was Ready once: after that, converging is an update, not a forming. */
+  let everReady = status.conditions.some((c) => c.type === 'Ready' && c.status === 'True');
+
+  /**
+   * Brings the cluster up, then keeps it as the spec says for as long as it lives: a spec change
+   * (more or fewer members, a larger template), a lost node and a member's own changes are each
+   * converged on; the cluster is Ready whenever every member it counts on is.
+   */
   async function bringUp(): Promise<void> {
     if (!portsRecorded) await allocatePorts();
-    const members = await placeContainers();
-    await status.condition('ContainersPlaced', 'True', 'ContainersPlaced', `${members.length} drive containers`);
-    await startMembers(members);
-    if (!status.clusterGUID) {
-      const target = { namespace: ref.namespace, pod: members[0]!.name, container: WEKA_POD_CONTAINER };
-      await status.enter('Forming', `waiting for ${members[0]!.name} to run, to form the cluster from it`);
-      await kube.waitPodRunning(target);
-      status.clusterGUID = await weka.formWekaCluster({ ref, target });
-      await status.condition('Formed', 'True', 'Formed', `Weka cluster ${status.clusterGUID}`, 'Normal');
-    }
-    await tellMembers(members, wakeUpSignal);
-    for (let delay = 1; ; delay = Math.min(delay * 2, 15)) {
-      const now = await kube.clusterMembers(ref);
-      const ready = now.filter((m) => m.phase === 'Ready').length;
-      if (ready === now.length && now.length > 0) break;
-      await status.enter('Forming', `${ready} of ${now.length} drive containers Ready`);
+    for (let delay = 1; ;) {
+      const { serving, settled, step } = await converge();
+      const readyNow = status.conditions.some((c) => c.type === 'Ready' && c.status === 'True');
+      if (serving && !readyNow) await status.condition('Ready', 'True', 'Ready', 'every drive container is Ready');
+      if (!serving && readyNow) await status.condition('Ready', 'False', 'MembersNotReady', step);
+      if (serving) everReady = true;
+      const phase = serving && settled ? 'Ready' : everReady ? 'Updating' : 'Forming';
+      const shown = phase === 'Ready' ? 'ready; watching members, nodes and the spec' : step;
+      if (status.phase !== phase || status.step !== shown) await status.enter(phase, shown);
+      delay = serving && settled ? 30 : Math.min(delay * 2, 15);
       await pause(`${delay} seconds`);
     }
-    await status.condition('Ready', 'True', 'Ready', 'every drive container is Ready');
-    await status.enter('Ready', 'ready; waiting for deletion');
   }
 
   async function teardown(): Promise<void> {

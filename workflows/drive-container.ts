@@ -251,15 +251,19 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     // A vanished node takes its devices and the container's pod with it: nothing can be undone
     // from there. Say what is left behind instead of retrying forever, and go on.
     const nodeGone = !(await kube.nodeExists(node));
-    if (nodeGone && alloc && guid && status.containerID !== undefined) {
-      const uuids = alloc.virtualDrives.map((d) => d.virtualUUID).join(', ');
-      const left = `virtual drives ${uuids} may remain in Weka cluster ${guid} (container ${status.containerID})`;
-      const how = "remove them with 'weka cluster drive remove' from another member";
-      await status.condition('Ready', 'False', 'NodeGone', `node ${node} no longer exists; ${left}: ${how}`, 'Warning');
-    }
     // Weka state exists only once the container tried to join its cluster (after its allocation,
     // with its GUID); undo it from the pod, finding the container by name if its id is not known.
     const joined = alloc && guid && (status.containerID !== undefined || joinTried);
+    if (nodeGone && alloc && guid) {
+      const left = joined && !(await leaveClusterViaPeer(alloc, guid));
+      const uuids = alloc.virtualDrives.map((d) => d.virtualUUID).join(', ');
+      const message =
+        `node ${node} no longer exists, and with it the signatures of virtual drives ${uuids} on its devices` +
+        (left
+          ? `; they may remain in Weka cluster ${guid} (container ${status.containerID ?? wekaContainerName(ref.namespace, ref.name)}), as no other member's pod could remove them: remove them with 'weka cluster drive remove' from another member`
+          : '');
+      await status.condition('Ready', 'False', 'NodeGone', message, 'Warning');
+    }
     const undone = !nodeGone && joined ? await undoInPod(alloc, guid) : 'done';
     if (alloc) {
       await status.enter('Deleting', 'releasing the allocation');
@@ -286,6 +290,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   async function undoInPod(alloc: ContainerAllocation, guid: string): Promise<'done' | 'abandoned'> {
     /** Passes in a row that reached the pod but a Weka command failed (a transient failure of the tool). */
     let toolFailures = 0;
+    let leftViaPeer = false;
     for (let pause = 10; ;) {
       if ((await kube.readContainer(ref))?.annotations[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true') {
         const left = alloc.virtualDrives
@@ -322,6 +327,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
           await status.enter('Deleting', `removing container ${containerId} from the Weka cluster`);
           await removeWekaContainer(target, containerId);
         }
+        await destroyClusterIfLast(target, guid);
         if (status.conditions.some((c) => c.type === 'TeardownBlocked')) {
           await status.condition('TeardownBlocked', 'False', 'PodReached', 'the pod was reached again');
         }
@@ -336,6 +342,9 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
           continue;
         }
         toolFailures = 0;
+        // Its node is down: the cluster must stop counting on the container at once. Another
+        // member takes it out; the signatures on the node's devices wait for the node.
+        if (!leftViaPeer && !(await kube.nodeReady(node))) leftViaPeer = await leaveClusterViaPeer(alloc, guid);
         const message =
           `cannot remove the virtual drives in pod ${ref.namespace}/${ref.name} on node ${node}: ${messageOf(err)}; ` +
           `trying again in ${pause} s. If the node is down for good, set the annotation ` +
@@ -366,6 +375,62 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       const message = `container ${containerId} stays in its Weka cluster: ${messageOf(err)}`;
       await status.event('Warning', 'WekaContainerLeft', message);
     }
+  }
+
+  /**
+   * Takes the container's drives, then the container, out of its Weka cluster from another
+   * member's pod: for a container whose node is lost, so that the cluster stops counting on it
+   * whatever becomes of the node. False when no other member's pod can be reached (or a command
+   * failed): the caller says what may remain.
+   */
+  async function leaveClusterViaPeer(alloc: ContainerAllocation, guid: string): Promise<boolean> {
+    const cluster = snapshot?.spec.cluster;
+    if (!cluster) return false;
+    try {
+      const peer = await kube.findPeerPod({ namespace: ref.namespace, cluster, exceptUid: input.uid });
+      if (!peer) return false;
+      await status.enter('Deleting', `taking the container out of Weka cluster ${guid} from member ${peer.pod}`);
+      const name = wekaContainerName(ref.namespace, ref.name);
+      const containerId =
+        status.containerID ?? (await inPod.findWekaContainer({ target: peer, clusterGUID: guid, name })) ?? undefined;
+      if (containerId !== undefined) {
+        for (const drive of alloc.virtualDrives)
+          await inPod.removeDriveFromCluster({ target: peer, containerId, virtualUUID: drive.virtualUUID });
+        await inPod.removeWekaContainer({ target: peer, containerId, name });
+      }
+      status.addedVirtualDrives = [];
+      status.addedDrives = [];
+      status.containerID = undefined;
+      await status.publish();
+      const message = `node ${node} is lost: member ${peer.pod} took container ${containerId ?? name} and its drives out of Weka cluster ${guid}`;
+      await status.event('Normal', 'LeftClusterViaPeer', message);
+      await destroyClusterIfLast(peer, guid);
+      return true;
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      return false;
+    }
+  }
+
+  /** The last member of a WekaCluster being deleted destroys the Weka cluster once it is empty. */
+  async function destroyClusterIfLast(from: ExecTargetRef, guid: string): Promise<void> {
+    const cluster = snapshot?.spec.cluster;
+    if (!cluster) return;
+    const outcome = await inPod.destroyWekaClusterIfLast({
+      namespace: ref.namespace,
+      cluster,
+      clusterGUID: guid,
+      target: from,
+    });
+    if (outcome !== 'destroyed') return;
+    const message = `Weka cluster ${guid} destroyed from pod ${from.pod}: its last container had left`;
+    await kube.recordEvent({
+      kind: 'WekaCluster',
+      ref: { namespace: ref.namespace, name: cluster },
+      type: 'Normal',
+      reason: 'WekaClusterDestroyed',
+      message,
+    });
   }
 
   async function finish(message: string): Promise<void> {

@@ -32,6 +32,14 @@ export async function serveControlApi(cp: ControlPlane): Promise<ControlApi> {
         await cp.removeNode(decodeURIComponent(nodeMatch[1]!), url.searchParams.get('keepObject') !== 'true');
         return { ok: true };
       }
+      const kubeletMatch = /^\/nodes\/([^/]+)\/kubelet\/(stop|start)$/.exec(url.pathname);
+      if (req.method === 'POST' && kubeletMatch) {
+        const name = decodeURIComponent(kubeletMatch[1]!);
+        if (kubeletMatch[2] === 'stop')
+          await cp.stopNodeKubelet(name, { markNotReady: url.searchParams.get('markNotReady') === 'true' });
+        else await cp.startNodeKubelet(name);
+        return { ok: true };
+      }
       if (req.method === 'POST' && url.pathname === '/temporal/stop') {
         await cp.stopTemporal();
         return { ok: true };

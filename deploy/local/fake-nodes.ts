@@ -161,6 +161,8 @@ export class FakeNodes {
    * moment ago. Another socket (any client connection takes its local port from the same range)
    * can bind it first; kwok then exits at start-up with "address already in use" (its log's tail
    * is in the error), and it is started again on another port, up to KWOK_START_ATTEMPTS times.
+   * So is a kwok that crashed in its own start-up (kwok 0.8 initialises its stages' CEL
+   * environment from several goroutines at once, which can end in a Go runtime fault).
    */
   private async startNodeKwok(name: string, record: NodeRecord): Promise<{ process: ServerProcess; port: number }> {
     for (let attempt = 1; ; attempt++) {
@@ -181,7 +183,8 @@ export class FakeNodes {
         });
         return { process: proc, port };
       } catch (err) {
-        if (attempt >= KWOK_START_ATTEMPTS || !/address already in use/.test(messageOf(err))) throw err;
+        const again = /address already in use|concurrent map|panic:|fatal error:/.test(messageOf(err));
+        if (attempt >= KWOK_START_ATTEMPTS || !again) throw err;
       }
     }
   }

@@ -90,6 +90,7 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
         operatorNamespace: config.operatorNamespace,
         proxyImage: config.proxyImage,
         allowedImages: config.allowedImages,
+        nodeLossGraceMs: config.nodeLossGraceSeconds * 1000,
         instrument: metrics.instrument,
         ...overrides,
       },

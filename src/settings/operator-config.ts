@@ -34,6 +34,8 @@ export interface OperatorConfig {
   httpAddress: string;
   runWorker: boolean;
   runWatcher: boolean;
+  /** How long a cluster member's node may be NotReady before the member is replaced elsewhere. */
+  nodeLossGraceSeconds: number;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -123,6 +125,7 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
     httpAddress: text('WEKA_HTTP_ADDRESS', '0.0.0.0'),
     runWorker: bool('WEKA_RUN_WORKER', true),
     runWatcher: bool('WEKA_RUN_WATCHER', true),
+    nodeLossGraceSeconds: integer('WEKA_NODE_LOSS_GRACE_SECONDS', 300, 0, 7 * 24 * 3600),
     ...(optional('TEMPORAL_API_KEY') !== undefined ? { temporalApiKey: optional('TEMPORAL_API_KEY')! } : {}),
     ...(certPath !== undefined ? { temporalTlsCertPath: certPath } : {}),
     ...(keyPath !== undefined ? { temporalTlsKeyPath: keyPath } : {}),

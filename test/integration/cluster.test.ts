@@ -3,14 +3,15 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
-import { FINALIZER, proxyName } from '../../src/lifecycle/names.js';
+import { proxyName } from '../../src/lifecycle/names.js';
 import { eventually } from '../support/async.js';
 import { listContainers, readObject, WEKA_API } from '../support/containers.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { podExists, sharedDrivesNode, startTestOperator, type TestOperator } from '../support/operator.js';
-import { showDevice } from '../support/simulator.js';
+import { showDevice, sim } from '../support/simulator.js';
 import { recordHistory } from '../support/histories.js';
-import { clusterWorkflowId, deleteRequestedSignal, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
+import { createTestCluster, POOL_LABEL } from '../support/clusters.js';
+import { deleteRequestedSignal } from '../../src/protocol.js';
 
 let op: TestOperator;
 beforeAll(async () => {
@@ -40,40 +41,13 @@ describe('cluster formation', () => {
     { timeout: 300_000 },
     async () => {
       const pool = uniqueName('pool');
-      const nodes = await Promise.all(
-        [0, 1, 2].map(() => sharedDrivesNode(DEVICES, 'shared', { 'weka.weka.io/pool': pool })),
-      );
+      const nodes = await Promise.all([0, 1, 2].map(() => sharedDrivesNode(DEVICES, 'shared', { [POOL_LABEL]: pool })));
       const ns = await uniqueNamespace('clusters');
       const custom = kubeConfig().makeApiClient(CustomObjectsApi);
       const handles = [];
       for (const name of ['tenant-a', 'tenant-b']) {
-        const created = (await custom.createNamespacedCustomObject({
-          ...group,
-          plural: 'wekaclusters',
-          namespace: ns,
-          body: {
-            apiVersion: 'weka.weka.io/v1alpha1',
-            kind: 'WekaCluster',
-            metadata: { name, finalizers: [FINALIZER] },
-            spec: {
-              image: 'quay.io/weka.io/weka-in-container:test',
-              nodeSelector: { 'weka.weka.io/pool': pool },
-              dynamicTemplate: {
-                driveContainers: 3,
-                driveCores: 1,
-                containerCapacity: 2200,
-                driveTypesRatio: { tlc: 1, qlc: 1 },
-              },
-            },
-          },
-        })) as WekaCluster;
-        handles.push(
-          await op.client.workflow.start<LifecycleWorkflow>(WORKFLOW.cluster, {
-            taskQueue: op.deps.taskQueue,
-            workflowId: clusterWorkflowId(created.metadata.uid!),
-            args: [{ namespace: ns, name, uid: created.metadata.uid! }],
-          }),
-        );
+        const { workflow } = await createTestCluster(op, { namespace: ns, name, pool, driveContainers: 3 });
+        handles.push(workflow);
       }
 
       const [a, b] = await eventually(
@@ -122,6 +96,13 @@ describe('cluster formation', () => {
         expect(await podExists(op.operatorNamespace, proxyName(node))).toBe(true);
       }
       expect((await getCluster(ns, 'tenant-b'))?.status?.phase).toBe('Ready');
+      // The last member to leave destroyed tenant-a's Weka cluster; tenant-b's stays.
+      const wekaClusters = async () =>
+        (JSON.parse(await sim(nodes[0]!, '--', 'weka', 'cluster', 'list', '--json')) as Array<{ guid: string }>).map(
+          (c) => c.guid,
+        );
+      expect(await wekaClusters()).not.toContain(a!.status!.clusterGUID);
+      expect(await wekaClusters()).toContain(b!.status!.clusterGUID);
 
       await custom.deleteNamespacedCustomObject({ ...group, plural: 'wekaclusters', namespace: ns, name: 'tenant-b' });
       await handles[1]!.signal(deleteRequestedSignal);
@@ -130,6 +111,7 @@ describe('cluster formation', () => {
         for (const d of DEVICES) expect((await showDevice(node, d.path)).virtualDrives).toEqual([]);
         expect(await podExists(op.operatorNamespace, proxyName(node))).toBe(false);
       }
+      expect(await wekaClusters()).not.toContain(b!.status!.clusterGUID);
     },
   );
 });

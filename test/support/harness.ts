@@ -81,6 +81,15 @@ export async function removeNode(name: string, opts: { keepObject?: boolean } = 
   await control('DELETE', `/nodes/${encodeURIComponent(name)}${opts.keepObject ? '?keepObject=true' : ''}`);
 }
 
+/** Stops the node's kwok (its pods and heartbeats); with markNotReady its Ready condition turns Unknown. */
+export async function stopNodeKubelet(name: string, o: { markNotReady?: boolean } = {}): Promise<void> {
+  await control('POST', `/nodes/${encodeURIComponent(name)}/kubelet/stop${o.markNotReady ? '?markNotReady=true' : ''}`);
+}
+
+export async function startNodeKubelet(name: string): Promise<void> {
+  await control('POST', `/nodes/${encodeURIComponent(name)}/kubelet/start`);
+}
+
 export async function stopTemporal(): Promise<void> {
   await control('POST', '/temporal/stop');
 }

@@ -52,6 +52,7 @@ export type Change =
       readonly ownerClusterGUID: string;
     }
   | { readonly kind: 'cluster-create'; readonly name: string; readonly guid: string }
+  | { readonly kind: 'cluster-destroy'; readonly name: string; readonly guid: string }
   | {
       readonly kind: 'container-add';
       readonly containerId: number;

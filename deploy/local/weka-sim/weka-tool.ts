@@ -14,6 +14,7 @@ export interface WekaContext {
 export const WEKA_USAGE = `usage:
   weka cluster create NAME [--json]
   weka cluster list [--json]
+  weka cluster destroy CLUSTER_GUID
   weka cluster container add --cluster-guid GUID --name NAME --hostname HOST [--json]
   weka cluster container list [CONTAINER_ID...] [--cluster-guid GUID] [--json]
   weka cluster container deactivate CONTAINER_ID... [--no-wait] [--skip-resource-validation]
@@ -30,6 +31,7 @@ export function runWeka(args: readonly string[], ctx: WekaContext): ToolOutput {
   if (top === 'cluster') {
     if (group === 'create') return clusterCreate(args.slice(2), ctx);
     if (group === 'list') return clusterList(args.slice(2), ctx);
+    if (group === 'destroy') return clusterDestroy(args.slice(2), ctx);
     const rest = args.slice(3);
     if (group === 'container' && action === 'add') return containerAdd(rest, ctx);
     if (group === 'container' && action === 'list') return containerList(rest, ctx);
@@ -60,6 +62,31 @@ function clusterList(args: readonly string[], { clusters }: WekaContext): ToolOu
   positionals(parsed, []);
   const text = clusters.clusters.map((c) => `${c.name}\t${c.guid}`).join('\n');
   return { stdout: output(parsed, clusters.clusters, text), changes: [] };
+}
+
+/**
+ * Destroys an empty cluster: its name is then free to be created again. Refuses while any
+ * container is still in it (active or not): each must leave first, its drives removed.
+ */
+function clusterDestroy(args: readonly string[], { clusters }: WekaContext): ToolOutput {
+  const parsed = parseArgs(args, {});
+  const [guidText] = positionals(parsed, ['CLUSTER_GUID']);
+  const guid = uuidOption(guidText!, 'CLUSTER_GUID');
+  const index = clusters.clusters.findIndex((c) => c.guid === guid);
+  const cluster = clusters.clusters[index];
+  if (!cluster) throw new SimRefusal(`no cluster with GUID ${guid}`);
+  const members = clusters.containers.filter((c) => c.clusterGUID === guid);
+  if (members.length > 0) {
+    const names = members.map((c) => `${c.containerId} (${c.name})`).join(', ');
+    throw new SimRefusal(
+      `cluster ${cluster.name} (${guid}) still has ${members.length} container(s): ${names}; remove them first (weka cluster container remove CONTAINER_ID)`,
+    );
+  }
+  clusters.clusters.splice(index, 1);
+  return {
+    stdout: `Destroyed cluster ${cluster.name} (${guid})\n`,
+    changes: [{ kind: 'cluster-destroy', name: cluster.name, guid }],
+  };
 }
 
 function containerAdd(args: readonly string[], { clusters }: WekaContext): ToolOutput {

@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { CAPACITY_CROSS_FIELD_RULES, capacityProperties } from './capacity.js';
 import {
   celRules,
+  type CelRule,
   conditionsSchema,
   MAX_NAME_LENGTH,
   nodeSelectorSchema,
@@ -18,7 +19,39 @@ export const WEKA_CLUSTER_PLURAL = 'wekaclusters';
 export const WEKA_CLUSTER_SINGULAR = 'wekacluster';
 
 /** Phases the operator writes to status.phase; the schema accepts any string. */
-export const WEKA_CLUSTER_PHASES = ['Pending', 'AllocatingPorts', 'Forming', 'Ready', 'Deleting', 'Error'] as const;
+export const WEKA_CLUSTER_PHASES = [
+  'Pending',
+  'AllocatingPorts',
+  'Forming',
+  'Ready',
+  'Updating',
+  'Deleting',
+  'Error',
+] as const;
+
+const PHASE_OUT =
+  "Weka would have to phase data out of the members' drives first, which this operator does not do; create a new cluster instead";
+
+/**
+ * What may change in a template once written: containerCapacity and numDrives only grow (every
+ * member grows by new virtual drives, its existing ones untouched); the rest stays as it was.
+ */
+export const DYNAMIC_TEMPLATE_CHANGE_RULES = [
+  ...(['containerCapacity', 'numDrives'] as const).map((field) => ({
+    rule: `!has(oldSelf.${field}) || (has(self.${field}) && self.${field} >= oldSelf.${field})`,
+    message: `${field} can only grow: a smaller value would shrink every member, and ${PHASE_OUT}`,
+    fieldPath: `.${field}`,
+  })),
+  ...(['driveCapacity', 'driveTypesRatio', 'driveCores'] as const).map((field) => ({
+    rule: `has(self.${field}) == has(oldSelf.${field}) && (!has(self.${field}) || self.${field} == oldSelf.${field})`,
+    message: `${field} cannot change once set (nor be set later): the members' existing virtual drives keep their shape, and ${PHASE_OUT}`,
+    fieldPath: `.${field}`,
+  })),
+  {
+    rule: 'has(self.containerCapacity) == has(oldSelf.containerCapacity) && has(self.numDrives) == has(oldSelf.numDrives)',
+    message: `the drive sharing mode (containerCapacity, or numDrives x driveCapacity) cannot change: ${PHASE_OUT}`,
+  },
+] satisfies CelRule[];
 
 export const DynamicTemplateSchema = Type.Object(
   {
@@ -33,7 +66,7 @@ export const DynamicTemplateSchema = Type.Object(
   {
     description:
       "Shape of the cluster's drive containers, copied into each WekaContainer it creates. Drive sharing is on when driveCapacity (mode 1: numDrives x driveCapacity, TLC only) or containerCapacity (mode 2: split by driveTypesRatio) is set.",
-    ...celRules(...CAPACITY_CROSS_FIELD_RULES),
+    ...celRules(...CAPACITY_CROSS_FIELD_RULES, ...DYNAMIC_TEMPLATE_CHANGE_RULES),
   },
 );
 export type DynamicTemplate = Static<typeof DynamicTemplateSchema>;

@@ -5,6 +5,7 @@ import {
   API_GROUP_VERSION,
   CAPACITY_RULES,
   DRIVE_TYPES_RATIO_RULES,
+  DYNAMIC_TEMPLATE_CHANGE_RULES,
   WEKA_CLUSTER_KIND,
   WEKA_CONTAINER_KIND,
   WEKA_CONTAINER_RULES,
@@ -235,3 +236,32 @@ UPDATE_VIOLATIONS.push({
     },
   },
 });
+
+const CLUSTER_MODE_1 = { driveCores: 2, numDrives: 4, driveCapacity: 1000 };
+const CLUSTER_MODE_2 = { driveCores: 2, containerCapacity: 8000, driveTypesRatio: { tlc: 1, qlc: 4 } };
+const [containerCapacityGrows, numDrivesGrows, driveCapacityFixed, ratioFixed, driveCoresFixed, modeFixed] =
+  DYNAMIC_TEMPLATE_CHANGE_RULES;
+UPDATE_VIOLATIONS.push(
+  ...(
+    [
+      ['a smaller template containerCapacity', containerCapacityGrows, CLUSTER_MODE_2, { containerCapacity: 4000 }],
+      ['fewer template drives', numDrivesGrows, CLUSTER_MODE_1, { numDrives: 2 }],
+      ['bigger template drives', driveCapacityFixed, CLUSTER_MODE_1, { driveCapacity: 2000 }],
+      ['another template ratio', ratioFixed, CLUSTER_MODE_2, { driveTypesRatio: { tlc: 1, qlc: 1 } }],
+      ['more template drive cores', driveCoresFixed, CLUSTER_MODE_1, { driveCores: 3 }],
+      [
+        'a template moved from mode 1 to mode 2',
+        modeFixed,
+        { driveCores: 2, numDrives: 4, driveCapacity: 1000 },
+        { numDrives: undefined, driveCapacity: undefined, containerCapacity: 8000 },
+      ],
+    ] as const
+  ).map(([what, rule, template, change], i) => ({
+    what,
+    kind: WEKA_CLUSTER_KIND,
+    rule: rule!,
+    manifest: cluster(`template-${i}`, template),
+    subresource: 'main' as const,
+    change: { dynamicTemplate: { driveContainers: 3, ...template, ...change } },
+  })),
+);

@@ -141,6 +141,7 @@ describe("the chart's operator settings", () => {
       allowedImages: ['quay.io/weka.io/weka-in-container'],
       runWorker: true,
       runWatcher: true,
+      nodeLossGraceSeconds: 300,
     });
   });
 

@@ -93,6 +93,28 @@ describe('weka-sim cluster formation', () => {
   });
 });
 
+describe('weka-sim cluster destroy', () => {
+  it('refuses while a container remains, active or not, then destroys the empty cluster and frees its name', async () => {
+    const state = await signedNode(await simRoot());
+    const guid = await createCluster(state, 'tenant-a');
+    const containerId = await addContainer(state, guid, 'drive-0');
+    const refused = await tool(state, 'weka', 'cluster', 'destroy', guid);
+    expect(refused.exitCode).toBe(65);
+    expect(refused.stderr).toContain(`still has 1 container(s): ${containerId} (drive-0)`);
+    await expectOk(tool(state, 'weka', 'cluster', 'container', 'deactivate', String(containerId)));
+    expect((await tool(state, 'weka', 'cluster', 'destroy', guid)).exitCode).toBe(65);
+    await expectOk(tool(state, 'weka', 'cluster', 'container', 'remove', String(containerId)));
+
+    await expectOk(tool(state, 'weka', 'cluster', 'destroy', guid));
+    expect(JSON.parse((await tool(state, 'weka', 'cluster', 'list', '--json')).stdout)).toEqual([]);
+    expect(await changesOfKind(state, 'cluster-destroy')).toBe(1);
+    const again = await tool(state, 'weka', 'cluster', 'destroy', guid);
+    expect(again.exitCode).toBe(65);
+    expect(again.stderr).toContain(`no cluster with GUID ${guid}`);
+    expect(await createCluster(state, 'tenant-a')).not.toBe(guid);
+  });
+});
+
 describe('weka-sim cluster drives', () => {
   it('adds a signed virtual drive to a container and removes it by drive UUID', async () => {
     const { state, containerId } = await readyToAdd(await simRoot());

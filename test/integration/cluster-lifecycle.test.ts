@@ -1,0 +1,182 @@
+// A WekaCluster after its first Ready: scaling driveContainers up and down, deletion destroying the
+// Weka cluster, and a member whose node is lost (deleted, or NotReady past the grace period)
+// replaced on another selected node.
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
+import { deleteRequestedSignal, specChangedSignal } from '../../src/protocol.js';
+import { eventually } from '../support/async.js';
+import { listContainers, readObject } from '../support/containers.js';
+import { kubeConfig, removeNode, stopNodeKubelet, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { sharedDrivesNode, startTestOperator, type TestOperator } from '../support/operator.js';
+import { sim } from '../support/simulator.js';
+import { createTestCluster, POOL_LABEL, WEKA_CLUSTERS } from '../support/clusters.js';
+
+/** Short, so that a NotReady node counts as lost within the test. */
+const GRACE_MS = 4_000;
+
+let op: TestOperator;
+beforeAll(async () => {
+  op = await startTestOperator({ nodeLossGraceMs: GRACE_MS });
+});
+afterAll(async () => {
+  await op?.stop();
+});
+
+const DEVICES = [
+  { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const },
+  { path: '/dev/nvme1n1', capacityGiB: 30720, type: 'QLC' as const },
+];
+const CLUSTERS = WEKA_CLUSTERS;
+const custom = () => kubeConfig().makeApiClient(CustomObjectsApi);
+
+async function getCluster(namespace: string, name: string): Promise<WekaCluster | null> {
+  return readObject<WekaCluster>(kubeConfig(), CLUSTERS, { namespace, name });
+}
+
+async function members(namespace: string, cluster: string): Promise<WekaContainer[]> {
+  return listContainers(kubeConfig(), namespace, { fieldSelector: `spec.cluster=${cluster}` });
+}
+
+/** Three selected nodes and a cluster of `driveContainers` members on them. */
+async function clusterOnThreeNodes(prefix: string, driveContainers: number) {
+  const pool = uniqueName('pool');
+  const nodes = await Promise.all([0, 1, 2].map(() => sharedDrivesNode(DEVICES, prefix, { [POOL_LABEL]: pool })));
+  const ns = await uniqueNamespace(prefix);
+  const name = 'tenant';
+  const { workflow } = await createTestCluster(op, { namespace: ns, name, pool, driveContainers });
+  return { ns, name, nodes, workflow };
+}
+
+async function patchTemplate(
+  cluster: { ns: string; name: string; workflow: WorkflowHandle },
+  template: Record<string, unknown>,
+): Promise<void> {
+  await custom().patchNamespacedCustomObject(
+    { ...CLUSTERS, namespace: cluster.ns, name: cluster.name, body: { spec: { dynamicTemplate: template } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  await cluster.workflow.signal(specChangedSignal);
+}
+
+/** The cluster Ready with exactly `names` as members, each Ready. */
+async function readyWith(ns: string, name: string, names: string[], timeoutMs = 180_000): Promise<WekaContainer[]> {
+  return eventually(
+    `${name} Ready with ${names.join(', ')}`,
+    async () => {
+      const c = await getCluster(ns, name);
+      // A replaced member whose node is down stays, being deleted, until the node is back.
+      const m = (await members(ns, name)).filter((x) => !x.metadata.deletionTimestamp);
+      const ok =
+        c?.status?.phase === 'Ready' &&
+        m
+          .map((x) => x.metadata.name)
+          .sort()
+          .join() === [...names].sort().join() &&
+        m.every((x) => x.status?.phase === 'Ready');
+      return ok ? m : undefined;
+    },
+    timeoutMs,
+    {
+      progress: async () => {
+        const c = await getCluster(ns, name);
+        const m = await members(ns, name);
+        const conditions = (c?.status?.conditions ?? []).map((x) => `${x.type}=${x.status} ${x.message}`).join('; ');
+        return `cluster ${c?.status?.phase} [${conditions}]; members ${m.map((x) => `${x.metadata.name}@${x.spec.nodeName}:${x.status?.phase}${x.metadata.deletionTimestamp ? '(deleting)' : ''}`).join(', ')}`;
+      },
+    },
+  );
+}
+
+async function wekaClusterGUIDs(node: string): Promise<string[]> {
+  return (JSON.parse(await sim(node, '--', 'weka', 'cluster', 'list', '--json')) as Array<{ guid: string }>).map(
+    (c) => c.guid,
+  );
+}
+
+async function wekaContainers(node: string, guid: string): Promise<string[]> {
+  const out = await sim(node, '--', 'weka', 'cluster', 'container', 'list', '--cluster-guid', guid, '--json');
+  return (JSON.parse(out) as Array<{ name: string }>).map((c) => c.name);
+}
+
+describe('a WekaCluster after its first Ready', () => {
+  it(
+    'scales driveContainers up, then down one member at a time while staying Ready, and its deletion destroys the Weka cluster',
+    { timeout: 480_000 },
+    async () => {
+      const cluster = await clusterOnThreeNodes('scale', 2);
+      const { ns, name, nodes } = cluster;
+      await readyWith(ns, name, ['tenant-drive-0', 'tenant-drive-1']);
+
+      await patchTemplate(cluster, { driveContainers: 3 });
+      const three = await readyWith(ns, name, ['tenant-drive-0', 'tenant-drive-1', 'tenant-drive-2']);
+      expect(new Set(three.map((m) => m.spec.nodeName))).toEqual(new Set(nodes));
+      const guid = (await getCluster(ns, name))!.status!.clusterGUID!;
+      expect((await wekaContainers(nodes[0]!, guid)).length).toBe(3);
+
+      await patchTemplate(cluster, { driveContainers: 1 });
+      // While it shrinks: never two members going at once, and the cluster stays Ready.
+      const seen: string[] = [];
+      await eventually(
+        'shrunk to tenant-drive-0',
+        async () => {
+          const [c, m] = await Promise.all([getCluster(ns, name), members(ns, name)]);
+          const going = m.filter((x) => x.metadata.deletionTimestamp).map((x) => x.metadata.name!);
+          expect(going.length, `members going at once: ${going.join(', ')}`).toBeLessThanOrEqual(1);
+          const ready = c?.status?.conditions?.find((x) => x.type === 'Ready');
+          expect(ready?.status, `cluster Ready condition while shrinking: ${ready?.message}`).toBe('True');
+          for (const g of going) if (!seen.includes(g)) seen.push(g);
+          return m.length === 1 && m[0]!.metadata.name === 'tenant-drive-0' ? true : undefined;
+        },
+        180_000,
+        { intervalMs: 250, retryErrors: false },
+      );
+      expect(seen).toEqual(['tenant-drive-2', 'tenant-drive-1']);
+      expect(await wekaContainers(nodes[0]!, guid)).toEqual([expect.stringContaining('tenant-drive-0')]);
+      await readyWith(ns, name, ['tenant-drive-0'], 60_000);
+
+      await custom().deleteNamespacedCustomObject({ ...CLUSTERS, namespace: ns, name });
+      await cluster.workflow.signal(deleteRequestedSignal);
+      await eventually(
+        'the cluster gone',
+        async () => ((await getCluster(ns, name)) === null ? true : undefined),
+        120_000,
+      );
+      expect(await wekaClusterGUIDs(nodes[0]!)).not.toContain(guid);
+    },
+  );
+
+  it(
+    'replaces a member whose node is deleted, and one whose node is NotReady past the grace period, on another selected node',
+    { timeout: 480_000 },
+    async () => {
+      const { ns, name, nodes } = await clusterOnThreeNodes('loss', 2);
+      const before = await readyWith(ns, name, ['tenant-drive-0', 'tenant-drive-1']);
+      const guid = (await getCluster(ns, name))!.status!.clusterGUID!;
+      const lost = before.find((m) => m.metadata.name === 'tenant-drive-1')!;
+      const spare = nodes.find((n) => !before.some((m) => m.spec.nodeName === n))!;
+
+      await removeNode(lost.spec.nodeName!);
+      const after = await readyWith(ns, name, ['tenant-drive-0', 'tenant-drive-1-1']);
+      expect(after.find((m) => m.metadata.name === 'tenant-drive-1-1')!.spec.nodeName).toBe(spare);
+      const replaced = (await getCluster(ns, name))!.status!.conditions!.find((c) => c.type === 'MembersReplaced');
+      expect(replaced?.message).toContain(`member tenant-drive-1 is replaced by tenant-drive-1-1 on node ${spare}`);
+      expect(replaced?.message).toContain(lost.status!.allocations!.virtualDrives![0]!.virtualUUID);
+      const inWeka = await wekaContainers(spare, guid);
+      expect(inWeka.some((n) => n.endsWith('tenant-drive-1'))).toBe(false);
+      expect(inWeka).toHaveLength(2);
+
+      // tenant-drive-0's node stops answering: past the grace period it is replaced too.
+      const down = before.find((m) => m.metadata.name === 'tenant-drive-0')!.spec.nodeName!;
+      await stopNodeKubelet(down, { markNotReady: true });
+      const last = await readyWith(ns, name, ['tenant-drive-0-1', 'tenant-drive-1-1'], 240_000);
+      expect(last.every((m) => m.spec.nodeName === spare)).toBe(true);
+      const old = (await members(ns, name)).find((m) => m.metadata.name === 'tenant-drive-0');
+      expect(old?.metadata.deletionTimestamp).toBeTruthy();
+      const inWekaNow = await wekaContainers(spare, guid);
+      expect(inWekaNow.some((n) => n.endsWith('tenant-drive-0'))).toBe(false);
+      expect(inWekaNow).toHaveLength(2);
+    },
+  );
+});
