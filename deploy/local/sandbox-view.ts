@@ -6,6 +6,8 @@ export interface ViewContainer {
   name: string;
   node: string;
   phase: string;
+  /** The WekaCluster it is a member of, if any. */
+  cluster?: string | undefined;
   virtualDrives: { capacityGiB: number; type: string; physicalUUID: string }[];
 }
 
@@ -19,6 +21,9 @@ export interface ViewCluster {
   name: string;
   phase: string;
   guid?: string | undefined;
+  /** spec.dynamicTemplate.driveContainers, and the capacity each member asks for. */
+  driveContainers?: number | undefined;
+  capacity?: string | undefined;
 }
 
 export interface SandboxSnapshot {
@@ -66,8 +71,14 @@ export function renderSnapshot(s: SandboxSnapshot): string {
   lines.push('');
   lines.push('Clusters:');
   if (s.clusters.length === 0) lines.push('  (none yet)');
-  for (const c of s.clusters)
-    lines.push(`  ${pad(`${c.namespace}/${c.name}`, 28)} ${pad(c.phase, 16)} ${c.guid ?? ''}`);
+  for (const c of s.clusters) {
+    const members = s.containers.filter((m) => m.namespace === c.namespace && m.cluster === c.name);
+    const ready = members.filter((m) => m.phase === 'Ready').length;
+    const size = c.driveContainers === undefined ? '' : `${ready}/${c.driveContainers} Ready`;
+    lines.push(
+      `  ${pad(`${c.namespace}/${c.name}`, 28)} ${pad(c.phase, 10)} ${pad(size, 10)} ${pad(c.capacity ?? '', 22)} ${c.guid ?? ''}`,
+    );
+  }
   lines.push('');
   const counts = phaseCounts(s.containers);
   lines.push(
@@ -90,4 +101,14 @@ export function renderSnapshot(s: SandboxSnapshot): string {
       lines.push(`  ${pad(n.name, 14)} ${pad(u.type, 4)} ${bar(u.usedGiB, u.totalGiB)} ${u.usedGiB} / ${u.totalGiB}`);
   }
   return lines.join('\n');
+}
+
+/** What each member of a cluster asks for, from its template: "12000 GiB" or "4 x 1000 GiB". */
+export function templateCapacity(
+  t: { containerCapacity?: number; numDrives?: number; driveCapacity?: number } | undefined,
+): string | undefined {
+  if (t?.containerCapacity !== undefined) return `${t.containerCapacity} GiB each`;
+  if (t?.numDrives !== undefined && t.driveCapacity !== undefined)
+    return `${t.numDrives} x ${t.driveCapacity} GiB each`;
+  return undefined;
 }

@@ -15,7 +15,7 @@ import type { WekaCluster, WekaContainer, WekaManualOperation } from '../../src/
 import { backoffDelay, type Backoff } from '../../src/backoff.js';
 import { ControlPlane } from './control-plane.js';
 import { startServer, type ServerProcess } from './processes.js';
-import { renderSnapshot, type SandboxSnapshot } from './sandbox-view.js';
+import { renderSnapshot, templateCapacity, type SandboxSnapshot } from './sandbox-view.js';
 import {
   SANDBOX_CLUSTERS,
   SANDBOX_DEVICES,
@@ -126,6 +126,9 @@ Where to look:
     kubectl get weka -A
     kubectl get wekacontainers -A -o wide
     kubectl describe wekamanualoperation -n ${SANDBOX_OPERATOR_NAMESPACE} ${SANDBOX_OPERATION.metadata.name}
+  grow and scale (once Ready; the view follows):
+    kubectl patch wekacluster -n tenant-a analytics --type merge -p '{"spec":{"dynamicTemplate":{"containerCapacity":16000}}}'
+    kubectl patch wekacluster -n tenant-a analytics --type merge -p '{"spec":{"dynamicTemplate":{"driveContainers":4}}}'
   logs:         ${cp.logDir} (operator.log, kube-apiserver.log, temporal.log, kwok-*.log)
 `);
 
@@ -148,6 +151,8 @@ Where to look:
         name: c.metadata.name!,
         phase: c.status?.phase ?? 'Pending',
         guid: c.status?.clusterGUID,
+        driveContainers: c.spec.dynamicTemplate?.driveContainers,
+        capacity: templateCapacity(c.spec.dynamicTemplate),
       })),
       containers: containers
         .filter((c) => c.spec.mode === 'drive')
@@ -156,6 +161,7 @@ Where to look:
           name: c.metadata.name!,
           node: c.spec.nodeName ?? '',
           phase: c.status?.phase ?? 'Pending',
+          cluster: c.spec.cluster,
           virtualDrives: (c.status?.allocations?.virtualDrives ?? []).map((v) => ({
             capacityGiB: v.capacityGiB,
             type: v.type ?? '',

@@ -4,6 +4,7 @@ import {
   nodeUsage,
   phaseCounts,
   renderSnapshot,
+  templateCapacity,
   type ViewContainer,
   type ViewNode,
 } from '../../../deploy/local/sandbox-view.js';
@@ -21,6 +22,7 @@ const containers: ViewContainer[] = [
     name: 'd0',
     node: 'weka-node-1',
     phase: 'Ready',
+    cluster: 'tenant-a',
     virtualDrives: [
       { capacityGiB: 1000, type: 'TLC', physicalUUID: 'p1' },
       { capacityGiB: 3000, type: 'QLC', physicalUUID: 'p2' },
@@ -59,15 +61,31 @@ describe('sandbox view', () => {
 
   it('renders clusters, containers and node usage', () => {
     const text = renderSnapshot({
-      clusters: [{ namespace: 'a', name: 'tenant-a', phase: 'Ready', guid: 'g-1' }],
+      clusters: [
+        {
+          namespace: 'a',
+          name: 'tenant-a',
+          phase: 'Ready',
+          guid: 'g-1',
+          driveContainers: 3,
+          capacity: '3 x 2000 GiB each',
+        },
+      ],
       containers,
       nodes: [node],
       elapsedMs: 12_400,
       stage: 'forming',
     });
     expect(text).toContain('(12 s)');
-    expect(text).toMatch(/a\/tenant-a\s+Ready\s+g-1/);
+    expect(text).toMatch(/a\/tenant-a\s+Ready\s+1\/3 Ready\s+3 x 2000 GiB each\s+g-1/);
     expect(text).toContain('Drive containers: 3 (Ready 2, Signing 1)');
     expect(text).toMatch(/weka-node-1\s+TLC\s+\[#+\.+\] 1500 \/ 7680/);
   });
+
+  it.each([
+    [{ containerCapacity: 12000 }, '12000 GiB each'],
+    [{ numDrives: 4, driveCapacity: 1000 }, '4 x 1000 GiB each'],
+    [{ numDrives: 4 }, undefined],
+    [undefined, undefined],
+  ])('shows a template %j as %s', (template, text) => expect(templateCapacity(template)).toBe(text));
 });
