@@ -283,6 +283,24 @@ export function createClusterActivities(deps: ActivityDeps) {
       return null;
     },
 
+    /** Whether the member's own pod (of its uid) runs and is not being deleted: one to run a Weka command in. */
+    async memberPodRunning({
+      namespace,
+      name,
+      uid,
+    }: {
+      namespace: string;
+      name: string;
+      uid: string;
+    }): Promise<boolean> {
+      const pod = await orIfMissing(api.core.readNamespacedPod({ namespace, name }), null);
+      return (
+        pod?.status?.phase === 'Running' &&
+        !pod.metadata?.deletionTimestamp &&
+        pod.metadata?.labels?.[OWNER_UID_LABEL] === uid
+      );
+    },
+
     /** Whether the node exists and its kubelet reports Ready. */
     async nodeReady(node: string): Promise<boolean> {
       const found = await orIfMissing(api.core.readNode({ name: node }), null);

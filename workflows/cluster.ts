@@ -7,6 +7,7 @@ import {
   ParentClosePolicy,
   condition,
   getExternalWorkflowHandle,
+  isCancellation,
   startChild,
   upsertMemo,
   upsertSearchAttributes,
@@ -26,7 +27,7 @@ import {
 import { memberIndex, planMembers } from '../src/lifecycle/cluster-layout.js';
 import { kube, weka } from './activities.js';
 import { ClusterStatus } from './cluster-status.js';
-import { Lifecycle, continuedRun, objectState } from './lifecycle.js';
+import { Lifecycle, continuedRun, isContinueAsNew, messageOf, objectState } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
 
 const RETRY_WAIT = '30 seconds';
@@ -118,11 +119,10 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     }
   }
 
-  /** Forms the Weka cluster from the first member's pod once it runs (or finds it formed). */
+  /** Forms the Weka cluster from a member's running pod (or finds it formed). */
   async function form(first: string): Promise<void> {
     const target = { namespace: ref.namespace, pod: first, container: WEKA_POD_CONTAINER };
-    await status.enter('Forming', `waiting for ${first} to run, to form the cluster from it`);
-    await kube.waitPodRunning(target);
+    await status.enter('Forming', `forming the Weka cluster from ${first}`);
     status.clusterGUID = await weka.formWekaCluster({ ref, target });
     await status.condition('Formed', 'True', 'Formed', `Weka cluster ${status.clusterGUID}`, 'Normal');
   }
@@ -178,7 +178,20 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     const placed = `${plan.serving.length} drive containers`;
     if (!status.conditions.some((c) => c.type === 'ContainersPlaced' && c.status === 'True' && c.message === placed))
       await status.condition('ContainersPlaced', 'True', 'ContainersPlaced', placed);
-    if (!status.clusterGUID) await form(plan.serving.map((n) => n).sort(bySlot)[0]!);
+    if (!status.clusterGUID) {
+      // Formed from the first member that holds its allocation, waits for the cluster and whose pod
+      // runs: a member still waiting for capacity, or whose pod was evicted, holds nobody up.
+      let first: string | undefined;
+      for (const m of [...view.members].sort((x, y) => bySlot(x.name, y.name)))
+        if (plan.serving.includes(m.name) && m.phase === 'WaitingForCluster')
+          if (await kube.memberPodRunning({ namespace: ref.namespace, name: m.name, uid: m.uid })) {
+            first = m.name;
+            break;
+          }
+      const waiting = 'waiting for an allocated member with a running pod, to form the cluster from it';
+      if (first === undefined) return { serving: false, settled: false, step: waiting };
+      await form(first);
+    }
     if (plan.create.length > 0 || plan.grow.length > 0 || formedNow()) await tellMembers(members, wakeUpSignal);
     const phases = new Map(view.members.map((m) => [m.name, m.phase]));
     const ready = plan.serving.filter((n) => phases.get(n) === 'Ready').length;
@@ -227,7 +240,19 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
   async function bringUp(): Promise<void> {
     if (!portsRecorded) await allocatePorts();
     for (let delay = 1; ;) {
-      const { serving, settled, step } = await converge();
+      let pass: { serving: boolean; settled: boolean; step: string };
+      try {
+        pass = await converge();
+      } catch (err) {
+        // A step that failed for good (a refused Weka command, a refused write): shown, and the
+        // next pass, which reads everything afresh, tries again.
+        if (isCancellation(err) || isContinueAsNew(err)) throw err;
+        pass = { serving: false, settled: false, step: `a step failed: ${messageOf(err)}; trying again` };
+        await status.condition('Converged', 'False', 'StepFailed', pass.step, 'Warning');
+      }
+      const { serving, settled, step } = pass;
+      if (serving && settled && status.conditions.some((c) => c.type === 'Converged' && c.status === 'False'))
+        await status.condition('Converged', 'True', 'Converged', 'the members match the spec');
       const readyNow = status.conditions.some((c) => c.type === 'Ready' && c.status === 'True');
       if (serving && !readyNow) await status.condition('Ready', 'True', 'Ready', 'every drive container is Ready');
       if (!serving && readyNow) await status.condition('Ready', 'False', 'MembersNotReady', step);

@@ -159,6 +159,9 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     for (let delaySeconds = 1; ; delaySeconds = Math.min(delaySeconds * 2, 30)) {
       const guid = await kube.readClusterGUID(ref);
       if (guid) return guid;
+      // A long wait (the cluster forms from a member whose pod runs): a pod that ended meanwhile
+      // (evicted) is made again, so that this member can be the one, and can join later.
+      if (delaySeconds === 30) target = await kube.ensureContainerPod(ref);
       await life.changed({ wakeUps: true, timeout: `${delaySeconds} seconds` });
       await life.continueAsNewIfLong();
     }

@@ -7,13 +7,22 @@
 // `npm run chaos -- --minutes N` (main.ts). Runs outside vitest: nothing here reads the harness.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { PhysicalDrive } from '../../src/allocation/index.js';
-import type { WekaContainer } from '../../src/api/index.js';
+import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import { parseDriveShow } from '../../src/weka/index.js';
 import { eventually, mapLimit, sleep } from '../support/async.js';
-import { createContainerObject, deleteContainers, listContainers, phaseSummary } from '../support/containers.js';
+import {
+  createContainerObject,
+  deleteContainers,
+  deleteObject,
+  listContainers,
+  phaseSummary,
+  readObject,
+  TEST_IMAGE,
+  WEKA_CLUSTERS,
+} from '../support/containers.js';
 import { parseContainerWrites, simLogReplayViolations, statusReplayViolations } from '../support/instant-invariants.js';
 import {
   allDeletedViolations,
@@ -25,8 +34,16 @@ import {
 import { seededRandom, type Random } from '../support/random.js';
 import { simRetryingFaultsAt, simulatorLogAt } from '../support/sim-access.js';
 import { FAULT_CLASSES, injectFault, type FaultClass, type FaultPace } from './faults.js';
-import { nodeFill, PRESSURE_DEVICES, pressurePlan, statusText, unsettled, type PlannedContainer } from './pressure.js';
-import { ChaosWorld, type OperatorMain } from './world.js';
+import {
+  nodeFill,
+  PRESSURE_DEVICES,
+  pressurePlan,
+  SMALL_CONTAINER,
+  statusText,
+  unsettled,
+  type PlannedContainer,
+} from './pressure.js';
+import { CHAOS_NODE_LABEL, ChaosWorld, type OperatorMain } from './world.js';
 
 export interface ChaosOptions {
   /** New rounds start until this many minutes have passed; there is always one. */
@@ -184,7 +201,9 @@ class ChaosRun {
 
     // 1. The rollout (a wave asking what the nodes hold, a moment later a wave of small ones asking
     // the rest), names deleted and created again in the middle of it, under a storm.
+    const cluster = { namespace: this.world.namespaces[0]!, name: `round-${round}` };
     const rollout = this.storm(`round ${round} rollout`, async () => {
+      await this.createWekaCluster(cluster);
       await mapLimit(plan.fill, 4, (c) => this.create(c));
       await sleep(this.random.int(5_000, 15_000));
       await mapLimit(plan.topUp, 4, (c) => this.create(c));
@@ -192,8 +211,9 @@ class ChaosRun {
     });
     if (!(await this.calm(round, 'rollout', await rollout, true))) return false;
 
-    // 2. Part of it deleted: waiters take what is released.
-    const live = await this.containers();
+    // 2. Part of it deleted: waiters take what is released. (The WekaCluster's members are its own:
+    // it would create a deleted one again.)
+    const live = await this.standalone();
     const doomed = this.random.sample(live, Math.floor(live.length * (0.3 + this.random.next() * 0.2)));
     const partial = this.storm(`round ${round} partial deletion`, async () => {
       await this.delete(doomed);
@@ -201,11 +221,16 @@ class ChaosRun {
     });
     if (!(await this.calm(round, 'partial deletion', await partial, false))) return false;
 
-    // 3. Everything deleted: nothing may be left anywhere.
-    const rest = await this.containers();
+    // 3. Everything deleted: nothing may be left anywhere, the WekaCluster's Weka cluster neither.
+    const rest = await this.standalone();
+    const members = (await this.containers()).filter((c) => c.spec.cluster === cluster.name);
+    const guid = (await readObject<WekaCluster>(this.kc, WEKA_CLUSTERS, cluster))?.status?.clusterGUID;
+    if (guid) this.world.formedClusterGUIDs.push(guid);
     const teardown = this.storm(`round ${round} teardown`, async () => {
+      await deleteObject(this.kc, WEKA_CLUSTERS, cluster);
       await this.delete(rest);
-      await this.waitGone(rest.map(keyOf));
+      await this.waitGone([...rest, ...members].map(keyOf));
+      await this.waitClusterGone(cluster);
       await this.waitProxiesGone();
     });
     const injected = await teardown;
@@ -334,6 +359,42 @@ class ChaosRun {
 
   private async containers(): Promise<WekaContainer[]> {
     return (await Promise.all(this.world.namespaces.map((ns) => listContainers(this.kc, ns)))).flat();
+  }
+
+  /** The containers the engine created itself, not a WekaCluster's members. */
+  private async standalone(): Promise<WekaContainer[]> {
+    return (await this.containers()).filter((c) => !c.spec.cluster);
+  }
+
+  /**
+   * A WekaCluster over every chaos node, one small member on each: its members share the nodes
+   * with the engine's containers, and its deletion must destroy the Weka cluster it formed.
+   */
+  private async createWekaCluster(ref: { namespace: string; name: string }): Promise<void> {
+    await this.kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      ...WEKA_CLUSTERS,
+      namespace: ref.namespace,
+      body: {
+        apiVersion: 'weka.weka.io/v1alpha1',
+        kind: 'WekaCluster',
+        metadata: { name: ref.name },
+        spec: {
+          image: TEST_IMAGE,
+          nodeSelector: { [CHAOS_NODE_LABEL]: 'true' },
+          dynamicTemplate: { driveContainers: this.world.nodes.length, ...SMALL_CONTAINER },
+        },
+      },
+    });
+    this.log(`created WekaCluster ${ref.namespace}/${ref.name} with ${this.world.nodes.length} members`);
+  }
+
+  private async waitClusterGone(ref: { namespace: string; name: string }): Promise<void> {
+    await eventually(
+      `WekaCluster ${ref.namespace}/${ref.name} to be gone`,
+      async () => ((await readObject(this.kc, WEKA_CLUSTERS, ref)) === null ? true : undefined),
+      this.o.settleTimeoutMs ?? 480_000,
+      { intervalMs: 2_000 },
+    );
   }
 
   private async create(c: PlannedContainer): Promise<void> {

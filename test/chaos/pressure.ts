@@ -21,7 +21,8 @@ export const PRESSURE_DEVICES: SimulatedDevice[] = [
 export const NODE_CAPACITY_GIB = PRESSURE_DEVICES.reduce((sum, d) => sum + d.capacityGiB, 0);
 
 /** A small container: 384 GiB of each type on one core; a large one: 768 of each on two cores. */
-const SMALL = { driveCores: 1, containerCapacity: 768, driveTypesRatio: { tlc: 1, qlc: 1 } };
+export const SMALL_CONTAINER = { driveCores: 1, containerCapacity: 768, driveTypesRatio: { tlc: 1, qlc: 1 } };
+const SMALL = SMALL_CONTAINER;
 const LARGE = { driveCores: 2, containerCapacity: 1536, driveTypesRatio: { tlc: 1, qlc: 1 } };
 
 export interface PlannedContainer {

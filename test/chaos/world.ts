@@ -84,9 +84,14 @@ export class ReplicaSlot {
   }
 }
 
+/** The label of the chaos nodes, which the rounds' WekaClusters select. */
+export const CHAOS_NODE_LABEL = 'weka.weka.io/chaos';
+
 export class ChaosWorld {
   readonly replicas: ReplicaSlot[] = [];
   clusterGUIDs: string[] = [];
+  /** The Weka clusters the rounds' WekaClusters formed; none may outlive its WekaCluster. */
+  formedClusterGUIDs: string[] = [];
 
   private constructor(
     readonly cp: ControlPlane,
@@ -135,6 +140,7 @@ export class ChaosWorld {
       nodes: this.nodes,
       devices: PRESSURE_DEVICES.map((d) => d.path),
       clusterGUIDs: this.clusterGUIDs,
+      formedClusterGUIDs: this.formedClusterGUIDs,
       namespaces: this.namespaces,
       operatorNamespace: this.operatorNamespace,
     };
@@ -142,7 +148,8 @@ export class ChaosWorld {
 
   private async prepare(clusters: number): Promise<void> {
     const kc = this.cp.kubeConfig();
-    for (const name of this.nodes) await this.cp.addNode({ name, devices: PRESSURE_DEVICES });
+    for (const name of this.nodes)
+      await this.cp.addNode({ name, devices: PRESSURE_DEVICES, labels: { [CHAOS_NODE_LABEL]: 'true' } });
     for (const node of this.nodes) {
       await signSharedDrives({ kubeConfig: kc, simulatorRoot: this.cp.simulatorRoot, node, devices: PRESSURE_DEVICES });
       // The checker, not the simulator, must catch an over-commit.

@@ -5,11 +5,11 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { WekaCluster } from '../../src/api/index.js';
 import { FINALIZER } from '../../src/lifecycle/names.js';
 import { clusterWorkflowId, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
-import { readObject, WEKA_API } from './containers.js';
+import { readObject, WEKA_CLUSTERS } from './containers.js';
 import { kubeConfig } from './harness.js';
 import type { TestOperator } from './operator.js';
 
-export const WEKA_CLUSTERS = { ...WEKA_API, plural: 'wekaclusters' };
+export { WEKA_CLUSTERS };
 
 /** The label the tests' clusters select their nodes by. */
 export const POOL_LABEL = 'weka.weka.io/pool';

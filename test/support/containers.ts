@@ -9,12 +9,19 @@ import {
   setHeaderOptions,
   type KubeConfig,
 } from '@kubernetes/client-node';
-import { API_GROUP, API_GROUP_VERSION, API_VERSION, type WekaContainer } from '../../src/api/index.js';
+import {
+  API_GROUP,
+  API_GROUP_VERSION,
+  API_VERSION,
+  type WekaCluster,
+  type WekaContainer,
+} from '../../src/api/index.js';
 import type { ObjectRef } from '../../src/lifecycle/names.js';
 import { mapLimit } from './async.js';
 
 export const WEKA_API = { group: API_GROUP, version: API_VERSION };
 export const WEKA_CONTAINERS = { ...WEKA_API, plural: 'wekacontainers' };
+export const WEKA_CLUSTERS = { ...WEKA_API, plural: 'wekaclusters' };
 
 /** The image of the drive containers the tests create (kwok runs their pods: nothing pulls it). */
 export const TEST_IMAGE = 'quay.io/weka.io/weka-in-container:test';
@@ -41,6 +48,14 @@ export async function listContainers(
   return (
     (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ ...WEKA_CONTAINERS, namespace, ...o })) as {
       items: WekaContainer[];
+    }
+  ).items;
+}
+
+export async function listWekaClusters(kc: KubeConfig, namespace: string): Promise<WekaCluster[]> {
+  return (
+    (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ ...WEKA_CLUSTERS, namespace })) as {
+      items: WekaCluster[];
     }
   ).items;
 }
@@ -117,6 +132,20 @@ export async function deleteContainers(kc: KubeConfig, refs: readonly ObjectRef[
       if ((err as { code?: number }).code !== 404) throw err;
     });
   }
+}
+
+/** Deletes an object of the kind; one already gone is fine. */
+export async function deleteObject(
+  kc: KubeConfig,
+  kind: { group: string; version: string; plural: string },
+  ref: ObjectRef,
+): Promise<void> {
+  await kc
+    .makeApiClient(CustomObjectsApi)
+    .deleteNamespacedCustomObject({ ...kind, ...ref })
+    .catch((err: unknown) => {
+      if ((err as { code?: number }).code !== 404) throw err;
+    });
 }
 
 /** The apiserver's refusal of a request: its HTTP code and its Status message. Fails when it accepts it. */

@@ -4,8 +4,9 @@
 // `observe` gathers; `steadyStateViolations` and `allDeletedViolations` are pure and return
 // what is wrong, one line each, so a test asserts `toEqual([])` and a failure reads as a list.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import type { WekaContainer } from '../../src/api/index.js';
+import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import {
+  parseClusterList,
   parseContainerList,
   parseDriveList,
   parseDriveShow,
@@ -14,7 +15,7 @@ import {
   type WekaContainerInfo,
 } from '../../src/weka/index.js';
 import { mapLimit } from './async.js';
-import { listContainers } from './containers.js';
+import { listContainers, listWekaClusters } from './containers.js';
 import { simRetryingFaultsAt, simulatorLogAt, type SimLogEntry } from './sim-access.js';
 
 /** What one chaos test owns: its nodes (and their device paths), Weka clusters and namespaces. */
@@ -22,6 +23,11 @@ export interface InvariantScope {
   nodes: readonly string[];
   devices: readonly string[];
   clusterGUIDs: readonly string[];
+  /**
+   * The Weka clusters the test's WekaClusters formed: checked like clusterGUIDs while they live,
+   * and none may be left once everything is deleted (the last member destroys its cluster).
+   */
+  formedClusterGUIDs?: readonly string[];
   /** The namespaces holding the test's drive containers. */
   namespaces: readonly string[];
   /** The operator's namespace, where it keeps the per-node ssdproxy containers and pods. */
@@ -42,6 +48,11 @@ export interface ObservedState {
   /** Every pod in the scope's namespaces and the operator's, as namespace/name. */
   pods: string[];
   devices: Array<{ node: string; info: DriveInfo }>;
+  /** The WekaClusters in the scope's namespaces, and the GUIDs of every Weka cluster the simulator lists. */
+  wekaClusters: WekaCluster[];
+  listedClusterGUIDs: string[];
+  /** scope.formedClusterGUIDs when observed. */
+  formedClusterGUIDs: string[];
   /** The members of the scope's Weka clusters, and every drive they hold. */
   clusterMembers: WekaContainerInfo[];
   clusterDrives: ClusterDrive[];
@@ -75,13 +86,24 @@ export async function observe(scope: InvariantScope, world: ObservedWorld): Prom
   );
   // Cluster state is shared by all nodes: any node can answer for it.
   const anyNode = scope.nodes[0]!;
+  const wekaClusters = (await Promise.all(scope.namespaces.map((namespace) => listWekaClusters(kc, namespace)))).flat();
+  const listedClusterGUIDs = parseClusterList(
+    await simRetryingFaults(anyNode, 'weka', 'cluster', 'list', '--json'),
+  ).map((c) => c.guid);
+  const guids = new Set([
+    ...scope.clusterGUIDs,
+    ...(scope.formedClusterGUIDs ?? []),
+    ...wekaClusters.flatMap((c) => (c.status?.clusterGUID ? [c.status.clusterGUID] : [])),
+  ]);
   const clusterMembers = (
     await Promise.all(
-      scope.clusterGUIDs.map(async (guid) =>
-        parseContainerList(
-          await simRetryingFaults(anyNode, 'weka', 'cluster', 'container', 'list', '--cluster-guid', guid, '--json'),
+      [...guids]
+        .filter((guid) => listedClusterGUIDs.includes(guid))
+        .map(async (guid) =>
+          parseContainerList(
+            await simRetryingFaults(anyNode, 'weka', 'cluster', 'container', 'list', '--cluster-guid', guid, '--json'),
+          ),
         ),
-      ),
     )
   ).flat();
   const clusterDrives = (
@@ -94,7 +116,18 @@ export async function observe(scope: InvariantScope, world: ObservedWorld): Prom
   const logs = await Promise.all(
     scope.nodes.map(async (node) => ({ node, entries: await simulatorLogAt(world.simulatorRoot, node) })),
   );
-  return { containers, proxies, pods, devices, clusterMembers, clusterDrives, logs };
+  return {
+    containers,
+    proxies,
+    pods,
+    devices,
+    wekaClusters,
+    listedClusterGUIDs,
+    formedClusterGUIDs: [...(scope.formedClusterGUIDs ?? [])],
+    clusterMembers,
+    clusterDrives,
+    logs,
+  };
 }
 
 function countBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number> {
@@ -259,6 +292,10 @@ export function allDeletedViolations(state: ObservedState): string[] {
       `${nameOf(c)} is left (finalizers [${(c.metadata.finalizers ?? []).join(', ')}], ${c.status?.allocations?.virtualDrives?.length ?? 0} virtual drives allocated, phase ${c.status?.phase})`,
     );
   }
+  for (const c of state.wekaClusters)
+    out.push(`WekaCluster ${c.metadata.namespace}/${c.metadata.name} is left (phase ${c.status?.phase})`);
+  for (const guid of state.formedClusterGUIDs)
+    if (state.listedClusterGUIDs.includes(guid)) out.push(`Weka cluster ${guid} is left: no member destroyed it`);
   for (const p of state.proxies) out.push(`proxy container ${nameOf(p)} is left`);
   for (const p of state.pods) out.push(`pod ${p} is left`);
   for (const { node, info } of state.devices) {

@@ -1,7 +1,7 @@
 // The chaos tests' invariant checker must be able to fail: on hand-made observations it reports
 // each kind of violation, and nothing for a consistent one. (Pure: no server is touched.)
 import { describe, expect, it } from 'vitest';
-import type { WekaContainer } from '../../../src/api/index.js';
+import type { WekaCluster, WekaContainer } from '../../../src/api/index.js';
 import { allDeletedViolations, steadyStateViolations, type ObservedState } from '../../support/invariants.js';
 import type { SimLogEntry } from '../../support/simulator.js';
 
@@ -51,6 +51,9 @@ function consistent(): ObservedState {
         },
       },
     ],
+    wekaClusters: [],
+    listedClusterGUIDs: [GUID],
+    formedClusterGUIDs: [],
     clusterMembers: [{ containerId: 7, name: 'ns_drive-0', hostname: 'n1', clusterGUID: GUID }],
     clusterDrives: [
       {
@@ -181,6 +184,26 @@ describe('the chaos invariant checker', () => {
   it('reports a drive in the Weka cluster under another container than the status says', () => {
     const violations = steadyStateViolations({ ...consistent(), containers: [container({ containerID: 8 })] });
     expect(violations.join('\n')).toMatch(/is a drive of Weka container 7, not 8/);
+  });
+
+  it('after deletion, reports a WekaCluster left, and a Weka cluster a WekaCluster formed that was not destroyed', () => {
+    const formed = 'f0000000-0000-4000-8000-000000000001';
+    const cluster = { metadata: { namespace: 'ns', name: 'tenant' }, status: { phase: 'Deleting' } } as WekaCluster;
+    const state: ObservedState = {
+      ...consistent(),
+      containers: [],
+      devices: [],
+      clusterMembers: [],
+      clusterDrives: [],
+      logs: [],
+      wekaClusters: [cluster],
+      formedClusterGUIDs: [formed, 'f0000000-0000-4000-8000-000000000002'],
+      listedClusterGUIDs: [GUID, formed],
+    };
+    expect(allDeletedViolations(state)).toEqual([
+      'WekaCluster ns/tenant is left (phase Deleting)',
+      `Weka cluster ${formed} is left: no member destroyed it`,
+    ]);
   });
 
   it('after deletion, reports a Weka container left in the cluster', () => {
