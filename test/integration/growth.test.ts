@@ -7,11 +7,20 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/c
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
-import type { WekaContainer } from '../../src/api/index.js';
-import type { ObjectRef } from '../../src/lifecycle/names.js';
-import { specChangedSignal, type LifecycleWorkflow } from '../../src/protocol.js';
+import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
+import { FINALIZER, type ObjectRef } from '../../src/lifecycle/names.js';
+import {
+  clusterWorkflowId,
+  containerWorkflowId,
+  deleteRequestedSignal,
+  mutexStateQuery,
+  nodeMutexId,
+  specChangedSignal,
+  WORKFLOW,
+  type LifecycleWorkflow,
+} from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
-import { rejection, WEKA_CONTAINERS } from '../support/containers.js';
+import { listContainers, rejection, TEST_IMAGE, WEKA_API, WEKA_CONTAINERS } from '../support/containers.js';
 import { kubeConfig, simulatorRoot, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { recordHistory } from '../support/histories.js';
 import { simLogReplayViolations } from '../support/instant-invariants.js';
@@ -146,6 +155,16 @@ describe('growing a drive container in place', () => {
     expect(after.every((d) => d.capacityGiB === 1000 && d.type === 'TLC')).toBe(true);
     await expectUntouched(node, after);
 
+    // Asked again with nothing changed (a retried or repeated ask), the ledger answers the same.
+    const mutex = op.client.workflow.getHandle(nodeMutexId(node));
+    const executed = (await mutex.query(mutexStateQuery)).executed;
+    await handle.signal(specChangedSignal);
+    await eventually('the ask to be decided again', async () =>
+      (await mutex.query(mutexStateQuery)).executed > executed ? true : undefined,
+    );
+    expect(drivesOf(await readContainer(ref))).toEqual(after);
+    await expectUntouched(node, after);
+
     await deleteDriveContainer(op, ref, uid);
     await waitGone(ref);
   });
@@ -196,6 +215,66 @@ describe('growing a drive container in place', () => {
 
       await deleteDriveContainer(op, a, ca.uid);
       await waitGone(a);
+    },
+  );
+
+  it(
+    'a member of a WekaCluster grows when its spec does, keeping its ports and drives',
+    { timeout: 240_000 },
+    async () => {
+      const pool = uniqueName('pool');
+      const node = await sharedDrivesNode(TLC_QLC, 'grow-member', { 'weka.weka.io/pool': pool });
+      const ns = await uniqueNamespace('grow-member');
+      const custom = kubeConfig().makeApiClient(CustomObjectsApi);
+      const clusters = { ...WEKA_API, plural: 'wekaclusters', namespace: ns };
+      const created = (await custom.createNamespacedCustomObject({
+        ...clusters,
+        body: {
+          apiVersion: 'weka.weka.io/v1alpha1',
+          kind: 'WekaCluster',
+          metadata: { name: 'grows', finalizers: [FINALIZER] },
+          spec: {
+            image: TEST_IMAGE,
+            nodeSelector: { 'weka.weka.io/pool': pool },
+            dynamicTemplate: {
+              driveContainers: 1,
+              driveCores: 1,
+              containerCapacity: 2200,
+              driveTypesRatio: { tlc: 1, qlc: 1 },
+            },
+          },
+        },
+      })) as WekaCluster;
+      const cluster = await op.client.workflow.start<LifecycleWorkflow>(WORKFLOW.cluster, {
+        taskQueue: op.deps.taskQueue,
+        workflowId: clusterWorkflowId(created.metadata.uid!),
+        args: [{ namespace: ns, name: 'grows', uid: created.metadata.uid! }],
+      });
+      const member = await eventually(
+        'the member Ready',
+        async () => {
+          const [m] = await listContainers(kubeConfig(), ns, { fieldSelector: 'spec.cluster=grows' });
+          return m?.status?.phase === 'Ready' ? m : undefined;
+        },
+        180_000,
+      );
+      const ref = { namespace: ns, name: member.metadata.name! };
+      const before = drivesOf(member);
+      expect(member.status?.allocations?.wekaPort).toBeDefined();
+
+      // What the cluster's propagation of a larger dynamicTemplate does to each member.
+      const handle = op.client.workflow.getHandle<LifecycleWorkflow>(containerWorkflowId(member.metadata.uid!));
+      await patchSpec(ref, { containerCapacity: 4000 }, handle);
+      const grown = await waitGrown(ref, { gib: 4000 });
+      expect(drivesOf(grown).slice(0, before.length)).toEqual(before);
+      expect(grown.status?.allocations?.wekaPort).toBe(member.status?.allocations?.wekaPort);
+      expect(grown.status?.allocations?.agentPort).toBe(member.status?.allocations?.agentPort);
+      await expectUntouched(node, drivesOf(grown));
+
+      await custom.deleteNamespacedCustomObject({ ...clusters, name: 'grows' });
+      await cluster.signal(deleteRequestedSignal);
+      await cluster.result();
+      await waitGone(ref);
     },
   );
 
