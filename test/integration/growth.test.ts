@@ -7,20 +7,18 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/c
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
-import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
-import { FINALIZER, type ObjectRef } from '../../src/lifecycle/names.js';
+import type { WekaContainer } from '../../src/api/index.js';
+import type { ObjectRef } from '../../src/lifecycle/names.js';
 import {
-  clusterWorkflowId,
   containerWorkflowId,
   deleteRequestedSignal,
   mutexStateQuery,
   nodeMutexId,
   specChangedSignal,
-  WORKFLOW,
   type LifecycleWorkflow,
 } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
-import { listContainers, rejection, TEST_IMAGE, WEKA_API, WEKA_CONTAINERS } from '../support/containers.js';
+import { listContainers, rejection, WEKA_API, WEKA_CONTAINERS } from '../support/containers.js';
 import { kubeConfig, simulatorRoot, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { recordHistory } from '../support/histories.js';
 import { simLogReplayViolations } from '../support/instant-invariants.js';
@@ -31,6 +29,7 @@ import {
   readContainer,
   sharedDrivesNode,
   startTestOperator,
+  startWekaCluster,
   waitForPhase,
   waitGone,
   type ContainerSpecInput,
@@ -53,6 +52,7 @@ const TLC_QLC: SimulatedDevice[] = [
 ];
 const ONE_TLC: SimulatedDevice[] = [{ path: '/dev/nvme0n1', capacityGiB: 3000, type: 'TLC' }];
 const TLC_ONLY = { tlc: 1, qlc: 0 };
+const TLC_QLC_1_1 = { tlc: 1, qlc: 1 };
 
 /** Changes the spec as a user would, and tells the workflow (the watcher's job). */
 async function patchSpec(
@@ -225,31 +225,8 @@ describe('growing a drive container in place', () => {
       const pool = uniqueName('pool');
       const node = await sharedDrivesNode(TLC_QLC, 'grow-member', { 'weka.weka.io/pool': pool });
       const ns = await uniqueNamespace('grow-member');
-      const custom = kubeConfig().makeApiClient(CustomObjectsApi);
-      const clusters = { ...WEKA_API, plural: 'wekaclusters', namespace: ns };
-      const created = (await custom.createNamespacedCustomObject({
-        ...clusters,
-        body: {
-          apiVersion: 'weka.weka.io/v1alpha1',
-          kind: 'WekaCluster',
-          metadata: { name: 'grows', finalizers: [FINALIZER] },
-          spec: {
-            image: TEST_IMAGE,
-            nodeSelector: { 'weka.weka.io/pool': pool },
-            dynamicTemplate: {
-              driveContainers: 1,
-              driveCores: 1,
-              containerCapacity: 2200,
-              driveTypesRatio: { tlc: 1, qlc: 1 },
-            },
-          },
-        },
-      })) as WekaCluster;
-      const cluster = await op.client.workflow.start<LifecycleWorkflow>(WORKFLOW.cluster, {
-        taskQueue: op.deps.taskQueue,
-        workflowId: clusterWorkflowId(created.metadata.uid!),
-        args: [{ namespace: ns, name: 'grows', uid: created.metadata.uid! }],
-      });
+      const template = { driveContainers: 1, driveCores: 1, containerCapacity: 2200, driveTypesRatio: TLC_QLC_1_1 };
+      const { handle: cluster } = await startWekaCluster(op, { namespace: ns, name: 'grows' }, pool, template);
       const member = await eventually(
         'the member Ready',
         async () => {
@@ -271,7 +248,9 @@ describe('growing a drive container in place', () => {
       expect(grown.status?.allocations?.agentPort).toBe(member.status?.allocations?.agentPort);
       await expectUntouched(node, drivesOf(grown));
 
-      await custom.deleteNamespacedCustomObject({ ...clusters, name: 'grows' });
+      await kubeConfig()
+        .makeApiClient(CustomObjectsApi)
+        .deleteNamespacedCustomObject({ ...WEKA_API, plural: 'wekaclusters', namespace: ns, name: 'grows' });
       await cluster.signal(deleteRequestedSignal);
       await cluster.result();
       await waitGone(ref);
