@@ -204,6 +204,9 @@ describe('growing a drive container in place', () => {
       expect(drivesOf(waiting)).toEqual(before);
       expect(waiting.status?.addedVirtualDrives).toEqual(before.map((d) => d.virtualUUID));
       await expectUntouched(node, before);
+      // It waits as a refused allocation does: among the node mutex's waiters, told of releases.
+      const waiters = (await op.client.workflow.getHandle(nodeMutexId(node)).query(mutexStateQuery)).waiters;
+      expect(waiters).toContain(ca.handle.workflowId);
 
       // B goes: its release wakes A, which takes the freed capacity.
       await deleteDriveContainer(op, b, cb.uid);
