@@ -12,6 +12,7 @@ import {
   ALLOCATIONS_ANNOTATION,
   emptyLedger,
   uidOf,
+  withAllocation,
   withoutContainer,
   type AllocationLedger,
 } from '../src/lifecycle/allocation-ledger.js';
@@ -184,9 +185,18 @@ export function createAllocationDecisions(deps: ActivityDeps) {
             'container changed while allocating; deciding again from a fresh read',
           );
         } else {
-          final[i] = writeRefused(d.write.ref, err, failure);
-          // Never delivered: the ledger lets go of it again.
-          await updateLedger(api.core, node, (l) => withoutContainer(l, d.write!.uid, false));
+          const refused = writeRefused(d.write.ref, err, failure);
+          const { uid, ref } = d.write;
+          const previous = d.previous;
+          if (previous && !refused.ok) {
+            // A growth never delivered: the ledger goes back to what the container held, which it keeps.
+            final[i] = { ok: true, result: previous, error: refused.error, waitForCapacity: refused.waitForCapacity };
+            await updateLedger(api.core, node, (l) => withAllocation(l, uid, objectKey(ref), previous));
+          } else {
+            final[i] = refused;
+            // Never delivered: the ledger lets go of it again.
+            await updateLedger(api.core, node, (l) => withoutContainer(l, uid, false));
+          }
           deps.logger.warn(
             { container: refText(d.write.ref), node, err: describeKubeError(err) },
             'the apiserver refused the allocation; deciding the rest again from a fresh read',

@@ -90,8 +90,12 @@ export interface MutexResponse {
   kind: string;
   ok: boolean;
   result?: unknown;
+  /** Why it was refused; with `ok`, why it was served only in part (a growth that does not fit yet). */
   error?: MutexError;
-  /** Refused for lack of capacity: the requester should wait for a release, then ask again. */
+  /**
+   * Refused, or served only in part, for lack of capacity: the requester should wait for a
+   * release, then ask again.
+   */
   waitForCapacity?: boolean;
 }
 
@@ -102,7 +106,9 @@ export interface MutexAnswer {
 }
 
 /** What a mutex-executed activity answers: a result, or a refusal as data (not an exception). */
-export type MutexOutcome = { ok: true; result?: unknown } | { ok: false; error: MutexError; waitForCapacity?: boolean };
+export type MutexOutcome =
+  | { ok: true; result?: unknown; error?: MutexError; waitForCapacity?: boolean }
+  | { ok: false; error: MutexError; waitForCapacity?: boolean };
 
 /** The payload of the requests about one container on one node (allocate, release). */
 export interface ContainerOnNode extends ObjectRef {

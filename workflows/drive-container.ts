@@ -1,6 +1,7 @@
 // The drive container's lifecycle (`weka-container/<uid>`), for WekaContainers of mode drive:
 // ensure the node's proxy, run the pod, allocate virtual drives (through the node's mutex), wait
-// for the cluster GUID, sign and add every virtual drive, then stay Ready until deletion. The
+// for the cluster GUID, sign and add every virtual drive, then stay Ready until deletion, growing
+// in place (new virtual drives beside the ones it holds) when its spec asks for more. The
 // object's deletion (never a cancel alone: workflows/lifecycle.ts) tears it all down in reverse, in
 // a scope that cannot be cancelled. Every step is idempotent, so a restart redoes nothing.
 import {
@@ -24,6 +25,7 @@ import {
   WekaNode,
   WekaPhase,
   nodeMutexId,
+  type MutexError,
   type ObjectWorkflowInput,
 } from '../src/protocol.js';
 import { inPod, kube, weka } from './activities.js';
@@ -40,6 +42,14 @@ const ERROR_RETRY_MAX_S = 600;
 
 /** A refused allocation is asked again after a release on the node, a spec change, or this long. */
 const CAPACITY_RETRY = '30 seconds';
+
+/** The mutex's answer to an allocate: what the container holds, and why a growth it asks for waits, if it does. */
+interface Granted {
+  allocation: ContainerAllocation;
+  pending?: { error: MutexError; waitForCapacity: boolean };
+}
+
+const gibOf = (a: ContainerAllocation): number => a.virtualDrives.reduce((sum, d) => sum + d.capacityGiB, 0);
 
 export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promise<void> {
   const ref: ObjectRef = { namespace: input.namespace, name: input.name };
@@ -76,7 +86,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
    * earlier run ensured both, and a run that had not been interrupted would not look at them again.
    */
   let resumePastPod =
-    continuedRun() && (snapshot.status.phase === 'Allocating' || snapshot.status.phase === 'WaitingForCluster');
+    continuedRun() && ['Allocating', 'WaitingForCluster', 'Ready'].includes(snapshot.status.phase ?? '');
 
   /**
    * Whether a join may have reached the Weka cluster although its container id is not known: its
@@ -122,20 +132,26 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     }
   }
 
-  async function allocate(): Promise<ContainerAllocation> {
+  /**
+   * Asks the node's mutex for the allocation the spec asks for: a first one, or, once the container
+   * holds one, the same grown if the spec asks for more. A container that holds drives keeps them
+   * whatever the answer: a growth that does not fit (or any refusal) comes back as pending.
+   */
+  async function allocate(): Promise<Granted> {
     for (;;) {
-      await status.enter('Allocating', `allocating on node ${node}`);
+      if (!allocation && status.phase !== 'Ready') await status.enter('Allocating', `allocating on node ${node}`);
       const releases = mutex.releases();
       const changes = life.specChanges;
       const answer = await containerCall('allocate');
+      const waitForCapacity = answer.waitForCapacity === true;
       if (answer.ok) {
         const result = answer.result as ContainerAllocation;
-        const gib = result.virtualDrives.reduce((sum, d) => sum + d.capacityGiB, 0);
-        const what = `${result.virtualDrives.length} virtual drives, ${gib} GiB on node ${node}`;
+        const what = `${result.virtualDrives.length} virtual drives, ${gibOf(result)} GiB on node ${node}`;
         await status.condition('Allocated', 'True', 'Allocated', what, 'Normal');
-        return result;
+        return { allocation: result, ...(answer.error ? { pending: { error: answer.error, waitForCapacity } } : {}) };
       }
       const error = answer.error ?? { type: 'AllocationFailed', message: 'allocation failed' };
+      if (allocation) return { allocation, pending: { error, waitForCapacity } };
       await status.condition('Allocated', 'False', error.type, error.message, 'Warning');
       if (answer.waitForCapacity) {
         await status.enter('Allocating', `waiting for capacity on node ${node}: ${error.message}`);
@@ -155,7 +171,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   }
 
   async function waitForClusterGUID(): Promise<string> {
-    await status.enter('WaitingForCluster', 'waiting for the cluster GUID');
+    if (status.phase !== 'Ready') await status.enter('WaitingForCluster', 'waiting for the cluster GUID');
     for (let delaySeconds = 1; ; delaySeconds = Math.min(delaySeconds * 2, 30)) {
       const guid = await kube.readClusterGUID(ref);
       if (guid) return guid;
@@ -207,12 +223,49 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       await kube.waitPodRunning(target);
     }
     // Asked every run: the node's ledger answers with what it gave before, if it did.
-    allocation = await allocate();
-    status.allocation = allocation;
-    clusterGUID = await waitForClusterGUID();
-    await signAndAdd(allocation, clusterGUID);
-    await status.condition('Ready', 'True', 'Ready', 'all virtual drives are signed and in the cluster');
-    await status.enter('Ready', 'ready; waiting for deletion');
+    for (;;) {
+      const seen = { changes: life.specChanges, releases: mutex.releases() };
+      const granted = await allocate();
+      const grew =
+        allocation !== undefined && granted.allocation.virtualDrives.length > allocation.virtualDrives.length;
+      allocation = granted.allocation;
+      status.allocation = allocation;
+      clusterGUID ??= await waitForClusterGUID();
+      await signAndAdd(allocation, clusterGUID);
+      await status.condition('Ready', 'True', 'Ready', 'all virtual drives are signed and in the cluster');
+      await showGrowth(allocation, granted.pending, grew);
+      // Ready, and usable, until the spec changes: then it grows if the spec asks for more.
+      const waiting = granted.pending?.waitForCapacity === true;
+      await status.enter(
+        'Ready',
+        granted.pending
+          ? `ready with ${gibOf(allocation)} GiB; growing waits for ${waiting ? 'capacity on the node' : 'a spec change'}`
+          : 'ready; waiting for a spec change or deletion',
+      );
+      if (waiting)
+        await condition(() => life.specChanges > seen.changes || mutex.releases() > seen.releases, CAPACITY_RETRY);
+      else await condition(() => life.specChanges > seen.changes);
+      await life.continueAsNewIfLong();
+      const fresh = await kube.readContainer(ref);
+      if (fresh) status.observedGeneration = fresh.generation;
+    }
+  }
+
+  /**
+   * The Grown condition: once the spec asks for more than the container holds, whether it got it.
+   * A growth that waits never touches what the container holds: its drives stay in the cluster.
+   */
+  async function showGrowth(alloc: ContainerAllocation, pending: Granted['pending'], grew: boolean): Promise<void> {
+    const holds = `${alloc.virtualDrives.length} virtual drives, ${gibOf(alloc)} GiB`;
+    if (pending) {
+      const when = pending.waitForCapacity
+        ? 'asks again when capacity is released on the node, its spec changes, or in 30 s'
+        : 'asks again when its spec changes';
+      const message = `growing as the spec asks does not fit yet: ${pending.error.message}; the container keeps using its ${holds}, and ${when}`;
+      await status.condition('Grown', 'False', pending.error.type, message, 'Warning');
+    } else if (grew || status.conditions.some((c) => c.type === 'Grown' && c.status === 'False')) {
+      await status.condition('Grown', 'True', 'Grown', `holds what its spec asks for: ${holds}`, 'Normal');
+    }
   }
 
   /**

@@ -59,9 +59,11 @@ const MAX_BATCH = 50;
 
 function answer(request: MutexRequest, outcome: MutexOutcome): MutexResponse {
   const base = { requestId: request.requestId, kind: request.kind };
-  return outcome.ok
-    ? { ...base, ok: true, result: outcome.result }
-    : { ...base, ok: false, error: outcome.error, waitForCapacity: outcome.waitForCapacity === true };
+  if (!outcome.ok)
+    return { ...base, ok: false, error: outcome.error, waitForCapacity: outcome.waitForCapacity === true };
+  // Served in part (a growth that does not fit yet) carries why, and whether a release can help.
+  const partly = outcome.error ? { error: outcome.error, waitForCapacity: outcome.waitForCapacity === true } : {};
+  return { ...base, ok: true, result: outcome.result, ...partly };
 }
 
 /** An activity that failed for good (its retries exhausted or not retryable) answers as a refusal. */

@@ -2,7 +2,7 @@ import type { AllocationSettings } from '../settings/index.js';
 import { belowMinimum, noPlacement, type ShortfallContext, typesDoNotFitTogether } from './capacity-errors.js';
 import { MAX_VIRTUAL_DRIVES_PER_CONTAINER, MIN_CHUNK_GIB } from './constants.js';
 import { type DriveSpace, spacesOfType, usableSpaces } from './drive-space.js';
-import { type InsufficientDriveCapacityError, invalidConfig } from './errors.js';
+import { type DriveSharingError, type InsufficientDriveCapacityError, invalidConfig } from './errors.js';
 import { missingDriveType } from './missing-drive-type.js';
 import { type PlanOutcome, type TypePlan, typePlan } from './plan-types.js';
 import { choiceCount, createTypePlanner, placeChoice, type StrategyChoice, type TypePlanner } from './type-planner.js';
@@ -18,7 +18,7 @@ export function splitCapacityByRatio(
   return { tlcGiB, qlcGiB: containerCapacity - tlcGiB };
 }
 
-interface Share {
+export interface Share {
   readonly driveType: DriveType;
   readonly gib: number;
   /** Every drive of the type, usable or not (errors report them all). */
@@ -47,14 +47,8 @@ export function planCapacity(
   const { tlcGiB, qlcGiB } = splitCapacityByRatio(containerCapacity, ratio);
   const describe = (driveType: DriveType, gib: number): string =>
     `containerCapacity ${containerCapacity} GiB with driveTypesRatio tlc ${ratio.tlc} : qlc ${ratio.qlc} gives ${gib} GiB ${driveType}`;
-  const shares: Share[] = [
-    { driveType: 'TLC' as const, gib: tlcGiB, spaces: spacesOfType(spaces, 'TLC') },
-    { driveType: 'QLC' as const, gib: qlcGiB, spaces: spacesOfType(spaces, 'QLC') },
-  ].filter((share) => share.gib > 0);
-  for (const share of shares) {
-    if (share.spaces.length === 0)
-      return { ok: false, error: missingDriveType(spaces, share.driveType, describe(share.driveType, share.gib)) };
-  }
+  const shares = activeShares(spaces, tlcGiB, qlcGiB, describe);
+  if (!Array.isArray(shares)) return { ok: false, error: shares };
 
   const maxDrives = maxVirtualDrives(driveCores, settings);
   // With one active type both settings behave the same: that type needs driveCores drives.
@@ -89,6 +83,31 @@ export function planCapacity(
     : combinedMinimumError(shares, containerCapacity, driveCores, maxDrives, describe);
   if (tooSmall !== undefined) return { ok: false, error: tooSmall };
 
+  return planShares(shares, driveCores, maxDrives, settings.enforceMinDrivesPerTypePerCore);
+}
+
+/** The drive types with a share above 0, each with its drives; or the error for one the node has none of. */
+export function activeShares(
+  spaces: readonly DriveSpace[],
+  tlcGiB: number,
+  qlcGiB: number,
+  describe: (driveType: DriveType, gib: number) => string,
+): Share[] | DriveSharingError {
+  const shares: Share[] = [
+    { driveType: 'TLC' as const, gib: tlcGiB, spaces: spacesOfType(spaces, 'TLC') },
+    { driveType: 'QLC' as const, gib: qlcGiB, spaces: spacesOfType(spaces, 'QLC') },
+  ].filter((share) => share.gib > 0);
+  const missing = shares.find((share) => share.spaces.length === 0);
+  return missing ? missingDriveType(spaces, missing.driveType, describe(missing.driveType, missing.gib)) : shares;
+}
+
+/** Plans the active types, each with at least `minDrives` drives (one type) and all with at most `maxDrives`. */
+export function planShares(
+  shares: readonly Share[],
+  minDrives: number,
+  maxDrives: number,
+  enforcePerType: boolean,
+): PlanOutcome {
   const active: ActiveType[] = shares.map((share) => ({
     ...share,
     planner: createTypePlanner(share.driveType, usableSpaces(share.spaces, MIN_CHUNK_GIB), share.gib, MIN_CHUNK_GIB),
@@ -96,12 +115,12 @@ export function planCapacity(
   const [tlcOrOnly, qlc] = active;
   if (tlcOrOnly === undefined) throw new Error('a valid ratio always activates a drive type');
   if (qlc === undefined) {
-    const choice = tlcOrOnly.planner.choose(driveCores, maxDrives);
+    const choice = tlcOrOnly.planner.choose(minDrives, maxDrives);
     if (choice === undefined)
-      return { ok: false, error: noPlacement(shortfallContext(tlcOrOnly, driveCores, maxDrives)) };
+      return { ok: false, error: noPlacement(shortfallContext(tlcOrOnly, minDrives, maxDrives)) };
     return { ok: true, plans: [planOf(tlcOrOnly.planner, choice)] };
   }
-  return planBothTypes(tlcOrOnly, qlc, driveCores, maxDrives, settings.enforceMinDrivesPerTypePerCore);
+  return planBothTypes(tlcOrOnly, qlc, minDrives, maxDrives, enforcePerType);
 }
 
 function perTypeMinimumError(

@@ -46,7 +46,7 @@ export function allocateVirtualDrives(input: DriveSharingInput, newUuid: UuidSou
 /** A UUID source that keeps returning UUIDs already in use is broken, not unlucky. */
 const MAX_EXTRA_DRAWS = 32;
 
-function nameVirtualDrives(
+export function nameVirtualDrives(
   plans: readonly TypePlan[],
   newUuid: UuidSource,
   claimed: readonly ContainerDriveClaims[],

@@ -37,6 +37,8 @@ export { allocateVirtualDrives } from './drive-sharing.js';
 export type { DriveSharingInput, DriveSharingResult } from './drive-sharing.js';
 export type { StrategyName, TypeAllocationSummary } from './plan-types.js';
 export { splitCapacityByRatio } from './capacity-mode.js';
+export { allocateGrowth, growthShares, growthWanted } from './growth.js';
+export type { GrowthInput } from './growth.js';
 
 export { allocateExclusiveDrives } from './exclusive-drives.js';
 export type { ExclusiveDrivesRequest, ExclusiveDrivesResult } from './exclusive-drives.js';

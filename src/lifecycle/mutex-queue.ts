@@ -79,11 +79,12 @@ export function complete(
     notify = waiters;
     waiters = [];
   }
-  if (!response.ok && response.waitForCapacity && !waiters.includes(request.replyTo)) {
+  // Refused, or served only in part, for lack of capacity: it waits for a release.
+  if (response.waitForCapacity && !waiters.includes(request.replyTo)) {
     waiters = [...waiters, request.replyTo];
   }
-  // A requester that got what it asked for is no longer waiting.
-  if (response.ok) waiters = waiters.filter((w) => w !== request.replyTo);
+  // A requester that got all it asked for is no longer waiting.
+  if (response.ok && !response.waitForCapacity) waiters = waiters.filter((w) => w !== request.replyTo);
   return { state: { ...state, answered, waiters, executed: state.executed + 1 }, notify };
 }
 

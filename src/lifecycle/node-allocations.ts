@@ -17,6 +17,7 @@ import {
 import type { AllocationSettings } from '../settings/index.js';
 import type { WekaCluster, WekaContainer } from '../api/index.js';
 import { ledgerClaims, sameVirtualDrives, withAllocation, type AllocationLedger } from './allocation-ledger.js';
+import { decideForHeld } from './growth.js';
 import { refText, type ObjectRef } from './names.js';
 import { allocationRequest, usesDriveSharing } from './requests.js';
 
@@ -40,7 +41,14 @@ export interface AllocationRefusal {
 
 /** The answer to one ask: its allocation, or a refusal saying whether more capacity could help. */
 export type AllocationOutcome =
-  { ok: true; result: ContainerAllocation } | { ok: false; error: AllocationRefusal; waitForCapacity: boolean };
+  | {
+      ok: true;
+      result: ContainerAllocation;
+      /** Served in part: what it holds, and why the growth its request asks for is not made yet. */
+      error?: AllocationRefusal;
+      waitForCapacity?: boolean;
+    }
+  | { ok: false; error: AllocationRefusal; waitForCapacity: boolean };
 
 /** The node's shared drives as read, or why there are none to allocate from. */
 export type NodeDrives =
@@ -78,6 +86,8 @@ export interface NodeAllocationDecision {
   write?: StatusWrite;
   /** The same container asked before, at this index: this ask shares that one's decision. */
   sameAs?: number;
+  /** What the container held before this decision grew it: the ledger goes back to it if the write is refused. */
+  previous?: ContainerAllocation;
 }
 
 export const refusal = (
@@ -149,14 +159,32 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
       };
     const self = idOf(container);
     const write = { ref, uid: self, resourceVersion: container.metadata.resourceVersion };
-    // Already given (a retry after the answer was lost, or a status that lost it): the same again.
-    const held = ledger.containers[self]?.allocation;
-    if (held) return { outcome: { ok: true, result: held }, ...(showsAllocation(container, held) ? {} : { write }) };
-    if (!drives.ok) return { outcome: drives.refusal };
     const clusterKey = container.spec.cluster
       ? objectKey({ namespace: ask.namespace, name: container.spec.cluster })
       : undefined;
     const cluster = clusterKey ? (input.clusters.get(clusterKey) ?? null) : null;
+    // Already given (a retry after the answer was lost, a status that lost it, a spec that grew):
+    // the same again, grown if the request asks for more and it fits.
+    const held = ledger.containers[self]?.allocation;
+    if (held) {
+      const kept = decideForHeld(
+        {
+          held,
+          container,
+          cluster: clusterKey ? cluster : undefined,
+          drives: drives.ok ? drives : { ...drives.refusal },
+          ledger,
+          settings,
+          waitsForNode,
+        },
+        newUuid,
+      );
+      if (kept.allocation !== held) ledger = withAllocation(ledger, self, containerKey(container), kept.allocation);
+      const outcome: AllocationOutcome = { ok: true, result: kept.allocation, ...kept.pending };
+      const shown = showsAllocation(container, kept.allocation);
+      return { outcome, ...(shown ? {} : { write }), ...(kept.allocation !== held ? { previous: held } : {}) };
+    }
+    if (!drives.ok) return { outcome: drives.refusal };
     if (clusterKey && !cluster)
       return { outcome: refusal('ClusterNotFound', `WekaCluster ${clusterKey} does not exist`, true) };
     if (!usesDriveSharing(container.spec, cluster?.spec.dynamicTemplate)) {
@@ -228,8 +256,10 @@ const NODE_STATE_FIELDS = ['physicalDrives', 'claimed'];
  * the node's drives (none of a type the request needs, a bad entry), can pass once drives are
  * signed or released there; a problem in the request or the settings only with a spec change.
  */
-function waitsForNode(error: DriveSharingError): boolean {
-  return error.type !== 'InvalidDriveSharingConfig' || NODE_STATE_FIELDS.some((field) => error.field.startsWith(field));
+export function waitsForNode(error: DriveSharingError | { type: string; field?: string }): boolean {
+  return (
+    error.type !== 'InvalidDriveSharingConfig' || NODE_STATE_FIELDS.some((field) => error.field?.startsWith(field))
+  );
 }
 
 function portsOf(a: { wekaPort?: number; agentPort?: number } | undefined): PortBlock[] {

@@ -275,8 +275,8 @@ const ROWS: AnyRow[] = [
       expect(await allocationOf(c.ref)).toEqual([]);
       expect(await virtualAdds(c.node)).toBe(0);
     },
-    // driveTypesRatio and containerCapacity are set once (CEL), so the spec cannot be fixed in
-    // place: a TLC-only container is a new object. What can change is the node: sign a QLC drive.
+    // driveTypesRatio is set once (CEL), so the spec cannot be fixed in place: a TLC-only
+    // container is a new object. What can change is the node: sign a QLC drive.
     async resolves(c) {
       await plugInAndSign(c, { path: '/dev/nvme1n1', capacityGiB: 7680, type: 'QLC' });
       const ready = await waitForPhase(c.ref, 'Ready', RETRY_WINDOW_MS);
@@ -305,8 +305,8 @@ const ROWS: AnyRow[] = [
       expect(await allocationOf(c.ref)).toEqual([]);
       expect(await virtualAdds(c.node)).toBe(0);
     },
-    // driveCores and containerCapacity are set once, and no node capacity fixes a request below
-    // its own minimum: the way out is a new container. This one must still go away cleanly.
+    // driveCores is set once, and no node capacity fixes a request below its own minimum: the
+    // way out is a higher containerCapacity or a new container. This one must still go away cleanly.
     async resolves(c) {
       await deleteAndWaitGone(c);
       expect(await podExists(c.ns, c.ref.name)).toBe(false);

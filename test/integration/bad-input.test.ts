@@ -228,7 +228,7 @@ const ROWS: Row[] = [
   // Invalid CRs: three representative CEL rules; crds.test.ts sends every one of them.
   createRow(pick(CREATE_VIOLATIONS, WEKA_CONTAINER_KIND, 'driveCapacity with containerCapacity')),
   createRow(pick(CREATE_VIOLATIONS, WEKA_CLUSTER_KIND, 'ratio 0:0')),
-  updateRow(pick(UPDATE_VIOLATIONS, WEKA_CONTAINER_KIND, 'bigger container')),
+  updateRow(pick(UPDATE_VIOLATIONS, WEKA_CONTAINER_KIND, 'smaller container')),
 
   // Device paths with shell metacharacters: the CRD refuses them...
   ...SHELL_DEVICE_PATHS.map((path, i): Row =>

@@ -6,14 +6,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaCluster } from '../../src/api/index.js';
-import { FINALIZER } from '../../src/lifecycle/names.js';
-import {
-  WORKFLOW,
-  clusterWorkflowId,
-  deleteRequestedSignal,
-  type LifecycleWorkflow,
-  type ObjectWorkflowInput,
-} from '../../src/protocol.js';
+import { deleteRequestedSignal, type LifecycleWorkflow, type ObjectWorkflowInput } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
 import { listContainers, readObject, WEKA_API } from '../support/containers.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
@@ -24,6 +17,7 @@ import {
   readContainer,
   sharedDrivesNode,
   startTestOperator,
+  startWekaCluster,
   waitForPhase,
   waitGone,
   type TestOperator,
@@ -136,33 +130,14 @@ describe('a cancel without a deletion', () => {
     const pool = uniqueName('pool');
     await sharedDrivesNode(DEVICES, 'cancel-cluster', { 'weka.weka.io/pool': pool });
     const namespace = await uniqueNamespace('cancel-cluster');
-    const custom = kubeConfig().makeApiClient(CustomObjectsApi);
-    const created = (await custom.createNamespacedCustomObject({
-      ...WEKA_API,
-      plural: 'wekaclusters',
-      namespace,
-      body: {
-        apiVersion: 'weka.weka.io/v1alpha1',
-        kind: 'WekaCluster',
-        metadata: { name: 'tenant', finalizers: [FINALIZER] },
-        spec: {
-          image: 'quay.io/weka.io/weka-in-container:test',
-          nodeSelector: { 'weka.weka.io/pool': pool },
-          dynamicTemplate: {
-            driveContainers: 1,
-            driveCores: 1,
-            containerCapacity: 2200,
-            driveTypesRatio: { tlc: 1, qlc: 1 },
-          },
-        },
-      },
-    })) as WekaCluster;
-    const input: ObjectWorkflowInput = { namespace, name: 'tenant', uid: created.metadata.uid! };
-    const handle = await op.client.workflow.start<LifecycleWorkflow>(WORKFLOW.cluster, {
-      taskQueue: op.deps.taskQueue,
-      workflowId: clusterWorkflowId(input.uid),
-      args: [input],
-    });
+    const template = {
+      driveContainers: 1,
+      driveCores: 1,
+      containerCapacity: 2200,
+      driveTypesRatio: { tlc: 1, qlc: 1 },
+    };
+    const { uid, handle } = await startWekaCluster(op, { namespace, name: 'tenant' }, pool, template);
+    const input: ObjectWorkflowInput = { namespace, name: 'tenant', uid };
     const read = () => readObject<WekaCluster>(kubeConfig(), { ...WEKA_API, plural: 'wekaclusters' }, input);
     await eventually(
       'the cluster Ready',
@@ -185,7 +160,9 @@ describe('a cancel without a deletion', () => {
     expect(now.map((c) => c.metadata.uid).sort()).toEqual(members);
     expect(now.every((c) => c.metadata.deletionTimestamp === undefined && c.status?.phase === 'Ready')).toBe(true);
 
-    await custom.deleteNamespacedCustomObject({ ...WEKA_API, plural: 'wekaclusters', namespace, name: 'tenant' });
+    await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .deleteNamespacedCustomObject({ ...WEKA_API, plural: 'wekaclusters', namespace, name: 'tenant' });
     await op.client.workflow.getHandle(handle.workflowId).signal(deleteRequestedSignal);
     await eventually('the cluster gone', async () => ((await read()) === null ? true : undefined), 180_000);
     await waitGone(now.map((c) => ({ namespace, name: c.metadata.name! })));

@@ -190,6 +190,41 @@ describe('the CR watcher', () => {
   });
 
   it(
+    'signals a raised containerCapacity to a Ready container, which grows in place',
+    { timeout: 180_000 },
+    async () => {
+      await watcher();
+      const ref = { namespace: await uniqueNamespace('watch-grow'), name: 'drive-0' };
+      await createContainer(ref, SPEC);
+      const before = (await waitForPhase(ref, 'Ready', 150_000)).status?.allocations?.virtualDrives ?? [];
+
+      // Nothing but the watcher tells the parked workflow that the spec changed.
+      await kubeConfig()
+        .makeApiClient(CustomObjectsApi)
+        .patchNamespacedCustomObject(
+          { ...WEKA_CONTAINERS, ...ref, body: { spec: { containerCapacity: 3000 } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+      const grown = await eventually(
+        'the container Ready with 3000 GiB, every drive added',
+        async () => {
+          const c = await readContainer(ref);
+          const drives = c?.status?.allocations?.virtualDrives ?? [];
+          const gib = drives.reduce((sum, d) => sum + d.capacityGiB, 0);
+          const added = c?.status?.addedVirtualDrives?.length ?? 0;
+          return c?.status?.phase === 'Ready' && gib === 3000 && added === drives.length ? drives : undefined;
+        },
+        120_000,
+      );
+      expect(grown.slice(0, before.length)).toEqual(before);
+      expect(await eventReasons(ref)).toContain('SpecChangeSignalled');
+
+      await deleteContainer(ref);
+      await waitGone(ref, 120_000);
+    },
+  );
+
+  it(
     'tears down on deletion: virtual drives removed, then the finalizer, then the object is gone',
     { timeout: 180_000 },
     async () => {

@@ -10,12 +10,20 @@ import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import { createOperatorWorker } from '../../deploy/operator/worker.js';
 import { signSharedDrives } from '../../deploy/local/shared-drives.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
-import type { WekaContainer } from '../../src/api/index.js';
+import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import { FINALIZER, type ObjectRef } from '../../src/lifecycle/names.js';
 import { DEFAULT_ALLOWED_IMAGES } from '../../src/lifecycle/image-policy.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { eventually } from './async.js';
-import { createContainerObject, listContainers, phaseSummary, readObject, WEKA_CONTAINERS } from './containers.js';
+import {
+  createContainerObject,
+  listContainers,
+  phaseSummary,
+  readObject,
+  TEST_IMAGE,
+  WEKA_API,
+  WEKA_CONTAINERS,
+} from './containers.js';
 import {
   addNode,
   kubeConfig,
@@ -29,6 +37,7 @@ import {
 import { spawnOperator, type OperatorProcess } from './operator-process.js';
 import {
   CLUSTER_PORTS_MUTEX_ID,
+  clusterWorkflowId,
   containerWorkflowId,
   deleteRequestedSignal,
   mutexTaskQueue,
@@ -134,6 +143,38 @@ export async function createDriveContainer(
     taskQueue: op.deps.taskQueue,
     workflowId: containerWorkflowId(uid),
     args: [{ namespace: ref.namespace, name: ref.name, uid }],
+  });
+  return { uid, handle };
+}
+
+/**
+ * Creates a WekaCluster (with the operator's finalizer) whose one to few drive containers go on the
+ * nodes labelled `weka.weka.io/pool: <pool>`, and starts its workflow, as the watcher would.
+ */
+export async function startWekaCluster(
+  op: TestOperator,
+  ref: ObjectRef,
+  pool: string,
+  dynamicTemplate: Record<string, unknown>,
+): Promise<{ uid: string; handle: WorkflowHandle<LifecycleWorkflow> }> {
+  const created = (await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .createNamespacedCustomObject({
+      ...WEKA_API,
+      plural: 'wekaclusters',
+      namespace: ref.namespace,
+      body: {
+        apiVersion: 'weka.weka.io/v1alpha1',
+        kind: 'WekaCluster',
+        metadata: { name: ref.name, finalizers: [FINALIZER] },
+        spec: { image: TEST_IMAGE, nodeSelector: { 'weka.weka.io/pool': pool }, dynamicTemplate },
+      },
+    })) as WekaCluster;
+  const uid = created.metadata.uid!;
+  const handle = await op.client.workflow.start<LifecycleWorkflow>(WORKFLOW.cluster, {
+    taskQueue: op.deps.taskQueue,
+    workflowId: clusterWorkflowId(uid),
+    args: [{ ...ref, uid }],
   });
   return { uid, handle };
 }

@@ -46,3 +46,15 @@ export function changeCounts(entries: SimLogEntry[], kind: string, key: string):
   }
   return counts;
 }
+
+/**
+ * What happened to one virtual drive, in order: `virtual-add 500` (signed, with its GiB),
+ * `drive-add`, `drive-remove`, `virtual-remove`. A drive left alone shows only what made it.
+ */
+export function virtualDriveHistory(entries: readonly SimLogEntry[], virtualUUID: string): string[] {
+  return entries.flatMap((e) =>
+    e.changes
+      .filter((c) => c['virtualUUID'] === virtualUUID)
+      .map((c) => (c.kind === 'virtual-add' ? `virtual-add ${String(c['sizeGiB'])}` : c.kind)),
+  );
+}

@@ -56,8 +56,12 @@ export const WEKA_CONTAINER_PHASES = [
   'Error',
 ] as const;
 
-const CHANGE_NOT_SUPPORTED =
-  'changing the capacity of a drive container (growing, shrinking or re-splitting it) is not supported yet';
+/** Why a container can only grow: what it holds is in its Weka cluster, and carries data. */
+const REMOVING_DRIVES =
+  'means removing virtual drives from the Weka cluster, and Weka must phase the data out of a drive first (this operator does not)';
+
+/** Why the fields that shape the existing virtual drives cannot change at all. */
+const RESHAPING = `${REMOVING_DRIVES}; to grow the container, raise containerCapacity or numDrives, or create a new WekaContainer`;
 
 /**
  * "Cannot change once set": a field unset at creation may be set later (the operator or a user
@@ -67,6 +71,20 @@ function setOnce(field: string, why: string): CelRule {
   return {
     rule: `!has(oldSelf.${field}) || (has(self.${field}) && self.${field} == oldSelf.${field})`,
     message: `${field} cannot change once set: ${why}`,
+    fieldPath: `.${field}`,
+    reason: 'FieldValueForbidden',
+  };
+}
+
+/**
+ * "Can only grow": set later once like a set-once field, then only raised. A raise grows the
+ * container in place (new virtual drives next to the ones it holds); a lower value or removing the
+ * field would take drives away.
+ */
+function growOnly(field: string, what: string): CelRule {
+  return {
+    rule: `!has(oldSelf.${field}) || (has(self.${field}) && self.${field} >= oldSelf.${field})`,
+    message: `${field} can only grow: giving back ${what} ${REMOVING_DRIVES}; create a new, smaller WekaContainer instead`,
     fieldPath: `.${field}`,
     reason: 'FieldValueForbidden',
   };
@@ -82,11 +100,17 @@ export const WEKA_CONTAINER_RULES = {
     'nodeName',
     "a container's virtual drives live on its node; create a new WekaContainer for another node",
   ),
-  driveCoresSetOnce: setOnce('driveCores', CHANGE_NOT_SUPPORTED),
-  numDrivesSetOnce: setOnce('numDrives', CHANGE_NOT_SUPPORTED),
-  driveCapacitySetOnce: setOnce('driveCapacity', CHANGE_NOT_SUPPORTED),
-  containerCapacitySetOnce: setOnce('containerCapacity', CHANGE_NOT_SUPPORTED),
-  driveTypesRatioSetOnce: setOnce('driveTypesRatio', CHANGE_NOT_SUPPORTED),
+  driveCoresSetOnce: setOnce(
+    'driveCores',
+    `the drive cores are set up when the Weka container joins its cluster, and changing them ${RESHAPING}`,
+  ),
+  numDrivesGrowOnly: growOnly('numDrives', 'drives'),
+  driveCapacitySetOnce: setOnce(
+    'driveCapacity',
+    `every virtual drive of the container has this size, and resizing them ${RESHAPING}`,
+  ),
+  containerCapacityGrowOnly: growOnly('containerCapacity', 'capacity'),
+  driveTypesRatioSetOnce: setOnce('driveTypesRatio', `moving capacity between TLC and QLC ${RESHAPING}`),
   virtualDriveCountMatches: {
     rule: '!has(self.virtualDriveCount) || self.virtualDriveCount == (has(self.virtualDrives) ? size(self.virtualDrives) : 0)',
     message: 'virtualDriveCount must equal the number of entries in virtualDrives',
@@ -132,14 +156,14 @@ export const WekaContainerSpecSchema = Type.Object(
   },
   {
     description:
-      'Desired state of the container, written by users or by the WekaCluster controller. mode, nodeName and the capacity fields (driveCores, numDrives, driveCapacity, containerCapacity, driveTypesRatio) cannot change once set.',
+      'Desired state of the container, written by users or by the WekaCluster controller. mode, nodeName, driveCores, driveCapacity and driveTypesRatio cannot change once set; containerCapacity and numDrives can only be raised, which grows the container in place with new virtual drives.',
     ...celRules(
       ...CAPACITY_CROSS_FIELD_RULES,
       WEKA_CONTAINER_RULES.nodeNameSetOnce,
       WEKA_CONTAINER_RULES.driveCoresSetOnce,
-      WEKA_CONTAINER_RULES.numDrivesSetOnce,
+      WEKA_CONTAINER_RULES.numDrivesGrowOnly,
       WEKA_CONTAINER_RULES.driveCapacitySetOnce,
-      WEKA_CONTAINER_RULES.containerCapacitySetOnce,
+      WEKA_CONTAINER_RULES.containerCapacityGrowOnly,
       WEKA_CONTAINER_RULES.driveTypesRatioSetOnce,
     ),
   },

@@ -186,9 +186,9 @@ describe('CEL rules', () => {
     ['WekaCluster', '.spec.dynamicTemplate.driveTypesRatio', DRIVE_TYPES_RATIO_RULES.notBothZero],
     ['WekaContainer', '.spec.mode', WEKA_CONTAINER_RULES.modeImmutable],
     ['WekaContainer', '.spec', WEKA_CONTAINER_RULES.nodeNameSetOnce],
-    ['WekaContainer', '.spec', WEKA_CONTAINER_RULES.containerCapacitySetOnce],
+    ['WekaContainer', '.spec', WEKA_CONTAINER_RULES.containerCapacityGrowOnly],
     ['WekaContainer', '.spec', WEKA_CONTAINER_RULES.driveCapacitySetOnce],
-    ['WekaContainer', '.spec', WEKA_CONTAINER_RULES.numDrivesSetOnce],
+    ['WekaContainer', '.spec', WEKA_CONTAINER_RULES.numDrivesGrowOnly],
     ['WekaContainer', '.spec', WEKA_CONTAINER_RULES.driveCoresSetOnce],
     ['WekaContainer', '.spec', WEKA_CONTAINER_RULES.driveTypesRatioSetOnce],
     ['WekaContainer', '.status.allocations', WEKA_CONTAINER_RULES.virtualDriveCountMatches],
@@ -213,22 +213,31 @@ describe('CEL rules', () => {
   });
 
   it('make set-once rules tolerate a field that was unset at creation', () => {
-    const rule = WEKA_CONTAINER_RULES.containerCapacitySetOnce.rule;
-    expect(rule).toBe(
-      '!has(oldSelf.containerCapacity) || (has(self.containerCapacity) && self.containerCapacity == oldSelf.containerCapacity)',
+    const rule = WEKA_CONTAINER_RULES.driveCoresSetOnce.rule;
+    expect(rule).toBe('!has(oldSelf.driveCores) || (has(self.driveCores) && self.driveCores == oldSelf.driveCores)');
+  });
+
+  it('let containerCapacity and numDrives only grow, from unset or from their value', () => {
+    expect(WEKA_CONTAINER_RULES.containerCapacityGrowOnly.rule).toBe(
+      '!has(oldSelf.containerCapacity) || (has(self.containerCapacity) && self.containerCapacity >= oldSelf.containerCapacity)',
+    );
+    expect(WEKA_CONTAINER_RULES.numDrivesGrowOnly.rule).toBe(
+      '!has(oldSelf.numDrives) || (has(self.numDrives) && self.numDrives >= oldSelf.numDrives)',
     );
   });
 
-  it('say that growing a container is not supported yet in every capacity immutability message', () => {
+  it('say why in every capacity rule: Weka must phase the data out of a drive first', () => {
     const capacity = [
       'driveCoresSetOnce',
-      'numDrivesSetOnce',
+      'numDrivesGrowOnly',
       'driveCapacitySetOnce',
-      'containerCapacitySetOnce',
+      'containerCapacityGrowOnly',
       'driveTypesRatioSetOnce',
     ] as const;
     for (const name of capacity)
-      expect(WEKA_CONTAINER_RULES[name].message).toMatch(/cannot change once set: .*growing.* not supported yet/);
+      expect(WEKA_CONTAINER_RULES[name].message).toMatch(/Weka must phase the data out of a drive first/);
+    expect(WEKA_CONTAINER_RULES.containerCapacityGrowOnly.message).toMatch(/^containerCapacity can only grow/);
+    expect(WEKA_CONTAINER_RULES.driveTypesRatioSetOnce.message).toMatch(/raise containerCapacity or numDrives/);
   });
 
   it.each(KINDS)('%s: every rule in the CRD has a manifest that must be rejected with its message', (kind) => {

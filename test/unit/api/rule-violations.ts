@@ -195,7 +195,13 @@ export const UPDATE_VIOLATIONS: UpdateViolation[] = [
   },
   { what: 'unset the node', rule: WEKA_CONTAINER_RULES.nodeNameSetOnce, spec: MODE_1, change: { nodeName: undefined } },
   { what: 'more drive cores', rule: WEKA_CONTAINER_RULES.driveCoresSetOnce, spec: MODE_1, change: { driveCores: 3 } },
-  { what: 'more drives', rule: WEKA_CONTAINER_RULES.numDrivesSetOnce, spec: MODE_1, change: { numDrives: 6 } },
+  { what: 'fewer drives', rule: WEKA_CONTAINER_RULES.numDrivesGrowOnly, spec: MODE_1, change: { numDrives: 3 } },
+  {
+    what: 'no numDrives any more',
+    rule: WEKA_CONTAINER_RULES.numDrivesGrowOnly,
+    spec: MODE_1,
+    change: { numDrives: undefined },
+  },
   {
     what: 'bigger drives',
     rule: WEKA_CONTAINER_RULES.driveCapacitySetOnce,
@@ -203,10 +209,10 @@ export const UPDATE_VIOLATIONS: UpdateViolation[] = [
     change: { driveCapacity: 2000 },
   },
   {
-    what: 'bigger container',
-    rule: WEKA_CONTAINER_RULES.containerCapacitySetOnce,
+    what: 'smaller container',
+    rule: WEKA_CONTAINER_RULES.containerCapacityGrowOnly,
     spec: MODE_2,
-    change: { containerCapacity: 16000 },
+    change: { containerCapacity: 8000 },
   },
   {
     what: 'another ratio',

@@ -114,6 +114,23 @@ describe('mutex queue', () => {
     expect(state.waiters).toEqual([]);
   });
 
+  it('keeps a requester served only in part for lack of capacity (a growth that does not fit) as a waiter', () => {
+    const x = req('x', 'allocate', 'wf-x');
+    const partly: MutexResponse = {
+      ...ok(x),
+      waitForCapacity: true,
+      error: { type: 'InsufficientDriveCapacity', message: 'full' },
+    };
+    let state = complete(emptyMutexState(), x, partly).state;
+    expect(state.waiters).toEqual(['wf-x']);
+    const release = req('r', 'release', 'wf-r');
+    const told = complete(state, release, ok(release));
+    expect(told.notify).toEqual(['wf-x']);
+    state = complete(told.state, x, partly).state;
+    const retry = req('x-retry', 'allocate', 'wf-x');
+    expect(complete(state, retry, ok(retry)).state.waiters).toEqual([]);
+  });
+
   it('remembers a bounded number of answers, the newest ones', () => {
     let state = emptyMutexState();
     for (let i = 0; i < ANSWERED_MEMORY + 10; i++) state = complete(state, req(`r${i}`), ok(req(`r${i}`))).state;

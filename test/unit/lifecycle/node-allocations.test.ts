@@ -118,6 +118,66 @@ describe('node allocation decisions', () => {
     expect(cleared.ledger).toBe(round.ledger);
   });
 
+  it('grows a container it holds when its spec asks for more: the old virtual drives first and unchanged, recorded in the ledger', () => {
+    const first = decideNodeAllocations(input({ onNode: [container('c')], asks: [ask('c')] }), sequentialUuids('old'));
+    const held = first.decisions[0]!;
+    if (!held.outcome.ok) throw new Error('expected an allocation');
+    const shown = { allocations: { virtualDrives: held.outcome.result.virtualDrives } } as Status;
+    const grown = container('c', { containerCapacity: 2000 }, shown);
+    const round = decideNodeAllocations(
+      input({ ledger: first.ledger, onNode: [grown], asks: [ask('c')] }),
+      sequentialUuids('new'),
+    );
+    const d = round.decisions[0]!;
+    if (!d.outcome.ok) throw new Error('expected the growth');
+    expect(d.outcome.error).toBeUndefined();
+    const drives = d.outcome.result.virtualDrives;
+    expect(drives.slice(0, 1)).toEqual(held.outcome.result.virtualDrives);
+    expect(drives.reduce((s, v) => s + v.capacityGiB, 0)).toBe(2000);
+    expect(d.write).toBeDefined();
+    expect(d.previous).toEqual(held.outcome.result);
+    expect(round.ledger.containers['uid-ns-c']?.allocation).toEqual(d.outcome.result);
+
+    // Asked again (a retry, a new run), the ledger answers the same: nothing is allocated twice.
+    const again = decideNodeAllocations(
+      input({
+        ledger: round.ledger,
+        onNode: [container('c', { containerCapacity: 2000 }, { allocations: { virtualDrives: drives } } as Status)],
+        asks: [ask('c')],
+      }),
+      sequentialUuids('again'),
+    );
+    expect(again.decisions[0]).toEqual({ outcome: { ok: true, result: d.outcome.result } });
+    expect(again.ledger).toBe(round.ledger);
+  });
+
+  it('keeps what a container holds when its growth does not fit, and says why as pending', () => {
+    const first = decideNodeAllocations(
+      input({
+        onNode: [container('c'), container('other', { containerCapacity: 6000 })],
+        asks: [ask('c'), ask('other')],
+      }),
+      sequentialUuids('old'),
+    );
+    const held = first.decisions[0]!;
+    if (!held.outcome.ok) throw new Error('expected an allocation');
+    const shown = { allocations: { virtualDrives: held.outcome.result.virtualDrives } } as Status;
+    const round = decideNodeAllocations(
+      input({ ledger: first.ledger, onNode: [container('c', { containerCapacity: 3000 }, shown)], asks: [ask('c')] }),
+      sequentialUuids('new'),
+    );
+    expect(round.decisions[0]).toMatchObject({
+      outcome: {
+        ok: true,
+        result: held.outcome.result,
+        waitForCapacity: true,
+        error: { type: 'InsufficientDriveCapacity' },
+      },
+    });
+    expect(round.decisions[0]!.write).toBeUndefined();
+    expect(round.ledger).toBe(first.ledger);
+  });
+
   it('never counts a status: capacity a status drops or invents by hand is neither freed nor taken', () => {
     // The ledger gives 3000 GiB of each 3840 GiB drive to "big"; its status claims nothing.
     const big = decideNodeAllocations(

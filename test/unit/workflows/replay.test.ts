@@ -38,6 +38,7 @@ async function replay(dir: string, workflows?: string): Promise<{ code: number; 
 const REQUIRED = [
   'drive-container-standalone',
   'drive-container-spec-fixed',
+  'drive-container-growth',
   'drive-container-teardown-refused',
   'drive-container-teardown-without-pod',
   'node-mutex-one-container',
