@@ -9,9 +9,9 @@ import { deleteRequestedSignal, specChangedSignal } from '../../src/protocol.js'
 import { eventually } from '../support/async.js';
 import { listContainers, readObject } from '../support/containers.js';
 import { kubeConfig, removeNode, stopNodeKubelet, uniqueName, uniqueNamespace } from '../support/harness.js';
-import { sharedDrivesNode, startTestOperator, type TestOperator } from '../support/operator.js';
+import { sharedDrivesNode, startTestOperator, startWekaCluster, type TestOperator } from '../support/operator.js';
 import { sim } from '../support/simulator.js';
-import { createTestCluster, POOL_LABEL, WEKA_CLUSTERS } from '../support/clusters.js';
+import { POOL_LABEL, SMALL_MEMBER, WEKA_CLUSTERS } from '../support/clusters.js';
 
 /** Short, so that a NotReady node counts as lost within the test. */
 const GRACE_MS = 4_000;
@@ -45,7 +45,10 @@ async function clusterOnThreeNodes(prefix: string, driveContainers: number) {
   const nodes = await Promise.all([0, 1, 2].map(() => sharedDrivesNode(DEVICES, prefix, { [POOL_LABEL]: pool })));
   const ns = await uniqueNamespace(prefix);
   const name = 'tenant';
-  const { workflow } = await createTestCluster(op, { namespace: ns, name, pool, driveContainers });
+  const { handle: workflow } = await startWekaCluster(op, { namespace: ns, name }, pool, {
+    driveContainers,
+    ...SMALL_MEMBER,
+  });
   return { ns, name, nodes, workflow };
 }
 

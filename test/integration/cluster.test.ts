@@ -7,10 +7,16 @@ import { proxyName } from '../../src/lifecycle/names.js';
 import { eventually } from '../support/async.js';
 import { listContainers, readObject, WEKA_API } from '../support/containers.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
-import { podExists, sharedDrivesNode, startTestOperator, type TestOperator } from '../support/operator.js';
+import {
+  podExists,
+  sharedDrivesNode,
+  startTestOperator,
+  startWekaCluster,
+  type TestOperator,
+} from '../support/operator.js';
 import { showDevice, sim } from '../support/simulator.js';
 import { recordHistory } from '../support/histories.js';
-import { createTestCluster, POOL_LABEL } from '../support/clusters.js';
+import { POOL_LABEL, SMALL_MEMBER } from '../support/clusters.js';
 import { deleteRequestedSignal } from '../../src/protocol.js';
 
 let op: TestOperator;
@@ -46,8 +52,11 @@ describe('cluster formation', () => {
       const custom = kubeConfig().makeApiClient(CustomObjectsApi);
       const handles = [];
       for (const name of ['tenant-a', 'tenant-b']) {
-        const { workflow } = await createTestCluster(op, { namespace: ns, name, pool, driveContainers: 3 });
-        handles.push(workflow);
+        const { handle } = await startWekaCluster(op, { namespace: ns, name }, pool, {
+          driveContainers: 3,
+          ...SMALL_MEMBER,
+        });
+        handles.push(handle);
       }
 
       const [a, b] = await eventually(
