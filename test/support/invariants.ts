@@ -146,6 +146,15 @@ function changesOf(state: ObservedState, kind: string): Array<Change & { node: s
 
 const nameOf = (c: WekaContainer) => `${c.metadata.namespace}/${c.metadata.name}`;
 
+/** The Weka cluster a container's drives belong to: its own status's, or its WekaCluster's. */
+function clusterGUIDOf(state: ObservedState, c: WekaContainer): string | undefined {
+  if (!c.spec.cluster) return c.status?.clusterGUID;
+  const owner = state.wekaClusters.find(
+    (w) => w.metadata.namespace === c.metadata.namespace && w.metadata.name === c.spec.cluster,
+  );
+  return owner?.status?.clusterGUID ?? c.status?.clusterGUID;
+}
+
 /**
  * Nothing in the simulator's logs happened twice: no device signed for proxy twice, no container
  * joined a cluster twice without leaving it in between (a name may join again once its earlier
@@ -232,10 +241,9 @@ export function steadyStateViolations(state: ObservedState): string[] {
         );
       } else {
         const { v } = onItsDevice[0]!;
-        if (v.ownerClusterGUID !== c.status?.clusterGUID)
-          out.push(
-            `${nameOf(c)}: virtual drive ${uuid} is signed for cluster ${v.ownerClusterGUID}, not ${c.status?.clusterGUID}`,
-          );
+        const guid = clusterGUIDOf(state, c);
+        if (v.ownerClusterGUID !== guid)
+          out.push(`${nameOf(c)}: virtual drive ${uuid} is signed for cluster ${v.ownerClusterGUID}, not ${guid}`);
         if (v.sizeGiB !== vd.capacityGiB)
           out.push(`${nameOf(c)}: virtual drive ${uuid} is signed with ${v.sizeGiB} GiB, allocated ${vd.capacityGiB}`);
       }
