@@ -20,8 +20,10 @@ import {
   listContainers,
   phaseSummary,
   readObject,
+  applyClusterGUID,
   TEST_IMAGE,
   WEKA_CLUSTERS,
+  WEKA_CONTAINERS,
 } from '../support/containers.js';
 import { parseContainerWrites, simLogReplayViolations, statusReplayViolations } from '../support/instant-invariants.js';
 import {
@@ -92,6 +94,15 @@ export interface ChaosReport {
   violations: string[];
   /** The kept data directory (every server's and operator's log, the audit log) when there were violations. */
   artifacts?: string;
+}
+
+/**
+ * An error of the engine's own request that a fault caused, not an answer about the object: no
+ * HTTP answer at all (a socket hung up, a connection refused), too many requests, or a 5xx.
+ */
+function transient(err: unknown): boolean {
+  const code = (err as { code?: number }).code;
+  return typeof code !== 'number' || code === 429 || code >= 500;
 }
 
 export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
@@ -227,7 +238,7 @@ class ChaosRun {
     const guid = (await readObject<WekaCluster>(this.kc, WEKA_CLUSTERS, cluster))?.status?.clusterGUID;
     if (guid) this.world.formedClusterGUIDs.push(guid);
     const teardown = this.storm(`round ${round} teardown`, async () => {
-      await deleteObject(this.kc, WEKA_CLUSTERS, cluster);
+      await this.resending(`deleting WekaCluster ${cluster.name}`, () => deleteObject(this.kc, WEKA_CLUSTERS, cluster));
       await this.delete(rest);
       await this.waitGone([...rest, ...members].map(keyOf));
       await this.waitClusterGone(cluster);
@@ -371,20 +382,28 @@ class ChaosRun {
    * with the engine's containers, and its deletion must destroy the Weka cluster it formed.
    */
   private async createWekaCluster(ref: { namespace: string; name: string }): Promise<void> {
-    await this.kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-      ...WEKA_CLUSTERS,
-      namespace: ref.namespace,
-      body: {
-        apiVersion: 'weka.weka.io/v1alpha1',
-        kind: 'WekaCluster',
-        metadata: { name: ref.name },
-        spec: {
-          image: TEST_IMAGE,
-          nodeSelector: { [CHAOS_NODE_LABEL]: 'true' },
-          dynamicTemplate: { driveContainers: this.world.nodes.length, ...SMALL_CONTAINER },
-        },
-      },
-    });
+    await this.resending(`creating WekaCluster ${ref.name}`, () =>
+      this.kc
+        .makeApiClient(CustomObjectsApi)
+        .createNamespacedCustomObject({
+          ...WEKA_CLUSTERS,
+          namespace: ref.namespace,
+          body: {
+            apiVersion: 'weka.weka.io/v1alpha1',
+            kind: 'WekaCluster',
+            metadata: { name: ref.name },
+            spec: {
+              image: TEST_IMAGE,
+              nodeSelector: { [CHAOS_NODE_LABEL]: 'true' },
+              dynamicTemplate: { driveContainers: this.world.nodes.length, ...SMALL_CONTAINER },
+            },
+          },
+        })
+        .catch((err: unknown) => {
+          // Created by an attempt whose answer a fault cut.
+          if ((err as { code?: number }).code !== 409) throw err;
+        }),
+    );
     this.log(`created WekaCluster ${ref.namespace}/${ref.name} with ${this.world.nodes.length} members`);
   }
 
@@ -399,15 +418,26 @@ class ChaosRun {
 
   private async create(c: PlannedContainer): Promise<void> {
     const ref = { namespace: c.namespace, name: c.name };
+    const guid = this.world.clusterGUIDs[c.cluster]!;
     await eventually(
       `${c.namespace}/${c.name} to be created`,
       async () => {
         try {
-          await createContainerObject(this.kc, ref, c.spec, { clusterGUID: this.world.clusterGUIDs[c.cluster]! });
+          await createContainerObject(this.kc, ref, c.spec, { clusterGUID: guid });
           return true;
         } catch (err) {
-          // The name's earlier object is still being torn down: it is created once that one is gone.
-          if ((err as { code?: number }).code === 409) return undefined;
+          const code = (err as { code?: number }).code;
+          if (code === 409) {
+            // The name's earlier object is still being torn down: it is created once that one is
+            // gone. A live one is this very create, whose answer (or GUID write) a fault cut.
+            const now = await readObject<WekaContainer>(this.kc, WEKA_CONTAINERS, ref);
+            if (!now || now.metadata.deletionTimestamp) return undefined;
+            if (now.status?.clusterGUID !== guid) await applyClusterGUID(this.kc, ref, guid);
+            return true;
+          }
+          // A request the faults cut (a socket hung up while the apiserver restarts, a 5xx, a 429)
+          // is the engine's own to send again; only a refusal of the object itself ends the run.
+          if (transient(err)) return undefined;
           throw err;
         }
       },
@@ -421,7 +451,9 @@ class ChaosRun {
     await Promise.all(
       containers.map(async (c) => {
         await sleep(this.random.int(2_000, 30_000));
-        await deleteContainers(this.kc, [{ namespace: c.namespace, name: c.name }]);
+        await this.resending(`deleting ${c.namespace}/${c.name}`, () =>
+          deleteContainers(this.kc, [{ namespace: c.namespace, name: c.name }]),
+        );
         this.log(`deleted ${c.namespace}/${c.name} to create it again`);
         await this.create(c);
       }),
@@ -430,7 +462,27 @@ class ChaosRun {
 
   private async delete(containers: readonly WekaContainer[]): Promise<void> {
     await mapLimit(containers, 4, (c) =>
-      deleteContainers(this.kc, [{ namespace: c.metadata.namespace!, name: c.metadata.name! }]),
+      this.resending(`deleting ${keyOf(c)}`, () =>
+        deleteContainers(this.kc, [{ namespace: c.metadata.namespace!, name: c.metadata.name! }]),
+      ),
+    );
+  }
+
+  /** Sends the engine's own request again while a fault cuts it (see transient). */
+  private async resending(what: string, request: () => Promise<unknown>): Promise<void> {
+    await eventually(
+      what,
+      async () => {
+        try {
+          await request();
+          return true;
+        } catch (err) {
+          if (transient(err)) return undefined;
+          throw err;
+        }
+      },
+      300_000,
+      { intervalMs: 1_000, retryErrors: false },
     );
   }
 

@@ -2,6 +2,9 @@
 // own control plane, the operator, the signing and two clusters to Ready, then exits 0 and
 // leaves no process behind.
 import { execFile, spawn } from 'node:child_process';
+import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
+import { eventually } from '../support/async.js';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -37,4 +40,79 @@ describe('sandbox', () => {
     );
     expect(left).toBe('');
   });
+
+  it(
+    "grows and scales a cluster with the README's two kubectl patches, and the view follows",
+    { timeout: 600_000 },
+    async () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'deploy/local/sandbox.ts'], {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+      try {
+        const kubeconfig = await eventually(
+          'the sandbox to print its kubeconfig',
+          async () => /export KUBECONFIG=(\S+)/.exec(output)?.[1],
+          240_000,
+          { intervalMs: 500 },
+        );
+        const kc = new KubeConfig();
+        kc.loadFromFile(kubeconfig);
+        const custom = kc.makeApiClient(CustomObjectsApi);
+        const group = { group: 'weka.weka.io', version: 'v1alpha1' };
+        const analytics = { ...group, plural: 'wekaclusters', namespace: 'tenant-a', name: 'analytics' };
+        const members = async () =>
+          (
+            (await custom.listNamespacedCustomObject({
+              ...group,
+              plural: 'wekacontainers',
+              namespace: 'tenant-a',
+              fieldSelector: 'spec.cluster=analytics',
+            })) as { items: WekaContainer[] }
+          ).items;
+        /** The cluster Ready with `count` Ready members, each holding `gib`. */
+        const converged = (count: number, gib: number) =>
+          eventually(
+            `analytics Ready with ${count} members of ${gib} GiB`,
+            async () => {
+              const c = (await custom.getNamespacedCustomObject(analytics)) as WekaCluster;
+              const m = (await members()).filter((x) => !x.metadata.deletionTimestamp);
+              const held = (x: WekaContainer) =>
+                (x.status?.allocations?.virtualDrives ?? []).reduce((sum, v) => sum + v.capacityGiB, 0);
+              const ok =
+                c.status?.phase === 'Ready' &&
+                m.length === count &&
+                m.every((x) => x.status?.phase === 'Ready' && held(x) === gib);
+              return ok ? true : undefined;
+            },
+            300_000,
+            { intervalMs: 1_000 },
+          );
+        await converged(3, 12000);
+        // What the README says, as `kubectl patch --type merge` sends it.
+        const patch = (template: Record<string, number>) =>
+          custom.patchNamespacedCustomObject(
+            { ...analytics, body: { spec: { dynamicTemplate: template } } },
+            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+          );
+        await patch({ containerCapacity: 16000 });
+        await converged(3, 16000);
+        await patch({ driveContainers: 4 });
+        await converged(4, 16000);
+        await eventually(
+          'the view to show it',
+          async () => (/tenant-a\/analytics\s+Ready\s+4\/4 Ready\s+16000 GiB each/.test(output) ? true : undefined),
+          30_000,
+        );
+      } finally {
+        child.kill('SIGINT');
+        const code = await exited;
+        expect(code, output.split('\n').slice(-40).join('\n')).toBe(130);
+      }
+    },
+  );
 });
