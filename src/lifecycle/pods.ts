@@ -20,6 +20,7 @@ export interface PodManifest {
       name: string;
       image: string;
       securityContext: { privileged: boolean };
+      env?: Array<{ name: string; value: string }>;
       volumeMounts: Array<{ name: string; mountPath: string }>;
     }>;
     volumes: Array<{ name: string; hostPath: { path: string; type: 'DirectoryOrCreate' } }>;
@@ -38,6 +39,8 @@ export interface WekaPodInput {
   /** Its uid, so a pod is never taken for another object's of the same name (OWNER_UID_LABEL). */
   ownerUID?: string | undefined;
   imagePullSecret?: string | undefined;
+  /** A drive container's ports, given by its node's mutex before the pod is made. */
+  ports?: { wekaPort: number; agentPort: number } | undefined;
 }
 
 /** The uid of the WekaContainer a drive container's pod belongs to. */
@@ -72,6 +75,9 @@ export function wekaPod(input: WekaPodInput): PodManifest {
           image: input.image,
           // Weka containers drive NVMe devices and huge pages directly.
           securityContext: { privileged: true },
+          // The weka-in-container image sets its Weka container up on PORT (--base-port) and its
+          // agent on AGENT_PORT; its `weka` CLI reaches that container through WEKA_PORT.
+          ...(input.ports ? { env: portEnv(input.ports) } : {}),
           volumeMounts: [{ name: 'ssdproxy', mountPath: SSDPROXY_MOUNT_PATH }],
         },
       ],
@@ -79,6 +85,14 @@ export function wekaPod(input: WekaPodInput): PodManifest {
       ...(input.imagePullSecret ? { imagePullSecrets: [{ name: input.imagePullSecret }] } : {}),
     },
   };
+}
+
+function portEnv({ wekaPort, agentPort }: { wekaPort: number; agentPort: number }) {
+  return [
+    { name: 'PORT', value: String(wekaPort) },
+    { name: 'WEKA_PORT', value: String(wekaPort) },
+    { name: 'AGENT_PORT', value: String(agentPort) },
+  ];
 }
 
 /** What of a pod the operator looks at to decide what to do about it. */

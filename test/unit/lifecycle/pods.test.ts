@@ -56,4 +56,15 @@ describe('wekaPod', () => {
     const pod = wekaPod({ name: 'p', namespace: 'ns', node: 'n', image: 'i', role: 'drive', owner: 'ns/p' });
     expect(pod.spec.restartPolicy).toBe('Always');
   });
+
+  it('passes its ports as the weka-in-container image reads them: PORT and WEKA_PORT the base port, AGENT_PORT', () => {
+    const input = { name: 'p', namespace: 'ns', node: 'n', image: 'i', role: 'drive', owner: 'ns/p' } as const;
+    const pod = wekaPod({ ...input, ports: { wekaPort: 35000, agentPort: 35303 } });
+    expect(pod.spec.containers[0]!.env).toEqual([
+      { name: 'PORT', value: '35000' },
+      { name: 'WEKA_PORT', value: '35000' },
+      { name: 'AGENT_PORT', value: '35303' },
+    ]);
+    expect(wekaPod(input).spec.containers[0]).not.toHaveProperty('env');
+  });
 });
