@@ -82,11 +82,6 @@ export function planContainerAdd(containers: readonly WekaContainerInfo[], req: 
   if (existing.hostname !== req.hostname) {
     return { conflict: `container ${req.name} already exists on ${existing.hostname}, not ${req.hostname}` };
   }
-  if (existing.basePort !== undefined && existing.basePort !== req.basePort) {
-    return {
-      conflict: `container ${req.name} already exists with base port ${existing.basePort}, not ${req.basePort}`,
-    };
-  }
   return 'already-done';
 }
 

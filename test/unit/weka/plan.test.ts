@@ -128,12 +128,4 @@ describe('cluster formation plans', () => {
     expect(planContainerAdd(existing, req)).toBe('already-done');
     expect(planContainerAdd(existing, { ...req, hostname: 'node-2' })).toHaveProperty('conflict');
   });
-
-  it('flags a container of the name that runs on other ports', () => {
-    const existing = [{ containerId: 1, name: 'drive-0', hostname: 'node-1', clusterGUID: CLUSTER, basePort: 35100 }];
-    const req = { clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1', basePort: 35000, agentPort: 35303 };
-    expect(planContainerAdd(existing, req)).toEqual({
-      conflict: 'container drive-0 already exists with base port 35100, not 35000',
-    });
-  });
 });
