@@ -2,19 +2,21 @@
 // node's mutex gave it, the simulator refuses a container whose ports overlap another's on the
 // node, a basePort override that overlaps another cluster's range is refused, and a cluster's
 // singleton ports keep clear of every container's ports.
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaCluster } from '../../src/api/index.js';
 import { FINALIZER } from '../../src/lifecycle/names.js';
+import { wekaPod } from '../../src/lifecycle/pods.js';
 import {
   clusterWorkflowId,
+  containerWorkflowId,
   deleteRequestedSignal,
   specChangedSignal,
   WORKFLOW,
   type LifecycleWorkflow,
 } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
-import { readObject, WEKA_API } from '../support/containers.js';
+import { createContainerObject, readObject, TEST_IMAGE, WEKA_API } from '../support/containers.js';
 import { warningEvent } from '../support/events.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 import {
@@ -127,6 +129,37 @@ describe('ports end to end', () => {
 
     for (const [i, ref] of refs.entries()) await deleteDriveContainer(op, ref, started[i]!.uid);
     for (const ref of refs) await waitGone(ref);
+  });
+
+  it("makes again a running pod whose environment does not carry the container's ports", async () => {
+    const node = await sharedDrivesNode(DEVICES, 'stale-pod');
+    const guid = await createWekaCluster(node, uniqueName('stale-pod'));
+    const ref = { namespace: await uniqueNamespace('stale-pod'), name: 'drive' };
+    const spec = { nodeName: node, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } };
+    const created = await createContainerObject(kubeConfig(), ref, spec, {
+      finalizers: [FINALIZER],
+      clusterGUID: guid,
+    });
+    // A pod of the name made before the container had ports (by hand here; by an older operator, which made it first).
+    const core = kubeConfig().makeApiClient(CoreV1Api);
+    const manifest = wekaPod({ ...ref, node, image: TEST_IMAGE, role: 'drive', owner: `${ref.namespace}/${ref.name}` });
+    const stale = await core.createNamespacedPod({ namespace: ref.namespace, body: manifest as V1Pod });
+    await eventually('the stale pod running', async () =>
+      (await core.readNamespacedPod(ref)).status?.phase === 'Running' ? true : undefined,
+    );
+
+    await op.client.workflow.start<LifecycleWorkflow>(WORKFLOW.driveContainer, {
+      taskQueue: op.deps.taskQueue,
+      workflowId: containerWorkflowId(created.metadata.uid!),
+      args: [{ ...ref, uid: created.metadata.uid! }],
+    });
+    const ready = await waitForPhase(ref, 'Ready');
+    const pod = await core.readNamespacedPod(ref);
+    expect(pod.metadata?.uid).not.toBe(stale.metadata?.uid);
+    const env = Object.fromEntries((pod.spec?.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+    expect(env['PORT']).toBe(String(ready.status!.allocations!.wekaPort));
+    await deleteDriveContainer(op, ref, created.metadata.uid!);
+    await waitGone(ref);
   });
 
   it("refuses a basePort override that overlaps another cluster's range, and leaves that cluster alone", async () => {

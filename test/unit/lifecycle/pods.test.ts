@@ -21,6 +21,22 @@ describe('decidePod', () => {
     },
   );
 
+  it("replaces a running pod whose environment lacks its container's ports or has others, keeps one that has them", () => {
+    const wanted = [
+      { name: 'PORT', value: '14000' },
+      { name: 'AGENT_PORT', value: '14100' },
+    ];
+    expect(decidePod({ uid: 'u', phase: 'Running' }, wanted)).toBe('replace');
+    expect(decidePod({ uid: 'u', phase: 'Running', env: { PORT: '14101', AGENT_PORT: '14100' } }, wanted)).toBe(
+      'replace',
+    );
+    expect(decidePod({ uid: 'u', phase: 'Running', env: { PORT: '14000', AGENT_PORT: '14100', X: '1' } }, wanted)).toBe(
+      'keep',
+    );
+    expect(decidePod({ uid: 'u', phase: 'Running', env: {} })).toBe('keep');
+    expect(decidePod({ uid: 'u', phase: 'Running', deletionTimestamp: DELETING }, wanted)).toBe('wait-for-deletion');
+  });
+
   it.each(['Pending', 'Running', 'Failed', 'Succeeded', 'Unknown'])(
     'waits out a pod being deleted, whatever its phase (%s)',
     (phase) => {
