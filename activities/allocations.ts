@@ -20,6 +20,7 @@ import {
   clustersToRead,
   containerKey,
   decideNodeAllocations,
+  needsClusterRanges,
   objectKey,
   refusal,
   type AllocationAsk,
@@ -30,6 +31,7 @@ import {
   type NodeAllocationRound,
   type NodeDrives,
 } from '../src/lifecycle/node-allocations.js';
+import { clusterRangesOf } from '../src/lifecycle/cluster-ports.js';
 import type { ActivityDeps } from './deps.js';
 import { describeKubeError, isNotFound, kubeFailure, orIfMissing, type KubeFailure } from './kube/errors.js';
 import { ledgerOf, updateLedger, writeLedger } from './kube/node-ledger.js';
@@ -86,11 +88,24 @@ export function createAllocationDecisions(deps: ActivityDeps) {
     for (const ask of asks)
       if (!listed.has(objectKey(ask)) && !notListed.has(objectKey(ask)))
         notListed.set(objectKey(ask), await api.getContainer(ask));
-    const clusterRefs = clustersToRead(asks.map((a) => listed.get(objectKey(a)) ?? notListed.get(objectKey(a))));
+    const asking = asks.map((a) => listed.get(objectKey(a)) ?? notListed.get(objectKey(a)));
     const clusters = new Map<string, WekaCluster | null>(
-      await Promise.all(clusterRefs.map(async (ref) => [objectKey(ref), await api.getCluster(ref)] as const)),
+      await Promise.all(
+        clustersToRead(asking).map(async (ref) => [objectKey(ref), await api.getCluster(ref)] as const),
+      ),
     );
-    return { node, drives, ledger, nodeObject: object, onNode, notListed, clusters, settings: deps.settings };
+    const clusterRanges = needsClusterRanges(asking) ? clusterRangesOf(await api.listClusters()) : [];
+    return {
+      node,
+      drives,
+      ledger,
+      nodeObject: object,
+      onNode,
+      notListed,
+      clusters,
+      clusterRanges,
+      settings: deps.settings,
+    };
   }
 
   /**

@@ -1,16 +1,13 @@
-// Cluster port ranges, decided inside the global cluster-ports mutex: a range of 500 ports per
-// cluster in the first free gap from 35000, and the cluster's singleton ports (LB, LB admin, S3)
-// inside it. The allocation lives only in the WekaCluster's status.ports.
+// Cluster port ranges, decided inside the global cluster-ports mutex (src/lifecycle/cluster-ports.ts):
+// a range of 500 ports per cluster in the first free gap from 35000, or the spec's override when it
+// overlaps no other cluster's, and the cluster's singleton ports (LB, LB admin, S3) inside it, clear
+// of every container's ports on every node. The allocation lives only in the WekaCluster's status.ports.
 import { ApplicationFailure } from '@temporalio/activity';
-import {
-  allocateClusterPortRange,
-  allocateSingletonPorts,
-  CLUSTER_PORT_RANGE_SIZE,
-  type PortRange,
-} from '../src/allocation/index.js';
+import { decideClusterPorts, ledgerPortBlocks } from '../src/lifecycle/cluster-ports.js';
 import { FIELD_MANAGER, refText, type ObjectRef } from '../src/lifecycle/names.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict } from './kube/errors.js';
+import { ledgerOf } from './kube/node-ledger.js';
 import { WekaApi } from './kube/weka-api.js';
 import type { MutexOutcome } from '../src/protocol.js';
 
@@ -24,32 +21,19 @@ export function createClusterPortDecisions(deps: ActivityDeps) {
           ok: false,
           error: { type: 'ClusterGone', message: `${refText(ref)} no longer exists or is being deleted` },
         };
-      const current = cluster.status?.ports;
-      if (current?.basePort !== undefined && current.portRange !== undefined && current.s3Port !== undefined)
-        return { ok: true, result: current };
-      let range: PortRange;
-      if (cluster.spec.ports?.basePort !== undefined) {
-        range = {
-          basePort: cluster.spec.ports.basePort,
-          size: cluster.spec.ports.portRange ?? CLUSTER_PORT_RANGE_SIZE,
-        };
-      } else {
-        const taken = (await api.listClusters())
-          .filter((c) => c.metadata.uid !== cluster.metadata.uid)
-          .flatMap((c) =>
-            c.status?.ports?.basePort !== undefined && c.status.ports.portRange !== undefined
-              ? [{ basePort: c.status.ports.basePort, size: c.status.ports.portRange }]
-              : [],
-          );
-        const found = allocateClusterPortRange(taken, cluster.spec.ports?.portRange ?? CLUSTER_PORT_RANGE_SIZE);
-        if (!found.ok) return { ok: false, error: { ...found.error }, waitForCapacity: true };
-        range = found.range;
-      }
-      const singles = allocateSingletonPorts(range, []);
-      if (!singles.ok) return { ok: false, error: { ...singles.error } };
-      const ports = { basePort: range.basePort, portRange: range.size, ...singles.ports };
+      const [clusters, nodes] = await Promise.all([api.listClusters(), api.core.listNode()]);
+      const containerPorts = nodes.items.flatMap((node) => ledgerPortBlocks(ledgerOf(node)));
+      const decision = decideClusterPorts({ cluster, clusters, containerPorts });
+      if (!decision.ok) return decision;
+      if (!decision.write) return { ok: true, result: decision.ports };
       try {
-        await api.applyStatus('WekaCluster', ref, { ports }, FIELD_MANAGER.allocator, cluster.metadata.resourceVersion);
+        await api.applyStatus(
+          'WekaCluster',
+          ref,
+          { ports: decision.ports },
+          FIELD_MANAGER.allocator,
+          cluster.metadata.resourceVersion,
+        );
       } catch (err) {
         if (isConflict(err))
           throw ApplicationFailure.retryable(
@@ -58,7 +42,7 @@ export function createClusterPortDecisions(deps: ActivityDeps) {
           );
         throw err;
       }
-      return { ok: true, result: ports };
+      return { ok: true, result: decision.ports };
     },
 
     async releaseClusterPorts(ref: ObjectRef): Promise<MutexOutcome> {

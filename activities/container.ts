@@ -9,6 +9,7 @@ import { podOfObject, wekaPod } from '../src/lifecycle/pods.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
 import { deletePod, ensurePod, POD_START_TIMEOUT_MS, waitPodRunning } from './kube/pods.js';
+import { ledgerOf } from './kube/node-ledger.js';
 import { snapshotOf, WekaApi } from './kube/weka-api.js';
 import type { ContainerAllocation, ContainerSnapshot, EventInput, ExecTargetRef, StatusUpdate } from './types.js';
 
@@ -48,6 +49,14 @@ export function createContainerActivities(deps: ActivityDeps) {
           `${refText(ref)}: ${imageNotAllowedMessage(c.spec.image, deps.allowedImages)}`,
           'ImageNotAllowed',
         );
+      // Its ports are what its node's ledger gave this uid (never what the status says), so the
+      // pod is made after the allocation; a pod of a container not allocated yet has none.
+      const node = await orIfMissing(api.core.readNode({ name: c.spec.nodeName }), null);
+      const given = node && c.metadata.uid ? ledgerOf(node).containers[c.metadata.uid]?.allocation : undefined;
+      const ports =
+        given?.wekaPort !== undefined && given.agentPort !== undefined
+          ? { wekaPort: given.wekaPort, agentPort: given.agentPort }
+          : undefined;
       // A pod that ended (evicted, its node rebooted) is replaced; one being deleted is waited out.
       const pod = await ensurePod(
         api.core,
@@ -60,6 +69,7 @@ export function createContainerActivities(deps: ActivityDeps) {
           owner: refText(ref),
           ownerUID: c.metadata.uid,
           imagePullSecret: c.spec.imagePullSecret,
+          ports,
         }),
       );
       if (pod.replaced.length > 0) {

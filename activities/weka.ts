@@ -69,19 +69,28 @@ export function createWekaActivities(deps: ActivityDeps) {
   }
 
   return {
-    /** Adds the pod's container to the Weka cluster (or finds it there by name); returns its container id. */
+    /**
+     * Adds the pod's container to the Weka cluster (or finds it there by name) on the ports its
+     * node's mutex gave it; returns its container id.
+     */
     async joinCluster({
       target,
       clusterGUID,
       name,
       hostname,
+      basePort,
+      agentPort,
     }: {
       target: ExecTargetRef;
       clusterGUID: string;
       name: string;
       hostname: string;
+      basePort?: number | undefined;
+      agentPort?: number | undefined;
     }): Promise<number> {
-      const request = { clusterGUID, name, hostname };
+      if (basePort === undefined || agentPort === undefined)
+        throw ApplicationFailure.nonRetryable(`${name} has no ports allocated: it cannot join`, 'NoPortsAllocated');
+      const request = { clusterGUID, name, hostname, basePort, agentPort };
       const members = await run(target, containerListCall(clusterGUID));
       const plan = planContainerAdd(members, request);
       conflict(plan, `joining ${name} to cluster ${clusterGUID}`);

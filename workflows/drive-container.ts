@@ -1,7 +1,8 @@
 // The drive container's lifecycle (`weka-container/<uid>`), for WekaContainers of mode drive:
-// ensure the node's proxy, run the pod, allocate virtual drives (through the node's mutex), wait
-// for the cluster GUID, sign and add every virtual drive, then stay Ready until deletion, growing
-// in place (new virtual drives beside the ones it holds) when its spec asks for more. The
+// ensure the node's proxy, allocate virtual drives and ports (through the node's mutex), run the
+// pod on those ports, wait for the cluster GUID, join on them, sign and add every virtual drive,
+// then stay Ready until deletion, growing in place (new virtual drives beside the ones it holds,
+// on the same ports) when its spec asks for more. The
 // object's deletion (never a cancel alone: workflows/lifecycle.ts) tears it all down in reverse, in
 // a scope that cannot be cancelled. Every step is idempotent, so a restart redoes nothing.
 import {
@@ -13,6 +14,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { ContainerAllocation, ContainerSnapshot, ExecTargetRef } from '../activities/types.js';
+import { WEKA_PORT_BLOCK_SIZE } from '../src/allocation/ports.js';
 import {
   TEARDOWN_WITHOUT_POD_ANNOTATION,
   WEKA_POD_CONTAINER,
@@ -50,6 +52,10 @@ interface Granted {
 }
 
 const gibOf = (a: ContainerAllocation): number => a.virtualDrives.reduce((sum, d) => sum + d.capacityGiB, 0);
+const portsText = (a: ContainerAllocation): string =>
+  a.wekaPort === undefined
+    ? 'no ports'
+    : `ports ${a.wekaPort}-${a.wekaPort + WEKA_PORT_BLOCK_SIZE - 1}, agent port ${a.agentPort ?? '?'}`;
 
 export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promise<void> {
   const ref: ObjectRef = { namespace: input.namespace, name: input.name };
@@ -82,11 +88,13 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   let clusterGUID: string | undefined;
   /**
    * A run continued from an earlier one (past its history limit while it waited, or after a refused
-   * teardown) whose object records that it got past the proxy and the pod resumes after them: the
-   * earlier run ensured both, and a run that had not been interrupted would not look at them again.
+   * teardown) whose object records that it got past the proxy (Allocating) or the pod too
+   * (WaitingForCluster) resumes after them: the earlier run ensured them, and a run that had not
+   * been interrupted would not look at them again.
    */
-  let resumePastPod =
+  let resumePastProxy =
     continuedRun() && ['Allocating', 'WaitingForCluster', 'Ready'].includes(snapshot.status.phase ?? '');
+  let resumePastPod = continuedRun() && ['WaitingForCluster', 'Ready'].includes(snapshot.status.phase ?? '');
 
   /**
    * Whether a join may have reached the Weka cluster although its container id is not known: its
@@ -146,7 +154,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       const waitForCapacity = answer.waitForCapacity === true;
       if (answer.ok) {
         const result = answer.result as ContainerAllocation;
-        const what = `${result.virtualDrives.length} virtual drives, ${gibOf(result)} GiB on node ${node}`;
+        const what = `${result.virtualDrives.length} virtual drives, ${gibOf(result)} GiB on node ${node}; ${portsText(result)}`;
         await status.condition('Allocated', 'True', 'Allocated', what, 'Normal');
         return { allocation: result, ...(answer.error ? { pending: { error: answer.error, waitForCapacity } } : {}) };
       }
@@ -188,7 +196,14 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       await status.enter('Signing', `joining cluster ${guid}`);
       joinTried = true;
       const name = wekaContainerName(ref.namespace, ref.name);
-      status.containerID = await weka.joinCluster({ target, clusterGUID: guid, name, hostname: node });
+      status.containerID = await weka.joinCluster({
+        target,
+        clusterGUID: guid,
+        name,
+        hostname: node,
+        basePort: alloc.wekaPort,
+        agentPort: alloc.agentPort,
+      });
       await status.publish();
     }
     const containerId = status.containerID;
@@ -215,14 +230,10 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
 
   async function bringUp(): Promise<void> {
     await waitForNode();
-    if (resumePastPod) resumePastPod = false;
-    else {
-      await ensureProxy();
-      await status.enter('Pending', 'starting the pod');
-      target = await kube.ensureContainerPod(ref);
-      await kube.waitPodRunning(target);
-    }
+    if (resumePastProxy) resumePastProxy = false;
+    else await ensureProxy();
     // Asked every run: the node's ledger answers with what it gave before, if it did.
+    let podEnsured = false;
     for (;;) {
       const seen = { changes: life.specChanges, releases: mutex.releases() };
       const granted = await allocate();
@@ -230,6 +241,17 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         allocation !== undefined && granted.allocation.virtualDrives.length > allocation.virtualDrives.length;
       allocation = granted.allocation;
       status.allocation = allocation;
+      // After the first allocation: the pod's environment carries the ports, and a pod's
+      // environment never changes once it is made (a growth keeps the ports).
+      if (!podEnsured) {
+        podEnsured = true;
+        if (resumePastPod) resumePastPod = false;
+        else {
+          await status.enter('Pending', `starting the pod on ${portsText(allocation)}`);
+          target = await kube.ensureContainerPod(ref);
+          await kube.waitPodRunning(target);
+        }
+      }
       clusterGUID ??= await waitForClusterGUID();
       await signAndAdd(allocation, clusterGUID);
       await status.condition('Ready', 'True', 'Ready', 'all virtual drives are signed and in the cluster');

@@ -4,7 +4,7 @@
 // (decidePod in src/lifecycle/pods.ts).
 import { ApplicationFailure } from '@temporalio/common';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
-import { decidePod, describePod, type PodFacts, type PodManifest } from '../../src/lifecycle/pods.js';
+import { decidePod, describePod, podEnded, type PodFacts, type PodManifest } from '../../src/lifecycle/pods.js';
 import { currentContext } from '../heartbeat.js';
 import { isAlreadyExists, isConflict, orIfMissing } from './errors.js';
 
@@ -32,6 +32,7 @@ export function podFacts(pod: V1Pod): PodFacts {
     reason: pod.status?.reason,
     message: pod.status?.message,
     deletionTimestamp: pod.metadata?.deletionTimestamp ?? undefined,
+    env: Object.fromEntries((pod.spec?.containers[0]?.env ?? []).map((e) => [e.name, e.value])),
   };
 }
 
@@ -60,7 +61,7 @@ export async function ensurePod(
   for (;;) {
     const pod = await orIfMissing(core.readNamespacedPod({ namespace, name }), null);
     const facts = pod ? podFacts(pod) : null;
-    const action = decidePod(facts);
+    const action = decidePod(facts, manifest.spec.containers[0]?.env);
     if (action === 'keep') return { created: false, replaced };
     if (Date.now() - started > timeoutMs) {
       throw new Error(`pod ${namespace}/${name} is still ${describePod(facts)} after ${timeoutMs} ms`);
@@ -77,7 +78,8 @@ export async function ensurePod(
         break;
       case 'replace':
         if (facts?.uid && !replaced.some((r) => r.startsWith(`uid ${facts.uid},`))) {
-          replaced.push(`uid ${facts.uid}, ${describePod(facts)}`);
+          const why = podEnded(facts) ? '' : ', on other ports than its container';
+          replaced.push(`uid ${facts.uid}, ${describePod(facts)}${why}`);
         }
         await deletePodByUid(core, namespace, name, facts?.uid);
         break;

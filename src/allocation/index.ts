@@ -54,6 +54,7 @@ export {
   WEKA_PORT_BLOCK_SIZE,
 } from './ports.js';
 export type { ContainerPorts, PartialSingletonPorts, PortRange, SingletonPorts } from './ports.js';
+export { allocateStandalonePorts, overlappingRange, rangeText, STANDALONE_PORTS_START } from './standalone-ports.js';
 export { MAX_PORT } from './port-blocks.js';
 export type { PortBlock } from './port-blocks.js';
 

@@ -6,11 +6,14 @@
 // one after the other with a fresh read each time.
 import {
   allocateContainerPorts,
+  allocateStandalonePorts,
   allocateVirtualDrives,
   containerPortBlocks,
+  type ContainerPorts,
   type DriveSharingError,
   type PhysicalDrive,
   type PortBlock,
+  type PortRange,
   type UuidSource,
   type VirtualDrive,
 } from '../allocation/index.js';
@@ -67,6 +70,11 @@ export interface NodeAllocationInput {
   notListed: ReadonlyMap<string, WekaContainer | null>;
   /** The clusters the asking containers name, by "namespace/name" (null: it does not exist). */
   clusters: ReadonlyMap<string, WekaCluster | null>;
+  /**
+   * Every cluster's allocated port range (any namespace), which a standalone container's ports
+   * stay out of; needed only when a standalone container asks (see needsClusterRanges).
+   */
+  clusterRanges?: readonly PortRange[];
   settings: AllocationSettings;
 }
 
@@ -119,6 +127,11 @@ export function clustersToRead(containers: readonly (WekaContainer | null | unde
   return [...refs.values()];
 }
 
+/** Whether any of the asking containers is standalone, so the caller must read every cluster's range. */
+export function needsClusterRanges(containers: readonly (WekaContainer | null | undefined)[]): boolean {
+  return containers.some((c) => c !== null && c !== undefined && !c.spec.cluster);
+}
+
 /** The decisions of one round, the ledger after them, and the statuses that lost their allocation. */
 export interface NodeAllocationRound {
   decisions: NodeAllocationDecision[];
@@ -164,9 +177,10 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
       : undefined;
     const cluster = clusterKey ? (input.clusters.get(clusterKey) ?? null) : null;
     // Already given (a retry after the answer was lost, a status that lost it, a spec that grew):
-    // the same again, grown if the request asks for more and it fits.
+    // the same again, grown if the request asks for more and it fits. An allocation made without
+    // ports (before containers had them) gets its ports first, below.
     const held = ledger.containers[self]?.allocation;
-    if (held) {
+    if (held && hasPorts(held)) {
       const kept = decideForHeld(
         {
           held,
@@ -184,35 +198,38 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
       const shown = showsAllocation(container, kept.allocation);
       return { outcome, ...(shown ? {} : { write }), ...(kept.allocation !== held ? { previous: held } : {}) };
     }
-    if (!drives.ok) return { outcome: drives.refusal };
+    if (!held && !drives.ok) return { outcome: drives.refusal };
     if (clusterKey && !cluster)
       return { outcome: refusal('ClusterNotFound', `WekaCluster ${clusterKey} does not exist`, true) };
-    if (!usesDriveSharing(container.spec, cluster?.spec.dynamicTemplate)) {
-      const message = `${refText(ref)} sets neither driveCapacity nor containerCapacity (here or in its cluster's dynamicTemplate); exclusive drives are not supported yet`;
-      return { outcome: refusal('InvalidDriveSharingConfig', message, false) };
+    let allocation: ContainerAllocation;
+    if (held) allocation = { ...held };
+    else if (!drives.ok) return { outcome: drives.refusal };
+    else {
+      if (!usesDriveSharing(container.spec, cluster?.spec.dynamicTemplate)) {
+        const message = `${refText(ref)} sets neither driveCapacity nor containerCapacity (here or in its cluster's dynamicTemplate); exclusive drives are not supported yet`;
+        return { outcome: refusal('InvalidDriveSharingConfig', message, false) };
+      }
+      const result = allocateVirtualDrives(
+        {
+          physicalDrives: drives.drives,
+          claimed: ledgerClaims(ledger, self),
+          request: allocationRequest(container.spec, cluster?.spec.dynamicTemplate),
+          settings,
+        },
+        newUuid,
+      );
+      if (!result.ok)
+        return {
+          outcome: refusal(result.error.type, result.error.message, waitsForNode(result.error), { ...result.error }),
+        };
+      allocation = { virtualDrives: [...result.virtualDrives] };
     }
-    const result = allocateVirtualDrives(
-      {
-        physicalDrives: drives.drives,
-        claimed: ledgerClaims(ledger, self),
-        request: allocationRequest(container.spec, cluster?.spec.dynamicTemplate),
-        settings,
-      },
-      newUuid,
-    );
-    if (!result.ok)
-      return {
-        outcome: refusal(result.error.type, result.error.message, waitsForNode(result.error), { ...result.error }),
-      };
-    const allocation: ContainerAllocation = { virtualDrives: [...result.virtualDrives] };
-    const range = cluster?.status?.ports;
-    if (range?.basePort !== undefined && range.portRange !== undefined) {
-      const taken = [...ports].filter(([id]) => id !== self).flatMap(([, blocks]) => blocks);
-      const given = allocateContainerPorts({ basePort: range.basePort, size: range.portRange }, taken, range);
-      if (!given.ok) return { outcome: refusal(given.error.type, given.error.message, true) };
-      allocation.wekaPort = given.ports.wekaPort;
-      allocation.agentPort = given.ports.agentPort;
-    }
+    // Ports on the node: every other container's there, whatever its cluster, is taken.
+    const taken = [...ports].filter(([id]) => id !== self).flatMap(([, blocks]) => blocks);
+    const given = containerPorts(ref, cluster, taken, input.clusterRanges ?? []);
+    if (!given.ok) return { outcome: given.refusal };
+    allocation.wekaPort = given.ports.wekaPort;
+    allocation.agentPort = given.ports.agentPort;
     ledger = withAllocation(ledger, self, containerKey(container), allocation);
     ports.set(self, portsOf(allocation));
     return { outcome: { ok: true, result: allocation }, write };
@@ -260,6 +277,31 @@ export function waitsForNode(error: DriveSharingError | { type: string; field?: 
   return (
     error.type !== 'InvalidDriveSharingConfig' || NODE_STATE_FIELDS.some((field) => error.field?.startsWith(field))
   );
+}
+
+const hasPorts = (a: ContainerAllocation): boolean => a.wekaPort !== undefined && a.agentPort !== undefined;
+
+/**
+ * A member's ports come from its cluster's range (so it waits until the cluster has one); a
+ * standalone container's from outside every cluster's range.
+ */
+function containerPorts(
+  ref: ObjectRef,
+  cluster: WekaCluster | null,
+  taken: readonly PortBlock[],
+  clusterRanges: readonly PortRange[],
+): { ok: true; ports: ContainerPorts } | { ok: false; refusal: AllocationOutcome & { ok: false } } {
+  if (!cluster) {
+    const given = allocateStandalonePorts(taken, clusterRanges);
+    return given.ok ? given : { ok: false, refusal: refusal(given.error.type, given.error.message, true) };
+  }
+  const range = cluster.status?.ports;
+  if (range?.basePort === undefined || range.portRange === undefined) {
+    const message = `${refText(ref)} waits for its WekaCluster ${cluster.metadata.name ?? ''} to be given its port range`;
+    return { ok: false, refusal: refusal('ClusterPortsPending', message, true) };
+  }
+  const given = allocateContainerPorts({ basePort: range.basePort, size: range.portRange }, taken, range);
+  return given.ok ? given : { ok: false, refusal: refusal(given.error.type, given.error.message, true) };
 }
 
 function portsOf(a: { wekaPort?: number; agentPort?: number } | undefined): PortBlock[] {

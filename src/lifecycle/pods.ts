@@ -20,6 +20,7 @@ export interface PodManifest {
       name: string;
       image: string;
       securityContext: { privileged: boolean };
+      env?: Array<{ name: string; value: string }>;
       volumeMounts: Array<{ name: string; mountPath: string }>;
     }>;
     volumes: Array<{ name: string; hostPath: { path: string; type: 'DirectoryOrCreate' } }>;
@@ -38,6 +39,8 @@ export interface WekaPodInput {
   /** Its uid, so a pod is never taken for another object's of the same name (OWNER_UID_LABEL). */
   ownerUID?: string | undefined;
   imagePullSecret?: string | undefined;
+  /** A drive container's ports, given by its node's mutex before the pod is made. */
+  ports?: { wekaPort: number; agentPort: number } | undefined;
 }
 
 /** The uid of the WekaContainer a drive container's pod belongs to. */
@@ -72,6 +75,9 @@ export function wekaPod(input: WekaPodInput): PodManifest {
           image: input.image,
           // Weka containers drive NVMe devices and huge pages directly.
           securityContext: { privileged: true },
+          // The weka-in-container image sets its Weka container up on PORT (--base-port) and its
+          // agent on AGENT_PORT; its `weka` CLI reaches that container through WEKA_PORT.
+          ...(input.ports ? { env: portEnv(input.ports) } : {}),
           volumeMounts: [{ name: 'ssdproxy', mountPath: SSDPROXY_MOUNT_PATH }],
         },
       ],
@@ -79,6 +85,14 @@ export function wekaPod(input: WekaPodInput): PodManifest {
       ...(input.imagePullSecret ? { imagePullSecrets: [{ name: input.imagePullSecret }] } : {}),
     },
   };
+}
+
+function portEnv({ wekaPort, agentPort }: { wekaPort: number; agentPort: number }) {
+  return [
+    { name: 'PORT', value: String(wekaPort) },
+    { name: 'WEKA_PORT', value: String(wekaPort) },
+    { name: 'AGENT_PORT', value: String(agentPort) },
+  ];
 }
 
 /** What of a pod the operator looks at to decide what to do about it. */
@@ -90,24 +104,37 @@ export interface PodFacts {
   message?: string | undefined;
   /** Set once the pod is being deleted. */
   deletionTimestamp?: Date | string | undefined;
+  /** The environment of its Weka container. */
+  env?: Readonly<Record<string, string | undefined>> | undefined;
 }
 
 /**
  * What to do about the pod that should run under a name:
  * - `create`: there is none;
  * - `keep`: it runs or is on its way to running (Pending, Running, Unknown: a node that stops
- *   reporting may come back);
+ *   reporting may come back), with the environment it should have;
  * - `wait-for-deletion`: it is being deleted; once it is gone it is created again;
  * - `replace`: it ended (Failed: evicted, its node shut down or rebooted; or Succeeded) and will
- *   never run again, since the operator's pods are meant to run for ever: delete it (that pod, by
- *   its uid) and create it again.
+ *   never run again, since the operator's pods are meant to run for ever, or it runs on other
+ *   ports than its container's: delete it (that pod, by its uid) and create it again.
  */
 export type PodAction = 'create' | 'keep' | 'wait-for-deletion' | 'replace';
 
-export function decidePod(pod: PodFacts | null | undefined): PodAction {
+export function decidePod(
+  pod: PodFacts | null | undefined,
+  wantedEnv: readonly { name: string; value: string }[] = [],
+): PodAction {
   if (!pod) return 'create';
   if (pod.deletionTimestamp !== undefined) return 'wait-for-deletion';
-  return podEnded(pod) ? 'replace' : 'keep';
+  return podEnded(pod) || !hasEnv(pod, wantedEnv) ? 'replace' : 'keep';
+}
+
+/**
+ * Whether the pod's Weka container has every wanted variable (a drive container's ports): an
+ * environment never changes, so a pod made on other ports (or before they were given) is made again.
+ */
+export function hasEnv(pod: PodFacts, wantedEnv: readonly { name: string; value: string }[]): boolean {
+  return wantedEnv.every(({ name, value }) => pod.env?.[name] === value);
 }
 
 /** A pod in a terminal phase: its containers will not be started again. */

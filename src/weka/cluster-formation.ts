@@ -11,7 +11,7 @@ import {
   uuidField,
   type OutputContext,
 } from './json-output.js';
-import { validHostname, validName, validUUID } from './validate.js';
+import { validHostname, validName, validPort, validUUID } from './validate.js';
 import { WEKA_TOOL } from './cluster-drive.js';
 
 export interface WekaClusterInfo {
@@ -24,12 +24,19 @@ export interface WekaContainerInfo {
   readonly name: string;
   readonly hostname: string;
   readonly clusterGUID: string;
+  /** The container's ports, when the tool lists them. */
+  readonly basePort?: number;
+  readonly agentPort?: number;
 }
 
 export interface ContainerAddRequest {
   readonly clusterGUID: string;
   readonly name: string;
   readonly hostname: string;
+  /** First of the container's block of ports on its host, as `weka local setup container --base-port` takes it. */
+  readonly basePort: number;
+  /** The port of the container's agent on its host. */
+  readonly agentPort: number;
 }
 
 export function clusterCreateCall(name: string): WekaCall<WekaClusterInfo> {
@@ -54,6 +61,10 @@ export function containerAddCall(req: ContainerAddRequest): WekaCall<WekaContain
     validName('container name', req.name),
     '--hostname',
     validHostname(req.hostname),
+    '--base-port',
+    String(validPort('base port', req.basePort)),
+    '--agent-port',
+    String(validPort('agent port', req.agentPort)),
     '--json',
   ];
   return { argv, parse: (stdout) => parseContainerAdd(stdout, commandText(argv)) };
@@ -103,10 +114,14 @@ function readCluster(ctx: OutputContext, value: unknown, where: string): WekaClu
 /** One container entry of `container add|list --json`; extra fields (such as `status`) are ignored. */
 export function readContainer(ctx: OutputContext, value: unknown, where: string): WekaContainerInfo {
   const obj = expectObject(ctx, value, where);
+  const port = (key: 'basePort' | 'agentPort') =>
+    obj[key] === undefined ? {} : { [key]: intField(ctx, obj, key, where, 1) };
   return {
     containerId: intField(ctx, obj, 'containerId', where, 0),
     name: stringField(ctx, obj, 'name', where),
     hostname: stringField(ctx, obj, 'hostname', where),
     clusterGUID: uuidField(ctx, obj, 'clusterGUID', where),
+    ...port('basePort'),
+    ...port('agentPort'),
   };
 }

@@ -53,6 +53,14 @@ export function validContainerId(value: unknown): number {
   return value;
 }
 
+/** A TCP port. */
+export function validPort(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > 65535) {
+    throw new WekaInputError(field, value, 'expected an integer port from 1 to 65535');
+  }
+  return value;
+}
+
 /** Cluster and container names: must not start with "-", which the tool would parse as an option. */
 export function validName(field: string, value: unknown): string {
   if (typeof value !== 'string' || !NAME.test(value)) {

@@ -47,8 +47,9 @@ describe('a join whose answer was lost', () => {
 
     // No cluster GUID yet: the container is allocated and waits for it.
     const { uid } = await createDriveContainer(op, ref, { ...SPEC, nodeName: node });
-    await waitForPhase(ref, 'WaitingForCluster', 120_000);
-    // The attempt whose answer was lost: its container is in the cluster under the object's name.
+    const waiting = await waitForPhase(ref, 'WaitingForCluster', 120_000);
+    const { wekaPort, agentPort } = waiting.status!.allocations!;
+    // The attempt whose answer was lost: its container is in the cluster under the object's name, on its ports.
     await sim(
       node,
       '--',
@@ -62,6 +63,10 @@ describe('a join whose answer was lost', () => {
       name,
       '--hostname',
       node,
+      '--base-port',
+      String(wekaPort),
+      '--agent-port',
+      String(agentPort),
       '--json',
     );
     // Every Weka command on the node fails from now on, so no attempt learns the container's id.

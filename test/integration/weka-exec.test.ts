@@ -59,7 +59,13 @@ describe('Weka CLI calls through Kubernetes exec', () => {
 
     const cluster = await run(clusterCreateCall(uniqueName('tenant')));
     const { containerId } = await run(
-      containerAddCall({ clusterGUID: cluster.guid, name: `${ns}_drive`, hostname: node }),
+      containerAddCall({
+        clusterGUID: cluster.guid,
+        name: `${ns}_drive`,
+        hostname: node,
+        basePort: 35000,
+        agentPort: 35300,
+      }),
     );
     const virtualUUID = '4f1c2d3e-0000-4000-8000-00000000000a';
     const add = { devicePath: device, virtualUUID, ownerClusterGUID: cluster.guid, sizeGiB: 1000 };

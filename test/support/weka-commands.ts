@@ -33,7 +33,8 @@ export function operatorCommands(o: {
     virtualRemoveCall({ devicePath: device, virtualUUID: uuid, ownerClusterGUID: guid }).argv,
     clusterCreateCall('tenant').argv,
     clusterListCall().argv,
-    containerAddCall({ clusterGUID: guid, name: 'ns_drive', hostname: 'node-1' }).argv,
+    containerAddCall({ clusterGUID: guid, name: 'ns_drive', hostname: 'node-1', basePort: 35000, agentPort: 35300 })
+      .argv,
     containerListCall(guid).argv,
     containerStatusCall(containerId).argv,
     containerDeactivateCall(containerId).argv,

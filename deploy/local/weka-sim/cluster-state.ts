@@ -16,6 +16,10 @@ export interface ContainerRecord {
   clusterGUID: string;
   name: string;
   hostname: string;
+  /** First of the WEKA_PORT_BLOCK_SIZE ports the container listens on, on its host (`--base-port`). */
+  basePort?: number;
+  /** Its agent's port on its host (`--agent-port`). */
+  agentPort?: number;
   /** ACTIVE from `container add`, INACTIVE after `container deactivate`; `container remove` needs INACTIVE. */
   status: ContainerStatus;
 }

@@ -3,6 +3,7 @@
 import { integerArg, optional, parseArgs, positionals, required, type ParsedArgs } from './args.js';
 import type { ClusterState, ContainerRecord, DriveRecord } from './cluster-state.js';
 import { SimRefusal, UsageError, type ToolOutput } from './outcome.js';
+import { portClash, portsArgs } from './ports.js';
 import { uuidOption, type NodeView } from './sign-drive-tool.js';
 
 export interface WekaContext {
@@ -15,7 +16,7 @@ export const WEKA_USAGE = `usage:
   weka cluster create NAME [--json]
   weka cluster list [--json]
   weka cluster destroy CLUSTER_GUID
-  weka cluster container add --cluster-guid GUID --name NAME --hostname HOST [--json]
+  weka cluster container add --cluster-guid GUID --name NAME --hostname HOST --base-port PORT --agent-port PORT [--json]
   weka cluster container list [CONTAINER_ID...] [--cluster-guid GUID] [--json]
   weka cluster container deactivate CONTAINER_ID... [--no-wait] [--skip-resource-validation]
   weka cluster container remove CONTAINER_ID [--no-unimprint] [--no-wait]
@@ -90,8 +91,12 @@ function clusterDestroy(args: readonly string[], { clusters }: WekaContext): Too
 }
 
 function containerAdd(args: readonly string[], { clusters }: WekaContext): ToolOutput {
-  const parsed = parseArgs(args, { values: ['--cluster-guid', '--name', '--hostname'], flags: ['--json'] });
+  const parsed = parseArgs(args, {
+    values: ['--cluster-guid', '--name', '--hostname', '--base-port', '--agent-port'],
+    flags: ['--json'],
+  });
   positionals(parsed, []);
+  const ports = portsArgs(required(parsed, '--base-port'), required(parsed, '--agent-port'));
   const clusterGUID = uuidOption(required(parsed, '--cluster-guid'), '--cluster-guid');
   const name = required(parsed, '--name');
   const hostname = required(parsed, '--hostname');
@@ -101,17 +106,20 @@ function containerAdd(args: readonly string[], { clusters }: WekaContext): ToolO
   if (clusters.containers.some((c) => c.clusterGUID === clusterGUID && c.name === name)) {
     throw new SimRefusal(`cluster ${clusterGUID} already has a container named ${name}`);
   }
+  const clash = portClash(clusters.containers, hostname, ports);
+  if (clash !== undefined) throw new SimRefusal(`cannot add ${name} on ${hostname}: ${clash}`);
   const container: ContainerRecord = {
     containerId: clusters.nextContainerId++,
     clusterGUID,
     name,
     hostname,
+    ...ports,
     status: 'ACTIVE',
   };
   clusters.containers.push(container);
   return {
     stdout: output(parsed, container, `Added container ${name} with ID ${container.containerId}`),
-    changes: [{ kind: 'container-add', containerId: container.containerId, clusterGUID, name, hostname }],
+    changes: [{ kind: 'container-add', containerId: container.containerId, clusterGUID, name, hostname, ...ports }],
   };
 }
 

@@ -88,9 +88,18 @@ export const ClusterPortsStatusSchema = Type.Object(
     lbPort: Type.Optional(portSchema('Cluster-wide load balancer port.')),
     lbAdminPort: Type.Optional(portSchema('Cluster-wide load balancer admin port.')),
     s3Port: Type.Optional(portSchema('Cluster-wide S3 port.')),
+    range: Type.Optional(
+      Type.String({
+        maxLength: 11,
+        pattern: '^[0-9]{1,5}-[0-9]{1,5}$',
+        description:
+          'The range as first-last port ("35000-35499"), written with basePort and portRange for the printer column.',
+      }),
+    ),
   },
   {
-    description: 'Ports allocated to the cluster: its range and its singleton ports. Written by the cluster workflow.',
+    description:
+      "Ports allocated to the cluster: its range and its singleton ports. Written by the operator's allocator, inside the cluster-ports mutex.",
   },
 );
 export type ClusterPortsStatus = Static<typeof ClusterPortsStatusSchema>;

@@ -118,6 +118,8 @@ class FakeApiserver {
       this.nodeVersion++;
       return this.send(res, 200, this.node([]));
     }
+    // Standalone containers' ports stay out of every cluster's range: here there is none.
+    if (req.method === 'GET' && url.pathname === `${BASE}/wekaclusters`) return this.send(res, 200, { items: [] });
     if (req.method === 'GET' && url.pathname === `${BASE}/wekacontainers`) {
       this.lists++;
       if (active(this.listFailure)) return this.fail(res, this.listFailure);

@@ -161,6 +161,17 @@ describe('generated CRDs', () => {
     ]);
   });
 
+  it('show phase, drive containers, the port range as first-last, and age for wekaclusters', () => {
+    const columns = crdOf('WekaCluster').spec.versions[0]?.additionalPrinterColumns ?? [];
+    expect(columns.map((c) => [c.name, c.jsonPath, c.priority ?? 0])).toEqual([
+      ['Phase', '.status.phase', 0],
+      ['Drive Containers', '.spec.dynamicTemplate.driveContainers', 0],
+      ['Ports', '.status.ports.range', 0],
+      ['GUID', '.status.clusterGUID', 1],
+      ['Age', '.metadata.creationTimestamp', 0],
+    ]);
+  });
+
   it('point every printer column at a field that exists', () => {
     for (const kind of KINDS) {
       for (const column of crdOf(kind).spec.versions[0]?.additionalPrinterColumns ?? []) {

@@ -97,7 +97,7 @@ describe('node allocation decisions', () => {
     );
     const held = first.decisions[0]!;
     if (!held.outcome.ok) throw new Error('expected an allocation');
-    const shown = { allocations: { virtualDrives: held.outcome.result.virtualDrives } } as Status;
+    const shown = { allocations: { ...held.outcome.result } } as Status;
     const old = container('old', {}, shown);
     const round = decideNodeAllocations(
       input({ ledger: first.ledger, onNode: [old, container('new')], asks: [ask('old'), ask('new')] }),
@@ -122,7 +122,7 @@ describe('node allocation decisions', () => {
     const first = decideNodeAllocations(input({ onNode: [container('c')], asks: [ask('c')] }), sequentialUuids('old'));
     const held = first.decisions[0]!;
     if (!held.outcome.ok) throw new Error('expected an allocation');
-    const shown = { allocations: { virtualDrives: held.outcome.result.virtualDrives } } as Status;
+    const shown = { allocations: { ...held.outcome.result } } as Status;
     const grown = container('c', { containerCapacity: 2000 }, shown);
     const round = decideNodeAllocations(
       input({ ledger: first.ledger, onNode: [grown], asks: [ask('c')] }),
@@ -142,7 +142,7 @@ describe('node allocation decisions', () => {
     const again = decideNodeAllocations(
       input({
         ledger: round.ledger,
-        onNode: [container('c', { containerCapacity: 2000 }, { allocations: { virtualDrives: drives } } as Status)],
+        onNode: [container('c', { containerCapacity: 2000 }, { allocations: { ...d.outcome.result } } as Status)],
         asks: [ask('c')],
       }),
       sequentialUuids('again'),
@@ -161,7 +161,7 @@ describe('node allocation decisions', () => {
     );
     const held = first.decisions[0]!;
     if (!held.outcome.ok) throw new Error('expected an allocation');
-    const shown = { allocations: { virtualDrives: held.outcome.result.virtualDrives } } as Status;
+    const shown = { allocations: { ...held.outcome.result } } as Status;
     const round = decideNodeAllocations(
       input({ ledger: first.ledger, onNode: [container('c', { containerCapacity: 3000 }, shown)], asks: [ask('c')] }),
       sequentialUuids('new'),
@@ -329,6 +329,58 @@ describe('node allocation decisions', () => {
     expect(new Set(ports).size).toBe(3);
   });
 
+  it("gives standalone containers Weka's default ports first, then the next free ones, outside every cluster's range", () => {
+    const decisions = decideNodeAllocations(
+      input({
+        onNode: [container('a'), container('b'), container('c')],
+        asks: [ask('a'), ask('b'), ask('c')],
+        clusterRanges: [{ basePort: 14200, size: 500 }],
+      }),
+      sequentialUuids(),
+    ).decisions;
+    expect(decisions.map((d) => (d.outcome.ok ? [d.outcome.result.wekaPort, d.outcome.result.agentPort] : d))).toEqual([
+      [14000, 14100],
+      [14700, 14101],
+      [14800, 14102],
+    ]);
+  });
+
+  it('makes a member wait until its cluster has a port range', () => {
+    const cluster = { metadata: { name: 'wc', namespace: 'ns' }, spec: {} } as unknown as WekaCluster;
+    const [decision] = decideNodeAllocations(
+      input({ onNode: [container('a', { cluster: 'wc' })], asks: [ask('a')], clusters: new Map([['ns/wc', cluster]]) }),
+      sequentialUuids(),
+    ).decisions;
+    expect(decision!.outcome).toMatchObject({
+      ok: false,
+      error: { type: 'ClusterPortsPending' },
+      waitForCapacity: true,
+    });
+  });
+
+  it('gives ports to an allocation the ledger holds without them, keeping its virtual drives', () => {
+    const first = decideNodeAllocations(input({ onNode: [container('a')], asks: [ask('a')] }), sequentialUuids());
+    const drives = first.ledger.containers['uid-ns-a']!.allocation.virtualDrives;
+    const ledger: AllocationLedger = {
+      found: [],
+      containers: { 'uid-ns-a': { container: 'ns/a', allocation: { virtualDrives: drives } } },
+    };
+    const again = decideNodeAllocations(
+      input({ ledger, onNode: [container('a')], asks: [ask('a')] }),
+      sequentialUuids('x'),
+    );
+    expect(again.decisions[0]!.outcome).toEqual({
+      ok: true,
+      result: { virtualDrives: drives, wekaPort: 14000, agentPort: 14100 },
+    });
+    expect(again.decisions[0]!.write).toBeDefined();
+    expect(again.ledger.containers['uid-ns-a']!.allocation).toEqual({
+      virtualDrives: drives,
+      wekaPort: 14000,
+      agentPort: 14100,
+    });
+  });
+
   it('decides a batch exactly as one decision after the other, each with a fresh read, would', () => {
     const drives = fc.array(fc.integer({ min: 400, max: 8000 }), { minLength: 1, maxLength: 4 });
     const asks = fc.array(
@@ -360,7 +412,11 @@ describe('node allocation decisions', () => {
         });
         const shape = (d: (typeof batch)[number]) =>
           d.outcome.ok
-            ? d.outcome.result.virtualDrives.map((v) => [v.physicalUUID, v.capacityGiB])
+            ? [
+                d.outcome.result.virtualDrives.map((v) => [v.physicalUUID, v.capacityGiB]),
+                d.outcome.result.wekaPort,
+                d.outcome.result.agentPort,
+              ]
             : d.outcome.error.type;
         expect(batch.map(shape)).toEqual(single.map(shape));
 

@@ -21,6 +21,22 @@ describe('decidePod', () => {
     },
   );
 
+  it("replaces a running pod whose environment lacks its container's ports or has others, keeps one that has them", () => {
+    const wanted = [
+      { name: 'PORT', value: '14000' },
+      { name: 'AGENT_PORT', value: '14100' },
+    ];
+    expect(decidePod({ uid: 'u', phase: 'Running' }, wanted)).toBe('replace');
+    expect(decidePod({ uid: 'u', phase: 'Running', env: { PORT: '14101', AGENT_PORT: '14100' } }, wanted)).toBe(
+      'replace',
+    );
+    expect(decidePod({ uid: 'u', phase: 'Running', env: { PORT: '14000', AGENT_PORT: '14100', X: '1' } }, wanted)).toBe(
+      'keep',
+    );
+    expect(decidePod({ uid: 'u', phase: 'Running', env: {} })).toBe('keep');
+    expect(decidePod({ uid: 'u', phase: 'Running', deletionTimestamp: DELETING }, wanted)).toBe('wait-for-deletion');
+  });
+
   it.each(['Pending', 'Running', 'Failed', 'Succeeded', 'Unknown'])(
     'waits out a pod being deleted, whatever its phase (%s)',
     (phase) => {
@@ -55,5 +71,16 @@ describe('wekaPod', () => {
   it('restarts its container always: only a pod that ended as a whole needs replacing', () => {
     const pod = wekaPod({ name: 'p', namespace: 'ns', node: 'n', image: 'i', role: 'drive', owner: 'ns/p' });
     expect(pod.spec.restartPolicy).toBe('Always');
+  });
+
+  it('passes its ports as the weka-in-container image reads them: PORT and WEKA_PORT the base port, AGENT_PORT', () => {
+    const input = { name: 'p', namespace: 'ns', node: 'n', image: 'i', role: 'drive', owner: 'ns/p' } as const;
+    const pod = wekaPod({ ...input, ports: { wekaPort: 35000, agentPort: 35303 } });
+    expect(pod.spec.containers[0]!.env).toEqual([
+      { name: 'PORT', value: '35000' },
+      { name: 'WEKA_PORT', value: '35000' },
+      { name: 'AGENT_PORT', value: '35303' },
+    ]);
+    expect(wekaPod(input).spec.containers[0]).not.toHaveProperty('env');
   });
 });

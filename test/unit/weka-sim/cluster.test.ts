@@ -14,6 +14,7 @@ import {
   virtualAdd,
   addContainer,
   createCluster,
+  freshPorts,
 } from './helpers.js';
 
 async function driveList(state: string, containerId: number): Promise<Array<Record<string, unknown>>> {
@@ -85,6 +86,7 @@ describe('weka-sim cluster formation', () => {
       'drive-0',
       '--hostname',
       'node-1',
+      ...freshPorts(),
     );
     expect(duplicate.exitCode).toBe(65);
     const unknown = await tool(state, 'weka', 'cluster', 'container', 'list', '--cluster-guid', uuid(77));

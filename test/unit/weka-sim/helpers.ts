@@ -151,9 +151,17 @@ export async function createCluster(state: string, name: string): Promise<string
   return (JSON.parse(out.stdout) as { guid: string }).guid;
 }
 
+let nextPorts = 0;
+
+/** Ports no other container of a test uses: blocks of 100 (and an agent port after each) from 14000. */
+export function freshPorts(): string[] {
+  const basePort = 14000 + 200 * (nextPorts++ % 250);
+  return ['--base-port', String(basePort), '--agent-port', String(basePort + 100)];
+}
+
 export function containerAdd(state: string, guid: string, name: string, hostname: string): Promise<SimResult> {
   const argv = ['weka', 'cluster', 'container', 'add', '--cluster-guid', guid, '--name', name];
-  return tool(state, ...argv, '--hostname', hostname, '--json');
+  return tool(state, ...argv, '--hostname', hostname, ...freshPorts(), '--json');
 }
 
 export async function addContainer(state: string, guid: string, name: string, hostname = 'node-1'): Promise<number> {

@@ -66,7 +66,13 @@ describe('typed calls through an exec transport into the simulator', () => {
 
       expect(planClusterCreate(await run(clusterListCall()), 'tenant-a')).toBe('run');
       const cluster = await run(clusterCreateCall('tenant-a'));
-      const containerRequest = { clusterGUID: cluster.guid, name: 'drive-0', hostname: 'node-1' };
+      const containerRequest = {
+        clusterGUID: cluster.guid,
+        name: 'drive-0',
+        hostname: 'node-1',
+        basePort: 35000,
+        agentPort: 35300,
+      };
       expect(planContainerAdd(await run(containerListCall(cluster.guid)), containerRequest)).toBe('run');
       const { containerId } = await run(containerAddCall(containerRequest));
 

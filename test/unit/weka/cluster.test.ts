@@ -62,6 +62,8 @@ describe('weka cluster drive calls', () => {
   });
 });
 
+const PORTS = { basePort: 35000, agentPort: 35303 };
+
 describe('cluster formation calls', () => {
   it('builds cluster create and list', () => {
     expect(clusterCreateCall('tenant-a').argv).toEqual(['weka', 'cluster', 'create', 'tenant-a', '--json']);
@@ -69,7 +71,7 @@ describe('cluster formation calls', () => {
   });
 
   it('builds container add and list', () => {
-    expect(containerAddCall({ clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1' }).argv).toEqual([
+    expect(containerAddCall({ clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1', ...PORTS }).argv).toEqual([
       'weka',
       'cluster',
       'container',
@@ -80,6 +82,10 @@ describe('cluster formation calls', () => {
       'drive-0',
       '--hostname',
       'node-1',
+      '--base-port',
+      '35000',
+      '--agent-port',
+      '35303',
       '--json',
     ]);
     expect(containerListCall(CLUSTER).argv).toEqual([
@@ -95,8 +101,16 @@ describe('cluster formation calls', () => {
 
   it('rejects names that would be read as options', () => {
     expect(() => clusterCreateCall('--help')).toThrow(WekaInputError);
-    expect(() => containerAddCall({ clusterGUID: CLUSTER, name: 'ok', hostname: '-n' })).toThrow(WekaInputError);
-    expect(() => containerAddCall({ clusterGUID: 'x', name: 'ok', hostname: 'n' })).toThrow(WekaInputError);
+    expect(() => containerAddCall({ clusterGUID: CLUSTER, name: 'ok', hostname: '-n', ...PORTS })).toThrow(
+      WekaInputError,
+    );
+    expect(() => containerAddCall({ clusterGUID: 'x', name: 'ok', hostname: 'n', ...PORTS })).toThrow(WekaInputError);
+  });
+
+  it.each([0, -1, 1.5, 65536])('rejects port %s', (port) => {
+    const req = { clusterGUID: CLUSTER, name: 'ok', hostname: 'n' };
+    expect(() => containerAddCall({ ...req, basePort: port, agentPort: 35303 })).toThrow(WekaInputError);
+    expect(() => containerAddCall({ ...req, basePort: 35000, agentPort: port })).toThrow(WekaInputError);
   });
 
   it('returns the GUID of a created cluster', () => {
@@ -109,7 +123,8 @@ describe('cluster formation calls', () => {
   it('returns the ID of an added container', () => {
     const stdout = JSON.stringify({ containerId: 7, name: 'drive-0', hostname: 'node-1', clusterGUID: CLUSTER });
     expect(
-      containerAddCall({ clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1' }).parse(stdout).containerId,
+      containerAddCall({ clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1', ...PORTS }).parse(stdout)
+        .containerId,
     ).toBe(7);
   });
 
@@ -117,7 +132,7 @@ describe('cluster formation calls', () => {
     expect(() => clusterCreateCall('a').parse('{"guid": "not-a-guid", "name": "a"}')).toThrow(WekaOutputError);
     expect(() => clusterListCall().parse('{}')).toThrow(WekaOutputError);
     expect(() =>
-      containerAddCall({ clusterGUID: CLUSTER, name: 'a', hostname: 'b' }).parse('{"containerId": -1}'),
+      containerAddCall({ clusterGUID: CLUSTER, name: 'a', hostname: 'b', ...PORTS }).parse('{"containerId": -1}'),
     ).toThrow(WekaOutputError);
     expect(() => parseContainerList('[{"containerId": 1, "name": "a", "hostname": "b"}]')).toThrow(/clusterGUID/);
   });

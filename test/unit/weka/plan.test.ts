@@ -121,13 +121,11 @@ describe('cluster formation plans', () => {
   });
 
   it('adds a container unless it exists on the same host, and flags one on another host', () => {
-    const existing = [{ containerId: 1, name: 'drive-0', hostname: 'node-1', clusterGUID: CLUSTER }];
-    expect(planContainerAdd([], { clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1' })).toBe('run');
-    expect(planContainerAdd(existing, { clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1' })).toBe(
-      'already-done',
-    );
-    expect(planContainerAdd(existing, { clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-2' })).toHaveProperty(
-      'conflict',
-    );
+    const ports = { basePort: 35000, agentPort: 35303 };
+    const existing = [{ containerId: 1, name: 'drive-0', hostname: 'node-1', clusterGUID: CLUSTER, ...ports }];
+    const req = { clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1', ...ports };
+    expect(planContainerAdd([], req)).toBe('run');
+    expect(planContainerAdd(existing, req)).toBe('already-done');
+    expect(planContainerAdd(existing, { ...req, hostname: 'node-2' })).toHaveProperty('conflict');
   });
 });
