@@ -61,16 +61,21 @@ const dataDir = values.keep ? join(repoRoot, '.tmp', 'sandbox') : undefined;
 if (dataDir) await mkdir(dataDir, { recursive: true });
 const cp = await ControlPlane.start({ ...(dataDir ? { dataDir } : {}), log });
 let operator: ServerProcess | undefined;
-let stopping = false;
+/**
+ * Stops the operator and the control plane once, then exits with the first caller's code: the
+ * progress loop, seeing the operator stopped by a Ctrl-C, must not exit before the control plane
+ * is down, nor with its own code.
+ */
+let stopping: Promise<number> | undefined;
 async function shutdown(code: number, why?: string): Promise<never> {
-  if (!stopping) {
-    stopping = true;
+  stopping ??= (async () => {
     if (why) console.log(`\n${why}`);
     await operator?.stop();
     await cp.stop();
     if (values.keep) console.log(`state kept in ${cp.dataDir}; run again with --keep to resume`);
-  }
-  process.exit(code);
+    return code;
+  })();
+  process.exit(await stopping);
 }
 process.on('SIGINT', () => void shutdown(130, 'Ctrl-C: stopping the operator and the control plane ...'));
 process.on('SIGTERM', () => void shutdown(143, 'SIGTERM: stopping ...'));
