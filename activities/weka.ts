@@ -5,6 +5,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { VirtualDrive } from '../src/allocation/index.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/index.js';
 import {
+  clusterListCall,
   containerAddCall,
   containerDeactivateCall,
   containerListCall,
@@ -21,6 +22,7 @@ import {
   planDriveAdd,
   planVirtualAdd,
   planVirtualRemove,
+  sameUUID,
   showDriveCall,
   virtualAddCall,
   virtualRemoveCall,
@@ -111,6 +113,10 @@ export function createWekaActivities(deps: ActivityDeps) {
       clusterGUID: string;
       name: string;
     }): Promise<number | null> {
+      // A cluster destroyed meanwhile (its last other member destroyed it while this container's
+      // node was down, after taking it out) holds nothing of it: only signatures can be left.
+      const clusters = await run(target, clusterListCall());
+      if (!clusters.some((c) => sameUUID(c.guid, clusterGUID))) return null;
       return findContainerByName(await run(target, containerListCall(clusterGUID)), name)?.containerId ?? null;
     },
 

@@ -8,9 +8,16 @@ import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import { deleteRequestedSignal, specChangedSignal } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
 import { listContainers, readObject } from '../support/containers.js';
-import { kubeConfig, removeNode, stopNodeKubelet, uniqueName, uniqueNamespace } from '../support/harness.js';
+import {
+  kubeConfig,
+  removeNode,
+  startNodeKubelet,
+  stopNodeKubelet,
+  uniqueName,
+  uniqueNamespace,
+} from '../support/harness.js';
 import { sharedDrivesNode, startTestOperator, startWekaCluster, type TestOperator } from '../support/operator.js';
-import { sim } from '../support/simulator.js';
+import { showDevice, sim } from '../support/simulator.js';
 import { POOL_LABEL, SMALL_MEMBER, WEKA_CLUSTERS } from '../support/clusters.js';
 
 /** Short, so that a NotReady node counts as lost within the test. */
@@ -151,10 +158,11 @@ describe('a WekaCluster after its first Ready', () => {
   );
 
   it(
-    'replaces a member whose node is deleted, and one whose node is NotReady past the grace period, on another selected node',
+    'replaces a member whose node is deleted, and one whose node is NotReady past the grace period, on another selected node; deleted then, its Weka cluster is destroyed and the down node cleaned once back',
     { timeout: 480_000 },
     async () => {
-      const { ns, name, nodes } = await clusterOnThreeNodes('loss', 2);
+      const cluster = await clusterOnThreeNodes('loss', 2);
+      const { ns, name, nodes } = cluster;
       const before = await readyWith(ns, name, ['tenant-drive-0', 'tenant-drive-1']);
       const guid = (await getCluster(ns, name))!.status!.clusterGUID!;
       const lost = before.find((m) => m.metadata.name === 'tenant-drive-1')!;
@@ -180,6 +188,24 @@ describe('a WekaCluster after its first Ready', () => {
       const inWekaNow = await wekaContainers(spare, guid);
       expect(inWekaNow.some((n) => n.endsWith('tenant-drive-0'))).toBe(false);
       expect(inWekaNow).toHaveLength(2);
+
+      // Deleted while that node is still down: the two members left destroy the Weka cluster
+      // (tenant-drive-0 was taken out of it already); once the node is back, tenant-drive-0's
+      // teardown finds its cluster gone, removes its signatures, and the WekaCluster goes.
+      await custom().deleteNamespacedCustomObject({ ...CLUSTERS, namespace: ns, name });
+      await cluster.workflow.signal(deleteRequestedSignal);
+      await eventually(
+        'the Weka cluster destroyed',
+        async () => (!(await wekaClusterGUIDs(spare)).includes(guid) ? true : undefined),
+        180_000,
+      );
+      await startNodeKubelet(down);
+      await eventually(
+        'the WekaCluster gone',
+        async () => ((await getCluster(ns, name)) === null ? true : undefined),
+        180_000,
+      );
+      for (const d of DEVICES) expect((await showDevice(down, d.path)).virtualDrives).toEqual([]);
     },
   );
 });
