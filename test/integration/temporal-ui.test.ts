@@ -155,8 +155,8 @@ describe('the Temporal Web UI', () => {
       `${temporalUiUrl()}/namespaces/${temporalNamespace()}/workflows/${encodeURIComponent(handle.workflowId)}/${runId}/user-metadata`,
     );
     await page.getByText('Current Details', { exact: true }).waitFor({ timeout: UI_TIMEOUT_MS });
-    // The workflow set `**Ready**: ready; waiting for deletion`; the UI renders the markdown.
-    await waitForText(page, [c.summary, 'Ready: ready; waiting for deletion']);
+    // The workflow set `**Ready**: ready; waiting for a spec change or deletion`; the UI renders the markdown.
+    await waitForText(page, [c.summary, 'Ready: ready; waiting for a spec change or deletion']);
     await saveScreenshot(page, ARTIFACT_DIR, 'container-workflow-user-metadata');
     expect(browser!.blockedRequests).toEqual([]);
   });
