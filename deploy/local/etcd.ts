@@ -72,23 +72,14 @@ export async function etcdRevision(url: string): Promise<number> {
   return revision;
 }
 
-/** A key of the fault hooks' own, outside the apiserver's /registry prefix. */
-const REVISION_BUMP_KEY = Buffer.from('/weka-local-faults/revision-bump').toString('base64');
-
 /**
  * Compacts etcd at its current revision, physically (it returns once the old revisions are gone
  * from the backend), and returns that revision. Every revision before it is then unreadable: a
- * watch or read from an older one fails as "required revision has been compacted".
- *
- * Two writes to a key of its own come first, so that the compacted revision is past the last event
- * (or progress notice) of every watch the apiserver holds on etcd: when those watches resume after
- * etcd restarts, they resume from a compacted revision, so every watch cache lists anew and answers
- * a watch from an older resourceVersion with 410 Gone. Without them, a cache whose last event was
- * the latest write would resume cleanly and keep serving the old resourceVersions from memory.
+ * watch or read from an older one fails as "required revision has been compacted". Whether a
+ * running apiserver's watch caches notice depends on timing; ControlPlane.restartEtcd({ compact })
+ * restarts the apiserver so that they start over at the compacted revision.
  */
 export async function compactEtcd(url: string): Promise<number> {
-  for (let i = 0; i < 2; i++)
-    await gateway(url, 'kv/put', { key: REVISION_BUMP_KEY, value: Buffer.from(String(Date.now())).toString('base64') });
   const revision = await etcdRevision(url);
   try {
     await gateway(url, 'kv/compaction', { revision: String(revision), physical: true });
