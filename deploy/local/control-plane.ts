@@ -28,6 +28,7 @@ import { waitUntilReady, type ServerProcess } from './processes.js';
 import { FakeNodes, type NodeSpec } from './fake-nodes.js';
 import { startTemporal, type TemporalServer } from './temporal.js';
 import { ensureTools, type ToolPaths } from './tools.js';
+import { messageOf } from '../../src/errors.js';
 
 export interface ControlPlaneOptions {
   /** Where every server keeps its state and log; a fresh temporary directory when absent. */
@@ -73,6 +74,9 @@ const APISERVER_RECONNECT_MS = 30_000;
  * like the kubelet after a pod's grace period, restartApiserver kills it then.
  */
 const APISERVER_STOP_GRACE_MS = 5_000;
+/** Start-ups tried when a server finds its chosen port taken. */
+const START_ATTEMPTS = 3;
+const PORT_TAKEN = /address already in use/i;
 
 export class ControlPlane {
   readonly timings: Record<string, number> = {};
@@ -134,25 +138,33 @@ export class ControlPlane {
   static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
     const log = options.log ?? ((m: string) => process.stderr.write(`${m}\n`));
     const tools = await ensureTools();
-    const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'weka-controlplane-')));
-    await mkdir(join(dataDir, 'logs'), { recursive: true });
-    const ports = await planPorts(dataDir);
-    const cp = new ControlPlane(
-      dataDir,
-      options.dataDir === undefined && options.keep !== true,
-      tools,
-      ports,
-      options.temporalNamespace ?? 'default',
-      options.deadlineMs ?? 90_000,
-      log,
-    );
-    try {
-      await cp.boot(options.installCrds ?? true, options.auditPolicy);
-    } catch (err) {
-      await cp.stop();
-      throw err;
+    for (let attempt = 1; ; attempt++) {
+      const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'weka-controlplane-')));
+      await mkdir(join(dataDir, 'logs'), { recursive: true });
+      const ports = await planPorts(dataDir);
+      const cp = new ControlPlane(
+        dataDir,
+        options.dataDir === undefined && options.keep !== true,
+        tools,
+        ports,
+        options.temporalNamespace ?? 'default',
+        options.deadlineMs ?? 90_000,
+        log,
+      );
+      try {
+        await cp.boot(options.installCrds ?? true, options.auditPolicy);
+        return cp;
+      } catch (err) {
+        await cp.stop();
+        // A port is free when chosen and bound by a server moments later: something else can take
+        // it in between. Start again on ports chosen afresh.
+        if (attempt < START_ATTEMPTS && PORT_TAKEN.test(messageOf(err))) {
+          log(`control plane: a port was taken during start-up (attempt ${attempt}); starting again`);
+          continue;
+        }
+        throw err;
+      }
     }
-    return cp;
   }
 
   private async timed<T>(name: string, work: () => Promise<T>): Promise<T> {
@@ -197,7 +209,10 @@ export class ControlPlane {
       await writeFile(this.kubeconfigPath, await kubeconfigYaml(this.apiserverUrl, pki), { mode: 0o600 });
       if (withCrds) await this.timed('crds', () => installCrds(this.kubeConfig(), this.deadlineMs));
     })();
-    await Promise.all([kube, this.startTemporal()]);
+    // Both settle before an error is thrown, so that stop() finds every server that was started.
+    const servers = await Promise.allSettled([kube, this.startTemporal()]);
+    const failed = servers.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
     this.nodes = new FakeNodes({
       kwokBinary: this.tools.kwok,
       kubeConfig: this.kubeConfig(),

@@ -4,7 +4,7 @@
 // was lost: no object stored or changed, no command run on the node.
 // Bad input that only shows while a workflow runs (capacity, annotations, vanished nodes,
 // truncated output at run time) is in bad-input-runtime.test.ts.
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities, type Activities } from '../../activities/index.js';
 import type { ExecTargetRef } from '../../activities/types.js';
@@ -40,6 +40,8 @@ import { sharedDrivesNode, startTestOperator, type TestOperator } from '../suppo
 import { createWekaCluster, simulatorLog, type SimLogEntry } from '../support/simulator.js';
 
 type Manifest = Record<string, unknown>;
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 const PLURALS: Record<string, string> = {
   WekaContainer: 'wekacontainers',
@@ -84,6 +86,13 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await op?.stop();
+  // The control operation never ran: drop it, so that a later test file's watcher does not run it.
+  if (signing) {
+    const api = kubeConfig().makeApiClient(CustomObjectsApi);
+    const ref = { ...where({ kind: 'WekaManualOperation' }), name: signing.name };
+    await api.patchNamespacedCustomObject({ ...ref, body: { metadata: { finalizers: null } } }, mergePatch);
+    await api.deleteNamespacedCustomObject(ref);
+  }
 });
 
 // ---- where the user sees it ---------------------------------------------------------------

@@ -47,28 +47,33 @@ async function startSecondControlPlane(): Promise<{ dataDir: string; pid: number
 
 describe('control plane lifecycle', () => {
   for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
-    it(`runs beside the shared control plane and leaves no process behind after ${signal}`, async () => {
-      const second = await startSecondControlPlane();
-      expect(second.apiserverUrl).not.toBe(kubeConfig().getCurrentCluster()?.server);
-      const servers = await processesUsing(second.dataDir);
-      // etcd, kube-apiserver, temporal and the node's kwok, each under its supervisor.
-      for (const name of ['etcd', 'kube-apiserver', 'temporal', 'kwok']) {
-        expect(
-          servers.some((line) => line.includes(`/${name} `) || line.includes(`/${name}-`)),
-          `${name} is running`,
-        ).toBe(true);
-      }
+    // Longer than the start-up wait below, so that a slow start fails with the control plane's output.
+    it(
+      `runs beside the shared control plane and leaves no process behind after ${signal}`,
+      { timeout: 200_000 },
+      async () => {
+        const second = await startSecondControlPlane();
+        expect(second.apiserverUrl).not.toBe(kubeConfig().getCurrentCluster()?.server);
+        const servers = await processesUsing(second.dataDir);
+        // etcd, kube-apiserver, temporal and the node's kwok, each under its supervisor.
+        for (const name of ['etcd', 'kube-apiserver', 'temporal', 'kwok']) {
+          expect(
+            servers.some((line) => line.includes(`/${name} `) || line.includes(`/${name}-`)),
+            `${name} is running`,
+          ).toBe(true);
+        }
 
-      process.kill(second.pid, signal);
-      const left = await eventually(
-        `every server of the second control plane to exit after ${signal}`,
-        async () => {
-          const remaining = await processesUsing(second.dataDir);
-          return remaining.length === 0 ? remaining : undefined;
-        },
-        30_000,
-      );
-      expect(left).toEqual([]);
-    });
+        process.kill(second.pid, signal);
+        const left = await eventually(
+          `every server of the second control plane to exit after ${signal}`,
+          async () => {
+            const remaining = await processesUsing(second.dataDir);
+            return remaining.length === 0 ? remaining : undefined;
+          },
+          30_000,
+        );
+        expect(left).toEqual([]);
+      },
+    );
   }
 });

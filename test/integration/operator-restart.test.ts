@@ -174,7 +174,7 @@ describe('the operator process', () => {
         for (const device of DEVICES) expect((await showDevice(node, device.path)).virtualDrives).toEqual([]);
       }
       // The last drive container on each node took the node's ssdproxy container with it.
-      await waitProxiesGone(operatorNamespace, 60_000);
+      await waitProxiesGone(operatorNamespace, nodes, 60_000);
       for (const ref of refs) expect(await readContainer(ref)).toBeNull();
 
       const afterTeardown = await metricsText(port!);

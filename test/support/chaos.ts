@@ -258,7 +258,7 @@ export async function expectCleanTeardown(
   const started = Date.now();
   await deleteContainers(kubeConfig(), refs);
   await waitGone(refs, 240_000, { intervalMs: CHAOS_POLL_MS });
-  await waitProxiesGone(run.env.operatorNamespace, 60_000, { intervalMs: CHAOS_POLL_MS });
+  await waitProxiesGone(run.env.operatorNamespace, run.env.scope.nodes, 60_000, { intervalMs: CHAOS_POLL_MS });
   const tookMs = Date.now() - started;
   await beforeCheck?.();
   const final = await checkAllDeleted(run.env.scope, harnessWorld(), steady);

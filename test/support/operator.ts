@@ -11,7 +11,7 @@ import { createOperatorWorker } from '../../deploy/operator/worker.js';
 import { signSharedDrives } from '../../deploy/local/shared-drives.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
-import { FINALIZER, type ObjectRef } from '../../src/lifecycle/names.js';
+import { FINALIZER, proxyName, type ObjectRef } from '../../src/lifecycle/names.js';
 import { DEFAULT_ALLOWED_IMAGES } from '../../src/lifecycle/image-policy.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { eventually } from './async.js';
@@ -237,20 +237,26 @@ function leftSummary(left: readonly WekaContainer[]): string {
 }
 
 /** Waits until the operator removed every node's ssdproxy (the last teardown on a node does it). */
+/**
+ * Waits until the ssdproxy containers of `nodes` are gone from the operator namespace. Scoped to the
+ * test's own nodes: a watcher that runs for the whole apiserver also starts the workflows of objects
+ * an earlier test file left behind (a sign-drives operation ensures its node's proxy, and keeps it).
+ */
 export async function waitProxiesGone(
   operatorNamespace: string,
+  nodes: readonly string[],
   timeoutMs: number,
   o: { intervalMs?: number } = {},
 ): Promise<void> {
   const kc = kubeConfig();
+  const names = new Set(nodes.map(proxyName));
+  const left = async () =>
+    (await listContainers(kc, operatorNamespace)).map((c) => c.metadata.name ?? '').filter((n) => names.has(n));
   await eventually(
     'the ssdproxy containers to be gone',
-    async () => ((await listContainers(kc, operatorNamespace)).length === 0 ? true : undefined),
+    async () => ((await left()).length === 0 ? true : undefined),
     timeoutMs,
-    {
-      ...o,
-      progress: async () => (await listContainers(kc, operatorNamespace)).map((c) => c.metadata.name).join(', '),
-    },
+    { ...o, progress: async () => (await left()).join(', ') },
   );
 }
 
