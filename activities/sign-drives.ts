@@ -1,24 +1,39 @@
-// Activities of the sign-drives operation: read the operation, find its nodes, sign each node's
-// devices for its ssdproxy (inside the proxy pod, probing each device first so a retry never
-// signs twice), and publish the signed drives on the node: the shared-drives annotation and the
-// capacity resources the scheduler sees.
+// Activities of the sign-drives operation: read the operation, find its nodes, choose each node's
+// devices, sign each for the ssdproxy or for exclusive use (inside the proxy pod, probing each
+// device first so a retry never signs twice, and skipping what signing would destroy unasked), and
+// publish the signed drives on the node: its annotations and the resources the scheduler sees.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import {
+  BLOCKED_DRIVES_ANNOTATION,
+  decodeSerialsAnnotation,
   decodeSharedDrivesAnnotation,
+  encodeSerialsAnnotation,
   encodeSharedDrivesAnnotation,
+  EXCLUSIVE_DRIVES_ANNOTATION,
+  exclusiveDrivesResource,
   SHARED_DRIVES_ANNOTATION,
 } from '../src/annotations/index.js';
 import { reconcileSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../src/lifecycle/node-drives.js';
 import { ALLOCATIONS_ANNOTATION, encodeLedger, reconcileLedger } from '../src/lifecycle/allocation-ledger.js';
 import { ledgerOf } from './kube/node-ledger.js';
 import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../src/lifecycle/names.js';
-import { labelSelectorText, signingRefusal } from '../src/lifecycle/sign-drives-request.js';
+import { labelSelectorText, signingRequestFor } from '../src/lifecycle/sign-drives-request.js';
 import {
+  chooseDevices,
+  nothingChosenMessage,
+  refusalSkip,
+  signingVerdict,
+  type SigningMode,
+  type SkippedDevice,
+} from '../src/lifecycle/device-signing.js';
+import {
+  listBlockDevicesCall,
   NON_RETRYABLE_WEKA_ERRORS,
-  planSignProxy,
   showDriveCall,
+  signExclusiveCall,
   signProxyCall,
   type DriveInfo,
+  type SignFlag,
 } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
@@ -52,32 +67,45 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
   const run = wekaCli(deps.exec);
   const proxies = createNodeDecisions(deps);
 
-  /** Probe, sign only an unsigned device, and read back what signing assigned. */
-  async function signForProxy(
+  /**
+   * Signs one device as the verdict says, unless a retry finds it signed already, and reads back
+   * what signing assigned. A refusal of the tool is the device's answer: it is skipped.
+   */
+  async function signDevice(
     target: ExecTargetRef,
-    devicePath: string,
-  ): Promise<{ drive: ProxySignedDrive; signed: boolean }> {
-    const before = await run(target, showDriveCall(devicePath));
-    const plan = planSignProxy(before);
-    if (typeof plan === 'object') throw new DeviceRefused(plan.conflict);
-    // Already signed: the probe read everything the annotation needs.
+    mode: SigningMode,
+    before: DriveInfo,
+    flags: SignFlag[],
+  ): Promise<{ drive: ProxySignedDrive; signed: boolean } | { skipped: SkippedDevice }> {
+    const devicePath = before.devicePath;
     let after = before;
     let signedNow = false;
-    if (plan === 'run') {
+    if (before.signature !== mode) {
       try {
-        await run(target, signProxyCall(devicePath));
+        await run(target, mode === 'proxy' ? signProxyCall(devicePath, flags) : signExclusiveCall(devicePath, flags));
         signedNow = true;
       } catch (err) {
-        // Refused because another operation signed it since our probe? Then it is done.
         if (!isDeviceRefusal(err)) throw err;
-        if (planSignProxy(await run(target, showDriveCall(devicePath))) !== 'already-done') throw err;
+        // Refused because an earlier attempt, or another operation, signed it since our probe? Then it is done.
+        if ((await run(target, showDriveCall(devicePath))).signature !== mode)
+          return { skipped: refusalSkip(devicePath, err.message) };
       }
       after = await run(target, showDriveCall(devicePath));
     }
-    if (after.signature !== 'proxy' || after.physicalUUID === null)
-      throw new DeviceRefused(`${devicePath} is not signed for proxy use after signing it`);
+    if (after.signature !== mode || after.physicalUUID === null)
+      throw new DeviceRefused(`${devicePath} is not signed for ${mode} use after signing it`);
     const { physicalUUID, serial, capacityGiB, type } = after;
     return { drive: { physicalUUID, serial, capacityGiB, type, devicePath: after.devicePath }, signed: signedNow };
+  }
+
+  /** Serials that a container on the node holds: its exclusive drives, and the drives under its virtual drives. */
+  async function heldSerials(node: string): Promise<Set<string>> {
+    const held = new Set<string>();
+    for (const c of await api.listContainersOnNode(node)) {
+      for (const serial of c.status?.allocations?.drives ?? []) held.add(serial);
+      for (const vd of c.status?.allocations?.virtualDrives ?? []) if (vd.serial) held.add(vd.serial);
+    }
+    return held;
   }
 
   /** What each device reports; a device the proxy cannot find is left out (it is not there). */
@@ -117,13 +145,16 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Signs one device for proxy use in the node's proxy pod (started again first if it is gone),
-     * unless it is signed already. Executed by the node's mutex, so removing an unused proxy never
-     * runs in the middle of it. A refusal of the device is its answer; any other failure is
-     * retried by Temporal, and answered as SignFailed from the third attempt on, so that a proxy
-     * that cannot be reached never holds up the node's mutex for long.
+     * Signs one device in the node's proxy pod (started again first if it is gone), for the proxy or
+     * for exclusive use as the operation asks, unless it is signed so already. Executed by the
+     * node's mutex, so removing an unused proxy never runs in the middle of it. The device is
+     * checked against the operation and the node as they are now: the operation must choose it,
+     * and nothing on it may be lost unless the operation says so (device-signing.ts); otherwise it
+     * is skipped, with the reason. Any other failure is retried by Temporal, and answered as
+     * SignFailed from the third attempt on, so that a proxy that cannot be reached never holds up
+     * the node's mutex for long.
      */
-    async signProxyDrive({ node, devicePath, operation }: MutexPayloads['sign-drive']): Promise<MutexOutcome> {
+    async signDrive({ node, devicePath, operation }: MutexPayloads['sign-drive']): Promise<MutexOutcome> {
       try {
         showDriveCall(devicePath); // a device path that is no device path is refused before anything is read
         const [op, nodeObject] = await Promise.all([
@@ -131,20 +162,55 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
           orIfMissing(api.core.readNode({ name: node }), null),
         ]);
         const current = op && { uid: op.metadata.uid ?? '', deleting: !!op.metadata.deletionTimestamp, spec: op.spec };
-        const refusal = signingRefusal(operation, current, nodeObject?.metadata?.labels ?? {}, devicePath);
-        if (refusal !== undefined) {
-          deps.logger.warn({ node, devicePath, refusal }, 'refused to sign a device');
-          return {
-            ok: false,
-            error: { type: 'SigningNotRequested', message: `not signing ${devicePath}: ${refusal}` },
-          };
-        }
+        const asked = signingRequestFor(operation, current, nodeObject?.metadata?.labels ?? {});
+        const notAsked = (why: string): MutexOutcome => {
+          deps.logger.warn({ node, devicePath, refusal: why }, 'refused to sign a device');
+          return { ok: false, error: { type: 'SigningNotRequested', message: `not signing ${devicePath}: ${why}` } };
+        };
+        if (!asked.ok) return notAsked(asked.refusal);
+        const { request } = asked;
         const proxy = await proxies.ensureProxy({ node });
         if (!proxy.ok) return proxy;
         const target = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };
-        const { drive, signed } = await signForProxy(target, devicePath);
-        deps.logger.info({ node, devicePath, signed, physicalUUID: drive.physicalUUID }, 'device signed for proxy');
-        const result: SignedDevice = { drive, signed };
+        const devices = await run(target, listBlockDevicesCall());
+        const choice = chooseDevices(request.type, request.devicePaths, devices);
+        const named = choice.skipped.find((s) => s.devicePath === devicePath);
+        if (named) return { ok: true, result: { skipped: named } satisfies SignedDevice };
+        const device = devices.find((d) => d.path === devicePath);
+        if (!device || !choice.chosen.includes(devicePath))
+          return notAsked(`the operation's ${request.type} does not choose it on node ${node}`);
+        const info = await run(target, showDriveCall(devicePath));
+        const verdict = signingVerdict({
+          mode: request.mode,
+          device,
+          info,
+          options: request.options,
+          heldSerials: await heldSerials(node),
+        });
+        if (verdict.action === 'skip') {
+          const skipped = { devicePath, reason: verdict.reason, message: verdict.message };
+          deps.logger.warn({ node, ...skipped }, 'device skipped');
+          return { ok: true, result: { skipped } satisfies SignedDevice };
+        }
+        const flags = verdict.action === 'sign' ? verdict.flags : [];
+        const outcome = await signDevice(target, request.mode, info, flags);
+        if ('skipped' in outcome) {
+          deps.logger.warn({ node, ...outcome.skipped }, 'device skipped: the sign tool refused it');
+          return { ok: true, result: outcome satisfies SignedDevice };
+        }
+        const erased = verdict.action === 'sign' && outcome.signed ? verdict.erases : [];
+        deps.logger.info(
+          {
+            node,
+            devicePath,
+            mode: request.mode,
+            signed: outcome.signed,
+            erased,
+            physicalUUID: outcome.drive.physicalUUID,
+          },
+          'device signed',
+        );
+        const result: SignedDevice = { ...outcome, mode: request.mode, erased };
         return { ok: true, result };
       } catch (err) {
         if (isDeviceRefusal(err)) return { ok: false, error: { type: 'DeviceRefused', message: err.message } };
@@ -154,13 +220,36 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
       }
     },
 
+    /** The devices the operation chooses on the node, read in its proxy pod (lsblk on the host). */
+    async chooseNodeDevices({
+      node,
+      operation,
+    }: {
+      node: string;
+      operation: ObjectRef & { uid: string };
+    }): Promise<{ chosen: string[]; skipped: SkippedDevice[]; nothingChosen?: string }> {
+      const [op, nodeObject] = await Promise.all([
+        api.getOperation(operation),
+        orIfMissing(api.core.readNode({ name: node }), null),
+      ]);
+      const current = op && { uid: op.metadata.uid ?? '', deleting: !!op.metadata.deletionTimestamp, spec: op.spec };
+      const asked = signingRequestFor(operation, current, nodeObject?.metadata?.labels ?? {});
+      if (!asked.ok) throw ApplicationFailure.nonRetryable(asked.refusal, 'SigningNotRequested');
+      const target = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };
+      const devices = await run(target, listBlockDevicesCall());
+      const choice = chooseDevices(asked.request.type, asked.request.devicePaths, devices);
+      if (choice.chosen.length > 0) return choice;
+      return { ...choice, nothingChosen: nothingChosenMessage(asked.request.type, devices) };
+    },
+
     /**
-     * Reads every device the node lists or just signed, in its proxy pod, and makes the node say
-     * what they hold: its shared-drives annotation (keyed by physical UUID), its capacity
-     * resources, and its allocation ledger, where a virtual drive on a device that no container
-     * was given is counted as taken (found) and the entry of a container that is gone and holds
-     * nothing on the devices is forgotten. Executed by the node's mutex, so no allocation is
-     * decided while the devices are read.
+     * Reads every disk of the node and every device its annotations list, in its proxy pod, and
+     * makes the node say what they hold: its shared-drives annotation (keyed by physical UUID) and
+     * its exclusive-drives annotation (serials, in the Weka operator's format), the extended
+     * resources the scheduler sees, and its allocation ledger, where a virtual drive on a device
+     * that no container was given is counted as taken (found) and the entry of a container that is
+     * gone and holds nothing on the devices is forgotten. Executed by the node's mutex, so no
+     * allocation is decided while the devices are read.
      */
     async publishNodeDrives({
       node,
@@ -175,19 +264,29 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
       for (let attempt = 0; attempt < NODE_WRITE_ATTEMPTS; attempt++) {
         const current = await orIfMissing(api.core.readNode({ name: node }), null);
         if (!current) throw ApplicationFailure.nonRetryable(`node ${node} no longer exists`, 'NotFound');
-        const text = current.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION];
+        const annotations = current.metadata?.annotations ?? {};
+        const text = annotations[SHARED_DRIVES_ANNOTATION];
         const decoded = decodeSharedDrivesAnnotation(text ?? '[]');
-        if (!decoded.ok) {
+        const exclusiveText = annotations[EXCLUSIVE_DRIVES_ANNOTATION];
+        const exclusive = decodeSerialsAnnotation(EXCLUSIVE_DRIVES_ANNOTATION, exclusiveText);
+        const blocked = decodeSerialsAnnotation(BLOCKED_DRIVES_ANNOTATION, annotations[BLOCKED_DRIVES_ANNOTATION]);
+        for (const d of [decoded, exclusive, blocked]) {
           // Rewriting it would drop the drives we cannot read; a person has to look at it.
-          throw ApplicationFailure.nonRetryable(
-            `node ${node}: ${decoded.error.message}; not overwriting it`,
-            'MalformedAnnotation',
-          );
+          if (!d.ok)
+            throw ApplicationFailure.nonRetryable(
+              `node ${node}: ${d.error.message}; not overwriting it`,
+              'MalformedAnnotation',
+            );
         }
+        if (!decoded.ok || !exclusive.ok || !blocked.ok) throw new Error('unreachable');
         const ledger = ledgerOf(current);
-        const paths = [...new Set([...decoded.drives, ...drives].map((d) => d.devicePath))];
+        const disks = (await run(target, listBlockDevicesCall())).filter((d) => d.type === 'disk').map((d) => d.path);
+        const paths = [
+          ...new Set([...disks, ...decoded.drives.map((d) => d.devicePath), ...drives.map((d) => d.devicePath)]),
+        ];
         const devices = await readDevices(target, paths);
         const present = devices.filter((d) => d.signature === 'proxy' && d.physicalUUID !== null);
+        const exclusiveNow = devices.filter((d) => d.signature === 'exclusive').map((d) => d.serial);
         const reconciled = reconcileSharedDrives(
           decoded.drives,
           present.map((d) => ({
@@ -206,17 +305,29 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
         );
         const next = encodeSharedDrivesAnnotation(reconciled.drives);
         const nextLedger = encodeLedger(books.ledger);
+        // Left as written when nothing changed, so the Weka operator's order is kept.
+        const sameExclusive =
+          exclusive.serials.length === new Set(exclusiveNow).size &&
+          exclusive.serials.every((s) => exclusiveNow.includes(s));
+        const nextExclusive = sameExclusive ? exclusiveText : encodeSerialsAnnotation(exclusiveNow);
         let resourceVersion = current.metadata?.resourceVersion;
         const capacity = sharedCapacityGiB(reconciled.drives);
-        const resources = sharedCapacityResources(capacity);
+        const resources = {
+          ...sharedCapacityResources(capacity),
+          ...exclusiveDrivesResource(exclusiveNow, blocked.serials),
+        };
         try {
-          if (next !== text || nextLedger !== current.metadata?.annotations?.[ALLOCATIONS_ANNOTATION]) {
-            const annotations = { [SHARED_DRIVES_ANNOTATION]: next, [ALLOCATIONS_ANNOTATION]: nextLedger };
+          if (next !== text || nextLedger !== annotations[ALLOCATIONS_ANNOTATION] || nextExclusive !== exclusiveText) {
+            const patch: Record<string, string | null> = {
+              [SHARED_DRIVES_ANNOTATION]: next,
+              [ALLOCATIONS_ANNOTATION]: nextLedger,
+              [EXCLUSIVE_DRIVES_ANNOTATION]: nextExclusive ?? null,
+            };
             const patched = await api.core.patchNode(
               {
                 name: node,
                 fieldManager: FIELD_MANAGER.nodeSigner,
-                body: { metadata: { resourceVersion, annotations } },
+                body: { metadata: { resourceVersion, annotations: patch } },
               },
               mergeHeaders,
             );
@@ -237,25 +348,34 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
           throw err;
         }
         const found = books.found.map((f) => `${f.virtualUUID} (${f.capacityGiB} GiB on ${f.physicalUUID})`);
-        const dropped = reconciled.dropped.map((d) => `${d.devicePath} (${d.physicalUUID})`);
+        const dropped = [
+          ...reconciled.dropped.map((d) => `${d.devicePath} (${d.physicalUUID})`),
+          ...exclusive.serials.filter((s) => !exclusiveNow.includes(s)).map((s) => `exclusive drive ${s}`),
+        ];
         deps.logger.info(
-          { node, drives: reconciled.drives.length, ...capacity, found, dropped, forgotten: books.forgotten },
-          'published shared drives',
+          {
+            node,
+            drives: reconciled.drives.length,
+            exclusive: exclusiveNow.length,
+            ...capacity,
+            found,
+            dropped,
+            forgotten: books.forgotten,
+          },
+          'published drives',
         );
         return {
           driveCount: reconciled.drives.length,
           tlcGiB: capacity.tlc,
           qlcGiB: capacity.qlc,
+          exclusiveCount: new Set(exclusiveNow).size,
           found,
           foundGiB: books.ledger.found.reduce((sum, f) => sum + f.capacityGiB, 0),
           dropped,
           forgotten: books.forgotten,
         };
       }
-      throw ApplicationFailure.retryable(
-        `node ${node} kept changing while its shared drives were published`,
-        'NodeConflict',
-      );
+      throw ApplicationFailure.retryable(`node ${node} kept changing while its drives were published`, 'NodeConflict');
     },
 
     async writeOperationStatus({ ref, status }: { ref: ObjectRef; status: OperationStatusUpdate }): Promise<void> {

@@ -5,6 +5,7 @@ import type { ContainerAllocation } from '../src/lifecycle/node-allocations.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import type { Condition } from '../src/api/index.js';
 import type { ContainerOnNode, MutexOutcome, ProxySignedDrive } from '../src/protocol.js';
+import type { SkippedDevice } from '../src/lifecycle/device-signing.js';
 
 /** Defined with the mutex protocol (src/protocol.ts); here too, beside the other activity data. */
 export type { ContainerOnNode, MutexOutcome, ProxySignedDrive };
@@ -105,16 +106,18 @@ export interface OperationSnapshot extends ObjectSnapshot {
 }
 
 /** One device signed for the node's proxy: what it reports now, and whether this call signed it. */
-export interface SignedDevice {
-  drive: ProxySignedDrive;
-  signed: boolean;
-}
+/** A device signed (now, or by an earlier attempt or operation), or skipped with the reason. */
+export type SignedDevice =
+  | { drive: ProxySignedDrive; signed: boolean; mode: 'proxy' | 'exclusive'; erased: string[] }
+  | { skipped: SkippedDevice };
 
 /** The node's shared drives after publishing, and the capacity advertised for them. */
 export interface NodeDrivesPublished {
   driveCount: number;
   tlcGiB: number;
   qlcGiB: number;
+  /** Drives signed for exclusive use on the node. */
+  exclusiveCount: number;
   /** Virtual drives found on the devices that no container was given, first seen now. */
   found: string[];
   /** GiB of every found virtual drive the node counts as taken. */
@@ -132,6 +135,7 @@ export interface OperationStatusUpdate {
   results: {
     node: string;
     drives?: { uuid: string; serial: string; capacityGiB: number; type: string; devicePath: string }[];
+    skipped?: SkippedDevice[];
     error?: string;
   }[];
   observedGeneration: number;

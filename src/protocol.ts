@@ -151,7 +151,7 @@ export const MUTEX_REQUEST_ACTIVITIES = {
   'allocate-cluster-ports': 'allocateClusterPorts',
   'release-cluster-ports': 'releaseClusterPorts',
   'publish-drives': 'publishNodeDrives',
-  'sign-drive': 'signProxyDrive',
+  'sign-drive': 'signDrive',
 } as const satisfies Record<keyof MutexPayloads, string>;
 export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
 

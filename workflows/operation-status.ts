@@ -36,6 +36,11 @@ export class OperationStatus extends LifecycleStatus {
     await this.publish();
   }
 
+  /** How many devices the nodes skipped. */
+  skippedDevices(): number {
+    return [...this.results.values()].reduce((sum, r) => sum + (r.skipped?.length ?? 0), 0);
+  }
+
   failedResults(): NodeResult[] {
     return [...this.results.values()].filter((r) => r.error !== undefined);
   }

@@ -1,7 +1,8 @@
 // The sign-drives operation (`weka-operation/<uid>`), for WekaManualOperations with action
-// sign-drives and shared: true: on every node the selector matches, ensure the node's ssdproxy,
-// sign the listed devices for it one by one, and publish the signed drives on the node, each
-// step a request to the node's mutex (so nothing removes the proxy in the middle of signing, and
+// sign-drives: on every node the selector matches, ensure the node's ssdproxy, choose the devices
+// (device-signing.ts), sign them one by one for the proxy (shared: true) or for exclusive use,
+// skipping with the reason any whose data would be lost unasked, and publish the signed drives on
+// the node, each step a request to the node's mutex (so nothing removes the proxy in the middle of signing, and
 // publishing, which adds capacity, wakes the containers refused for lack of it). Nodes
 // run concurrently and independently: one node's failure is that node's result only. Then the
 // workflow waits for the operation's deletion. Signing is never reverted, so deletion only removes
@@ -9,14 +10,10 @@
 import { isCancellation, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import type { NodeDrivesPublished, OperationSnapshot, ProxySignedDrive, SignedDevice } from '../activities/types.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
-import {
-  labelSelectorText,
-  signDrivesRequest,
-  unsupportedTypeMessage,
-  type SignDrivesRequest,
-} from '../src/lifecycle/sign-drives-request.js';
+import type { SkippedDevice } from '../src/lifecycle/device-signing.js';
+import { labelSelectorText, signDrivesRequest, type SignDrivesRequest } from '../src/lifecycle/sign-drives-request.js';
 import { WekaPhase, nodeMutexId, type ObjectWorkflowInput } from '../src/protocol.js';
-import { kube } from './activities.js';
+import { kube, weka } from './activities.js';
 import { Lifecycle, messageOf, objectState } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
 import { OperationStatus, type NodeResult } from './operation-status.js';
@@ -43,38 +40,66 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
   }
 
   async function signNode(request: SignDrivesRequest, node: string): Promise<NodeResult> {
-    const unsupported = unsupportedTypeMessage(request.type);
-    if (unsupported) return { node, error: unsupported };
+    const use = request.mode === 'proxy' ? 'the ssdproxy' : 'exclusive use';
     status.nodeStep(node, "ensuring the node's ssdproxy");
     const proxy = await mutex.call(nodeMutexId(node), 'ensure-proxy', { node }, node);
     if (!proxy.ok) return { node, error: `ensuring the node's ssdproxy: ${proxy.error?.message ?? 'failed'}` };
-    status.nodeStep(node, `signing ${request.devicePaths.length} devices for the ssdproxy`);
+    const operation = { ...ref, uid: input.uid };
+    status.nodeStep(node, `choosing the devices (${request.type})`);
+    const choice = await weka.chooseNodeDevices({ node, operation });
+    const skipped: SkippedDevice[] = [...choice.skipped];
+    if (choice.chosen.length === 0) {
+      await reportSkipped(node, skipped);
+      return { node, skipped, error: choice.nothingChosen ?? 'no device chosen' };
+    }
+    status.nodeStep(node, `signing ${choice.chosen.length} devices for ${use}`);
     const signed: ProxySignedDrive[] = [];
+    const erased: string[] = [];
     const failures: string[] = [];
     let now = 0;
     // One device per request: the node's mutex runs nothing else (removing its proxy, say) meanwhile.
-    for (const devicePath of request.devicePaths) {
-      const operation = { ...ref, uid: input.uid };
+    for (const devicePath of choice.chosen) {
       const answer = await mutex.call(nodeMutexId(node), 'sign-drive', { node, devicePath, operation }, node);
       if (!answer.ok) {
         failures.push(answer.error?.message ?? `${devicePath}: signing failed`);
         continue;
       }
       const device = answer.result as SignedDevice;
+      if ('skipped' in device) {
+        skipped.push(device.skipped);
+        continue;
+      }
       signed.push(device.drive);
       if (device.signed) now++;
+      erased.push(...device.erased.map((what) => `${device.drive.devicePath}: ${what}`));
     }
     const drives = signed.map(({ physicalUUID, ...rest }) => ({ uuid: physicalUUID, ...rest }));
     if (signed.length > 0) {
       status.nodeStep(node, `publishing ${signed.length} drives on the node`);
       const published = await publishThroughMutex(node, signed);
-      const shares = `${published.driveCount} drives, ${published.tlcGiB} GiB TLC and ${published.qlcGiB} GiB QLC`;
-      const message = `node ${node}: ${now} drives signed now, ${signed.length - now} already signed; the node shares ${shares}`;
+      const offers =
+        `${published.driveCount} shared drives (${published.tlcGiB} GiB TLC, ${published.qlcGiB} GiB QLC) ` +
+        `and ${published.exclusiveCount} exclusive drives`;
+      const message = `node ${node}: ${now} drives signed for ${use} now, ${signed.length - now} already signed; the node offers ${offers}`;
       await status.event('Normal', 'NodeSigned', message);
+      if (erased.length > 0)
+        await status.event(
+          'Warning',
+          'DataErased',
+          `node ${node}: signing erased, as the operation allowed: ${erased.join('; ')}`,
+        );
       await reportDrift(node, published);
     }
-    if (failures.length === 0) return { node, drives };
-    return { node, drives, error: failures.join('; ') };
+    await reportSkipped(node, skipped);
+    const result = { node, drives, ...(skipped.length > 0 ? { skipped } : {}) };
+    if (failures.length === 0) return result;
+    return { ...result, error: failures.join('; ') };
+  }
+
+  async function reportSkipped(node: string, skipped: readonly SkippedDevice[]): Promise<void> {
+    if (skipped.length === 0) return;
+    const what = skipped.map((s) => `${s.devicePath} (${s.reason}): ${s.message}`).join('; ');
+    await status.event('Warning', 'DevicesSkipped', `node ${node}: ${skipped.length} devices not signed: ${what}`);
   }
 
   /** What reading the devices showed that the node did not say: found virtual drives, dropped drives. */
@@ -123,7 +148,7 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
       'Accepted',
       'True',
       'Accepted',
-      `sign-drives (${request.type}, shared) on the nodes matching ${selector}`,
+      `sign-drives (${request.type}, ${request.mode === 'proxy' ? 'shared' : 'exclusive'}) on the nodes matching ${selector}`,
     );
     await status.enter('Running', `listing the nodes matching ${selector}`);
     const nodes = await kube.listSelectedNodes({ nodeSelector: { ...request.nodeSelector } });
@@ -149,12 +174,14 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
     await status.enter('Running', `signing drives on ${nodes.length} nodes`);
     await Promise.all(nodes.map((node) => runNode(request, node)));
     const failed = status.failedResults();
+    const skipped = status.skippedDevices();
     if (failed.length === 0) {
       await status.condition(
         'Succeeded',
         'True',
-        'AllNodesSigned',
-        `drives signed and published on all ${nodes.length} nodes`,
+        skipped === 0 ? 'AllNodesSigned' : 'SignedSomeSkipped',
+        `drives signed and published on all ${nodes.length} nodes` +
+          (skipped === 0 ? '' : `; ${skipped} devices were skipped, each with its reason in the node's result`),
         'Normal',
       );
       await status.enter('Succeeded', 'every node signed; waiting for deletion');

@@ -4,3 +4,12 @@ export {
   SHARED_DRIVES_ANNOTATION,
 } from './shared-drives.js';
 export type { MalformedAnnotationError, SharedDrivesDecodeResult } from './shared-drives.js';
+export {
+  BLOCKED_DRIVES_ANNOTATION,
+  decodeSerialsAnnotation,
+  encodeSerialsAnnotation,
+  EXCLUSIVE_DRIVES_ANNOTATION,
+  EXCLUSIVE_DRIVES_RESOURCE,
+  exclusiveDrivesResource,
+} from './exclusive-drives.js';
+export type { SerialsDecodeResult } from './exclusive-drives.js';

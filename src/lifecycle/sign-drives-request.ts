@@ -1,23 +1,28 @@
 // Reads a WekaManualOperation's spec into what the sign-drives workflow does, or the reason it
 // will not: signing erases drives, so anything unclear is refused before a device is touched.
 // Types only from the schema: workflows import this file, and the schema module pulls in TypeBox.
-import type { SIGN_DRIVES_ACTION as SignDrivesAction, SignDrivesPayload } from '../api/schemas/wekamanualoperation.js';
+import type {
+  SIGN_DRIVES_ACTION as SignDrivesAction,
+  SignDrivesPayload,
+  SignOptions,
+} from '../api/schemas/wekamanualoperation.js';
 import { isDevicePath } from '../weka/validate.js';
 
 const SIGN_DRIVES_ACTION: typeof SignDrivesAction = 'sign-drives';
 
-/** The ways of choosing devices the Weka operator knows; only device-paths can run here so far. */
+/** The ways of choosing devices, as the Weka operator names them (device-selection.ts). */
 export const SIGNING_TYPES = ['device-paths', 'all-not-root', 'aws-all', 'gcp-all'] as const;
 export type SigningType = (typeof SIGNING_TYPES)[number];
-
-export const ONLY_SHARED_MESSAGE =
-  'only shared: true (proxy signing) is supported; exclusive signing (shared: false or unset) is not';
 
 export interface SignDrivesRequest {
   readonly nodeSelector: Readonly<Record<string, string>>;
   readonly type: SigningType;
   /** Unique, in the order given; empty unless type is device-paths. */
   readonly devicePaths: readonly string[];
+  /** For the ssdproxy (shared: true), or whole drives for one cluster each. */
+  readonly mode: 'proxy' | 'exclusive';
+  /** What signing may destroy; every option false unless set. */
+  readonly options: SignOptions;
 }
 
 export type SignDrivesRequestResult =
@@ -48,28 +53,25 @@ export function signDrivesRequest(spec: OperationSpecInput): SignDrivesRequestRe
       `${SIGN_DRIVES_ACTION} needs payload.signDrivesPayload.nodeSelector with at least one label: signing erases drives`,
     );
   }
-  if (payload.shared !== true) return refuse('ExclusiveSigningUnsupported', ONLY_SHARED_MESSAGE);
   const type = SIGNING_TYPES.find((t) => t === payload.type);
   if (!type)
     return refuse(
       'UnknownSigningType',
       `type ${JSON.stringify(payload.type)} is not one of ${SIGNING_TYPES.join(', ')}`,
     );
-  if (type !== 'device-paths')
-    return { ok: true, request: { nodeSelector: { ...nodeSelector }, type, devicePaths: [] } };
+  const common = {
+    nodeSelector: { ...nodeSelector },
+    mode: payload.shared === true ? ('proxy' as const) : ('exclusive' as const),
+    options: { ...payload.options },
+  };
+  if (type !== 'device-paths') return { ok: true, request: { ...common, type, devicePaths: [] } };
   const devicePaths = [...new Set(payload.devicePaths ?? [])];
   if (devicePaths.length === 0)
     return refuse('MissingDevicePaths', 'type device-paths needs at least one entry in devicePaths');
   const invalid = devicePaths.find((path) => !isDevicePath(path));
   if (invalid !== undefined)
     return refuse('InvalidDevicePath', `device path ${JSON.stringify(invalid)} is not a path under /dev`);
-  return { ok: true, request: { nodeSelector: { ...nodeSelector }, type, devicePaths } };
-}
-
-/** Why a node cannot be signed with this request, or undefined if it can. */
-export function unsupportedTypeMessage(type: SigningType): string | undefined {
-  if (type === 'device-paths') return undefined;
-  return `type ${type} is not supported yet: this operator cannot list a node's devices, so it signs only the devicePaths of type device-paths`;
+  return { ok: true, request: { ...common, type, devicePaths } };
 }
 
 /** "a=b,c=d": the label selector the Kubernetes API takes. */
@@ -87,26 +89,25 @@ export interface SigningOperationRef {
 }
 
 /**
- * Why signing `devicePath` on a node with `nodeLabels` is not what the operation, as read now,
- * asks for; undefined when it is. Signing destroys what a device held, so a request to sign is
- * carried out only for a live operation of that uid whose spec selects the node and lists the
- * device: a request alone (a signal anybody with access to the Temporal namespace can send) signs
- * nothing.
+ * What the operation, as read now, asks of a node: the request when it is a live operation of
+ * that uid whose spec selects the node, or why not. Signing destroys what a device held, so a
+ * request to sign (a signal anybody with access to the Temporal namespace can send) signs nothing
+ * by itself: the device must also be one the request chooses (chooseDevices) on the node as it
+ * is now.
  */
-export function signingRefusal(
+export function signingRequestFor(
   asked: SigningOperationRef,
   operation: { uid: string; deleting: boolean; spec: OperationSpecInput } | null,
   nodeLabels: Readonly<Record<string, string>>,
-  devicePath: string,
-): string | undefined {
+): { ok: true; request: SignDrivesRequest } | { ok: false; refusal: string } {
   const what = `WekaManualOperation ${asked.namespace}/${asked.name}`;
-  if (!operation || operation.uid !== asked.uid) return `${what} (uid ${asked.uid}) does not exist`;
-  if (operation.deleting) return `${what} is being deleted`;
+  if (!operation || operation.uid !== asked.uid)
+    return { ok: false, refusal: `${what} (uid ${asked.uid}) does not exist` };
+  if (operation.deleting) return { ok: false, refusal: `${what} is being deleted` };
   const checked = signDrivesRequest(operation.spec);
-  if (!checked.ok) return `${what} does not ask to sign drives: ${checked.message}`;
-  const { nodeSelector, devicePaths } = checked.request;
+  if (!checked.ok) return { ok: false, refusal: `${what} does not ask to sign drives: ${checked.message}` };
+  const { nodeSelector } = checked.request;
   if (!Object.entries(nodeSelector).every(([key, value]) => nodeLabels[key] === value))
-    return `${what} does not select this node (selector ${labelSelectorText(nodeSelector)})`;
-  if (!devicePaths.includes(devicePath)) return `${what} does not list ${devicePath}`;
-  return undefined;
+    return { ok: false, refusal: `${what} does not select this node (selector ${labelSelectorText(nodeSelector)})` };
+  return { ok: true, request: checked.request };
 }

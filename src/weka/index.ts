@@ -8,3 +8,4 @@ export * from './errors.js';
 export * from './plan.js';
 export * from './sign-drive.js';
 export * from './validate.js';
+export * from './block-devices.js';

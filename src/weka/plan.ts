@@ -16,8 +16,21 @@ export function planSignProxy(info: DriveInfo): Plan {
       return 'run';
     case 'proxy':
       return 'already-done';
+    case 'exclusive':
     case 'other':
       return { conflict: `${info.devicePath} is signed, but not for proxy use; refusing to re-sign it` };
+  }
+}
+
+export function planSignExclusive(info: DriveInfo): Plan {
+  switch (info.signature) {
+    case 'none':
+      return 'run';
+    case 'exclusive':
+      return 'already-done';
+    case 'proxy':
+    case 'other':
+      return { conflict: `${info.devicePath} is signed, but not for exclusive use; refusing to re-sign it` };
   }
 }
 

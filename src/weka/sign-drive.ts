@@ -12,14 +12,24 @@ import {
   uuidField,
   type OutputContext,
 } from './json-output.js';
+import { WekaInputError } from './errors.js';
 import { validDevicePath, validSizeGiB, validUUID } from './validate.js';
 
 export const SIGN_DRIVE_TOOL = 'weka-sign-drive';
 
 export type DriveType = 'TLC' | 'QLC';
 
-/** "proxy" for drive sharing, "other" for any other signature (e.g. exclusive use by one cluster). */
-export type DriveSignature = 'none' | 'proxy' | 'other';
+/** "proxy" for drive sharing, "exclusive" for a drive given whole to one cluster, "other" for anything else. */
+export type DriveSignature = 'none' | 'proxy' | 'exclusive' | 'other';
+
+/** What signing may destroy, each only when the operation says so (weka-sign-drive's own flags). */
+export const SIGN_FLAGS = [
+  '--allow-erase-weka-partitions',
+  '--allow-erase-non-weka-partitions',
+  '--allow-non-empty-device',
+  '--skip-trim-format',
+] as const;
+export type SignFlag = (typeof SIGN_FLAGS)[number];
 
 export interface VirtualDriveSignature {
   readonly virtualUUID: string;
@@ -37,6 +47,8 @@ export interface DriveInfo {
   /** Assigned by signing; null while the device is unsigned. */
   readonly physicalUUID: string | null;
   readonly virtualDrives: readonly VirtualDriveSignature[];
+  /** An exclusive drive's Weka cluster once it is added to one; null while unclaimed, and for other signatures. */
+  readonly clusterGUID?: string | null;
 }
 
 export interface VirtualAddRequest {
@@ -52,8 +64,25 @@ export interface VirtualRemoveRequest {
   readonly ownerClusterGUID: string;
 }
 
-export function signProxyCall(devicePath: string): WekaCall<void> {
-  return { argv: [SIGN_DRIVE_TOOL, 'sign', 'proxy', validDevicePath(devicePath)], parse: ignoreOutput };
+function validFlags(flags: readonly SignFlag[]): SignFlag[] {
+  const unknown = flags.find((f) => !SIGN_FLAGS.includes(f));
+  if (unknown !== undefined) throw new WekaInputError('flag', unknown, `is not a weka-sign-drive flag`);
+  return SIGN_FLAGS.filter((f) => flags.includes(f));
+}
+
+export function signProxyCall(devicePath: string, flags: readonly SignFlag[] = []): WekaCall<void> {
+  const path = validDevicePath(devicePath);
+  const chosen = validFlags(flags);
+  const argv =
+    chosen.length === 0
+      ? [SIGN_DRIVE_TOOL, 'sign', 'proxy', path]
+      : [SIGN_DRIVE_TOOL, 'sign', 'proxy', ...chosen, '--', path];
+  return { argv, parse: ignoreOutput };
+}
+
+/** Signs a whole drive for exclusive use by one Weka cluster (the tool's default mode). */
+export function signExclusiveCall(devicePath: string, flags: readonly SignFlag[] = []): WekaCall<void> {
+  return { argv: [SIGN_DRIVE_TOOL, ...validFlags(flags), '--', validDevicePath(devicePath)], parse: ignoreOutput };
 }
 
 export function showDriveCall(devicePath: string): WekaCall<DriveInfo> {
@@ -119,9 +148,14 @@ export function parseDriveShow(stdout: string, command = `${SIGN_DRIVE_TOOL} sho
     if (virtualDrives.length > 0) fail(ctx, 'unsigned device reports virtual drives');
     return { devicePath, serial, capacityGiB, type, signature: 'none', physicalUUID: null, virtualDrives };
   }
-  const signature = stringField(ctx, obj, 'signature', 'output') === 'proxy' ? 'proxy' : 'other';
+  const kind = stringField(ctx, obj, 'signature', 'output');
+  const signature = kind === 'proxy' || kind === 'exclusive' ? kind : 'other';
   const physicalUUID = uuidField(ctx, obj, 'physicalUUID', 'output');
-  return { devicePath, serial, capacityGiB, type, signature, physicalUUID, virtualDrives };
+  if (signature !== 'exclusive')
+    return { devicePath, serial, capacityGiB, type, signature, physicalUUID, virtualDrives };
+  const claimed = obj['clusterGUID'];
+  const clusterGUID = claimed === null || claimed === undefined ? null : uuidField(ctx, obj, 'clusterGUID', 'output');
+  return { devicePath, serial, capacityGiB, type, signature, physicalUUID, virtualDrives, clusterGUID };
 }
 
 /** Capacity not yet given to virtual drives. */

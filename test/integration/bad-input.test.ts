@@ -265,7 +265,7 @@ const ROWS: Row[] = [
         log = await commandsDuring(async () => {
           failures = [];
           for (const devicePath of SHELL_DEVICE_PATHS) {
-            const outcome = await acts.signProxyDrive({ node, devicePath, operation: signing });
+            const outcome = await acts.signDrive({ node, devicePath, operation: signing });
             if (!outcome.ok) failures.push({ devicePath, message: outcome.error.message });
           }
         });
@@ -277,7 +277,7 @@ const ROWS: Row[] = [
         expect(log).toEqual([]);
         // The same activity with a good path does reach the node and is logged: the check above can see.
         const control = await commandsDuring(() =>
-          acts.signProxyDrive({ node, devicePath: DEVICE.path, operation: signing }),
+          acts.signDrive({ node, devicePath: DEVICE.path, operation: signing }),
         );
         expect(control.map((e) => e.argv.slice(-3).join(' '))).toContain(`show --json ${DEVICE.path}`);
       },

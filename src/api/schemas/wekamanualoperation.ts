@@ -46,6 +46,39 @@ export const WEKA_MANUAL_OPERATION_RULES = {
   },
 } as const satisfies Record<string, CelRule>;
 
+const destroys = (what: string): string =>
+  `${what} Signing writes a Weka header over the device, so whatever it held is destroyed for good. Default false: such a device is skipped and reported in the node's result.`;
+
+export const SignOptionsSchema = Type.Object(
+  {
+    allowEraseWekaPartitions: Type.Optional(
+      Type.Boolean({
+        description: destroys(
+          'Sign again a device that is already signed for Weka for the other use (proxy or exclusive), erasing its Weka partition. A device that holds virtual drives or is added to a Weka cluster is never erased.',
+        ),
+      }),
+    ),
+    allowEraseNonWekaPartitions: Type.Optional(
+      Type.Boolean({
+        description: destroys('Sign a device that has partitions or a filesystem of its own, erasing them.'),
+      }),
+    ),
+    allowNonEmptyDevice: Type.Optional(
+      Type.Boolean({
+        description: destroys('Sign a device whose content is not empty although nothing on it is recognised.'),
+      }),
+    ),
+    skipTrimFormat: Type.Optional(
+      Type.Boolean({ description: 'Do not trim the device while signing it (weka-sign-drive --skip-trim-format).' }),
+    ),
+  },
+  {
+    description:
+      'What signing may destroy, each false unless set. A mounted device (the root disk among them) is never signed, whatever these say: unmount it first.',
+  },
+);
+export type SignOptions = Static<typeof SignOptionsSchema>;
+
 export const SignDrivesPayloadSchema = Type.Object(
   {
     type: Type.String({
@@ -71,9 +104,10 @@ export const SignDrivesPayloadSchema = Type.Object(
     shared: Type.Optional(
       Type.Boolean({
         description:
-          'Sign the drives for the ssdproxy (weka-sign-drive sign proxy) so several Weka clusters can share them through virtual drives, instead of for one cluster.',
+          'true: sign the drives for the ssdproxy (weka-sign-drive sign proxy) so several Weka clusters share them through virtual drives. false or unset: sign them for exclusive use, each drive given whole to one drive container.',
       }),
     ),
+    options: Type.Optional(SignOptionsSchema),
   },
   {
     description: 'Parameters of sign-drives.',
@@ -125,6 +159,20 @@ export const SignedDriveSchema = Type.Object(
 );
 export type SignedDrive = Static<typeof SignedDriveSchema>;
 
+export const SkippedDeviceSchema = Type.Object(
+  {
+    devicePath: Type.String({ maxLength: MAX_DEVICE_PATH_LENGTH, description: 'The device that was not signed.' }),
+    reason: Type.String({
+      maxLength: 64,
+      description:
+        'Why, in one word: Mounted, RootDisk, HasPartitions, NotEmpty, SignedForOtherUse, InUse, NotFound or Refused.',
+    }),
+    message: Type.String({ maxLength: 4096, description: 'What was found, and what would let it be signed.' }),
+  },
+  { description: 'A device the operation left alone.' },
+);
+export type SkippedDevice = Static<typeof SkippedDeviceSchema>;
+
 export const NodeResultSchema = Type.Object(
   {
     node: Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of the node.' }),
@@ -132,6 +180,13 @@ export const NodeResultSchema = Type.Object(
       Type.Array(SignedDriveSchema, {
         maxItems: MAX_DEVICE_PATHS,
         description: 'Drives signed on the node.',
+        'x-kubernetes-list-type': 'atomic',
+      }),
+    ),
+    skipped: Type.Optional(
+      Type.Array(SkippedDeviceSchema, {
+        maxItems: MAX_DEVICE_PATHS,
+        description: 'Devices chosen on the node and not signed, each with the reason; the others were still signed.',
         'x-kubernetes-list-type': 'atomic',
       }),
     ),

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   labelSelectorText,
   signDrivesRequest,
-  unsupportedTypeMessage,
+  signingRequestFor,
   type OperationSpecInput,
 } from '../../../src/lifecycle/sign-drives-request.js';
 
@@ -31,15 +31,21 @@ describe('signDrivesRequest', () => {
     const result = signDrivesRequest(spec({ devicePaths: ['/dev/nvme0n1', '/dev/nvme1n1', '/dev/nvme0n1'] }));
     expect(result).toEqual({
       ok: true,
-      request: { nodeSelector: { pool: 'a' }, type: 'device-paths', devicePaths: ['/dev/nvme0n1', '/dev/nvme1n1'] },
+      request: {
+        nodeSelector: { pool: 'a' },
+        type: 'device-paths',
+        devicePaths: ['/dev/nvme0n1', '/dev/nvme1n1'],
+        mode: 'proxy',
+        options: {},
+      },
     });
   });
 
-  it('refuses exclusive signing, whether shared is false or unset', () => {
-    const refused = signDrivesRequest(spec({ shared: false }));
-    expect(refused).toMatchObject({ ok: false, reason: 'ExclusiveSigningUnsupported' });
-    expect(!refused.ok && refused.message).toMatch(/only shared: true \(proxy signing\) is supported/);
-    expect(reasonOf(spec({ shared: undefined }))).toBe('ExclusiveSigningUnsupported');
+  it('reads shared false or unset as exclusive signing, and carries the options', () => {
+    expect(signDrivesRequest(spec({ shared: false }))).toMatchObject({ ok: true, request: { mode: 'exclusive' } });
+    expect(signDrivesRequest(spec({ shared: undefined }))).toMatchObject({ ok: true, request: { mode: 'exclusive' } });
+    const options = { allowEraseNonWekaPartitions: true, skipTrimFormat: true };
+    expect(signDrivesRequest(spec({ options }))).toMatchObject({ ok: true, request: { options } });
   });
 
   it('refuses other actions, a missing payload, an empty selector and unknown types', () => {
@@ -56,11 +62,29 @@ describe('signDrivesRequest', () => {
     expect(reasonOf(spec({ devicePaths: ['nvme0n1'] }))).toBe('InvalidDevicePath');
   });
 
-  it('accepts the types it cannot run yet, which fail per node with a message naming the type', () => {
-    const result = signDrivesRequest(spec({ type: 'all-not-root', devicePaths: undefined }));
-    expect(result).toMatchObject({ ok: true, request: { type: 'all-not-root', devicePaths: [] } });
-    expect(unsupportedTypeMessage('all-not-root')).toMatch(/all-not-root is not supported yet/);
-    expect(unsupportedTypeMessage('device-paths')).toBeUndefined();
+  it('accepts every signing type; only device-paths carries paths', () => {
+    for (const type of ['all-not-root', 'aws-all', 'gcp-all'])
+      expect(signDrivesRequest(spec({ type, devicePaths: undefined }))).toMatchObject({
+        ok: true,
+        request: { type, devicePaths: [] },
+      });
+  });
+});
+
+describe('signingRequestFor', () => {
+  const asked = { namespace: 'ns', name: 'op', uid: 'u1' };
+  const live = { uid: 'u1', deleting: false, spec: spec({}) };
+
+  it('gives the request of a live operation that selects the node', () => {
+    expect(signingRequestFor(asked, live, { pool: 'a' })).toMatchObject({ ok: true, request: { mode: 'proxy' } });
+  });
+
+  it('refuses a missing, replaced or deleting operation and a node it does not select', () => {
+    const refusal = (r: ReturnType<typeof signingRequestFor>) => (r.ok ? 'ok' : r.refusal);
+    expect(refusal(signingRequestFor(asked, null, { pool: 'a' }))).toMatch(/does not exist/);
+    expect(refusal(signingRequestFor(asked, { ...live, uid: 'u2' }, { pool: 'a' }))).toMatch(/does not exist/);
+    expect(refusal(signingRequestFor(asked, { ...live, deleting: true }, { pool: 'a' }))).toMatch(/being deleted/);
+    expect(refusal(signingRequestFor(asked, live, { pool: 'b' }))).toMatch(/does not select this node/);
   });
 });
 

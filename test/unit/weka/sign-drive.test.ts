@@ -5,6 +5,7 @@ import {
   freeCapacityGiB,
   parseDriveShow,
   showDriveCall,
+  signExclusiveCall,
   signProxyCall,
   virtualAddCall,
   virtualRemoveCall,
@@ -103,8 +104,8 @@ describe('parseDriveShow', () => {
     expect(info.type).toBe('QLC');
   });
 
-  it('reads a device signed for something other than proxy as "other"', () => {
-    expect(parseDriveShow(JSON.stringify({ ...signedShow, signature: 'exclusive', virtualDrives: [] })).signature).toBe(
+  it('reads a device signed for something other than proxy or exclusive use as "other"', () => {
+    expect(parseDriveShow(JSON.stringify({ ...signedShow, signature: 'legacy', virtualDrives: [] })).signature).toBe(
       'other',
     );
   });
@@ -161,5 +162,44 @@ describe('parseDriveShow', () => {
     }
     expect(message.length).toBeLessThan(600);
     expect(message).toContain('more characters');
+  });
+});
+
+describe('signing with what it may destroy', () => {
+  it('signs for exclusive use with no subcommand, flags in a fixed order, then -- and the device', () => {
+    expect(signExclusiveCall('/dev/nvme0n1').argv).toEqual(['weka-sign-drive', '--', '/dev/nvme0n1']);
+    expect(signExclusiveCall('/dev/nvme0n1', ['--skip-trim-format', '--allow-erase-non-weka-partitions']).argv).toEqual(
+      ['weka-sign-drive', '--allow-erase-non-weka-partitions', '--skip-trim-format', '--', '/dev/nvme0n1'],
+    );
+  });
+
+  it('keeps the plain proxy form without flags, and adds them before -- when given', () => {
+    expect(signProxyCall('/dev/nvme0n1').argv).toEqual(['weka-sign-drive', 'sign', 'proxy', '/dev/nvme0n1']);
+    expect(signProxyCall('/dev/nvme0n1', ['--allow-erase-weka-partitions']).argv).toEqual([
+      'weka-sign-drive',
+      'sign',
+      'proxy',
+      '--allow-erase-weka-partitions',
+      '--',
+      '/dev/nvme0n1',
+    ]);
+  });
+
+  it('refuses a flag the tool does not have, and a bad path, before anything runs', () => {
+    expect(() => signExclusiveCall('/dev/nvme0n1', ['--force' as never])).toThrow(WekaInputError);
+    expect(() => signExclusiveCall('/dev/x; reboot')).toThrow(WekaInputError);
+  });
+
+  it('reads an exclusive header, claimed by a cluster or not', () => {
+    const exclusive = { ...signedShow, signature: 'exclusive', virtualDrives: [] };
+    expect(parseDriveShow(JSON.stringify({ ...exclusive, clusterGUID: null }))).toMatchObject({
+      signature: 'exclusive',
+      clusterGUID: null,
+    });
+    expect(parseDriveShow(JSON.stringify({ ...exclusive, clusterGUID: CLUSTER }))).toMatchObject({
+      signature: 'exclusive',
+      clusterGUID: CLUSTER,
+    });
+    expect(() => parseDriveShow(JSON.stringify({ ...exclusive, clusterGUID: 'x' }))).toThrow(WekaOutputError);
   });
 });
