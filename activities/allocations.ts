@@ -5,7 +5,13 @@
 // transient failure of the apiserver fails the activity, since the node's mutex waits behind it.
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
-import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/index.js';
+import {
+  adoptionReason,
+  decodeSharedDrivesAnnotation,
+  decodeWekaOperatorSharedDrives,
+  SHARED_DRIVES_ANNOTATION,
+  WEKA_OPERATOR_SHARED_DRIVES_ANNOTATION,
+} from '../src/annotations/index.js';
 import type { WekaCluster, WekaContainer } from '../src/api/index.js';
 import { FIELD_MANAGER, refText, TEARDOWN_WITHOUT_POD_ANNOTATION, type ObjectRef } from '../src/lifecycle/names.js';
 import {
@@ -36,6 +42,7 @@ import type { ActivityDeps } from './deps.js';
 import { describeKubeError, isNotFound, kubeFailure, orIfMissing, type KubeFailure } from './kube/errors.js';
 import { ledgerOf, updateLedger, writeLedger } from './kube/node-ledger.js';
 import { WekaApi } from './kube/weka-api.js';
+import { createNodeDrivesPublisher } from './node-drives-publisher.js';
 import type { V1Node } from '@kubernetes/client-node';
 
 /** A round's decisions; an ask left undefined is decided again in the next round. */
@@ -47,9 +54,17 @@ const CONFLICT_ROUNDS = 5;
 
 export function createAllocationDecisions(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
+  const publisher = createNodeDrivesPublisher(deps);
 
-  /** The node's shared drives (or why there are none) and its allocation ledger, from one read. */
-  async function readNode(node: string): Promise<{ drives: NodeDrives; ledger: AllocationLedger; object?: V1Node }> {
+  /**
+   * The node's shared drives (or why there are none) and its allocation ledger, from one read. A
+   * node the Weka operator signed, or one listed in the compact form, is adopted first: its
+   * devices are read and published (node-drives-publisher.ts), then the node is read again.
+   */
+  async function readNode(
+    node: string,
+    adopted = false,
+  ): Promise<{ drives: NodeDrives; ledger: AllocationLedger; object?: V1Node }> {
     const nodeObject = await orIfMissing(api.core.readNode({ name: node }), null);
     if (!nodeObject)
       return {
@@ -64,18 +79,32 @@ export function createAllocationDecisions(deps: ActivityDeps) {
         },
       };
     const ledger = ledgerOf(nodeObject);
-    const text = nodeObject.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION];
-    if (text === undefined) {
+    const annotations = nodeObject.metadata?.annotations ?? {};
+    const text = annotations[SHARED_DRIVES_ANNOTATION];
+    const theirsText = annotations[WEKA_OPERATOR_SHARED_DRIVES_ANNOTATION];
+    const malformed = (message: string) => ({
+      ledger,
+      object: nodeObject,
+      drives: { ok: false as const, refusal: refusal('MalformedAnnotation', `node ${node}: ${message}`, true) },
+    });
+    if (text === undefined && theirsText === undefined) {
       const message = `node ${node} has no signed shared drives yet (annotation ${SHARED_DRIVES_ANNOTATION}); sign them with a WekaManualOperation sign-drives with shared: true`;
       return { ledger, object: nodeObject, drives: { ok: false, refusal: refusal('NoSharedDrives', message, true) } };
     }
-    const decoded = decodeSharedDrivesAnnotation(text);
-    if (!decoded.ok)
-      return {
-        ledger,
-        object: nodeObject,
-        drives: { ok: false, refusal: refusal('MalformedAnnotation', `node ${node}: ${decoded.error.message}`, true) },
-      };
+    const decoded = decodeSharedDrivesAnnotation(text ?? '[]');
+    if (!decoded.ok) return malformed(decoded.error.message);
+    if (!adopted) {
+      const theirs =
+        theirsText === undefined ? { ok: true as const, drives: [] } : decodeWekaOperatorSharedDrives(theirsText);
+      if (!theirs.ok) return malformed(theirs.error.message);
+      const reason = adoptionReason(decoded.drives, theirs.drives);
+      if (reason !== undefined) {
+        deps.logger.info({ node, reason }, "adopting the node's drives: reading its devices");
+        const published = await publisher.publish(node, []);
+        deps.logger.info({ node, ...published }, 'adopted the node');
+        return readNode(node, true);
+      }
+    }
     return { ledger, object: nodeObject, drives: { ok: true, drives: [...decoded.drives] } };
   }
 

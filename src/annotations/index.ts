@@ -13,3 +13,9 @@ export {
   exclusiveDrivesResource,
 } from './exclusive-drives.js';
 export type { SerialsDecodeResult } from './exclusive-drives.js';
+export {
+  adoptionReason,
+  decodeWekaOperatorSharedDrives,
+  WEKA_OPERATOR_SHARED_DRIVES_ANNOTATION,
+} from './weka-operator-drives.js';
+export type { WekaOperatorDrivesDecodeResult, WekaOperatorSharedDrive } from './weka-operator-drives.js';

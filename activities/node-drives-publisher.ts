@@ -1,0 +1,175 @@
+// Publishes what a node's devices hold: reads every disk of the node (lsblk on the host) and every
+// device its annotations list, in its proxy pod, and makes the node say it: its shared-drives
+// annotation (keyed by physical UUID) and its exclusive-drives annotation (serials, in the Weka
+// operator's format), the extended resources the scheduler sees, and its allocation ledger, where
+// a virtual drive on a device that no container was given is counted as taken (found) and the
+// entry of a container that is gone and holds nothing on the devices is forgotten. Run by the
+// node's mutex (after signing, and to adopt a node signed by the Weka operator), so no allocation
+// is decided while the devices are read.
+import { ApplicationFailure } from '@temporalio/activity';
+import {
+  BLOCKED_DRIVES_ANNOTATION,
+  decodeSerialsAnnotation,
+  decodeSharedDrivesAnnotation,
+  encodeSerialsAnnotation,
+  encodeSharedDrivesAnnotation,
+  EXCLUSIVE_DRIVES_ANNOTATION,
+  exclusiveDrivesResource,
+  SHARED_DRIVES_ANNOTATION,
+} from '../src/annotations/index.js';
+import { ALLOCATIONS_ANNOTATION, encodeLedger, reconcileLedger } from '../src/lifecycle/allocation-ledger.js';
+import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER } from '../src/lifecycle/names.js';
+import { reconcileSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../src/lifecycle/node-drives.js';
+import { listBlockDevicesCall, NON_RETRYABLE_WEKA_ERRORS, showDriveCall, type DriveInfo } from '../src/weka/index.js';
+import type { ActivityDeps } from './deps.js';
+import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
+import { ledgerOf } from './kube/node-ledger.js';
+import { mergeHeaders, WekaApi } from './kube/weka-api.js';
+import { createNodeDecisions } from './node-decisions.js';
+import type { ExecTargetRef, NodeDrivesPublished } from './types.js';
+import { wekaCli } from './weka-cli.js';
+
+/** Conditional writes to a node give up after this many lost races (then the activity is retried). */
+const NODE_WRITE_ATTEMPTS = 10;
+
+export function createNodeDrivesPublisher(deps: ActivityDeps) {
+  const api = new WekaApi(deps.kubeConfig);
+  const run = wekaCli(deps.exec);
+  const proxies = createNodeDecisions(deps);
+
+  /** What each device reports; a device the proxy cannot find is left out (it is not there). */
+  async function readDevices(target: ExecTargetRef, paths: readonly string[]): Promise<DriveInfo[]> {
+    const read: DriveInfo[] = [];
+    for (const path of paths) {
+      try {
+        read.push(await run(target, showDriveCall(path)));
+      } catch (err) {
+        if (!(err instanceof Error && NON_RETRYABLE_WEKA_ERRORS.includes(err.name))) throw err;
+        deps.logger.warn({ device: path, err: err.message }, 'a listed device cannot be read; it is left out');
+      }
+    }
+    return read;
+  }
+
+  /** `listedPaths`: devices to read besides the node's disks (just signed ones, say). */
+  async function publish(node: string, listedPaths: readonly string[]): Promise<NodeDrivesPublished> {
+    const proxy = await proxies.ensureProxy({ node });
+    if (!proxy.ok) throw ApplicationFailure.nonRetryable(proxy.error.message, proxy.error.type);
+    const target = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };
+    for (let attempt = 0; attempt < NODE_WRITE_ATTEMPTS; attempt++) {
+      const current = await orIfMissing(api.core.readNode({ name: node }), null);
+      if (!current) throw ApplicationFailure.nonRetryable(`node ${node} no longer exists`, 'NotFound');
+      const annotations = current.metadata?.annotations ?? {};
+      const text = annotations[SHARED_DRIVES_ANNOTATION];
+      const decoded = decodeSharedDrivesAnnotation(text ?? '[]');
+      const exclusiveText = annotations[EXCLUSIVE_DRIVES_ANNOTATION];
+      const exclusive = decodeSerialsAnnotation(EXCLUSIVE_DRIVES_ANNOTATION, exclusiveText);
+      const blocked = decodeSerialsAnnotation(BLOCKED_DRIVES_ANNOTATION, annotations[BLOCKED_DRIVES_ANNOTATION]);
+      for (const d of [decoded, exclusive, blocked]) {
+        // Rewriting it would drop the drives we cannot read; a person has to look at it.
+        if (!d.ok)
+          throw ApplicationFailure.nonRetryable(
+            `node ${node}: ${d.error.message}; not overwriting it`,
+            'MalformedAnnotation',
+          );
+      }
+      if (!decoded.ok || !exclusive.ok || !blocked.ok) throw new Error('unreachable');
+      const ledger = ledgerOf(current);
+      const disks = (await run(target, listBlockDevicesCall())).filter((d) => d.type === 'disk').map((d) => d.path);
+      const paths = [...new Set([...disks, ...decoded.drives.map((d) => d.devicePath), ...listedPaths])];
+      const devices = await readDevices(target, paths);
+      const present = devices.filter((d) => d.signature === 'proxy' && d.physicalUUID !== null);
+      const exclusiveNow = devices.filter((d) => d.signature === 'exclusive').map((d) => d.serial);
+      const reconciled = reconcileSharedDrives(
+        decoded.drives,
+        present.map((d) => ({
+          physicalUUID: d.physicalUUID!,
+          serial: d.serial,
+          capacityGiB: d.capacityGiB,
+          type: d.type,
+          devicePath: d.devicePath,
+        })),
+      );
+      const live = new Set((await api.listContainersOnNode(node)).map((c) => c.metadata.uid ?? ''));
+      const books = reconcileLedger(
+        ledger,
+        present.map((d) => ({ physicalUUID: d.physicalUUID!, virtualDrives: d.virtualDrives })),
+        live,
+      );
+      const next = encodeSharedDrivesAnnotation(reconciled.drives);
+      const nextLedger = encodeLedger(books.ledger);
+      // Left as written when nothing changed, so the Weka operator's order is kept.
+      const sameExclusive =
+        exclusive.serials.length === new Set(exclusiveNow).size &&
+        exclusive.serials.every((s) => exclusiveNow.includes(s));
+      const nextExclusive = sameExclusive ? exclusiveText : encodeSerialsAnnotation(exclusiveNow);
+      let resourceVersion = current.metadata?.resourceVersion;
+      const capacity = sharedCapacityGiB(reconciled.drives);
+      const resources = {
+        ...sharedCapacityResources(capacity),
+        ...exclusiveDrivesResource(exclusiveNow, blocked.serials),
+      };
+      try {
+        if (next !== text || nextLedger !== annotations[ALLOCATIONS_ANNOTATION] || nextExclusive !== exclusiveText) {
+          const patch: Record<string, string | null> = {
+            [SHARED_DRIVES_ANNOTATION]: next,
+            [ALLOCATIONS_ANNOTATION]: nextLedger,
+            [EXCLUSIVE_DRIVES_ANNOTATION]: nextExclusive ?? null,
+          };
+          const patched = await api.core.patchNode(
+            {
+              name: node,
+              fieldManager: FIELD_MANAGER.nodeSigner,
+              body: { metadata: { resourceVersion, annotations: patch } },
+            },
+            mergeHeaders,
+          );
+          resourceVersion = patched.metadata?.resourceVersion;
+        }
+        // Conditional too: a concurrent publisher's larger list must not be undercut by ours.
+        await api.core.patchNodeStatus(
+          {
+            name: node,
+            fieldManager: FIELD_MANAGER.nodeSigner,
+            body: { metadata: { resourceVersion }, status: { capacity: resources, allocatable: resources } },
+          },
+          mergeHeaders,
+        );
+      } catch (err) {
+        if (isConflict(err)) continue; // the node changed since we read it: read it all again
+        if (isNotFound(err)) throw ApplicationFailure.nonRetryable(`node ${node} no longer exists`, 'NotFound');
+        throw err;
+      }
+      const found = books.found.map((f) => `${f.virtualUUID} (${f.capacityGiB} GiB on ${f.physicalUUID})`);
+      const dropped = [
+        ...reconciled.dropped.map((d) => `${d.devicePath} (${d.physicalUUID})`),
+        ...exclusive.serials.filter((s) => !exclusiveNow.includes(s)).map((s) => `exclusive drive ${s}`),
+      ];
+      deps.logger.info(
+        {
+          node,
+          drives: reconciled.drives.length,
+          exclusive: exclusiveNow.length,
+          ...capacity,
+          found,
+          dropped,
+          forgotten: books.forgotten,
+        },
+        'published drives',
+      );
+      return {
+        driveCount: reconciled.drives.length,
+        tlcGiB: capacity.tlc,
+        qlcGiB: capacity.qlc,
+        exclusiveCount: new Set(exclusiveNow).size,
+        found,
+        foundGiB: books.ledger.found.reduce((sum, f) => sum + f.capacityGiB, 0),
+        dropped,
+        forgotten: books.forgotten,
+      };
+    }
+    throw ApplicationFailure.retryable(`node ${node} kept changing while its drives were published`, 'NodeConflict');
+  }
+
+  return { publish };
+}
