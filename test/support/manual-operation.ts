@@ -17,6 +17,12 @@ export interface SignDrivesPayloadInput {
   nodeSelector: Record<string, string>;
   devicePaths?: string[];
   shared?: boolean;
+  options?: {
+    allowEraseWekaPartitions?: boolean;
+    allowEraseNonWekaPartitions?: boolean;
+    allowNonEmptyDevice?: boolean;
+    skipTrimFormat?: boolean;
+  };
 }
 
 /** Creates the operation the way the watcher would see it: with the operator's finalizer. */
