@@ -82,17 +82,25 @@ function isPartition(value: unknown): value is PartitionRecord {
   );
 }
 
-/** Partition n of a disk, named as the kernel names it: nvme0n1 → nvme0n1p1, sda → sda1. */
+/**
+ * Partition n of a disk, named as the kernel names it (nvme0n1 → nvme0n1p1, sda → sda1), or as
+ * udev names a /dev/disk/ link's partitions (by-id/nvme-x → by-id/nvme-x-part1).
+ */
 export function partitionPath(disk: string, n: number): string {
-  return /\d$/.test(disk) ? `${disk}p${n}` : `${disk}${n}`;
+  return `${disk}${partitionSeparator(disk)}${n}`;
 }
 
 /** The partition number of `name` on `disk` (see partitionPath), or undefined if it is not one of its names. */
 export function partitionNumber(disk: string, name: string): number | undefined {
-  if (!name.startsWith(disk)) return undefined;
-  const match = /^(p?)([1-9]\d{0,2})$/.exec(name.slice(disk.length));
-  if (!match || (match[1] === 'p') !== /\d$/.test(disk)) return undefined;
-  return Number(match[2]);
+  const prefix = `${disk}${partitionSeparator(disk)}`;
+  if (!name.startsWith(prefix)) return undefined;
+  const number = name.slice(prefix.length);
+  return /^[1-9]\d{0,2}$/.test(number) ? Number(number) : undefined;
+}
+
+function partitionSeparator(disk: string): string {
+  if (disk.startsWith('/dev/disk/')) return '-part';
+  return /\d$/.test(disk) ? 'p' : '';
 }
 
 /** Every mountpoint on the device: its own filesystem's and its partitions'. */

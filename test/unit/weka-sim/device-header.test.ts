@@ -78,7 +78,9 @@ describe('partition names', () => {
     ['/dev/nvme0n1', 1, '/dev/nvme0n1p1'],
     ['/dev/sda', 1, '/dev/sda1'],
     ['/dev/sdb', 12, '/dev/sdb12'],
-    ['/dev/disk/by-id/nvme-x', 2, '/dev/disk/by-id/nvme-x2'],
+    ['/dev/disk/by-id/nvme-x', 2, '/dev/disk/by-id/nvme-x-part2'],
+    ['/dev/disk/by-path/pci-0000-nvme-1', 1, '/dev/disk/by-path/pci-0000-nvme-1-part1'],
+    ['/dev/vda', 128, '/dev/vda128'],
   ])('partition of %s number %i is %s, and back', (disk, n, name) => {
     expect(partitionPath(disk, n)).toBe(name);
     expect(partitionNumber(disk, name)).toBe(n);
@@ -91,6 +93,8 @@ describe('partition names', () => {
     ['/dev/sda', '/dev/sdb1'],
     ['/dev/sda', '/dev/sda'],
     ['/dev/sda', '/dev/sda01'],
+    ['/dev/sda', '/dev/sda1x'],
+    ['/dev/disk/by-id/nvme-x', '/dev/disk/by-id/nvme-x1'],
   ])('%s has no partition named %s', (disk, name) => {
     expect(partitionNumber(disk, name)).toBeUndefined();
   });

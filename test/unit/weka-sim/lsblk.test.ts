@@ -183,6 +183,19 @@ describe('weka-sim lsblk', () => {
     expect(await lsblkJson(state, ...args)).toEqual(expected);
   });
 
+  it('names the Weka partition as the kernel or udev names partitions', async () => {
+    const state = nodeDir(await simRoot(), 'node-1');
+    const devices = ['/dev/sdb', '/dev/nvme3n1', '/dev/disk/by-id/nvme-x'];
+    await expectOk(sim('--state', state, 'init-node', ...devices.flatMap((d) => ['--device', `${d}:10:TLC`])));
+    for (const d of devices) await expectOk(tool(state, 'weka-sign-drive', 'sign', 'proxy', d));
+    const names = (await lsblkJson(state, '-Jp', '-o', 'NAME', ...devices)).map((d) => d['children']);
+    expect(names).toEqual([
+      [{ name: '/dev/sdb1' }],
+      [{ name: '/dev/nvme3n1p1' }],
+      [{ name: '/dev/disk/by-id/nvme-x-part1' }],
+    ]);
+  });
+
   it('lists no devices on a node without any', async () => {
     const state = nodeDir(await simRoot(), 'empty');
     await expectOk(sim('--state', state, 'faults', '--clear'));
