@@ -10,6 +10,7 @@ import { startKwok } from './kwok.js';
 import { messageOf } from '../../src/errors.js';
 import { freePorts } from './ports.js';
 import type { ServerProcess } from './processes.js';
+import { initNodeDevices, type InitialDevice } from './weka-sim/node-devices.js';
 import { simulatorMainPath, writeSimulatorShims } from './weka-sim/shims.js';
 
 const run = promisify(execFile);
@@ -17,17 +18,31 @@ const run = promisify(execFile);
 /** How many ports a node's kwok is started on before its start-up failure is final. */
 const KWOK_START_ATTEMPTS = 3;
 
-export interface SimulatedDevice {
+/**
+ * A device as the node starts with it: unsigned, empty and without partitions unless said
+ * otherwise. A root disk is a device with a partition mounted at "/".
+ */
+export interface SimulatedDevice extends InitialDevice {
   path: string;
   capacityGiB: number;
   type: 'TLC' | 'QLC';
   serial?: string;
+  /** lsblk's MODEL and VENDOR (default "SIM NVMe TLC" or "SIM NVMe QLC", and "SIM"). */
+  model?: string;
+  vendor?: string;
+  /** Non-Weka partitions, e.g. { name: '/dev/sda1', fstype: 'ext4', mountpoint: '/' }. */
+  partitions?: { name: string; fstype?: string | null; mountpoint?: string | null }[];
+  /** A filesystem directly on the disk, and where it is mounted. */
+  fstype?: string | null;
+  mountpoint?: string | null;
+  /** Content with no recognised signature: signing it needs --allow-non-empty-device. */
+  dataPresent?: boolean;
 }
 
 export interface NodeSpec {
   name: string;
   labels?: Record<string, string>;
-  /** NVMe devices the node's simulator starts with (unsigned). */
+  /** The devices the node's simulator starts with (unsigned). */
   devices?: SimulatedDevice[];
 }
 
@@ -234,16 +249,14 @@ export class FakeNodes {
   }
 
   private async initDevices(stateDir: string, devices: SimulatedDevice[]): Promise<void> {
-    const args = devices.flatMap((d) => [
-      '--device',
-      `${d.path}:${d.capacityGiB}:${d.type}${d.serial ? `:${d.serial}` : ''}`,
-    ]);
-    try {
-      await run(process.execPath, [simulatorMainPath(), '--state', stateDir, 'init-node', ...args]);
-    } catch (err) {
-      const e = err as { stderr?: string; message: string };
-      throw new Error(`weka-sim init-node failed for ${stateDir}: ${e.stderr ?? e.message}`);
-    }
+    await initNodeDevices(devices, async (command, args) => {
+      try {
+        return (await run(process.execPath, [simulatorMainPath(), '--state', stateDir, command, ...args])).stdout;
+      } catch (err) {
+        const e = err as { stderr?: string; message: string };
+        throw new Error(`weka-sim ${command} failed for ${stateDir}: ${e.stderr ?? e.message}`);
+      }
+    });
   }
 
   private async createNodeObject(spec: NodeSpec): Promise<void> {

@@ -6,9 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { loadClusters, saveClusters } from './cluster-state.js';
+import { runDeviceCommand } from './device-shape.js';
 import { drawFaults, readFaults, runFaultsCommand, type FaultDraw } from './faults.js';
 import { runInitNode } from './init-node.js';
 import { LockTimeoutError, sleep, withLock } from './lock.js';
+import { runLsblk } from './lsblk.js';
 import {
   appendLog,
   ensureNodeDirs,
@@ -18,6 +20,7 @@ import {
   type LogEntry,
   type SimPaths,
 } from './node-state.js';
+import { runNsenter } from './nsenter.js';
 import { readOvercommitMode, runOvercommitCommand } from './overcommit.js';
 import {
   EXIT_INTERNAL,
@@ -26,17 +29,24 @@ import {
   EXIT_TEMPFAIL,
   EXIT_USAGE,
   SimRefusal,
+  ToolExit,
   UsageError,
   type SimResult,
   type ToolOutput,
 } from './outcome.js';
-import { runSignDrive, type NodeView } from './sign-drive-tool.js';
+import type { NodeView } from './node-view.js';
+import { runSignDrive } from './sign-drive-tool.js';
 import { runWeka } from './weka-tool.js';
 
 export const SIM_USAGE = `usage:
   weka-sim --state DIR [--clusters DIR] -- weka-sign-drive ARGS...
   weka-sim --state DIR [--clusters DIR] -- weka ARGS...
+  weka-sim --state DIR -- lsblk ARGS...
+  weka-sim --state DIR -- nsenter --mount --pid --target 1 -- lsblk ARGS...
   weka-sim --state DIR init-node --device PATH:GIB:TLC|QLC[:SERIAL] [--device ...]
+  weka-sim --state DIR device PATH [--model M] [--vendor V] [--partition NAME[:FSTYPE[:MOUNTPOINT]]]...
+      [--clear-partitions] [--fstype F|--no-fstype] [--mountpoint M|--no-mountpoint] [--data|--no-data]
+      [--cluster-guid GUID|--no-cluster-guid]
   weka-sim --state DIR faults [--latency-ms N] [--fail-rate P] [--fail-after-effect-rate P] [--seed S]
   weka-sim --state DIR faults --clear
   weka-sim --state DIR overcommit record|refuse`;
@@ -44,10 +54,13 @@ export const SIM_USAGE = `usage:
 interface Invocation {
   readonly state: string;
   readonly clusters: string | undefined;
-  /** 'tool': argv after "--" is a weka-sign-drive or weka command line. */
-  readonly kind: 'tool' | 'init-node' | 'faults' | 'overcommit';
+  /** 'tool': argv after "--" is a weka-sign-drive, weka, lsblk or nsenter command line. */
+  readonly kind: 'tool' | AdminCommand;
   readonly argv: readonly string[];
 }
+
+const ADMIN_COMMANDS = ['init-node', 'device', 'faults', 'overcommit'] as const;
+type AdminCommand = (typeof ADMIN_COMMANDS)[number];
 
 const NO_FAULT: FaultDraw = { failBeforeEffect: false, failAfterEffect: false };
 
@@ -69,6 +82,7 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
       runLogged(paths, [kind, ...argv], NO_FAULT, () => {
         if (kind === 'faults') return runFaultsCommand(argv, paths);
         if (kind === 'overcommit') return runOvercommitCommand(argv, paths);
+        if (kind === 'device') return withDevices(paths, (node) => runDeviceCommand(argv, node));
         return withDevices(paths, (node) => runInitNode(argv, node));
       }),
     );
@@ -97,8 +111,8 @@ function parseGlobal(args: readonly string[]): Invocation {
       if (rest.length === 0) throw new UsageError('no command after --');
       return { state, clusters, kind: 'tool', argv: rest };
     }
-    if (arg === 'init-node' || arg === 'faults' || arg === 'overcommit')
-      return { state, clusters, kind: arg, argv: rest };
+    const admin = ADMIN_COMMANDS.find((command) => command === arg);
+    if (admin) return { state, clusters, kind: admin, argv: rest };
     throw new UsageError(`unknown command ${JSON.stringify(arg)}`);
   }
   throw new UsageError('no command given');
@@ -133,8 +147,14 @@ async function applyTool(paths: SimPaths, argv: readonly string[]): Promise<Tool
           return out;
         }),
       );
+    case 'lsblk':
+      return withDevices(paths, (node) => runLsblk(rest, node));
+    case 'nsenter':
+      return withDevices(paths, (node) => runNsenter(rest, node));
     default:
-      throw new UsageError(`unknown tool ${JSON.stringify(tool)}; the simulator answers weka-sign-drive and weka`);
+      throw new UsageError(
+        `unknown tool ${JSON.stringify(tool)}; the simulator answers weka-sign-drive, weka, lsblk and nsenter`,
+      );
   }
 }
 
@@ -172,6 +192,10 @@ async function runLogged(
     out = await fn();
   } catch (err) {
     if (err instanceof LockTimeoutError) throw err; // the cluster lock: reported as exit 75 by runSimulator
+    if (err instanceof ToolExit) {
+      await log(err.exitCode, { message: err.message });
+      return { exitCode: err.exitCode, stdout: '', stderr: err.stderr };
+    }
     const exitCode = err instanceof SimRefusal ? EXIT_REFUSED : err instanceof UsageError ? EXIT_USAGE : EXIT_INTERNAL;
     const message = exitCode === EXIT_INTERNAL ? `internal error: ${errorText(err)}` : errorText(err);
     await log(exitCode, { message });
@@ -183,8 +207,10 @@ async function runLogged(
     await log(EXIT_TEMPFAIL, { changes: out.changes, fault: 'fail-after-effect', message });
     return { exitCode: EXIT_TEMPFAIL, stdout: '', stderr: `${tool}: ${message}\n` };
   }
-  await log(EXIT_OK, { changes: out.changes });
-  return { exitCode: EXIT_OK, stdout: out.stdout, stderr: '' };
+  const exitCode = out.exitCode ?? EXIT_OK;
+  const stderr = out.stderr ?? '';
+  await log(exitCode, { changes: out.changes, ...(stderr ? { message: stderr.trimEnd() } : {}) });
+  return { exitCode, stdout: out.stdout, stderr };
 }
 
 function errorText(err: unknown): string {

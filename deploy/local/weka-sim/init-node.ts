@@ -5,9 +5,10 @@
 import { createHash } from 'node:crypto';
 import { isDevicePath } from '../../../src/weka/validate.js';
 import { integerArg, parseArgs, positionals } from './args.js';
-import type { DeviceHeader, DriveType } from './node-state.js';
+import { blankDevice } from './device-header.js';
+import type { DriveType } from './node-state.js';
 import { SimRefusal, UsageError, type Change, type ToolOutput } from './outcome.js';
-import type { NodeView } from './sign-drive-tool.js';
+import type { NodeView } from './node-view.js';
 
 export const INIT_NODE_USAGE =
   'usage: weka-sim --state DIR init-node --device PATH:GIB:TLC|QLC[:SERIAL] [--device ...]';
@@ -47,8 +48,7 @@ export function runInitNode(args: readonly string[], node: NodeView): ToolOutput
       lines.push(`${spec.devicePath}: unchanged`);
       continue;
     }
-    const header: DeviceHeader = { ...spec, signature: 'none', physicalUUID: null, virtualDrives: [] };
-    node.devices.set(spec.devicePath, header);
+    node.devices.set(spec.devicePath, blankDevice(spec.devicePath, spec.capacityGiB, spec.type, spec.serial));
     changes.push({
       kind: 'device-init',
       device: spec.devicePath,
@@ -59,6 +59,11 @@ export function runInitNode(args: readonly string[], node: NodeView): ToolOutput
     lines.push(`${spec.devicePath}: created (${spec.capacityGiB} GiB ${spec.type}, serial ${spec.serial})`);
   }
   return { stdout: `${lines.join('\n')}\n`, changes };
+}
+
+/** The devices init-node's output says it created now (not those it left unchanged). */
+export function createdDevices(stdout: string): string[] {
+  return stdout.split('\n').flatMap((line) => /^(\/dev\/\S+): created \(/.exec(line)?.[1] ?? []);
 }
 
 function parseDeviceSpec(text: string, nodeName: string): DeviceSpec {

@@ -3,10 +3,22 @@
 // cluster spans nodes.
 import { appendFile, mkdir, readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { isRecord, readJsonIfExists, writeJsonAtomic } from './files.js';
+import { checkHeader } from './device-header.js';
+import { readJsonIfExists, writeJsonAtomic } from './files.js';
 import type { Change } from './outcome.js';
 
 export type DriveType = 'TLC' | 'QLC';
+
+/** 'exclusive': signed for one Weka cluster's own use (no subcommand); 'proxy': for drive sharing. */
+export type DeviceSignature = 'none' | 'proxy' | 'exclusive';
+
+/** A partition that is not Weka's, as a node admin left it (`weka-sim device --partition`). */
+export interface PartitionRecord {
+  /** The partition's device path, e.g. /dev/nvme0n1p1 or /dev/sda1. */
+  name: string;
+  fstype: string | null;
+  mountpoint: string | null;
+}
 
 export interface VirtualDriveRecord {
   virtualUUID: string;
@@ -20,8 +32,21 @@ export interface DeviceHeader {
   serial: string;
   capacityGiB: number;
   type: DriveType;
-  signature: 'none' | 'proxy';
+  /** lsblk's MODEL and VENDOR. */
+  model: string;
+  vendor: string;
+  /** Non-Weka partitions; signing for Weka replaces them with its one partition. */
+  partitions: PartitionRecord[];
+  /** A filesystem directly on the disk (no partition table), and where it is mounted. */
+  fstype: string | null;
+  mountpoint: string | null;
+  /** Non-zero content with no recognised signature (no partition table, filesystem or Weka header). */
+  dataPresent: boolean;
+  signature: DeviceSignature;
+  /** Assigned by signing, proxy or exclusive. */
   physicalUUID: string | null;
+  /** An exclusive drive's claiming cluster; null: signed but unclaimed (always null unless exclusive). */
+  clusterGUID: string | null;
   virtualDrives: VirtualDriveRecord[];
 }
 
@@ -95,19 +120,4 @@ export interface LogEntry {
 /** One JSON line per command; written under the node lock, so lines never interleave. */
 export async function appendLog(paths: SimPaths, entry: LogEntry): Promise<void> {
   await appendFile(paths.logFile, `${JSON.stringify(entry)}\n`);
-}
-
-function checkHeader(value: unknown, file: string): DeviceHeader | undefined {
-  if (value === undefined) return undefined; // removed between readdir and read: a temp file
-  const ok =
-    isRecord(value) &&
-    typeof value['devicePath'] === 'string' &&
-    typeof value['serial'] === 'string' &&
-    typeof value['capacityGiB'] === 'number' &&
-    (value['type'] === 'TLC' || value['type'] === 'QLC') &&
-    (value['signature'] === 'none' || value['signature'] === 'proxy') &&
-    (value['physicalUUID'] === null || typeof value['physicalUUID'] === 'string') &&
-    Array.isArray(value['virtualDrives']);
-  if (!ok) throw new Error(`corrupt device header ${file}`);
-  return value as unknown as DeviceHeader;
 }

@@ -1,5 +1,6 @@
 // How a simulated command ends. Exit codes follow sysexits.h and match REFUSAL_EXIT_CODES in
 // src/weka/call.ts, which is how the operator tells a refusal from a transient failure.
+import type { PartitionRecord } from './node-state.js';
 import type { OvercommitMode } from './overcommit.js';
 
 export const EXIT_OK = 0;
@@ -20,6 +21,19 @@ export class SimRefusal extends Error {}
 /** Malformed arguments; reported on stderr with exit 64. */
 export class UsageError extends Error {}
 
+/**
+ * A tool that fails with its own exit code and stderr, as the real one does (lsblk's 1 and 32):
+ * `stderr` is written as it is, program name included.
+ */
+export class ToolExit extends Error {
+  constructor(
+    readonly exitCode: number,
+    readonly stderr: string,
+  ) {
+    super(stderr.trimEnd());
+  }
+}
+
 export interface SimResult {
   readonly exitCode: number;
   readonly stdout: string;
@@ -35,7 +49,24 @@ export type Change =
       readonly type: string;
       readonly serial: string;
     }
-  | { readonly kind: 'sign-proxy'; readonly device: string; readonly physicalUUID: string }
+  | {
+      readonly kind: 'device-shape';
+      readonly device: string;
+      readonly model: string;
+      readonly vendor: string;
+      readonly partitions: readonly PartitionRecord[];
+      readonly fstype: string | null;
+      readonly mountpoint: string | null;
+      readonly dataPresent: boolean;
+      readonly clusterGUID: string | null;
+    }
+  | {
+      readonly kind: 'sign-proxy' | 'sign-exclusive';
+      readonly device: string;
+      readonly physicalUUID: string;
+      /** What signing destroyed, when an --allow-* flag let it: one description each. */
+      readonly erased?: readonly string[];
+    }
   | {
       readonly kind: 'virtual-add';
       readonly device: string;
@@ -93,4 +124,7 @@ export type Change =
 export interface ToolOutput {
   readonly stdout: string;
   readonly changes: readonly Change[];
+  /** A tool that succeeds only in part (lsblk given some unknown devices): its exit code and stderr. */
+  readonly exitCode?: number;
+  readonly stderr?: string;
 }

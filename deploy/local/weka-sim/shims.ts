@@ -1,6 +1,6 @@
-// Shims that make the simulator answer as `weka-sign-drive` and `weka`. The local control plane
-// puts their directory first on the PATH of each fake node's kwok and sets WEKA_SIM_STATE to the
-// node's state directory, so a command exec'd into a pod on that node reaches the simulator with
+// Shims that make the simulator answer as `weka-sign-drive`, `weka`, `lsblk` and `nsenter`. The
+// local control plane puts their directory first on the PATH of each fake node's kwok and sets
+// WEKA_SIM_STATE to the node's state directory, so a command exec'd into a pod on that node reaches the simulator with
 // that node's state: the operator's real exec path is the one under test.
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 /** Where `tsc -p tsconfig.build.json` puts the simulator entry point, relative to the repo root. */
 export const SIMULATOR_MAIN_RELATIVE = 'dist/deploy/local/weka-sim/main.js';
 
-export const SHIMMED_TOOLS = ['weka-sign-drive', 'weka'] as const;
+export const SHIMMED_TOOLS = ['weka-sign-drive', 'weka', 'lsblk', 'nsenter'] as const;
 
 export interface ShimOptions {
   /** Node binary the shims run; defaults to the one running this code. */

@@ -1,47 +1,31 @@
-// The simulated weka-sign-drive: proxy signing, device headers, virtual drive signatures. Handlers
-// work on the node's in-memory device headers; the runner persists what they changed.
-import { isDevicePath, isUUID } from '../../../src/weka/validate.js';
+// The simulated weka-sign-drive: signing physical devices (sign-physical.ts), device headers,
+// virtual drive signatures. Handlers work on the node's in-memory device headers; the runner
+// persists what they changed.
 import { integerArg, parseArgs, positionals, required } from './args.js';
+import { describeShape } from './device-header.js';
 import type { DeviceHeader } from './node-state.js';
-import type { OvercommitMode } from './overcommit.js';
+import { findDevice, uuidOption, type NodeView } from './node-view.js';
 import { SimRefusal, UsageError, type ToolOutput } from './outcome.js';
-
-export interface NodeView {
-  readonly nodeName: string;
-  readonly devices: Map<string, DeviceHeader>;
-  /** What `virtual add` does beyond a device's free capacity (overcommit.ts); absent: refuse. */
-  readonly overcommit?: OvercommitMode;
-}
+import { signPhysical } from './sign-physical.js';
 
 export const SIGN_DRIVE_USAGE = `usage:
-  weka-sign-drive sign proxy DEVICE
+  weka-sign-drive [FLAGS] -- DEVICE                 (sign for exclusive use)
+  weka-sign-drive sign proxy [FLAGS] [--] DEVICE    (sign for drive sharing)
+    FLAGS: --allow-erase-weka-partitions --allow-erase-non-weka-partitions
+           --allow-non-empty-device --skip-trim-format
   weka-sign-drive show [--json] DEVICE
   weka-sign-drive virtual add DEVICE --virtual-uuid UUID --owner-cluster-guid GUID --size GIB
   weka-sign-drive virtual remove DEVICE --virtual-uuid UUID --owner-cluster-guid GUID`;
 
 export function runSignDrive(args: readonly string[], node: NodeView, newUUID: () => string): ToolOutput {
   const [group, action, ...rest] = args;
-  if (group === 'sign' && action === 'proxy') return signProxy(rest, node, newUUID);
+  if (group === 'sign' && action === 'proxy') return signPhysical(rest, node, newUUID, 'proxy');
+  // No subcommand: flags, or "--", then the device.
+  if (group?.startsWith('-')) return signPhysical(args, node, newUUID, 'exclusive');
   if (group === 'show') return show(args.slice(1), node);
   if (group === 'virtual' && action === 'add') return virtualAdd(rest, node);
   if (group === 'virtual' && action === 'remove') return virtualRemove(rest, node);
   throw new UsageError(`unknown command ${JSON.stringify(args.slice(0, 2).join(' '))}\n${SIGN_DRIVE_USAGE}`);
-}
-
-function signProxy(args: readonly string[], node: NodeView, newUUID: () => string): ToolOutput {
-  const [path] = positionals(parseArgs(args, {}), ['DEVICE']);
-  const device = findDevice(node, path!);
-  if (device.signature !== 'none') {
-    throw new SimRefusal(
-      `${device.devicePath} is already signed (${device.signature}, physical UUID ${device.physicalUUID}); wipe it before signing again`,
-    );
-  }
-  device.signature = 'proxy';
-  device.physicalUUID = newUUID();
-  return {
-    stdout: `Signed ${device.devicePath} for proxy use; physical UUID ${device.physicalUUID}\n`,
-    changes: [{ kind: 'sign-proxy', device: device.devicePath, physicalUUID: device.physicalUUID }],
-  };
 }
 
 function show(args: readonly string[], node: NodeView): ToolOutput {
@@ -59,6 +43,7 @@ function show(args: readonly string[], node: NodeView): ToolOutput {
       signed,
       signature: device.signature,
       ...(signed ? { physicalUUID: device.physicalUUID } : {}),
+      ...(device.signature === 'exclusive' ? { clusterGUID: device.clusterGUID } : {}),
       virtualDrives: device.virtualDrives,
     };
     return { stdout: `${JSON.stringify(report, null, 2)}\n`, changes: [] };
@@ -67,10 +52,17 @@ function show(args: readonly string[], node: NodeView): ToolOutput {
     `device: ${device.devicePath}`,
     `serial: ${device.serial}`,
     `capacity: ${device.capacityGiB} GiB ${device.type}`,
-    `signature: ${device.signature}${signed ? ` (physical UUID ${device.physicalUUID})` : ''}`,
+    `layout: ${describeShape(device)}`,
+    `signature: ${device.signature}${signed ? ` (physical UUID ${device.physicalUUID}${claim(device)})` : ''}`,
     ...device.virtualDrives.map((vd) => `virtual: ${vd.virtualUUID} owner ${vd.ownerClusterGUID} ${vd.sizeGiB} GiB`),
   ];
   return { stdout: `${lines.join('\n')}\n`, changes: [] };
+}
+
+/** ", cluster GUID G" or ", unclaimed" for an exclusive drive; nothing otherwise. */
+function claim(device: DeviceHeader): string {
+  if (device.signature !== 'exclusive') return '';
+  return device.clusterGUID ? `, cluster GUID ${device.clusterGUID}` : ', unclaimed';
 }
 
 function virtualAdd(args: readonly string[], node: NodeView): ToolOutput {
@@ -127,17 +119,4 @@ function virtualRemove(args: readonly string[], node: NodeView): ToolOutput {
     stdout: `Removed virtual drive ${virtualUUID} from ${device.devicePath}\n`,
     changes: [{ kind: 'virtual-remove', device: device.devicePath, virtualUUID, ownerClusterGUID }],
   };
-}
-
-function findDevice(node: NodeView, path: string): DeviceHeader {
-  if (!isDevicePath(path)) throw new UsageError(`invalid device path ${JSON.stringify(path)}`);
-  const device = node.devices.get(path);
-  if (!device) throw new SimRefusal(`${path}: no such device on node ${node.nodeName}`);
-  return device;
-}
-
-/** UUIDs are stored lower-case; the tool accepts either case. */
-export function uuidOption(value: string, option: string): string {
-  if (!isUUID(value)) throw new UsageError(`${option} must be a UUID, got ${JSON.stringify(value)}`);
-  return value.toLowerCase();
 }

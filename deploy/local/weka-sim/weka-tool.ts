@@ -4,7 +4,7 @@ import { integerArg, optional, parseArgs, positionals, required, type ParsedArgs
 import type { ClusterState, ContainerRecord, DriveRecord } from './cluster-state.js';
 import { SimRefusal, UsageError, type ToolOutput } from './outcome.js';
 import { portClash, portsArgs } from './ports.js';
-import { uuidOption, type NodeView } from './sign-drive-tool.js';
+import { uuidOption, type NodeView } from './node-view.js';
 
 export interface WekaContext {
   readonly node: NodeView;

@@ -168,3 +168,49 @@ export async function addContainer(state: string, guid: string, name: string, ho
   const out = await expectOk(containerAdd(state, guid, name, hostname));
   return (JSON.parse(out.stdout) as { containerId: number }).containerId;
 }
+
+/** `weka-sim --state DIR device ...args`: shapes a device as a node admin would. */
+export function shape(state: string, ...args: string[]): Promise<SimResult> {
+  return runSimulator(['--state', state, 'device', ...args]);
+}
+
+/** The blockdevices of `lsblk ...args` (which must succeed). */
+export async function lsblkJson(state: string, ...args: string[]): Promise<Array<Record<string, unknown>>> {
+  const result = await expectOk(tool(state, 'lsblk', ...args));
+  return (JSON.parse(result.stdout) as { blockdevices: Array<Record<string, unknown>> }).blockdevices;
+}
+
+/** The reference operator's device discovery on a host (its `find_disks`), run in a hostPID pod. */
+export const HOST_DISCOVERY = ['nsenter', '--mount', '--pid', '--target', '1', '--'];
+export const DISCOVERY_LSBLK = ['lsblk', '-p', '-J', '-o', 'NAME,TYPE,MOUNTPOINT,SERIAL'];
+
+/** The root disk's partitions, as `device` arguments: /boot/efi, / and swap. */
+export const ROOT_PARTITIONS = [
+  '--partition',
+  '/dev/sda1:vfat:/boot/efi',
+  '--partition',
+  '/dev/sda2:ext4:/',
+  '--partition',
+  '/dev/sda3:swap:[SWAP]',
+];
+
+/** A node with an NVMe drive and a SATA root disk (ROOT_PARTITIONS). */
+export async function rootDiskNode(root: string, node = 'node-1'): Promise<string> {
+  const state = nodeDir(root, node);
+  await expectOk(
+    sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:7680:TLC:NVME0', '--device', '/dev/sda:480:TLC:SATA0'),
+  );
+  await expectOk(shape(state, '/dev/sda', '--model', 'SIM SATA SSD', ...ROOT_PARTITIONS));
+  return state;
+}
+
+export function virtualRemove(state: string, device: string, virtualUUID: string, owner: string): Promise<SimResult> {
+  const argv = ['weka-sign-drive', 'virtual', 'remove', device, '--virtual-uuid', virtualUUID];
+  return tool(state, ...argv, '--owner-cluster-guid', owner);
+}
+
+/** The node's device header files, as text in name order: to check that a command changed nothing. */
+export async function deviceFiles(state: string): Promise<string[]> {
+  const dir = join(state, 'devices');
+  return Promise.all((await readdir(dir)).sort().map((name) => readFile(join(dir, name), 'utf8')));
+}

@@ -3,13 +3,23 @@ import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  SHIMMED_TOOLS,
   SIMULATOR_MAIN_RELATIVE,
   shellQuote,
   simulatorMainPath,
   writeSimulatorShims,
 } from '../../../deploy/local/weka-sim/shims.js';
 import type { SimResult } from '../../../deploy/local/weka-sim/outcome.js';
-import { REPO_ROOT, buildSimulator, expectOk, nodeDir, sim, simRoot } from './helpers.js';
+import {
+  DISCOVERY_LSBLK,
+  HOST_DISCOVERY,
+  REPO_ROOT,
+  buildSimulator,
+  expectOk,
+  nodeDir,
+  sim,
+  simRoot,
+} from './helpers.js';
 
 function runShim(shimDir: string, env: Record<string, string | undefined>, argv: string[]): Promise<SimResult> {
   return new Promise((done) => {
@@ -30,12 +40,18 @@ describe('simulator shims', () => {
     mainJs = await buildSimulator();
   });
 
-  it('answer weka-sign-drive and weka from the node named by WEKA_SIM_STATE', async () => {
+  /** A node with one device, and the shims written for it. */
+  async function shimmedNode(device: string): Promise<{ state: string; shimDir: string }> {
     const root = await simRoot();
     const state = nodeDir(root, 'node-1');
-    await expectOk(sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:100:TLC'));
+    await expectOk(sim('--state', state, 'init-node', '--device', device));
     const shimDir = join(root, 'bin');
     await writeSimulatorShims(shimDir, mainJs);
+    return { state, shimDir };
+  }
+
+  it('answer weka-sign-drive and weka from the node named by WEKA_SIM_STATE', async () => {
+    const { state, shimDir } = await shimmedNode('/dev/nvme0n1:100:TLC');
 
     const show = await runShim(shimDir, { WEKA_SIM_STATE: state }, [
       'weka-sign-drive',
@@ -58,6 +74,19 @@ describe('simulator shims', () => {
     expect(odd.stderr).toContain('"/dev/$(id) x"');
   });
 
+  it("answer nsenter and lsblk with the node's devices", async () => {
+    const { state, shimDir } = await shimmedNode('/dev/nvme0n1:100:TLC:S1');
+    expect(SHIMMED_TOOLS).toEqual(['weka-sign-drive', 'weka', 'lsblk', 'nsenter']);
+    const argv = [...HOST_DISCOVERY, ...DISCOVERY_LSBLK];
+    const result = await runShim(shimDir, { WEKA_SIM_STATE: state }, argv);
+    expect(result.exitCode).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      blockdevices: [{ name: '/dev/nvme0n1', type: 'disk', mountpoint: null, serial: 'S1' }],
+    });
+    const unknown = await runShim(shimDir, { WEKA_SIM_STATE: state }, ['lsblk', '-J', '/dev/sdq']);
+    expect(unknown).toEqual({ exitCode: 32, stdout: '', stderr: 'lsblk: /dev/sdq: not a block device\n' });
+  });
+
   it('fail with a configuration error when WEKA_SIM_STATE is unset', async () => {
     const shimDir = join(await simRoot(), 'bin');
     await writeSimulatorShims(shimDir, mainJs);
@@ -76,7 +105,7 @@ describe('simulator shims', () => {
     expect(script).toContain(
       `exec '/usr/bin/node' '--import' 'tsx' '/opt/it'\\''s here/main.js' --state "$WEKA_SIM_STATE" -- weka "$@"`,
     );
-    expect((await stat(join(shimDir, 'weka-sign-drive'))).mode & 0o111).toBe(0o111);
+    for (const tool of SHIMMED_TOOLS) expect((await stat(join(shimDir, tool))).mode & 0o111).toBe(0o111);
   });
 
   it('single-quote words for sh', () => {

@@ -13,6 +13,7 @@ import {
   tool,
   uuid,
   virtualAdd,
+  virtualRemove,
 } from './helpers.js';
 
 describe('weka-sim weka-sign-drive', () => {
@@ -44,19 +45,7 @@ describe('weka-sim weka-sign-drive', () => {
     expect((await showJson(state, '/dev/nvme0n1'))['virtualDrives']).toEqual([
       { virtualUUID: uuid(1), ownerClusterGUID: CLUSTER_A, sizeGiB: 400 },
     ]);
-    await expectOk(
-      tool(
-        state,
-        'weka-sign-drive',
-        'virtual',
-        'remove',
-        '/dev/nvme0n1',
-        '--virtual-uuid',
-        uuid(1),
-        '--owner-cluster-guid',
-        CLUSTER_A,
-      ),
-    );
+    await expectOk(virtualRemove(state, '/dev/nvme0n1', uuid(1), CLUSTER_A));
     expect((await showJson(state, '/dev/nvme0n1'))['virtualDrives']).toEqual([]);
     expect(await changesOfKind(state, 'virtual-add')).toBe(1);
     expect(await changesOfKind(state, 'virtual-remove')).toBe(1);
@@ -77,7 +66,7 @@ describe('weka-sim refusals (exit 65, message on stderr, nothing changed)', () =
       'signing a device twice',
       async () => undefined,
       (s) => tool(s, 'weka-sign-drive', 'sign', 'proxy', '/dev/nvme0n1'),
-      /already signed/,
+      /already a Weka partition/,
     ],
     [
       'virtual add on a device not signed for proxy',

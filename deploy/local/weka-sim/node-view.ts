@@ -1,0 +1,26 @@
+// What a command handler sees of its node: the device headers in memory, and the lookups every
+// tool shares.
+import { isDevicePath, isUUID } from '../../../src/weka/validate.js';
+import type { DeviceHeader } from './node-state.js';
+import type { OvercommitMode } from './overcommit.js';
+import { SimRefusal, UsageError } from './outcome.js';
+
+export interface NodeView {
+  readonly nodeName: string;
+  readonly devices: Map<string, DeviceHeader>;
+  /** What `virtual add` does beyond a device's free capacity (overcommit.ts); absent: refuse. */
+  readonly overcommit?: OvercommitMode;
+}
+
+export function findDevice(node: NodeView, path: string): DeviceHeader {
+  if (!isDevicePath(path)) throw new UsageError(`invalid device path ${JSON.stringify(path)}`);
+  const device = node.devices.get(path);
+  if (!device) throw new SimRefusal(`${path}: no such device on node ${node.nodeName}`);
+  return device;
+}
+
+/** UUIDs are stored lower-case; the tool accepts either case. */
+export function uuidOption(value: string, option: string): string {
+  if (!isUUID(value)) throw new UsageError(`${option} must be a UUID, got ${JSON.stringify(value)}`);
+  return value.toLowerCase();
+}
