@@ -15,7 +15,7 @@ export interface KwokOptions {
   tlsKey: string;
   /** Pod IPs are bookkeeping only; nothing dials them. */
   podCidr: string;
-  /** Directory holding the `weka-sign-drive` and `weka` shims, put first on the exec PATH. */
+  /** Directory holding the simulator shims (SHIMMED_TOOLS), put first on the exec PATH. */
   shimDir: string;
   /** The node's simulator state directory, passed to the shims. */
   simulatorState: string;

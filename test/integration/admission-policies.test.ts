@@ -206,7 +206,13 @@ describe("the exec policy, for the operator's service account", () => {
   });
 
   it.each<[string, readonly string[], { container?: string; stdin?: boolean; tty?: boolean }, RegExp]>([
-    ['a shell', ['sh', '-c', 'id'], {}, /may exec only weka cluster \.\.\., .*not "sh -c id"/],
+    ['a shell', ['sh', '-c', 'id'], {}, /may exec only nsenter --mount \.\.\., weka cluster \.\.\., .*not "sh -c id"/],
+    [
+      'nsenter running anything but the host lsblk',
+      ['nsenter', '--mount', '--pid', '--target', '1', '--', 'sh', '-c', 'id'],
+      {},
+      /may run nsenter only as "nsenter --mount --pid --target 1 -- lsblk --json .*", not "nsenter --mount --pid --target 1 -- sh -c id"/,
+    ],
     ['another executable', ['true'], {}, /not "true"/],
     ['weka outside "cluster"', ['weka', 'local', 'ps'], {}, /not "weka local ps"/],
     ['the CLI by another path', ['/usr/bin/weka', 'cluster', 'list'], {}, /not "\/usr\/bin\/weka cluster list"/],
@@ -328,7 +334,7 @@ describe("the node policy, for the operator's service account", () => {
       asOperator().patchNode({ name: node, body: { metadata: { annotations } } }, mergePatch);
     await refused(
       annotate({ 'weka.io/other': 'x' }),
-      /only the node annotations weka\.io\/shared-drives, weka\.weka\.io\/allocations, not weka\.io\/other/,
+      /only the node annotations weka\.io\/shared-drives, weka\.weka\.io\/allocations, weka\.io\/weka-drives, not weka\.io\/other/,
     );
     await refused(annotate({ 'example.com/owner': 'weka' }), /not example\.com\/owner/);
     await refused(annotate({ 'example.com/owner': null }), /not example\.com\/owner/);
@@ -369,7 +375,7 @@ describe("the node policy, for the operator's service account", () => {
     const status = (body: object, patch = mergePatch) => asOperator().patchNodeStatus({ name: node, body }, patch);
     await refused(
       status({ status: { capacity: { cpu: '1000' } } }),
-      /only the node resources weka\.io\/shared-drives-capacity, weka\.io\/shared-drives-capacity-qlc, not capacity cpu/,
+      /only the node resources weka\.io\/shared-drives-capacity, weka\.io\/shared-drives-capacity-qlc, weka\.io\/drives, not capacity cpu/,
     );
     await refused(status({ status: { allocatable: { 'example.com/gpu': '8' } } }), /not allocatable example\.com\/gpu/);
     await refused(status({ status: { capacity: { memory: null } } }), /not capacity memory/);

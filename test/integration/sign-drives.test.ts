@@ -201,7 +201,7 @@ describe('sign-drives operation', () => {
     expect(await sharedDrives(nodeB)).toEqual(before.b);
   });
 
-  it('skips a device missing on one node, with the reason in that node\'s result, while the other node signs and adds it', async () => {
+  it("skips a device missing on one node, with the reason in that node's result, while the other node signs and adds it", async () => {
     const ref = { namespace: ns, name: 'sign-missing' };
     await startSignDrivesOperation(op, ref, {
       type: 'device-paths',
@@ -216,7 +216,11 @@ describe('sign-drives operation', () => {
     const b = done.status?.results?.find((r) => r.node === nodeB);
     expect(a?.error).toBeUndefined();
     expect(a?.skipped).toEqual([
-      { devicePath: EXTRA.path, reason: 'NotFound', message: expect.stringMatching(/is not a block device on this node/) },
+      {
+        devicePath: EXTRA.path,
+        reason: 'NotFound',
+        message: expect.stringMatching(/is not a block device on this node/),
+      },
     ]);
     expect(b?.error).toBeUndefined();
     expect(b?.skipped).toBeUndefined();

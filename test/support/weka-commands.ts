@@ -12,7 +12,10 @@ import {
   driveAddCall,
   driveListCall,
   driveRemoveCall,
+  listBlockDevicesCall,
   showDriveCall,
+  SIGN_FLAGS,
+  signExclusiveCall,
   signProxyCall,
   virtualAddCall,
   virtualRemoveCall,
@@ -29,6 +32,11 @@ export function operatorCommands(o: {
   return [
     showDriveCall(device).argv,
     signProxyCall(device).argv,
+    signProxyCall(device, [...SIGN_FLAGS]).argv,
+    signExclusiveCall(device).argv,
+    // Each flag first once: the policy checks the executable and its first argument.
+    ...SIGN_FLAGS.map((flag) => signExclusiveCall(device, [flag]).argv),
+    listBlockDevicesCall().argv,
     virtualAddCall({ devicePath: device, virtualUUID: uuid, ownerClusterGUID: guid, sizeGiB: o.sizeGiB }).argv,
     virtualRemoveCall({ devicePath: device, virtualUUID: uuid, ownerClusterGUID: guid }).argv,
     clusterCreateCall('tenant').argv,

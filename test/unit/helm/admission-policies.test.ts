@@ -3,7 +3,12 @@
 // it runs as; the image policy uses the operator's own image rule (src/lifecycle/image-policy.ts).
 // How the apiserver applies them is tried in test/integration/admission-policies.test.ts.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SHARED_DRIVES_ANNOTATION } from '../../../src/annotations/index.js';
+import {
+  EXCLUSIVE_DRIVES_ANNOTATION,
+  EXCLUSIVE_DRIVES_RESOURCE,
+  SHARED_DRIVES_ANNOTATION,
+} from '../../../src/annotations/index.js';
+import { listBlockDevicesCall } from '../../../src/weka/index.js';
 import { ALLOCATIONS_ANNOTATION } from '../../../src/lifecycle/allocation-ledger.js';
 import { AFTER_PREFIX, AFTER_REPOSITORY } from '../../../src/lifecycle/image-policy.js';
 import {
@@ -144,6 +149,14 @@ describe('the exec policy', () => {
     const allowed = Object.entries(commands).flatMap(([exe, args]) => args.map((a) => `${exe} ${a}`));
     expect(allowed.filter((c) => !used.has(c))).toEqual([]);
   });
+
+  it('lets nsenter run exactly the host lsblk the operator runs, and nothing else', () => {
+    const policy = policyOf(manifests, 'exec');
+    expect(literal(policy, 'hostBlockDevices')).toEqual(listBlockDevicesCall().argv);
+    expect(policy.spec.validations.map((v) => v.expression)).toContain(
+      "size(variables.command) == 0 || variables.command[0] != 'nsenter' || variables.command == variables.hostBlockDevices",
+    );
+  });
 });
 
 describe('the node policy', () => {
@@ -155,8 +168,16 @@ describe('the node policy', () => {
 
   it('lets the operator change only its own annotation and extended resources', () => {
     const policy = policyOf(manifests, 'node-writes');
-    expect(literal(policy, 'ownedAnnotations')).toEqual([SHARED_DRIVES_ANNOTATION, ALLOCATIONS_ANNOTATION]);
-    expect(literal(policy, 'ownedResources')).toEqual([SHARED_DRIVES_CAPACITY_TLC, SHARED_DRIVES_CAPACITY_QLC]);
+    expect(literal(policy, 'ownedAnnotations')).toEqual([
+      SHARED_DRIVES_ANNOTATION,
+      ALLOCATIONS_ANNOTATION,
+      EXCLUSIVE_DRIVES_ANNOTATION,
+    ]);
+    expect(literal(policy, 'ownedResources')).toEqual([
+      SHARED_DRIVES_CAPACITY_TLC,
+      SHARED_DRIVES_CAPACITY_QLC,
+      EXCLUSIVE_DRIVES_RESOURCE,
+    ]);
     const rules = policy.spec.validations.map((v) => v.expression).join('\n');
     for (const part of [
       'labels',

@@ -321,10 +321,13 @@ describe('show for an exclusive drive', () => {
     ]);
     expect(shown).toMatchObject({ signed: true, signature: 'exclusive', clusterGUID: null, virtualDrives: [] });
     const info = parseDriveShow(result.stdout);
-    expect(info).toMatchObject({ signature: 'other', physicalUUID: shown['physicalUUID'] });
+    expect(info).toMatchObject({ signature: 'exclusive', physicalUUID: shown['physicalUUID'], clusterGUID: null });
     expect(planSignProxy(info)).toEqual({ conflict: expect.stringContaining('not for proxy use') });
     await expectOk(shape(state, '/dev/nvme1n1', '--cluster-guid', CLUSTER_A));
     expect(await showJson(state, '/dev/nvme1n1')).toMatchObject({ clusterGUID: CLUSTER_A });
+    expect(parseDriveShow(JSON.stringify(await showJson(state, '/dev/nvme1n1')))).toMatchObject({
+      clusterGUID: CLUSTER_A,
+    });
   });
 
   it.each([
