@@ -7,6 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import {
   adoptionReason,
+  BLOCKED_DRIVES_ANNOTATION,
+  decodeSerialsAnnotation,
+  EXCLUSIVE_DRIVES_ANNOTATION,
   decodeSharedDrivesAnnotation,
   decodeWekaOperatorSharedDrives,
   SHARED_DRIVES_ANNOTATION,
@@ -35,6 +38,7 @@ import {
   type NodeAllocationDecision,
   type NodeAllocationInput,
   type NodeAllocationRound,
+  type ExclusiveNodeDrives,
   type NodeDrives,
 } from '../src/lifecycle/node-allocations.js';
 import { clusterRangesOf } from '../src/lifecycle/cluster-ports.js';
@@ -61,10 +65,25 @@ export function createAllocationDecisions(deps: ActivityDeps) {
    * node the Weka operator signed, or one listed in the compact form, is adopted first: its
    * devices are read and published (node-drives-publisher.ts), then the node is read again.
    */
+  /** The node's exclusive drives and blocked serials, as the annotations say (absent: none signed). */
+  function exclusiveOf(node: string, annotations: Record<string, string>): { exclusive?: ExclusiveNodeDrives } {
+    const text = annotations[EXCLUSIVE_DRIVES_ANNOTATION];
+    if (text === undefined) return {};
+    const signed = decodeSerialsAnnotation(EXCLUSIVE_DRIVES_ANNOTATION, text);
+    const blocked = decodeSerialsAnnotation(BLOCKED_DRIVES_ANNOTATION, annotations[BLOCKED_DRIVES_ANNOTATION]);
+    for (const d of [signed, blocked])
+      if (!d.ok)
+        return {
+          exclusive: { ok: false, refusal: refusal('MalformedAnnotation', `node ${node}: ${d.error.message}`, true) },
+        };
+    if (!signed.ok || !blocked.ok) return {};
+    return { exclusive: { ok: true, signed: signed.serials, blocked: blocked.serials } };
+  }
+
   async function readNode(
     node: string,
     adopted = false,
-  ): Promise<{ drives: NodeDrives; ledger: AllocationLedger; object?: V1Node }> {
+  ): Promise<{ drives: NodeDrives; exclusive?: ExclusiveNodeDrives; ledger: AllocationLedger; object?: V1Node }> {
     const nodeObject = await orIfMissing(api.core.readNode({ name: node }), null);
     if (!nodeObject)
       return {
@@ -80,16 +99,19 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       };
     const ledger = ledgerOf(nodeObject);
     const annotations = nodeObject.metadata?.annotations ?? {};
+    const exclusive = exclusiveOf(node, annotations);
     const text = annotations[SHARED_DRIVES_ANNOTATION];
     const theirsText = annotations[WEKA_OPERATOR_SHARED_DRIVES_ANNOTATION];
     const malformed = (message: string) => ({
       ledger,
       object: nodeObject,
+      ...exclusive,
       drives: { ok: false as const, refusal: refusal('MalformedAnnotation', `node ${node}: ${message}`, true) },
     });
     if (text === undefined && theirsText === undefined) {
       const message = `node ${node} has no signed shared drives yet (annotation ${SHARED_DRIVES_ANNOTATION}); sign them with a WekaManualOperation sign-drives with shared: true`;
-      return { ledger, object: nodeObject, drives: { ok: false, refusal: refusal('NoSharedDrives', message, true) } };
+      const drives = { ok: false as const, refusal: refusal('NoSharedDrives', message, true) };
+      return { ledger, object: nodeObject, drives, ...exclusive };
     }
     const decoded = decodeSharedDrivesAnnotation(text ?? '[]');
     if (!decoded.ok) return malformed(decoded.error.message);
@@ -105,12 +127,15 @@ export function createAllocationDecisions(deps: ActivityDeps) {
         return readNode(node, true);
       }
     }
-    return { ledger, object: nodeObject, drives: { ok: true, drives: [...decoded.drives] } };
+    return { ledger, object: nodeObject, drives: { ok: true, drives: [...decoded.drives] }, ...exclusive };
   }
 
   /** One read of the node, of every container on it, and of what the asks need besides. */
   async function readForDecision(node: string, asks: readonly AllocationAsk[]) {
-    const [{ drives, ledger, object }, onNode] = await Promise.all([readNode(node), api.listContainersOnNode(node)]);
+    const [{ drives, exclusive, ledger, object }, onNode] = await Promise.all([
+      readNode(node),
+      api.listContainersOnNode(node),
+    ]);
     const listed = new Map(onNode.map((c) => [containerKey(c), c]));
     // An asking container not listed on the node has gone or moved: read it to say which.
     const notListed = new Map<string, WekaContainer | null>();
@@ -127,6 +152,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
     return {
       node,
       drives,
+      ...(exclusive ? { exclusive } : {}),
       ledger,
       nodeObject: object,
       onNode,

@@ -9,6 +9,7 @@ import { createNodeDecisions } from './node-decisions.js';
 import { createClusterPortDecisions } from './cluster-ports.js';
 import { createRequesterActivities } from './requester.js';
 import { createWekaActivities } from './weka.js';
+import { createWholeDriveActivities } from './whole-drives.js';
 import { heartbeating } from './heartbeat.js';
 import { createSignDrivesActivities } from './sign-drives.js';
 import { ApplicationFailure } from '@temporalio/common';
@@ -29,6 +30,7 @@ export function createActivities(deps: ActivityDeps) {
         ...createContainerActivities(deps),
         ...createClusterActivities(deps),
         ...createWekaActivities(deps),
+        ...createWholeDriveActivities(deps),
         ...createSignDrivesActivities(deps),
       }),
     ),

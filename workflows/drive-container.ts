@@ -52,6 +52,9 @@ interface Granted {
 }
 
 const gibOf = (a: ContainerAllocation): number => a.virtualDrives.reduce((sum, d) => sum + d.capacityGiB, 0);
+/** Whole drives (exclusive) or virtual drives (shared), as a status message says it. */
+const drivesText = (a: ContainerAllocation): string =>
+  a.drives?.length ? `${a.drives.length} whole drives` : `${a.virtualDrives.length} virtual drives, ${gibOf(a)} GiB`;
 const portsText = (a: ContainerAllocation): string =>
   a.wekaPort === undefined
     ? 'no ports'
@@ -95,6 +98,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   let resumePastProxy =
     continuedRun() && ['Allocating', 'WaitingForCluster', 'Ready'].includes(snapshot.status.phase ?? '');
   let resumePastPod = continuedRun() && ['WaitingForCluster', 'Ready'].includes(snapshot.status.phase ?? '');
+  /** Whole drives for its exclusive use, no ssdproxy: it sets no shared capacity (a member carries its template's). */
+  const wholeDrives = snapshot.spec.driveCapacity === undefined && snapshot.spec.containerCapacity === undefined;
 
   /**
    * Whether a join may have reached the Weka cluster although its container id is not known: its
@@ -154,7 +159,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       const waitForCapacity = answer.waitForCapacity === true;
       if (answer.ok) {
         const result = answer.result as ContainerAllocation;
-        const what = `${result.virtualDrives.length} virtual drives, ${gibOf(result)} GiB on node ${node}; ${portsText(result)}`;
+        const what = `${drivesText(result)} on node ${node}; ${portsText(result)}`;
         await status.condition('Allocated', 'True', 'Allocated', what, 'Normal');
         return { allocation: result, ...(answer.error ? { pending: { error: answer.error, waitForCapacity } } : {}) };
       }
@@ -207,6 +212,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       await status.publish();
     }
     const containerId = status.containerID;
+    if (alloc.drives?.length) return addWholeDrives(alloc.drives, containerId, guid);
     const count = alloc.virtualDrives.length;
     for (const [i, drive] of alloc.virtualDrives.entries()) {
       if (status.addedVirtualDrives.includes(drive.virtualUUID)) continue;
@@ -228,9 +234,24 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     await status.condition('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
   }
 
+  async function addWholeDrives(serials: readonly string[], containerId: number, guid: string): Promise<void> {
+    for (const [i, serial] of serials.entries()) {
+      if (status.addedDrives.some((d) => d.serial === serial && d.virtualUUID === undefined)) continue;
+      await status.enter(
+        'AddingDrives',
+        `adding whole drive ${i + 1} of ${serials.length} (serial ${serial}) to the cluster`,
+      );
+      const { driveUUID } = await weka.addWholeDriveToCluster({ target, node, serial, containerId });
+      status.addedDrives = [...status.addedDrives, { uuid: driveUUID, serial }];
+      await status.publish();
+    }
+    const what = `${serials.length} whole drives added to cluster ${guid}`;
+    await status.condition('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
+  }
+
   async function bringUp(): Promise<void> {
     await waitForNode();
-    if (resumePastProxy) resumePastProxy = false;
+    if (resumePastProxy || wholeDrives) resumePastProxy = false;
     else await ensureProxy();
     // Asked every run: the node's ledger answers with what it gave before, if it did.
     let podEnsured = false;
@@ -254,7 +275,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       }
       clusterGUID ??= await waitForClusterGUID();
       await signAndAdd(allocation, clusterGUID);
-      await status.condition('Ready', 'True', 'Ready', 'all virtual drives are signed and in the cluster');
+      await status.condition('Ready', 'True', 'Ready', `all its ${drivesText(allocation)} are in the cluster`);
       await showGrowth(allocation, granted.pending, grew);
       // Ready, and usable, until the spec changes: then it grows if the spec asks for more.
       const waiting = granted.pending?.waitForCapacity === true;
@@ -278,7 +299,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
    * A growth that waits never touches what the container holds: its drives stay in the cluster.
    */
   async function showGrowth(alloc: ContainerAllocation, pending: Granted['pending'], grew: boolean): Promise<void> {
-    const holds = `${alloc.virtualDrives.length} virtual drives, ${gibOf(alloc)} GiB`;
+    const holds = drivesText(alloc);
     if (pending) {
       const when = pending.waitForCapacity
         ? 'asks again when capacity is released on the node, its spec changes, or in 30 s'
@@ -334,9 +355,11 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     const joined = alloc && guid && (status.containerID !== undefined || joinTried);
     if (nodeGone && alloc && guid) {
       const left = joined && !(await leaveClusterViaPeer(alloc, guid));
-      const uuids = alloc.virtualDrives.map((d) => d.virtualUUID).join(', ');
+      const uuids = alloc.drives?.length
+        ? `the cluster claims of whole drives ${alloc.drives.join(', ')}`
+        : `the signatures of virtual drives ${alloc.virtualDrives.map((d) => d.virtualUUID).join(', ')}`;
       const message =
-        `node ${node} no longer exists, and with it the signatures of virtual drives ${uuids} on its devices` +
+        `node ${node} no longer exists, and with it ${uuids} on its devices` +
         (left
           ? `; they may remain in Weka cluster ${guid} (container ${status.containerID ?? wekaContainerName(ref.namespace, ref.name)}), as no other member's pod could remove them: remove them with 'weka cluster drive remove' from another member`
           : '');
@@ -371,11 +394,14 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     let leftViaPeer = false;
     for (let pause = 10; ;) {
       if ((await kube.readContainer(ref))?.annotations[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true') {
-        const left = alloc.virtualDrives
-          .map((d) => `${d.virtualUUID} (${d.capacityGiB} GiB on physical drive ${d.serial}, ${d.physicalUUID})`)
-          .join(', ');
+        const left = [
+          ...alloc.virtualDrives.map(
+            (d) => `${d.virtualUUID} (${d.capacityGiB} GiB on physical drive ${d.serial}, ${d.physicalUUID})`,
+          ),
+          ...(alloc.drives ?? []).map((serial) => `whole drive ${serial}`),
+        ].join(', ');
         const message =
-          `torn down without reaching the pod, as ${TEARDOWN_WITHOUT_POD_ANNOTATION} asked: these virtual drives may ` +
+          `torn down without reaching the pod, as ${TEARDOWN_WITHOUT_POD_ANNOTATION} asked: these drives may ` +
           `remain signed on node ${node}'s devices and in Weka cluster ${guid} (container ${status.containerID ?? wekaContainerName(ref.namespace, ref.name)}): ${left}`;
         await status.condition('TeardownBlocked', 'True', 'TeardownWithoutPod', message);
         await status.event('Warning', 'TeardownWithoutPod', message);
@@ -398,6 +424,13 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
           status.addedVirtualDrives = status.addedVirtualDrives.filter((u) => u !== drive.virtualUUID);
           status.addedDrives = status.addedDrives.filter((d) => d.virtualUUID !== drive.virtualUUID);
           await inPod.unsignVirtualDrive({ target, node, drive, clusterGUID: guid });
+          await status.publish();
+        }
+        for (const serial of alloc.drives ?? []) {
+          if (containerId !== undefined) await inPod.removeWholeDriveFromCluster({ target, node, serial, containerId });
+          status.addedDrives = status.addedDrives.filter((d) => d.serial !== serial || d.virtualUUID !== undefined);
+          // Signed again, the drive carries no cluster's claim: the next container can be given it.
+          await inPod.releaseWholeDrive({ target, node, serial, clusterGUID: guid });
           await status.publish();
         }
         // Its drives are gone, so Weka lets the container leave; the name can then join again.
@@ -474,6 +507,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       if (containerId !== undefined) {
         for (const drive of alloc.virtualDrives)
           await inPod.removeDriveFromCluster({ target: peer, containerId, virtualUUID: drive.virtualUUID });
+        for (const serial of alloc.drives ?? [])
+          await inPod.removeWholeDriveFromCluster({ target: peer, node, serial, containerId });
         await inPod.removeWekaContainer({ target: peer, containerId, name });
       }
       status.addedVirtualDrives = [];
@@ -525,7 +560,10 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
    * Touch nothing; say on the new object what its predecessor may have left on the node.
    */
   async function replaced(): Promise<void> {
-    const drives = allocation?.virtualDrives.map((d) => `${d.virtualUUID} (${d.capacityGiB} GiB on ${d.serial})`);
+    const drives = allocation && [
+      ...allocation.virtualDrives.map((d) => `${d.virtualUUID} (${d.capacityGiB} GiB on ${d.serial})`),
+      ...(allocation.drives ?? []).map((serial) => `whole drive ${serial}`),
+    ];
     const left = drives?.length
       ? `its virtual drives ${drives.join(', ')} may remain on node ${node}'s devices` +
         (status.containerID !== undefined ? ` and in its Weka cluster as container ${status.containerID}` : '')

@@ -1,5 +1,6 @@
-// What the sandbox creates: three nodes with two TLC and two QLC drives each, a sign-drives
-// operation for all of them, and two WekaClusters that share the three nodes.
+// What the sandbox creates: three nodes with two TLC and two QLC drives each for sharing and two
+// more TLC drives for exclusive use, a sign-drives operation for each kind, two WekaClusters that
+// share the first four drives of every node, and a third that takes the other two whole.
 import type { SimulatedDevice } from './fake-nodes.js';
 
 export const SANDBOX_NODES = ['weka-node-1', 'weka-node-2', 'weka-node-3'];
@@ -10,6 +11,12 @@ export const SANDBOX_DEVICES: SimulatedDevice[] = [
   { path: '/dev/nvme1n1', capacityGiB: 7680, type: 'TLC' },
   { path: '/dev/nvme2n1', capacityGiB: 30720, type: 'QLC' },
   { path: '/dev/nvme3n1', capacityGiB: 30720, type: 'QLC' },
+];
+
+/** Devices of their own for the cluster on exclusive drives. */
+export const SANDBOX_WHOLE_DEVICES: SimulatedDevice[] = [
+  { path: '/dev/nvme4n1', capacityGiB: 7680, type: 'TLC' },
+  { path: '/dev/nvme5n1', capacityGiB: 7680, type: 'TLC' },
 ];
 
 export const SANDBOX_OPERATION = {
@@ -24,6 +31,23 @@ export const SANDBOX_OPERATION = {
         shared: true,
         nodeSelector: { 'weka.weka.io/sandbox': 'true' },
         devicePaths: SANDBOX_DEVICES.map((d) => d.path),
+      },
+    },
+  },
+};
+
+export const SANDBOX_WHOLE_OPERATION = {
+  apiVersion: 'weka.weka.io/v1alpha1',
+  kind: 'WekaManualOperation',
+  metadata: { name: 'sign-sandbox-whole-drives', namespace: SANDBOX_OPERATOR_NAMESPACE },
+  spec: {
+    action: 'sign-drives',
+    payload: {
+      signDrivesPayload: {
+        type: 'device-paths',
+        shared: false,
+        nodeSelector: { 'weka.weka.io/sandbox': 'true' },
+        devicePaths: SANDBOX_WHOLE_DEVICES.map((d) => d.path),
       },
     },
   },
@@ -46,7 +70,10 @@ function sandboxCluster(
   };
 }
 
-/** One cluster per allocation mode: containerCapacity with a TLC:QLC ratio, and numDrives x driveCapacity. */
+/**
+ * One cluster per allocation mode: containerCapacity with a TLC:QLC ratio, numDrives x
+ * driveCapacity, and numDrives alone (whole drives for each member's exclusive use).
+ */
 export const SANDBOX_CLUSTERS = [
   sandboxCluster('tenant-a', 'analytics', {
     driveContainers: 3,
@@ -55,4 +82,5 @@ export const SANDBOX_CLUSTERS = [
     driveTypesRatio: { tlc: 1, qlc: 3 },
   }),
   sandboxCluster('tenant-b', 'builds', { driveContainers: 3, driveCores: 2, numDrives: 4, driveCapacity: 1000 }),
+  sandboxCluster('tenant-c', 'databases', { driveContainers: 3, driveCores: 2, numDrives: 2 }),
 ];

@@ -1,5 +1,6 @@
 // The sandbox's live progress view, as a pure function of what the apiserver shows: drive
-// containers by phase, and per node the GiB given out of the GiB signed, per drive type.
+// containers by phase, and per node the GiB given out of the GiB signed, per drive type, and the
+// whole drives given out of those signed for exclusive use.
 
 export interface ViewContainer {
   namespace: string;
@@ -9,11 +10,15 @@ export interface ViewContainer {
   /** The WekaCluster it is a member of, if any. */
   cluster?: string | undefined;
   virtualDrives: { capacityGiB: number; type: string; physicalUUID: string }[];
+  /** Serials of the whole drives it was given for its exclusive use. */
+  wholeDrives?: string[] | undefined;
 }
 
 export interface ViewNode {
   name: string;
   drives: { physicalUUID: string; capacityGiB: number; type?: string | undefined }[];
+  /** Serials of the node's drives signed for exclusive use. */
+  wholeDrives?: string[] | undefined;
 }
 
 export interface ViewCluster {
@@ -88,17 +93,25 @@ export function renderSnapshot(s: SandboxSnapshot): string {
     `${x.namespace}/${x.name}`.localeCompare(`${y.namespace}/${y.name}`),
   )) {
     const gib = c.virtualDrives.reduce((sum, v) => sum + v.capacityGiB, 0);
-    lines.push(
-      `  ${pad(`${c.namespace}/${c.name}`, 28)} ${pad(c.node, 14)} ${pad(c.phase, 18)} ${c.virtualDrives.length} virtual drives, ${gib} GiB`,
-    );
+    const holds = c.wholeDrives?.length
+      ? `${c.wholeDrives.length} whole drives`
+      : `${c.virtualDrives.length} virtual drives, ${gib} GiB`;
+    lines.push(`  ${pad(`${c.namespace}/${c.name}`, 28)} ${pad(c.node, 14)} ${pad(c.phase, 18)} ${holds}`);
   }
   lines.push('');
   lines.push('Nodes (GiB given out of GiB signed):');
   for (const n of [...s.nodes].sort((x, y) => x.name.localeCompare(y.name))) {
     const usage = nodeUsage(n, s.containers);
-    if (usage.length === 0) lines.push(`  ${pad(n.name, 14)} no signed drives yet`);
+    const whole = n.wholeDrives ?? [];
+    if (usage.length === 0 && whole.length === 0) lines.push(`  ${pad(n.name, 14)} no signed drives yet`);
     for (const u of usage)
       lines.push(`  ${pad(n.name, 14)} ${pad(u.type, 4)} ${bar(u.usedGiB, u.totalGiB)} ${u.usedGiB} / ${u.totalGiB}`);
+    if (whole.length > 0) {
+      const given = s.containers.flatMap((c) => c.wholeDrives ?? []).filter((serial) => whole.includes(serial)).length;
+      lines.push(
+        `  ${pad(n.name, 14)} ${pad('excl', 4)} ${bar(given, whole.length)} ${given} / ${whole.length} whole drives`,
+      );
+    }
   }
   return lines.join('\n');
 }
@@ -110,5 +123,6 @@ export function templateCapacity(
   if (t?.containerCapacity !== undefined) return `${t.containerCapacity} GiB each`;
   if (t?.numDrives !== undefined && t.driveCapacity !== undefined)
     return `${t.numDrives} x ${t.driveCapacity} GiB each`;
+  if (t?.numDrives !== undefined) return `${t.numDrives} whole drives each`;
   return undefined;
 }

@@ -10,7 +10,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
+import {
+  decodeSerialsAnnotation,
+  decodeSharedDrivesAnnotation,
+  EXCLUSIVE_DRIVES_ANNOTATION,
+  SHARED_DRIVES_ANNOTATION,
+} from '../../src/annotations/index.js';
 import type { WekaCluster, WekaContainer, WekaManualOperation } from '../../src/api/index.js';
 import { backoffDelay, type Backoff } from '../../src/backoff.js';
 import { ControlPlane } from './control-plane.js';
@@ -22,6 +27,8 @@ import {
   SANDBOX_NODES,
   SANDBOX_OPERATION,
   SANDBOX_OPERATOR_NAMESPACE,
+  SANDBOX_WHOLE_DEVICES,
+  SANDBOX_WHOLE_OPERATION,
 } from './sandbox-manifests.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -82,7 +89,11 @@ process.on('SIGTERM', () => void shutdown(143, 'SIGTERM: stopping ...'));
 
 try {
   for (const name of SANDBOX_NODES)
-    await cp.addNode({ name, labels: { 'weka.weka.io/sandbox': 'true' }, devices: SANDBOX_DEVICES });
+    await cp.addNode({
+      name,
+      labels: { 'weka.weka.io/sandbox': 'true' },
+      devices: [...SANDBOX_DEVICES, ...SANDBOX_WHOLE_DEVICES],
+    });
   const kc = cp.kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
@@ -118,6 +129,7 @@ try {
         }),
     );
   await create('wekamanualoperations', SANDBOX_OPERATOR_NAMESPACE, SANDBOX_OPERATION);
+  await create('wekamanualoperations', SANDBOX_OPERATOR_NAMESPACE, SANDBOX_WHOLE_OPERATION);
   for (const c of SANDBOX_CLUSTERS) {
     await ensureNamespace(c.metadata.namespace);
     await create('wekaclusters', c.metadata.namespace, c);
@@ -147,9 +159,9 @@ Where to look:
       list<WekaManualOperation>('wekamanualoperations'),
       core.listNode({ labelSelector: 'weka.weka.io/sandbox=true' }),
     ]);
-    const op = operations.find((o) => o.metadata.name === SANDBOX_OPERATION.metadata.name);
+    const phaseOf = (name: string) => operations.find((o) => o.metadata.name === name)?.status?.phase ?? 'Pending';
     return {
-      stage: `sign-drives ${op?.status?.phase ?? 'Pending'}`,
+      stage: `sign-drives shared ${phaseOf(SANDBOX_OPERATION.metadata.name)}, exclusive ${phaseOf(SANDBOX_WHOLE_OPERATION.metadata.name)}`,
       elapsedMs: Date.now() - started,
       clusters: clusters.map((c) => ({
         namespace: c.metadata.namespace!,
@@ -172,10 +184,19 @@ Where to look:
             type: v.type ?? '',
             physicalUUID: v.physicalUUID,
           })),
+          wholeDrives: c.status?.allocations?.drives ?? [],
         })),
       nodes: nodes.items.map((n) => {
         const decoded = decodeSharedDrivesAnnotation(n.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '[]');
-        return { name: n.metadata!.name!, drives: decoded.ok ? [...decoded.drives] : [] };
+        const whole = decodeSerialsAnnotation(
+          EXCLUSIVE_DRIVES_ANNOTATION,
+          n.metadata?.annotations?.[EXCLUSIVE_DRIVES_ANNOTATION],
+        );
+        return {
+          name: n.metadata!.name!,
+          drives: decoded.ok ? [...decoded.drives] : [],
+          wholeDrives: whole.ok ? whole.serials : [],
+        };
       }),
     };
   };

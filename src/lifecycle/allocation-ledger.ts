@@ -38,7 +38,11 @@ export const FOUND_ON_DEVICES = 'virtual drives found on the devices';
 export function ledgerClaims(ledger: AllocationLedger, except?: string): ContainerDriveClaims[] {
   const claims: ContainerDriveClaims[] = Object.entries(ledger.containers)
     .filter(([uid]) => uid !== except)
-    .map(([, e]) => ({ container: e.container, virtualDrives: e.allocation.virtualDrives }));
+    .map(([, e]) => ({
+      container: e.container,
+      virtualDrives: e.allocation.virtualDrives,
+      ...(e.allocation.drives ? { exclusiveSerials: e.allocation.drives } : {}),
+    }));
   if (ledger.found.length > 0) claims.push({ container: FOUND_ON_DEVICES, virtualDrives: ledger.found });
   return claims;
 }
@@ -140,21 +144,25 @@ type EncodedFound = [string, string, number, string];
 interface EncodedEntry {
   container: string;
   virtualDrives: EncodedDrive[];
+  /** Serials of whole drives given to the container for its exclusive use. */
+  drives?: string[];
   ports?: [number, number];
 }
 
 /**
  * Compact JSON (a few dozen bytes per virtual drive: the annotations of a Node share 256 KiB):
  * {"containers": {uid: {"container", "virtualDrives": [[virtualUUID, physicalUUID, GiB, serial,
- * type]], "ports"?: [wekaPort, agentPort]}}, "found": [[virtualUUID, physicalUUID, GiB, owner]]}.
+ * type]], "drives"?: [serial], "ports"?: [wekaPort, agentPort]}}, "found": [[virtualUUID, physicalUUID,
+ * GiB, owner]]}.
  */
 export function encodeLedger(ledger: AllocationLedger): string {
   const containers: Record<string, EncodedEntry> = {};
   for (const [uid, { container, allocation }] of Object.entries(ledger.containers)) {
-    const { virtualDrives, wekaPort, agentPort } = allocation;
+    const { virtualDrives, drives, wekaPort, agentPort } = allocation;
     containers[uid] = {
       container,
       virtualDrives: virtualDrives.map((v) => [v.virtualUUID, v.physicalUUID, v.capacityGiB, v.serial, v.type]),
+      ...(drives !== undefined && drives.length > 0 ? { drives: [...drives] } : {}),
       ...(wekaPort !== undefined && agentPort !== undefined ? { ports: [wekaPort, agentPort] } : {}),
     };
   }
@@ -206,6 +214,12 @@ function decodeEntry(uid: string, raw: unknown): LedgerEntry {
   });
   const ports = raw['ports'];
   const allocation: ContainerAllocation = { virtualDrives };
+  const drives = raw['drives'];
+  if (drives !== undefined) {
+    if (!Array.isArray(drives) || !drives.every((d) => typeof d === 'string' && d !== ''))
+      throw new Malformed(`entry ${uid} drives must be a list of serials`);
+    allocation.drives = drives as string[];
+  }
   if (ports !== undefined) {
     if (!Array.isArray(ports) || ports.length !== 2 || !ports.every((p) => Number.isSafeInteger(p)))
       throw new Malformed(`entry ${uid} ports must be [wekaPort, agentPort]`);

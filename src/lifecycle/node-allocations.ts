@@ -4,11 +4,14 @@
 // decide several queued allocations at once; they are decided in arrival order, each counting
 // the virtual drives and ports given to the ones before it, exactly as if they had been decided
 // one after the other with a fresh read each time.
+import { EXCLUSIVE_DRIVES_ANNOTATION } from '../annotations/exclusive-drives.js';
 import {
   allocateContainerPorts,
+  allocateExclusiveDrives,
   allocateStandalonePorts,
   allocateVirtualDrives,
   containerPortBlocks,
+  type ContainerDriveClaims,
   type ContainerPorts,
   type DriveSharingError,
   type PhysicalDrive,
@@ -32,6 +35,8 @@ export interface AllocationAsk extends ObjectRef {
 /** What a drive container was given: lives only in its status.allocations. */
 export interface ContainerAllocation {
   virtualDrives: VirtualDrive[];
+  /** Serials of whole drives given for the container's exclusive use (no virtual drives then). */
+  drives?: string[];
   wekaPort?: number;
   agentPort?: number;
 }
@@ -57,9 +62,15 @@ export type AllocationOutcome =
 export type NodeDrives =
   { ok: true; drives: PhysicalDrive[] } | { ok: false; refusal: AllocationOutcome & { ok: false } };
 
+/** The node's drives signed for exclusive use (serials), and the blocked ones, or why they cannot be read. */
+export type ExclusiveNodeDrives =
+  { ok: true; signed: string[]; blocked: string[] } | { ok: false; refusal: AllocationOutcome & { ok: false } };
+
 export interface NodeAllocationInput {
   node: string;
   drives: NodeDrives;
+  /** Absent: the node offers none. */
+  exclusive?: ExclusiveNodeDrives;
   /** What the node's mutex gave each container, and what was found on its devices: the only claims counted. */
   ledger: AllocationLedger;
   /** Every WekaContainer whose spec.nodeName is the node, as listed. */
@@ -198,17 +209,16 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
       const shown = showsAllocation(container, kept.allocation);
       return { outcome, ...(shown ? {} : { write }), ...(kept.allocation !== held ? { previous: held } : {}) };
     }
-    if (!held && !drives.ok) return { outcome: drives.refusal };
     if (clusterKey && !cluster)
       return { outcome: refusal('ClusterNotFound', `WekaCluster ${clusterKey} does not exist`, true) };
     let allocation: ContainerAllocation;
     if (held) allocation = { ...held };
-    else if (!drives.ok) return { outcome: drives.refusal };
+    else if (!usesDriveSharing(container.spec, cluster?.spec.dynamicTemplate)) {
+      const given = exclusiveDrives(ref, container, cluster, input.exclusive, drives, ledgerClaims(ledger, self));
+      if (!given.ok) return { outcome: given.refusal };
+      allocation = { virtualDrives: [], drives: given.serials };
+    } else if (!drives.ok) return { outcome: drives.refusal };
     else {
-      if (!usesDriveSharing(container.spec, cluster?.spec.dynamicTemplate)) {
-        const message = `${refText(ref)} sets neither driveCapacity nor containerCapacity (here or in its cluster's dynamicTemplate); exclusive drives are not supported yet`;
-        return { outcome: refusal('InvalidDriveSharingConfig', message, false) };
-      }
       const result = allocateVirtualDrives(
         {
           physicalDrives: drives.drives,
@@ -255,11 +265,46 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
   return { decisions, ledger, restores };
 }
 
+/**
+ * Whole drives for a container that shares none: numDrives of the node's drives signed for
+ * exclusive use that no container holds and that are not blocked (allocateExclusiveDrives).
+ */
+function exclusiveDrives(
+  ref: ObjectRef,
+  container: WekaContainer,
+  cluster: WekaCluster | null,
+  exclusive: ExclusiveNodeDrives | undefined,
+  shared: NodeDrives,
+  claimed: ContainerDriveClaims[],
+): { ok: true; serials: string[] } | { ok: false; refusal: AllocationOutcome & { ok: false } } {
+  const count = container.spec.numDrives ?? cluster?.spec.dynamicTemplate?.numDrives;
+  if (count === undefined || count < 1) {
+    const message = `${refText(ref)} sets neither driveCapacity nor containerCapacity (shared drives) nor numDrives (whole drives for its exclusive use), here or in its cluster's dynamicTemplate`;
+    return { ok: false, refusal: refusal('InvalidDriveSharingConfig', message, false) };
+  }
+  if (!exclusive) {
+    const message = `node ${container.spec.nodeName ?? ''} has no drives signed for exclusive use (annotation ${EXCLUSIVE_DRIVES_ANNOTATION}); sign them with a WekaManualOperation sign-drives without shared: true`;
+    return { ok: false, refusal: refusal('NoExclusiveDrives', message, true) };
+  }
+  if (!exclusive.ok) return exclusive;
+  const result = allocateExclusiveDrives({
+    signedSerials: exclusive.signed,
+    blockedSerials: exclusive.blocked,
+    claimed,
+    sharedDrives: shared.ok ? shared.drives : [],
+    count,
+  });
+  if (!result.ok)
+    return { ok: false, refusal: refusal(result.error.type, result.error.message, true, { ...result.error }) };
+  return { ok: true, serials: result.serials };
+}
+
 /** Whether the container's status shows exactly the allocation the ledger holds for it. */
 function showsAllocation(container: WekaContainer, held: ContainerAllocation): boolean {
   const shown = container.status?.allocations;
   return (
     sameVirtualDrives(shown?.virtualDrives, held.virtualDrives) &&
+    (shown?.drives ?? []).join(',') === (held.drives ?? []).join(',') &&
     shown?.wekaPort === held.wekaPort &&
     shown?.agentPort === held.agentPort
   );

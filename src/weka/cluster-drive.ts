@@ -4,13 +4,14 @@ import { commandText, ignoreOutput, type WekaCall } from './call.js';
 import {
   expectArray,
   expectObject,
+  fail,
   intField,
   parseJsonOutput,
   stringField,
   uuidField,
   type OutputContext,
 } from './json-output.js';
-import { validContainerId, validUUID } from './validate.js';
+import { validContainerId, validDevicePath, validUUID } from './validate.js';
 
 export const WEKA_TOOL = 'weka';
 
@@ -18,8 +19,11 @@ export const WEKA_TOOL = 'weka';
 export interface ClusterDrive {
   /** Weka's own ID for the drive, used by `drive remove`. */
   readonly driveUUID: string;
-  /** The virtual UUID signed on the physical device, given to `drive add`. */
-  readonly virtualUUID: string;
+  /** The virtual UUID signed on the physical device, given to `drive add`; null for a whole drive. */
+  readonly virtualUUID: string | null;
+  /** A whole (exclusive) drive's device path and serial; null for a virtual drive. */
+  readonly devicePath: string | null;
+  readonly serial: string | null;
   readonly containerId: number;
   readonly sizeGiB: number;
   readonly status: string;
@@ -38,6 +42,20 @@ export function driveAddCall(req: DriveAddRequest): WekaCall<ClusterDrive> {
     'add',
     String(validContainerId(req.containerId)),
     validUUID('virtual UUID', req.virtualUUID),
+    '--json',
+  ];
+  return { argv, parse: (stdout) => parseDriveAdd(stdout, commandText(argv)) };
+}
+
+/** Adds a whole drive signed for exclusive use, by the device path it has on the container's node. */
+export function wholeDriveAddCall(req: { containerId: number; devicePath: string }): WekaCall<ClusterDrive> {
+  const argv = [
+    WEKA_TOOL,
+    'cluster',
+    'drive',
+    'add',
+    String(validContainerId(req.containerId)),
+    validDevicePath(req.devicePath),
     '--json',
   ];
   return { argv, parse: (stdout) => parseDriveAdd(stdout, commandText(argv)) };
@@ -64,9 +82,16 @@ export function parseDriveList(stdout: string, command = `${WEKA_TOOL} cluster d
 
 function readDrive(ctx: OutputContext, value: unknown, where: string): ClusterDrive {
   const obj = expectObject(ctx, value, where);
+  const absent = (key: string) => obj[key] === null || obj[key] === undefined;
+  const devicePath = absent('devicePath') ? null : stringField(ctx, obj, 'devicePath', where);
+  const virtualUUID = absent('virtualUUID') ? null : uuidField(ctx, obj, 'virtualUUID', where);
+  if ((virtualUUID === null) === (devicePath === null))
+    fail(ctx, `${where} must have either a virtualUUID (a virtual drive) or a devicePath (a whole drive)`);
   return {
     driveUUID: uuidField(ctx, obj, 'driveUUID', where),
-    virtualUUID: uuidField(ctx, obj, 'virtualUUID', where),
+    virtualUUID,
+    devicePath,
+    serial: absent('serial') ? null : stringField(ctx, obj, 'serial', where),
     containerId: intField(ctx, obj, 'containerId', where, 0),
     sizeGiB: intField(ctx, obj, 'sizeGiB', where, 1),
     status: stringField(ctx, obj, 'status', where),

@@ -127,7 +127,15 @@ export function planContainerRemove(listed: readonly WekaContainerState[], req: 
 }
 
 export function findDriveByVirtualUUID(drives: readonly ClusterDrive[], virtualUUID: string): ClusterDrive | undefined {
-  return drives.find((d) => sameUUID(d.virtualUUID, virtualUUID));
+  return drives.find((d) => d.virtualUUID !== null && sameUUID(d.virtualUUID, virtualUUID));
+}
+
+/** A whole drive of the container, by the serial its node's lsblk reports or the device path. */
+export function findWholeDrive(
+  drives: readonly ClusterDrive[],
+  drive: { serial: string; devicePath: string },
+): ClusterDrive | undefined {
+  return drives.find((d) => d.devicePath !== null && (d.serial === drive.serial || d.devicePath === drive.devicePath));
 }
 
 export function findClusterByName(clusters: readonly WekaClusterInfo[], name: string): WekaClusterInfo | undefined {

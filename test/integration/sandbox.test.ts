@@ -26,7 +26,7 @@ describe('sandbox', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
     const tail = output.split('\n').slice(-60).join('\n');
     expect(code, tail).toBe(0);
-    expect(output).toMatch(/sandbox Ready: 6 drive containers in 2 clusters/);
+    expect(output).toMatch(/sandbox Ready: 9 drive containers in 3 clusters/);
     expect(output).toMatch(/Temporal UI:\s+http:\/\/127\.0\.0\.1:\d+/);
     console.log(
       `sandbox reached Ready and stopped in ${Math.round((Date.now() - started) / 1000)} s; last view:\n${tail}`,

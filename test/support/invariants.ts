@@ -278,6 +278,15 @@ export function steadyStateViolations(state: ObservedState): string[] {
     state.containers.flatMap((c) => (c.status?.addedVirtualDrives ?? []).map((uuid) => [uuid, c] as const)),
   );
   for (const d of state.clusterDrives) {
+    // A whole drive is checked by the containers' addedDrives serials.
+    if (d.virtualUUID === null) {
+      const owner = state.containers.find((c) => (c.status?.addedDrives ?? []).some((a) => a.uuid === d.driveUUID));
+      if (!owner || owner.status?.containerID !== d.containerId)
+        out.push(
+          `Weka drive ${d.driveUUID} (whole drive ${d.devicePath ?? ''}, container ${d.containerId}) is in the cluster but no status lists it as added`,
+        );
+      continue;
+    }
     const holder = addedBy.get(d.virtualUUID);
     if (!holder || holder.status?.containerID !== d.containerId)
       out.push(

@@ -236,7 +236,6 @@ function leftSummary(left: readonly WekaContainer[]): string {
   return `${phaseSummary(left)} ${left.map((c) => `[${c.metadata.name}: ${why(c)}]`).join(' ')}`;
 }
 
-/** Waits until the operator removed every node's ssdproxy (the last teardown on a node does it). */
 /**
  * Waits until the ssdproxy containers of `nodes` are gone from the operator namespace. Scoped to the
  * test's own nodes: a watcher that runs for the whole apiserver also starts the workflows of objects

@@ -19,6 +19,7 @@ import {
   signProxyCall,
   virtualAddCall,
   virtualRemoveCall,
+  wholeDriveAddCall,
 } from '../../src/weka/index.js';
 
 export function operatorCommands(o: {
@@ -48,6 +49,7 @@ export function operatorCommands(o: {
     containerDeactivateCall(containerId).argv,
     containerRemoveCall(containerId, { noUnimprint: true }).argv,
     driveAddCall({ containerId, virtualUUID: uuid }).argv,
+    wholeDriveAddCall({ containerId, devicePath: device }).argv,
     driveListCall(containerId).argv,
     driveRemoveCall(uuid).argv,
   ];

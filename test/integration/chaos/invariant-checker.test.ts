@@ -59,6 +59,8 @@ function consistent(): ObservedState {
       {
         driveUUID: 'd0000000-0000-4000-8000-000000000001',
         virtualUUID: VIRTUAL,
+        devicePath: null,
+        serial: null,
         containerId: 7,
         sizeGiB: 400,
         status: 'ACTIVE',

@@ -38,6 +38,17 @@ describe('allocation ledger annotation', () => {
     expect(decoded).toEqual({ ok: true, ledger: withTwo });
   });
 
+  it("reads back whole drives, which the allocator counts as the container's exclusive serials", () => {
+    const whole = withAllocation(emptyLedger(), 'u', 'ns/w', {
+      virtualDrives: [],
+      drives: ['s1', 's2'],
+      wekaPort: 14000,
+      agentPort: 14100,
+    });
+    expect(decodeLedger(encodeLedger(whole))).toEqual({ ok: true, ledger: whole });
+    expect(ledgerClaims(whole)).toEqual([{ container: 'ns/w', virtualDrives: [], exclusiveSerials: ['s1', 's2'] }]);
+  });
+
   it('reads a missing annotation as an empty ledger', () => {
     expect(decodeLedger(undefined)).toEqual({ ok: true, ledger: emptyLedger() });
   });
@@ -60,6 +71,10 @@ describe('allocation ledger annotation', () => {
       '{"containers":{"u":{"container":"ns/a","virtualDrives":[["v","p",1,"s","SLC"]]}},"found":[]}',
     ],
     ['bad ports', '{"containers":{"u":{"container":"ns/a","virtualDrives":[],"ports":[1]}},"found":[]}'],
+    [
+      'a whole drive without a serial',
+      '{"containers":{"u":{"container":"ns/a","virtualDrives":[],"drives":[""]}},"found":[]}',
+    ],
     ['a found drive of the wrong shape', '{"containers":{},"found":[["v","p"]]}'],
   ])('refuses %s with a message naming the annotation', (_, text) => {
     const decoded = decodeLedger(text);

@@ -271,8 +271,15 @@ describe('node allocation decisions', () => {
       waits: true,
     },
     {
-      why: 'it asks for no capacity (exclusive drives)',
+      why: 'it asks for whole drives on a node that has none signed for exclusive use',
       onNode: [container('a', { containerCapacity: undefined, numDrives: 2 })],
+      asks: [ask('a')],
+      type: 'NoExclusiveDrives',
+      waits: true,
+    },
+    {
+      why: 'it asks for neither shared capacity nor a number of whole drives',
+      onNode: [container('a', { containerCapacity: undefined, driveTypesRatio: undefined })],
       asks: [ask('a')],
       type: 'InvalidDriveSharingConfig',
       waits: false,
@@ -295,6 +302,35 @@ describe('node allocation decisions', () => {
     ).decisions;
     expect(d!.outcome).toMatchObject({ ok: false, waitForCapacity: waits, error: { type } });
     expect(d!.write).toBeUndefined();
+  });
+
+  it('gives whole drives that are signed for exclusive use, not blocked, not shared and not held, in serial order', () => {
+    const whole = (name: string, numDrives: number) =>
+      container(name, { containerCapacity: undefined, driveTypesRatio: undefined, numDrives });
+    const ledger = {
+      ...emptyLedger(),
+      containers: { 'uid-ns-old': { container: 'ns/old', allocation: { virtualDrives: [], drives: ['s4'] } } },
+    };
+    const round = decideNodeAllocations(
+      input({
+        exclusive: {
+          ok: true,
+          signed: ['s5', 's4', 's3', 's2', 's1', TWO_DRIVES.ok ? TWO_DRIVES.drives[0]!.serial : ''],
+          blocked: ['s2'],
+        },
+        ledger,
+        onNode: [whole('a', 1), whole('b', 2), whole('c', 1)],
+        asks: [ask('a'), ask('b'), ask('c')],
+      }),
+      sequentialUuids(),
+    );
+    const [a, b, c] = round.decisions.map((d) => d.outcome);
+    expect(a).toMatchObject({ ok: true, result: { virtualDrives: [], drives: ['s1'] } });
+    expect(b).toMatchObject({ ok: true, result: { drives: ['s3', 's5'] } });
+    // s4 is held, s2 blocked, the shared drive's serial never given whole: nothing is left.
+    expect(c).toMatchObject({ ok: false, waitForCapacity: true, error: { type: 'InsufficientDrives' } });
+    expect(round.ledger.containers['uid-ns-b']?.allocation.drives).toEqual(['s3', 's5']);
+    expect(round.decisions[1]!.write).toBeDefined();
   });
 
   it('refuses every valid ask with the node’s own refusal when the node has no drives to give', () => {

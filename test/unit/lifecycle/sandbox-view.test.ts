@@ -82,10 +82,31 @@ describe('sandbox view', () => {
     expect(text).toMatch(/weka-node-1\s+TLC\s+\[#+\.+\] 1500 \/ 7680/);
   });
 
+  it('shows whole drives: per container, and per node given out of those signed for exclusive use', () => {
+    const text = renderSnapshot({
+      clusters: [],
+      containers: [
+        {
+          namespace: 'c',
+          name: 'd0',
+          node: 'weka-node-1',
+          phase: 'Ready',
+          virtualDrives: [],
+          wholeDrives: ['S1', 'S2'],
+        },
+      ],
+      nodes: [{ ...node, wholeDrives: ['S1', 'S2', 'S3', 'S4'] }],
+      elapsedMs: 0,
+      stage: 'forming',
+    });
+    expect(text).toMatch(/c\/d0\s+weka-node-1\s+Ready\s+2 whole drives/);
+    expect(text).toMatch(/weka-node-1\s+excl\s+\[#+\.+\] 2 \/ 4 whole drives/);
+  });
+
   it.each([
     [{ containerCapacity: 12000 }, '12000 GiB each'],
     [{ numDrives: 4, driveCapacity: 1000 }, '4 x 1000 GiB each'],
-    [{ numDrives: 4 }, undefined],
+    [{ numDrives: 4 }, '4 whole drives each'],
     [undefined, undefined],
   ])('shows a template %j as %s', (template, text) => expect(templateCapacity(template)).toBe(text));
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   WekaInputError,
   WekaOutputError,
+  wholeDriveAddCall,
   clusterCreateCall,
   clusterListCall,
   containerAddCall,
@@ -16,7 +17,15 @@ import {
 const VIRTUAL = '11111111-2222-4333-8444-555555555555';
 const DRIVE = '99999999-8888-4777-8666-555555555555';
 const CLUSTER = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee';
-const drive = { driveUUID: DRIVE, virtualUUID: VIRTUAL, containerId: 3, sizeGiB: 1000, status: 'ACTIVE' };
+const drive = {
+  driveUUID: DRIVE,
+  virtualUUID: VIRTUAL,
+  devicePath: null,
+  serial: null,
+  containerId: 3,
+  sizeGiB: 1000,
+  status: 'ACTIVE',
+};
 
 describe('weka cluster drive calls', () => {
   it('builds drive add, list and remove as argv arrays', () => {
@@ -42,6 +51,18 @@ describe('weka cluster drive calls', () => {
 
   it('parses the drive that drive add reports', () => {
     expect(driveAddCall({ containerId: 3, virtualUUID: VIRTUAL }).parse(JSON.stringify(drive))).toEqual(drive);
+  });
+
+  it('adds a whole drive by its device path, and reads it back with its serial', () => {
+    const whole = { ...drive, virtualUUID: null, devicePath: '/dev/nvme0n1', serial: 'S1' };
+    const call = wholeDriveAddCall({ containerId: 3, devicePath: '/dev/nvme0n1' });
+    expect(call.argv).toEqual(['weka', 'cluster', 'drive', 'add', '3', '/dev/nvme0n1', '--json']);
+    expect(call.parse(JSON.stringify(whole))).toEqual(whole);
+    // Written before drives had a device path: a virtual drive.
+    const { devicePath: _d, serial: _s, ...older } = drive;
+    expect(parseDriveList(JSON.stringify([older]))).toEqual([drive]);
+    expect(() => parseDriveList(JSON.stringify([{ ...whole, virtualUUID: VIRTUAL }]))).toThrow(WekaOutputError);
+    expect(() => parseDriveList(JSON.stringify([{ ...drive, virtualUUID: null }]))).toThrow(WekaOutputError);
   });
 
   it('parses a drive list, empty or not', () => {

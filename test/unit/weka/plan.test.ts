@@ -93,6 +93,8 @@ describe('planDriveAdd and the drive to remove', () => {
   const added: ClusterDrive = {
     driveUUID: DRIVE,
     virtualUUID: VIRTUAL,
+    devicePath: null,
+    serial: null,
     containerId: 4,
     sizeGiB: 400,
     status: 'ACTIVE',
