@@ -6,6 +6,8 @@ export interface ArgSpec {
   /** Options taking a value; may repeat (e.g. --device). */
   readonly values?: readonly string[];
   readonly flags?: readonly string[];
+  /** Short forms of long options, e.g. { '-f': '--force' }; any other "-x" is a positional. */
+  readonly aliases?: Readonly<Record<string, string>>;
 }
 
 export interface ParsedArgs {
@@ -19,7 +21,8 @@ export function parseArgs(args: readonly string[], spec: ArgSpec): ParsedArgs {
   const values = new Map<string, string[]>();
   const flags = new Set<string>();
   for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
+    const given = args[i]!;
+    const arg = spec.aliases && Object.hasOwn(spec.aliases, given) ? spec.aliases[given]! : given;
     if (arg === '--') {
       positionals.push(...args.slice(i + 1));
       break;
@@ -74,4 +77,10 @@ export function integerArg(name: string, text: string, min: number): number {
   if (!Number.isSafeInteger(value) || value < min)
     throw new UsageError(`${name} must be an integer >= ${min}, got ${text}`);
   return value;
+}
+
+/** A command's stdout: `json` pretty-printed with --json, else `text` (nothing when it is empty). */
+export function jsonOrText(parsed: ParsedArgs, json: unknown, text: string): string {
+  if (parsed.flags.has('--json')) return `${JSON.stringify(json, null, 2)}\n`;
+  return text === '' ? '' : `${text}\n`;
 }

@@ -3,6 +3,8 @@
 // ID alone names its cluster and a drive UUID alone names its drive.
 import { isRecord, readJsonIfExists, writeJsonAtomic } from './files.js';
 import type { SimPaths } from './node-state.js';
+import type { NodeView } from './node-view.js';
+import { SimRefusal } from './outcome.js';
 
 export interface ClusterRecord {
   name: string;
@@ -24,12 +26,21 @@ export interface ContainerRecord {
   status: ContainerStatus;
 }
 
+/**
+ * A drive in a cluster: a virtual drive signed on a proxy device (virtualUUID set), or a whole
+ * device signed for exclusive use (devicePath and serial set); the other fields are null.
+ */
 export interface DriveRecord {
   driveUUID: string;
-  virtualUUID: string;
+  /** The virtual drive's UUID, as given to `drive add`; null for a whole drive. */
+  virtualUUID: string | null;
+  /** A whole drive's device path on `node`, as given to `drive add`; null for a virtual drive. */
+  devicePath: string | null;
+  /** A whole drive's serial; null for a virtual drive. */
+  serial: string | null;
   containerId: number;
   sizeGiB: number;
-  /** The node whose device holds the virtual drive (where `drive add` ran). */
+  /** The node whose device holds the drive (where `drive add` ran). */
   node: string;
   status: 'ACTIVE';
 }
@@ -39,6 +50,13 @@ export interface ClusterState {
   clusters: ClusterRecord[];
   containers: ContainerRecord[];
   drives: DriveRecord[];
+}
+
+/** What a `weka` command handler works on: the node it runs on and the cluster state, both in memory. */
+export interface WekaContext {
+  readonly node: NodeView;
+  readonly clusters: ClusterState;
+  readonly newUUID: () => string;
 }
 
 export function emptyClusterState(): ClusterState {
@@ -58,9 +76,26 @@ export async function loadClusters(paths: SimPaths): Promise<ClusterState> {
   const state = value as unknown as ClusterState;
   // State written before containers had a status: every container then was active.
   for (const container of state.containers) container.status ??= 'ACTIVE';
+  // State written before whole drives: every drive then was a virtual drive.
+  for (const drive of state.drives) {
+    drive.devicePath ??= null;
+    drive.serial ??= null;
+  }
   return state;
 }
 
 export async function saveClusters(paths: SimPaths, state: ClusterState): Promise<void> {
   await writeJsonAtomic(paths.clustersFile, state);
+}
+
+export function requireCluster(clusters: ClusterState, guid: string): ClusterRecord {
+  const cluster = clusters.clusters.find((c) => c.guid === guid);
+  if (!cluster) throw new SimRefusal(`no cluster with GUID ${guid}`);
+  return cluster;
+}
+
+export function requireContainer(clusters: ClusterState, containerId: number): ContainerRecord {
+  const container = clusters.containers.find((c) => c.containerId === containerId);
+  if (!container) throw new SimRefusal(`no container with ID ${containerId}`);
+  return container;
 }

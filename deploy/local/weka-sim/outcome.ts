@@ -104,21 +104,23 @@ export type Change =
       readonly name: string;
       readonly hostname: string;
     }
-  | {
-      readonly kind: 'drive-add';
-      readonly driveUUID: string;
-      readonly virtualUUID: string;
-      readonly containerId: number;
-    }
-  | {
-      readonly kind: 'drive-remove';
-      readonly driveUUID: string;
-      readonly virtualUUID: string;
-      readonly containerId: number;
-    }
+  | DriveChange
   | { readonly kind: 'faults-set'; readonly faults: unknown }
   | { readonly kind: 'faults-clear' }
   | { readonly kind: 'overcommit-set'; readonly mode: OvercommitMode };
+
+/** A drive added to or removed from a cluster: a virtual drive by its UUID, a whole drive by its device. */
+export type DriveChange = {
+  readonly kind: 'drive-add' | 'drive-remove';
+  readonly driveUUID: string;
+  readonly containerId: number;
+} & (
+  | { readonly virtualUUID: string }
+  | {
+      readonly devicePath: string;
+      readonly serial: string;
+    }
+);
 
 /** What a command handler produced: its stdout and the changes it made to the in-memory state. */
 export interface ToolOutput {

@@ -1,16 +1,12 @@
-// The simulated `weka` CLI: just enough of `weka cluster` to form clusters and to add and remove
-// drives backed by virtual drives signed on this node's devices, and to take containers out again.
-import { integerArg, optional, parseArgs, positionals, required, type ParsedArgs } from './args.js';
-import type { ClusterState, ContainerRecord, DriveRecord } from './cluster-state.js';
+// The simulated `weka` CLI: just enough of `weka cluster` to form clusters, to add and remove
+// drives (weka-drives.ts: virtual drives signed on this node's devices, or whole exclusive
+// devices of this node), and to take containers out again.
+import { integerArg, jsonOrText, optional, parseArgs, positionals, required } from './args.js';
+import { requireCluster, requireContainer, type ContainerRecord, type WekaContext } from './cluster-state.js';
 import { SimRefusal, UsageError, type ToolOutput } from './outcome.js';
 import { portClash, portsArgs } from './ports.js';
-import { uuidOption, type NodeView } from './node-view.js';
-
-export interface WekaContext {
-  readonly node: NodeView;
-  readonly clusters: ClusterState;
-  readonly newUUID: () => string;
-}
+import { uuidOption } from './node-view.js';
+import { driveAdd, driveList, driveRemove } from './weka-drives.js';
 
 export const WEKA_USAGE = `usage:
   weka cluster create NAME [--json]
@@ -20,9 +16,10 @@ export const WEKA_USAGE = `usage:
   weka cluster container list [CONTAINER_ID...] [--cluster-guid GUID] [--json]
   weka cluster container deactivate CONTAINER_ID... [--no-wait] [--skip-resource-validation]
   weka cluster container remove CONTAINER_ID [--no-unimprint] [--no-wait]
-  weka cluster drive add CONTAINER_ID VIRTUAL_UUID [--json]
+  weka cluster drive add CONTAINER_ID VIRTUAL_UUID [--json]     (a virtual drive signed on this node)
+  weka cluster drive add CONTAINER_ID DEVICE_PATH [--json]      (a whole device of this node, signed exclusive)
   weka cluster drive list CONTAINER_ID [--json]
-  weka cluster drive remove DRIVE_UUID`;
+  weka cluster drive remove DRIVE_UUID [-f|--force]`;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/;
 const HOSTNAME = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
@@ -53,7 +50,7 @@ function clusterCreate(args: readonly string[], { clusters, newUUID }: WekaConte
   const cluster = { name: name!, guid: newUUID() };
   clusters.clusters.push(cluster);
   return {
-    stdout: output(parsed, cluster, `Created cluster ${cluster.name} with GUID ${cluster.guid}`),
+    stdout: jsonOrText(parsed, cluster, `Created cluster ${cluster.name} with GUID ${cluster.guid}`),
     changes: [{ kind: 'cluster-create', ...cluster }],
   };
 }
@@ -62,7 +59,7 @@ function clusterList(args: readonly string[], { clusters }: WekaContext): ToolOu
   const parsed = parseArgs(args, { flags: ['--json'] });
   positionals(parsed, []);
   const text = clusters.clusters.map((c) => `${c.name}\t${c.guid}`).join('\n');
-  return { stdout: output(parsed, clusters.clusters, text), changes: [] };
+  return { stdout: jsonOrText(parsed, clusters.clusters, text), changes: [] };
 }
 
 /**
@@ -118,7 +115,7 @@ function containerAdd(args: readonly string[], { clusters }: WekaContext): ToolO
   };
   clusters.containers.push(container);
   return {
-    stdout: output(parsed, container, `Added container ${name} with ID ${container.containerId}`),
+    stdout: jsonOrText(parsed, container, `Added container ${name} with ID ${container.containerId}`),
     changes: [{ kind: 'container-add', containerId: container.containerId, clusterGUID, name, hostname, ...ports }],
   };
 }
@@ -142,7 +139,7 @@ function containerList(args: readonly string[], { clusters }: WekaContext): Tool
       (clusterGUID === undefined || c.clusterGUID === clusterGUID) && (ids.length === 0 || ids.includes(c.containerId)),
   );
   const text = list.map((c) => `${c.containerId}\t${c.name}\t${c.hostname}\t${c.status}`).join('\n');
-  return { stdout: output(parsed, list, text), changes: [] };
+  return { stdout: jsonOrText(parsed, list, text), changes: [] };
 }
 
 /**
@@ -202,90 +199,4 @@ function containerRemove(args: readonly string[], { clusters }: WekaContext): To
       },
     ],
   };
-}
-
-function driveAdd(args: readonly string[], { node, clusters, newUUID }: WekaContext): ToolOutput {
-  const parsed = parseArgs(args, { flags: ['--json'] });
-  const [idText, uuidText] = positionals(parsed, ['CONTAINER_ID', 'VIRTUAL_UUID']);
-  const container = requireContainer(clusters, integerArg('CONTAINER_ID', idText!, 0));
-  const virtualUUID = uuidOption(uuidText!, 'VIRTUAL_UUID');
-  const signed = [...node.devices.values()].flatMap((d) => d.virtualDrives.map((vd) => ({ device: d.devicePath, vd })));
-  const found = signed.find((s) => s.vd.virtualUUID === virtualUUID);
-  if (!found) throw new SimRefusal(`virtual UUID ${virtualUUID} is not signed on any device of node ${node.nodeName}`);
-  if (found.vd.ownerClusterGUID !== container.clusterGUID) {
-    throw new SimRefusal(
-      `virtual drive ${virtualUUID} on ${found.device} is signed for cluster ${found.vd.ownerClusterGUID}, but container ${container.containerId} is in cluster ${container.clusterGUID}`,
-    );
-  }
-  const added = clusters.drives.find((d) => d.virtualUUID === virtualUUID);
-  if (added)
-    throw new SimRefusal(
-      `virtual drive ${virtualUUID} is already added as drive ${added.driveUUID} of container ${added.containerId}`,
-    );
-  const drive: DriveRecord = {
-    driveUUID: newUUID(),
-    virtualUUID,
-    containerId: container.containerId,
-    sizeGiB: found.vd.sizeGiB,
-    node: node.nodeName,
-    status: 'ACTIVE',
-  };
-  clusters.drives.push(drive);
-  return {
-    stdout: output(
-      parsed,
-      publicDrive(drive),
-      `Added drive ${drive.driveUUID} (virtual ${virtualUUID}) to container ${container.containerId}`,
-    ),
-    changes: [{ kind: 'drive-add', driveUUID: drive.driveUUID, virtualUUID, containerId: container.containerId }],
-  };
-}
-
-function driveList(args: readonly string[], { clusters }: WekaContext): ToolOutput {
-  const parsed = parseArgs(args, { flags: ['--json'] });
-  const [idText] = positionals(parsed, ['CONTAINER_ID']);
-  const container = requireContainer(clusters, integerArg('CONTAINER_ID', idText!, 0));
-  const drives = clusters.drives.filter((d) => d.containerId === container.containerId).map(publicDrive);
-  const text = drives.map((d) => `${d.driveUUID}\t${d.virtualUUID}\t${d.sizeGiB} GiB\t${d.status}`).join('\n');
-  return { stdout: output(parsed, drives, text), changes: [] };
-}
-
-function driveRemove(args: readonly string[], { clusters }: WekaContext): ToolOutput {
-  const parsed = parseArgs(args, {});
-  const [uuidText] = positionals(parsed, ['DRIVE_UUID']);
-  const driveUUID = uuidOption(uuidText!, 'DRIVE_UUID');
-  const index = clusters.drives.findIndex((d) => d.driveUUID === driveUUID);
-  const drive = clusters.drives[index];
-  if (!drive) throw new SimRefusal(`no drive with UUID ${driveUUID}`);
-  clusters.drives.splice(index, 1);
-  return {
-    stdout: `Removed drive ${driveUUID}\n`,
-    changes: [{ kind: 'drive-remove', driveUUID, virtualUUID: drive.virtualUUID, containerId: drive.containerId }],
-  };
-}
-
-function requireCluster(clusters: ClusterState, guid: string): void {
-  if (!clusters.clusters.some((c) => c.guid === guid)) throw new SimRefusal(`no cluster with GUID ${guid}`);
-}
-
-function requireContainer(clusters: ClusterState, containerId: number): ContainerRecord {
-  const container = clusters.containers.find((c) => c.containerId === containerId);
-  if (!container) throw new SimRefusal(`no container with ID ${containerId}`);
-  return container;
-}
-
-/** What `drive list|add --json` shows: the record minus simulator bookkeeping. */
-function publicDrive(d: DriveRecord): Omit<DriveRecord, 'node'> {
-  return {
-    driveUUID: d.driveUUID,
-    virtualUUID: d.virtualUUID,
-    containerId: d.containerId,
-    sizeGiB: d.sizeGiB,
-    status: d.status,
-  };
-}
-
-function output(parsed: ParsedArgs, json: unknown, text: string): string {
-  if (parsed.flags.has('--json')) return `${JSON.stringify(json, null, 2)}\n`;
-  return text === '' ? '' : `${text}\n`;
 }

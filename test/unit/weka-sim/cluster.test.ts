@@ -124,7 +124,15 @@ describe('weka-sim cluster drives', () => {
       (await expectOk(tool(state, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(1), '--json'))).stdout,
     ) as { driveUUID: string };
     expect(await driveList(state, containerId)).toEqual([
-      { driveUUID: added.driveUUID, virtualUUID: uuid(1), containerId, sizeGiB: 300, status: 'ACTIVE' },
+      {
+        driveUUID: added.driveUUID,
+        virtualUUID: uuid(1),
+        devicePath: null,
+        serial: null,
+        containerId,
+        sizeGiB: 300,
+        status: 'ACTIVE',
+      },
     ]);
     await expectOk(tool(state, 'weka', 'cluster', 'drive', 'remove', added.driveUUID));
     expect(await driveList(state, containerId)).toEqual([]);
