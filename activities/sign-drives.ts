@@ -150,8 +150,14 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
         const named = choice.skipped.find((s) => s.devicePath === devicePath);
         if (named) return { ok: true, result: { skipped: named } satisfies SignedDevice };
         const device = devices.find((d) => d.path === devicePath);
-        if (!device || !choice.chosen.includes(devicePath))
-          return notAsked(`the operation's ${request.type} does not choose it on node ${node}`);
+        if (!device || !choice.chosen.includes(devicePath)) {
+          const what = `WekaManualOperation ${operation.namespace}/${operation.name}`;
+          return notAsked(
+            request.type === 'device-paths'
+              ? `${what} does not list ${devicePath}`
+              : `${what} (${request.type}) does not choose it on node ${node}`,
+          );
+        }
         const info = await run(target, showDriveCall(devicePath));
         const verdict = signingVerdict({
           mode: request.mode,

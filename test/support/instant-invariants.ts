@@ -297,7 +297,8 @@ export function simLogReplayViolations(
   const inCluster = new Map<string, string>();
   for (const { node, index, entry, change } of clusterChangesInTimeOrder(logs)) {
     checks++;
-    const virtualUUID = String(change['virtualUUID']);
+    // A whole drive has no virtual UUID: it is the node's device.
+    const virtualUUID = String(change['virtualUUID'] ?? `${node} ${String(change['devicePath'])}`);
     const driveUUID = String(change['driveUUID']);
     if (change.kind === 'drive-remove') {
       inCluster.delete(virtualUUID);

@@ -167,8 +167,12 @@ function logViolations(state: ObservedState): string[] {
     ['sign-proxy', (c) => `${c.node} ${String(c['device'])}`],
     ['container-add', (c) => `${String(c['clusterGUID'])} ${String(c['name'])}`],
     ['virtual-add', (c) => String(c['virtualUUID'])],
-    ['drive-add', (c) => String(c['virtualUUID'])],
-    ['drive-remove', (c) => String(c['virtualUUID'])],
+    // A whole drive may be added again (by the next container given it): once per Weka drive UUID.
+    ['drive-add', (c) => String(c['virtualUUID'] ?? `${c.node} ${String(c['devicePath'])} ${String(c['driveUUID'])}`)],
+    [
+      'drive-remove',
+      (c) => String(c['virtualUUID'] ?? `${c.node} ${String(c['devicePath'])} ${String(c['driveUUID'])}`),
+    ],
     ['virtual-remove', (c) => String(c['virtualUUID'])],
   ];
   const out: string[] = [];

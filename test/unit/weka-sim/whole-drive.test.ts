@@ -250,17 +250,19 @@ describe('weka cluster drive list and remove, both kinds of drive', () => {
     );
   });
 
-  it("is read by the operator's parser as before for a virtual drive", async () => {
+  it("is read by the operator's parser, both kinds", async () => {
     const n = await bothKinds();
-    const virtualOnly = JSON.stringify([n.virtual]);
-    expect(parseDriveList(virtualOnly)).toEqual([
+    expect(parseDriveList(JSON.stringify([n.virtual, n.whole]))).toEqual([
       {
         driveUUID: n.virtual['driveUUID'],
         virtualUUID: uuid(1),
+        devicePath: null,
+        serial: null,
         containerId: n.containerId,
         sizeGiB: 300,
         status: 'ACTIVE',
       },
+      expect.objectContaining({ virtualUUID: null, devicePath: '/dev/nvme1n1', serial: 'EXCL1' }),
     ]);
     expect(parseDriveAdd(JSON.stringify(n.virtual))).toMatchObject({ virtualUUID: uuid(1) });
   });
