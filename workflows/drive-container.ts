@@ -258,8 +258,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     for (;;) {
       const seen = { changes: life.specChanges, releases: mutex.releases() };
       const granted = await allocate();
-      const grew =
-        allocation !== undefined && granted.allocation.virtualDrives.length > allocation.virtualDrives.length;
+      const drivesOf = (a: ContainerAllocation): number => a.virtualDrives.length + (a.drives?.length ?? 0);
+      const grew = allocation !== undefined && drivesOf(granted.allocation) > drivesOf(allocation);
       allocation = granted.allocation;
       status.allocation = allocation;
       // After the first allocation: the pod's environment carries the ports, and a pod's

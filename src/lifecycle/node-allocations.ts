@@ -192,18 +192,20 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
     // ports (before containers had them) gets its ports first, below.
     const held = ledger.containers[self]?.allocation;
     if (held && hasPorts(held)) {
-      const kept = decideForHeld(
-        {
-          held,
-          container,
-          cluster: clusterKey ? cluster : undefined,
-          drives: drives.ok ? drives : { ...drives.refusal },
-          ledger,
-          settings,
-          waitsForNode,
-        },
-        newUuid,
-      );
+      const kept = held.drives?.length
+        ? growWholeDrives(held, ref, container, cluster, input.exclusive, drives, ledgerClaims(ledger, self))
+        : decideForHeld(
+            {
+              held,
+              container,
+              cluster: clusterKey ? cluster : undefined,
+              drives: drives.ok ? drives : { ...drives.refusal },
+              ledger,
+              settings,
+              waitsForNode,
+            },
+            newUuid,
+          );
       if (kept.allocation !== held) ledger = withAllocation(ledger, self, containerKey(container), kept.allocation);
       const outcome: AllocationOutcome = { ok: true, result: kept.allocation, ...kept.pending };
       const shown = showsAllocation(container, kept.allocation);
@@ -297,6 +299,34 @@ function exclusiveDrives(
   if (!result.ok)
     return { ok: false, refusal: refusal(result.error.type, result.error.message, true, { ...result.error }) };
   return { ok: true, serials: result.serials };
+}
+
+/**
+ * A container on whole drives whose spec now asks for more: the difference, by the same rules, next
+ * to the drives it holds; what it holds whatever the answer (a growth that does not fit is pending).
+ */
+function growWholeDrives(
+  held: ContainerAllocation,
+  ref: ObjectRef,
+  container: WekaContainer,
+  cluster: WekaCluster | null,
+  exclusive: ExclusiveNodeDrives | undefined,
+  shared: NodeDrives,
+  claimed: ContainerDriveClaims[],
+): { allocation: ContainerAllocation; pending?: { error: AllocationRefusal; waitForCapacity: boolean } } {
+  const holds = held.drives ?? [];
+  const wanted = container.spec.numDrives ?? cluster?.spec.dynamicTemplate?.numDrives ?? holds.length;
+  if (wanted <= holds.length) return { allocation: held };
+  // Its own drives count as taken (claimed excludes the container itself).
+  const own = { container: containerKey(container), virtualDrives: [], exclusiveSerials: holds };
+  const more = { ...container, spec: { ...container.spec, numDrives: wanted - holds.length } } as WekaContainer;
+  const given = exclusiveDrives(ref, more, null, exclusive, shared, [...claimed, own]);
+  if (!given.ok)
+    return {
+      allocation: held,
+      pending: { error: given.refusal.error, waitForCapacity: given.refusal.waitForCapacity },
+    };
+  return { allocation: { ...held, drives: [...holds, ...given.serials] } };
 }
 
 /** Whether the container's status shows exactly the allocation the ledger holds for it. */

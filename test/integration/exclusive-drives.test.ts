@@ -7,7 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import type { WekaContainer } from '../../src/api/index.js';
 import { eventually } from '../support/async.js';
-import { addNode, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { WEKA_CONTAINERS } from '../support/containers.js';
+import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { specChangedSignal } from '../../src/protocol.js';
 import { startSignDrivesOperation, waitFinished } from '../support/manual-operation.js';
 import {
   createDriveContainer,
@@ -128,6 +131,50 @@ describe('drive containers on exclusive drives', () => {
     const woke = await waitForPhase(waiting, 'Ready', 90_000);
     expect(woke.status?.allocations?.drives).toHaveLength(1);
     expect(two.status!.allocations!.drives).toContain(woke.status!.allocations!.drives![0]);
+  });
+
+  it('grows by whole drives when numDrives is raised, keeping the drives it holds in the cluster', async () => {
+    // A node of its own, with two whole drives and nothing else.
+    const own = uniqueName('excl-grow');
+    const selector = { 'weka.io/drive-sharing': uniqueName('excl-grow') };
+    await addNode({
+      name: own,
+      labels: selector,
+      devices: WHOLE.slice(0, 2).map((d) => ({ ...d, serial: `G-${d.serial!}` })),
+    });
+    const signRef = { namespace: ns, name: 'grow-sign' };
+    await startSignDrivesOperation(op, signRef, {
+      type: 'all-not-root',
+      nodeSelector: selector,
+      shared: false,
+    });
+    expect((await waitFinished(signRef)).status?.phase).toBe('Succeeded');
+    const ownGuid = await createWekaCluster(own, uniqueName('cluster'));
+    const ref = { namespace: ns, name: 'grows' };
+    const { handle } = await createDriveContainer(op, ref, { nodeName: own, driveCores: 1, numDrives: 1 }, ownGuid);
+    const before = await waitForPhase(ref, 'Ready', 90_000);
+    const [first] = before.status!.allocations!.drives!;
+    await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .patchNamespacedCustomObject(
+        { ...WEKA_CONTAINERS, ...ref, body: { spec: { numDrives: 2 } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    await handle.signal(specChangedSignal);
+    const grown = await eventually(
+      'the container to hold two whole drives, both added',
+      async () => {
+        const c = await readContainer(ref);
+        return c?.status?.phase === 'Ready' && c.status.addedDrives?.length === 2 ? c : undefined;
+      },
+      90_000,
+    );
+    expect(grown.status?.allocations?.drives?.[0]).toBe(first);
+    expect(grown.status?.conditions?.find((c) => c.type === 'Grown')).toMatchObject({ status: 'True' });
+    const listed = JSON.parse(
+      await sim(own, '--', 'weka', 'cluster', 'drive', 'list', String(grown.status!.containerID!), '--json'),
+    ) as WholeDrive[];
+    expect(listed.map((d) => d.serial).sort()).toEqual(['G-EXCL-A', 'G-EXCL-B']);
   });
 
   it('refuses a container that asks for neither shared capacity nor whole drives, with the reason', async () => {

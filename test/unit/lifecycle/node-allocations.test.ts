@@ -333,6 +333,33 @@ describe('node allocation decisions', () => {
     expect(round.decisions[1]!.write).toBeDefined();
   });
 
+  it('grows a container on whole drives by the difference, next to what it holds, or keeps it and says why not', () => {
+    const whole = (numDrives: number) =>
+      container('a', { containerCapacity: undefined, driveTypesRatio: undefined, numDrives });
+    const ledger = {
+      ...emptyLedger(),
+      containers: {
+        'uid-ns-a': {
+          container: 'ns/a',
+          allocation: { virtualDrives: [], drives: ['s1'], wekaPort: 14000, agentPort: 14100 },
+        },
+        'uid-ns-b': { container: 'ns/b', allocation: { virtualDrives: [], drives: ['s3'] } },
+      },
+    };
+    const exclusive = { ok: true as const, signed: ['s1', 's2', 's3', 's4'], blocked: [] };
+    const decide = (numDrives: number) =>
+      decideNodeAllocations(
+        input({ exclusive, ledger, onNode: [whole(numDrives)], asks: [ask('a')] }),
+        sequentialUuids(),
+      ).decisions[0]!;
+    expect(decide(3).outcome).toMatchObject({ ok: true, result: { drives: ['s1', 's2', 's4'], wekaPort: 14000 } });
+    expect(decide(3).previous).toMatchObject({ drives: ['s1'] });
+    const short = decide(5).outcome;
+    expect(short).toMatchObject({ ok: true, result: { drives: ['s1'] }, error: { type: 'InsufficientDrives' } });
+    expect(decide(1).outcome).toMatchObject({ ok: true, result: { drives: ['s1'] } });
+    expect(decide(1).outcome).not.toHaveProperty('error');
+  });
+
   it('refuses every valid ask with the node’s own refusal when the node has no drives to give', () => {
     const drives: NodeDrives = {
       ok: false,
