@@ -187,13 +187,21 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
       ? objectKey({ namespace: ask.namespace, name: container.spec.cluster })
       : undefined;
     const cluster = clusterKey ? (input.clusters.get(clusterKey) ?? null) : null;
+    const wholeDrivesInput = (): WholeDrivesInput => ({
+      ref,
+      container,
+      cluster,
+      exclusive: input.exclusive,
+      shared: drives,
+      claimed: ledgerClaims(ledger, self),
+    });
     // Already given (a retry after the answer was lost, a status that lost it, a spec that grew):
     // the same again, grown if the request asks for more and it fits. An allocation made without
     // ports (before containers had them) gets its ports first, below.
     const held = ledger.containers[self]?.allocation;
     if (held && hasPorts(held)) {
       const kept = held.drives?.length
-        ? growWholeDrives(held, ref, container, cluster, input.exclusive, drives, ledgerClaims(ledger, self))
+        ? growWholeDrives(held, wholeDrivesInput())
         : decideForHeld(
             {
               held,
@@ -216,7 +224,7 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
     let allocation: ContainerAllocation;
     if (held) allocation = { ...held };
     else if (!usesDriveSharing(container.spec, cluster?.spec.dynamicTemplate)) {
-      const given = exclusiveDrives(ref, container, cluster, input.exclusive, drives, ledgerClaims(ledger, self));
+      const given = exclusiveDrives(wholeDrivesInput());
       if (!given.ok) return { outcome: given.refusal };
       allocation = { virtualDrives: [], drives: given.serials };
     } else if (!drives.ok) return { outcome: drives.refusal };
@@ -271,14 +279,24 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
  * Whole drives for a container that shares none: numDrives of the node's drives signed for
  * exclusive use that no container holds and that are not blocked (allocateExclusiveDrives).
  */
-function exclusiveDrives(
-  ref: ObjectRef,
-  container: WekaContainer,
-  cluster: WekaCluster | null,
-  exclusive: ExclusiveNodeDrives | undefined,
-  shared: NodeDrives,
-  claimed: ContainerDriveClaims[],
-): { ok: true; serials: string[] } | { ok: false; refusal: AllocationOutcome & { ok: false } } {
+interface WholeDrivesInput {
+  ref: ObjectRef;
+  container: WekaContainer;
+  cluster: WekaCluster | null;
+  exclusive: ExclusiveNodeDrives | undefined;
+  shared: NodeDrives;
+  /** Every other container's claims on the node. */
+  claimed: ContainerDriveClaims[];
+}
+
+function exclusiveDrives({
+  ref,
+  container,
+  cluster,
+  exclusive,
+  shared,
+  claimed,
+}: WholeDrivesInput): { ok: true; serials: string[] } | { ok: false; refusal: AllocationOutcome & { ok: false } } {
   const count = container.spec.numDrives ?? cluster?.spec.dynamicTemplate?.numDrives;
   if (count === undefined || count < 1) {
     const message = `${refText(ref)} sets neither driveCapacity nor containerCapacity (shared drives) nor numDrives (whole drives for its exclusive use), here or in its cluster's dynamicTemplate`;
@@ -307,20 +325,16 @@ function exclusiveDrives(
  */
 function growWholeDrives(
   held: ContainerAllocation,
-  ref: ObjectRef,
-  container: WekaContainer,
-  cluster: WekaCluster | null,
-  exclusive: ExclusiveNodeDrives | undefined,
-  shared: NodeDrives,
-  claimed: ContainerDriveClaims[],
+  input: WholeDrivesInput,
 ): { allocation: ContainerAllocation; pending?: { error: AllocationRefusal; waitForCapacity: boolean } } {
+  const { container, cluster, claimed } = input;
   const holds = held.drives ?? [];
   const wanted = container.spec.numDrives ?? cluster?.spec.dynamicTemplate?.numDrives ?? holds.length;
   if (wanted <= holds.length) return { allocation: held };
   // Its own drives count as taken (claimed excludes the container itself).
   const own = { container: containerKey(container), virtualDrives: [], exclusiveSerials: holds };
   const more = { ...container, spec: { ...container.spec, numDrives: wanted - holds.length } } as WekaContainer;
-  const given = exclusiveDrives(ref, more, null, exclusive, shared, [...claimed, own]);
+  const given = exclusiveDrives({ ...input, container: more, cluster: null, claimed: [...claimed, own] });
   if (!given.ok)
     return {
       allocation: held,
