@@ -65,15 +65,12 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
       const exclusiveText = annotations[EXCLUSIVE_DRIVES_ANNOTATION];
       const exclusive = decodeSerialsAnnotation(EXCLUSIVE_DRIVES_ANNOTATION, exclusiveText);
       const blocked = decodeSerialsAnnotation(BLOCKED_DRIVES_ANNOTATION, annotations[BLOCKED_DRIVES_ANNOTATION]);
-      for (const d of [decoded, exclusive, blocked]) {
-        // Rewriting it would drop the drives we cannot read; a person has to look at it.
-        if (!d.ok)
-          throw ApplicationFailure.nonRetryable(
-            `node ${node}: ${d.error.message}; not overwriting it`,
-            'MalformedAnnotation',
-          );
-      }
-      if (!decoded.ok || !exclusive.ok || !blocked.ok) throw new Error('unreachable');
+      // Rewriting one that cannot be read would drop its drives; a person has to look at it.
+      const unreadable = (error: { message: string }) =>
+        ApplicationFailure.nonRetryable(`node ${node}: ${error.message}; not overwriting it`, 'MalformedAnnotation');
+      if (!decoded.ok) throw unreadable(decoded.error);
+      if (!exclusive.ok) throw unreadable(exclusive.error);
+      if (!blocked.ok) throw unreadable(blocked.error);
       const ledger = ledgerOf(current);
       const disks = (await run(target, listBlockDevicesCall())).filter((d) => d.type === 'disk').map((d) => d.path);
       const paths = [...new Set([...disks, ...decoded.drives.map((d) => d.devicePath), ...listedPaths])];

@@ -4,7 +4,11 @@
 // publish the signed drives on the node: its annotations and the resources the scheduler sees.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../src/lifecycle/names.js';
-import { labelSelectorText, signingRequestFor } from '../src/lifecycle/sign-drives-request.js';
+import {
+  labelSelectorText,
+  signingRequestFor,
+  type SigningOperationRef,
+} from '../src/lifecycle/sign-drives-request.js';
 import {
   chooseDevices,
   nothingChosenMessage,
@@ -85,6 +89,19 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
     return { drive: { physicalUUID, serial, capacityGiB, type, devicePath: after.devicePath }, signed: signedNow };
   }
 
+  /** What the operation, read now, asks of the node as it is now (signingRequestFor). */
+  async function requestOnNode(
+    node: string,
+    operation: SigningOperationRef,
+  ): Promise<ReturnType<typeof signingRequestFor>> {
+    const [op, nodeObject] = await Promise.all([
+      api.getOperation(operation),
+      orIfMissing(api.core.readNode({ name: node }), null),
+    ]);
+    const current = op && { uid: op.metadata.uid ?? '', deleting: !!op.metadata.deletionTimestamp, spec: op.spec };
+    return signingRequestFor(operation, current, nodeObject?.metadata?.labels ?? {});
+  }
+
   /** Serials that a container on the node holds: its exclusive drives, and the drives under its virtual drives. */
   async function heldSerials(node: string): Promise<Set<string>> {
     const held = new Set<string>();
@@ -130,12 +147,7 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
     async signDrive({ node, devicePath, operation }: MutexPayloads['sign-drive']): Promise<MutexOutcome> {
       try {
         showDriveCall(devicePath); // a device path that is no device path is refused before anything is read
-        const [op, nodeObject] = await Promise.all([
-          api.getOperation(operation),
-          orIfMissing(api.core.readNode({ name: node }), null),
-        ]);
-        const current = op && { uid: op.metadata.uid ?? '', deleting: !!op.metadata.deletionTimestamp, spec: op.spec };
-        const asked = signingRequestFor(operation, current, nodeObject?.metadata?.labels ?? {});
+        const asked = await requestOnNode(node, operation);
         const notAsked = (why: string): MutexOutcome => {
           deps.logger.warn({ node, devicePath, refusal: why }, 'refused to sign a device');
           return { ok: false, error: { type: 'SigningNotRequested', message: `not signing ${devicePath}: ${why}` } };
@@ -207,12 +219,7 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
       node: string;
       operation: ObjectRef & { uid: string };
     }): Promise<{ chosen: string[]; skipped: SkippedDevice[]; nothingChosen?: string }> {
-      const [op, nodeObject] = await Promise.all([
-        api.getOperation(operation),
-        orIfMissing(api.core.readNode({ name: node }), null),
-      ]);
-      const current = op && { uid: op.metadata.uid ?? '', deleting: !!op.metadata.deletionTimestamp, spec: op.spec };
-      const asked = signingRequestFor(operation, current, nodeObject?.metadata?.labels ?? {});
+      const asked = await requestOnNode(node, operation);
       if (!asked.ok) throw ApplicationFailure.nonRetryable(asked.refusal, 'SigningNotRequested');
       const target = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };
       const devices = await run(target, listBlockDevicesCall());

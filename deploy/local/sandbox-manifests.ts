@@ -19,39 +19,27 @@ export const SANDBOX_WHOLE_DEVICES: SimulatedDevice[] = [
   { path: '/dev/nvme5n1', capacityGiB: 7680, type: 'TLC' },
 ];
 
-export const SANDBOX_OPERATION = {
-  apiVersion: 'weka.weka.io/v1alpha1',
-  kind: 'WekaManualOperation',
-  metadata: { name: 'sign-sandbox-drives', namespace: SANDBOX_OPERATOR_NAMESPACE },
-  spec: {
-    action: 'sign-drives',
-    payload: {
-      signDrivesPayload: {
-        type: 'device-paths',
-        shared: true,
-        nodeSelector: { 'weka.weka.io/sandbox': 'true' },
-        devicePaths: SANDBOX_DEVICES.map((d) => d.path),
+function signOperation(name: string, shared: boolean, devices: readonly SimulatedDevice[]) {
+  return {
+    apiVersion: 'weka.weka.io/v1alpha1',
+    kind: 'WekaManualOperation',
+    metadata: { name, namespace: SANDBOX_OPERATOR_NAMESPACE },
+    spec: {
+      action: 'sign-drives',
+      payload: {
+        signDrivesPayload: {
+          type: 'device-paths',
+          shared,
+          nodeSelector: { 'weka.weka.io/sandbox': 'true' },
+          devicePaths: devices.map((d) => d.path),
+        },
       },
     },
-  },
-};
+  };
+}
 
-export const SANDBOX_WHOLE_OPERATION = {
-  apiVersion: 'weka.weka.io/v1alpha1',
-  kind: 'WekaManualOperation',
-  metadata: { name: 'sign-sandbox-whole-drives', namespace: SANDBOX_OPERATOR_NAMESPACE },
-  spec: {
-    action: 'sign-drives',
-    payload: {
-      signDrivesPayload: {
-        type: 'device-paths',
-        shared: false,
-        nodeSelector: { 'weka.weka.io/sandbox': 'true' },
-        devicePaths: SANDBOX_WHOLE_DEVICES.map((d) => d.path),
-      },
-    },
-  },
-};
+export const SANDBOX_OPERATION = signOperation('sign-sandbox-drives', true, SANDBOX_DEVICES);
+export const SANDBOX_WHOLE_OPERATION = signOperation('sign-sandbox-whole-drives', false, SANDBOX_WHOLE_DEVICES);
 
 function sandboxCluster(
   namespace: string,

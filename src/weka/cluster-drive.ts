@@ -35,29 +35,17 @@ export interface DriveAddRequest {
 }
 
 export function driveAddCall(req: DriveAddRequest): WekaCall<ClusterDrive> {
-  const argv = [
-    WEKA_TOOL,
-    'cluster',
-    'drive',
-    'add',
-    String(validContainerId(req.containerId)),
-    validUUID('virtual UUID', req.virtualUUID),
-    '--json',
-  ];
-  return { argv, parse: (stdout) => parseDriveAdd(stdout, commandText(argv)) };
+  return addCall(req.containerId, validUUID('virtual UUID', req.virtualUUID));
 }
 
 /** Adds a whole drive signed for exclusive use, by the device path it has on the container's node. */
 export function wholeDriveAddCall(req: { containerId: number; devicePath: string }): WekaCall<ClusterDrive> {
-  const argv = [
-    WEKA_TOOL,
-    'cluster',
-    'drive',
-    'add',
-    String(validContainerId(req.containerId)),
-    validDevicePath(req.devicePath),
-    '--json',
-  ];
+  return addCall(req.containerId, validDevicePath(req.devicePath));
+}
+
+/** `drive add` takes what to add (a virtual UUID or a device path) after the container. */
+function addCall(containerId: number, drive: string): WekaCall<ClusterDrive> {
+  const argv = [WEKA_TOOL, 'cluster', 'drive', 'add', String(validContainerId(containerId)), drive, '--json'];
   return { argv, parse: (stdout) => parseDriveAdd(stdout, commandText(argv)) };
 }
 

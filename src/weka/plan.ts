@@ -22,18 +22,6 @@ export function planSignProxy(info: DriveInfo): Plan {
   }
 }
 
-export function planSignExclusive(info: DriveInfo): Plan {
-  switch (info.signature) {
-    case 'none':
-      return 'run';
-    case 'exclusive':
-      return 'already-done';
-    case 'proxy':
-    case 'other':
-      return { conflict: `${info.devicePath} is signed, but not for exclusive use; refusing to re-sign it` };
-  }
-}
-
 export function planVirtualAdd(info: DriveInfo, req: VirtualAddRequest): Plan {
   const mismatch = deviceMismatch(info, req.devicePath);
   if (mismatch) return mismatch;
