@@ -151,7 +151,17 @@ export function createClusterActivities(deps: ActivityDeps) {
           apiVersion: `${API_GROUP}/${API_VERSION}`,
           kind: 'WekaContainer',
           // Born with the finalizer: its teardown must run before it goes, whoever deletes it.
-          metadata: { name, namespace: ref.namespace, finalizers: [FINALIZER], labels: { [CLUSTER_LABEL]: ref.name } },
+          // Owned by its cluster, so that Kubernetes' garbage collector deletes (and so tears down)
+          // a member the cluster's own teardown did not reach (its finalizer was removed by hand).
+          metadata: {
+            name,
+            namespace: ref.namespace,
+            finalizers: [FINALIZER],
+            labels: { [CLUSTER_LABEL]: ref.name },
+            ownerReferences: [
+              { apiVersion: `${API_GROUP}/${API_VERSION}`, kind: 'WekaCluster', name: ref.name, uid, controller: true },
+            ],
+          },
           spec: clusterContainerSpec(cluster.spec, ref.name, node),
         } as WekaContainer;
         await createIfAbsent(api.createContainer(body));

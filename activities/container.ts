@@ -5,11 +5,12 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { imageAllowed, imageNotAllowedMessage } from '../src/lifecycle/image-policy.js';
 import { FINALIZER, FIELD_MANAGER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/lifecycle/names.js';
-import { podOfObject, wekaPod } from '../src/lifecycle/pods.js';
+import { podOfObject, podRequests, wekaPod } from '../src/lifecycle/pods.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
 import { deletePod, ensurePod, POD_START_TIMEOUT_MS, waitPodRunning } from './kube/pods.js';
 import { ledgerOf } from './kube/node-ledger.js';
+import { publishPromisedResources } from './kube/node-resources.js';
 import { snapshotOf, WekaApi } from './kube/weka-api.js';
 import type { ContainerAllocation, ContainerSnapshot, EventInput, ExecTargetRef, StatusUpdate } from './types.js';
 
@@ -57,6 +58,8 @@ export function createContainerActivities(deps: ActivityDeps) {
         given?.wekaPort !== undefined && given.agentPort !== undefined
           ? { wekaPort: given.wekaPort, agentPort: given.agentPort }
           : undefined;
+      // It asks the scheduler for what it was given, so its node must publish what it offers.
+      if (node) await publishPromisedResources(api.core, node);
       // A pod that ended (evicted, its node rebooted) is replaced; one being deleted is waited out.
       const pod = await ensurePod(
         api.core,
@@ -70,6 +73,7 @@ export function createContainerActivities(deps: ActivityDeps) {
           ownerUID: c.metadata.uid,
           imagePullSecret: c.spec.imagePullSecret,
           ports,
+          requests: podRequests(given),
         }),
       );
       if (pod.replaced.length > 0) {

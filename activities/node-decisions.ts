@@ -3,7 +3,7 @@
 // apiserver afresh and is idempotent. Refusals are answers (data), not exceptions.
 import type { WekaContainer } from '../src/api/index.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, proxyName } from '../src/lifecycle/names.js';
-import { wekaPod } from '../src/lifecycle/pods.js';
+import { nodeOwner, wekaPod } from '../src/lifecycle/pods.js';
 import { refusal as refused } from '../src/lifecycle/node-allocations.js';
 import type { ActivityDeps } from './deps.js';
 import { createIfAbsent, orIfMissing } from './kube/errors.js';
@@ -19,25 +19,36 @@ export function createNodeDecisions(deps: ActivityDeps) {
       const name = proxyName(node);
       const ns = deps.operatorNamespace;
       // A proxy pod for a node that does not exist would never run; say so instead.
-      if (!(await orIfMissing(api.core.readNode({ name: node }), null))) {
+      const nodeObject = await orIfMissing(api.core.readNode({ name: node }), null);
+      if (!nodeObject) {
         return refused(
           'NodeNotFound',
           `node ${node} does not exist; the container waits until it does or its spec changes`,
           true,
         );
       }
+      // Both exist only for the node: Kubernetes' garbage collector deletes them with it.
+      const owners = [nodeOwner({ name: node, uid: nodeObject.metadata?.uid ?? '' })];
       await createIfAbsent(
         api.createContainer({
           apiVersion: 'weka.weka.io/v1alpha1',
           kind: 'WekaContainer',
-          metadata: { name, namespace: ns, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
+          metadata: { name, namespace: ns, labels: { [MANAGED_BY_LABEL]: MANAGED_BY }, ownerReferences: owners },
           spec: { mode: 'ssdproxy', nodeName: node, image: deps.proxyImage },
         } as WekaContainer),
       );
       // An evicted proxy pod (or one whose node rebooted) is replaced; one being deleted is waited out.
       const pod = await ensurePod(
         api.core,
-        wekaPod({ name, namespace: ns, node, image: deps.proxyImage, role: 'ssdproxy', owner: `${ns}/${name}` }),
+        wekaPod({
+          name,
+          namespace: ns,
+          node,
+          image: deps.proxyImage,
+          role: 'ssdproxy',
+          owner: `${ns}/${name}`,
+          owners,
+        }),
       );
       if (pod.replaced.length > 0) deps.logger.warn({ node, replaced: pod.replaced }, 'replaced the ssdproxy pod');
       await waitPodRunning(api.core, ns, name, POD_START_TIMEOUT_MS);

@@ -183,6 +183,49 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     }
   }
 
+  /**
+   * Makes the pod and waits for it to run. A pod the scheduler cannot place (its node has not the
+   * room the scheduler counts) is shown and waited for, as the scheduler places it once it can;
+   * false when the apiserver refuses the pod (its namespace's ResourceQuota is used up, say).
+   */
+  async function startPod(alloc: ContainerAllocation): Promise<boolean> {
+    for (;;) {
+      await status.enter('Pending', `starting the pod on ${portsText(alloc)}`);
+      const changes = life.specChanges;
+      const failure = await kube
+        .ensureContainerPod(ref)
+        .then(async (t) => {
+          target = t;
+          await kube.waitPodRunning(t);
+          return undefined;
+        })
+        .catch((err: unknown) => {
+          const cause = err instanceof ActivityFailure ? err.cause : err;
+          if (cause instanceof ApplicationFailure && ['PodRefused', 'PodUnschedulable'].includes(cause.type ?? ''))
+            return { type: cause.type, message: cause.message };
+          throw err;
+        });
+      if (failure === undefined) {
+        if (status.conditions.some((c) => c.type === 'PodScheduled' && c.status === 'False'))
+          await status.condition('PodScheduled', 'True', 'Scheduled', `its pod runs on node ${node}`, 'Normal');
+        if (status.conditions.some((c) => c.type === 'PodCreated' && c.status === 'False'))
+          await status.condition('PodCreated', 'True', 'Created', `its pod was created`, 'Normal');
+        return true;
+      }
+      if (failure.type === 'PodRefused') {
+        const reason = /exceeded quota/i.test(failure.message) ? 'QuotaExceeded' : 'PodRefused';
+        const message = `${failure.message}; its ${drivesText(alloc)} went back to node ${node}, and it asks again in 30 s or when its spec changes`;
+        await status.condition('PodCreated', 'False', reason, message, 'Warning');
+        await status.enter('Pending', `waiting: the pod was refused (${reason})`);
+        return false;
+      }
+      await status.condition('PodScheduled', 'False', 'Unschedulable', failure.message, 'Warning');
+      await status.enter('Pending', `waiting for the scheduler to place the pod: ${failure.message}`);
+      await condition(() => life.specChanges > changes, CAPACITY_RETRY);
+      await life.continueAsNewIfLong();
+    }
+  }
+
   async function waitForClusterGUID(): Promise<string> {
     if (status.phase !== 'Ready') await status.enter('WaitingForCluster', 'waiting for the cluster GUID');
     for (let delaySeconds = 1; ; delaySeconds = Math.min(delaySeconds * 2, 30)) {
@@ -265,13 +308,17 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       // After the first allocation: the pod's environment carries the ports, and a pod's
       // environment never changes once it is made (a growth keeps the ports).
       if (!podEnsured) {
-        podEnsured = true;
         if (resumePastPod) resumePastPod = false;
-        else {
-          await status.enter('Pending', `starting the pod on ${portsText(allocation)}`);
-          target = await kube.ensureContainerPod(ref);
-          await kube.waitPodRunning(target);
+        else if (!(await startPod(allocation))) {
+          // Refused (a used-up quota): what it was given goes back to the node until it asks again.
+          await containerCall('release');
+          allocation = undefined;
+          status.allocation = undefined;
+          await condition(() => life.specChanges > seen.changes, CAPACITY_RETRY);
+          await life.continueAsNewIfLong();
+          continue;
         }
+        podEnsured = true;
       }
       clusterGUID ??= await waitForClusterGUID();
       await signAndAdd(allocation, clusterGUID);

@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { decidePod, describePod, podEnded, type PodFacts, type PodManifest } from '../../src/lifecycle/pods.js';
 import { currentContext } from '../heartbeat.js';
-import { isAlreadyExists, isConflict, orIfMissing } from './errors.js';
+import { apiMessage, httpStatus, isAlreadyExists, isConflict, orIfMissing } from './errors.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -24,6 +24,13 @@ export const POD_START_TIMEOUT_MS = 60_000;
  */
 export const POD_FAILED = 'PodFailed';
 export const POD_BEING_DELETED = 'PodBeingDeleted';
+/** The scheduler cannot place the pod (it waits, Pending, until its node has room). */
+export const POD_UNSCHEDULABLE = 'PodUnschedulable';
+/**
+ * The apiserver refuses to create the pod: its namespace's ResourceQuota is used up, or an
+ * admission policy or the schema refuses it. The same pod is refused until something changes.
+ */
+export const POD_REFUSED = 'PodRefused';
 
 export function podFacts(pod: V1Pod): PodFacts {
   return {
@@ -33,6 +40,9 @@ export function podFacts(pod: V1Pod): PodFacts {
     message: pod.status?.message,
     deletionTimestamp: pod.metadata?.deletionTimestamp ?? undefined,
     env: Object.fromEntries((pod.spec?.containers[0]?.env ?? []).map((e) => [e.name, e.value])),
+    unschedulable: pod.status?.conditions?.find(
+      (c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable',
+    )?.message,
   };
 }
 
@@ -72,6 +82,13 @@ export async function ensurePod(
           await core.createNamespacedPod({ namespace, body: manifest as V1Pod });
           return { created: true, replaced };
         } catch (err) {
+          const code = httpStatus(err);
+          // 403 from admission (a used-up ResourceQuota, a policy) or 422: not retried at once.
+          if (code === 403 || code === 422)
+            throw ApplicationFailure.nonRetryable(
+              `pod ${namespace}/${name} was refused: ${apiMessage(err)}`,
+              POD_REFUSED,
+            );
           // Created meanwhile (by another attempt, or a pod on its way out): look at it again.
           if (!isAlreadyExists(err)) throw err;
         }
@@ -108,6 +125,8 @@ async function deletePodByUid(core: CoreV1Api, namespace: string, name: string, 
  * Waits until the pod runs. A pod that will never run without being created again (it ended, or
  * it is being deleted) fails the wait at once with a message that says so (types POD_FAILED,
  * POD_BEING_DELETED), instead of waiting out `timeoutMs`: waiting cannot help, `ensurePod` can.
+ * So does one the scheduler cannot place (POD_UNSCHEDULABLE, not retried), with the scheduler's
+ * reason: the caller shows it and looks again later, as the scheduler does.
  * A missing or pending pod is waited for, up to `timeoutMs`.
  */
 export async function waitPodRunning(
@@ -122,6 +141,12 @@ export async function waitPodRunning(
     const facts = pod ? podFacts(pod) : null;
     const action = decidePod(facts);
     if (action === 'keep' && facts?.phase === 'Running') return;
+    if (action === 'keep' && facts?.phase === 'Pending' && facts.unschedulable !== undefined) {
+      throw ApplicationFailure.nonRetryable(
+        `pod ${namespace}/${name} cannot be scheduled: ${facts.unschedulable}`,
+        POD_UNSCHEDULABLE,
+      );
+    }
     if (action === 'replace' || action === 'wait-for-deletion') {
       throw ApplicationFailure.retryable(
         `pod ${namespace}/${name} will not run: it is ${describePod(facts)}; ` +

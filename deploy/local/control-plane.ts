@@ -1,5 +1,6 @@
-// The local control plane: Temporal, etcd + kube-apiserver, one kwok per fake node, the project's
-// CRDs, and a Weka simulator behind every node. Used by the integration tests and the sandbox.
+// The local control plane: Temporal, etcd + kube-apiserver with kube-scheduler and
+// kube-controller-manager, one kwok per fake node, the project's CRDs, and a Weka simulator behind
+// every node. Used by the integration tests and the sandbox.
 //
 // Everything listens on 127.0.0.1 on ports chosen free at start; everything lives under one data
 // directory, so two control planes side by side never clash. stop() ends every child process.
@@ -22,6 +23,7 @@ import {
   type Apiserver,
   type ApiserverOptions,
 } from './kube-apiserver.js';
+import { startControllerManager, startScheduler } from './kube-controllers.js';
 import { createKubeletCert, createPki, type Pki } from './pki.js';
 import { freePorts } from './ports.js';
 import { waitUntilReady, type ServerProcess } from './processes.js';
@@ -48,6 +50,8 @@ interface PortPlan {
   etcdClient: number;
   etcdPeer: number;
   apiserver: number;
+  scheduler: number;
+  controllerManager: number;
   temporal: number;
   temporalUi: number;
   temporalHttp: number;
@@ -82,6 +86,8 @@ export class ControlPlane {
   readonly timings: Record<string, number> = {};
   private etcd?: Etcd;
   private apiserver?: Apiserver;
+  private scheduler?: ServerProcess;
+  private controllerManager?: ServerProcess;
   private temporal?: TemporalServer;
   private nodes?: FakeNodes;
   private pki?: Pki;
@@ -207,7 +213,10 @@ export class ControlPlane {
       this.apiserverOptions = apiserverOptions;
       this.apiserver = await this.timed('kube-apiserver', () => startApiserver(apiserverOptions));
       await writeFile(this.kubeconfigPath, await kubeconfigYaml(this.apiserverUrl, pki), { mode: 0o600 });
-      if (withCrds) await this.timed('crds', () => installCrds(this.kubeConfig(), this.deadlineMs));
+      await Promise.all([
+        this.startKubeControllers(),
+        withCrds ? this.timed('crds', () => installCrds(this.kubeConfig(), this.deadlineMs)) : undefined,
+      ]);
     })();
     // Both settle before an error is thrown, so that stop() finds every server that was started.
     const servers = await Promise.allSettled([kube, this.startTemporal()]);
@@ -224,6 +233,28 @@ export class ControlPlane {
     });
     this.timings.total = Date.now() - started;
     this.log(`control plane: up in ${this.timings.total} ms (data: ${this.dataDir})`);
+  }
+
+  private async startKubeControllers(): Promise<void> {
+    const common = { kubeconfigPath: this.kubeconfigPath, logDir: this.logDir, deadlineMs: this.deadlineMs };
+    await Promise.all([
+      this.timed('kube-scheduler', async () => {
+        this.scheduler = await startScheduler({
+          ...common,
+          binary: this.tools.kubeScheduler,
+          port: this.ports.scheduler,
+          certDir: join(this.dataDir, 'pki', 'scheduler-certs'),
+        });
+      }),
+      this.timed('kube-controller-manager', async () => {
+        this.controllerManager = await startControllerManager({
+          ...common,
+          binary: this.tools.kubeControllerManager,
+          port: this.ports.controllerManager,
+          certDir: join(this.dataDir, 'pki', 'controller-manager-certs'),
+        });
+      }),
+    ]);
   }
 
   /** Starts (or restarts) Temporal on the same ports and SQLite file. */
@@ -357,8 +388,8 @@ export class ControlPlane {
   /**
    * Stops a node's kwok (its kubelet), keeping the Node object and the node's simulator state. With
    * markNotReady, its Ready condition becomes Unknown (reason NodeStatusUnknown) through the status
-   * subresource, as the node lifecycle controller would after the grace period (there is no
-   * controller-manager here; nothing else changes the node, no taint is added).
+   * subresource, as the node lifecycle controller would after the grace period (that controller
+   * does not run here, see CONTROLLERS; nothing else changes the node, no taint is added).
    */
   stopNodeKubelet(name: string, o: { markNotReady?: boolean } = {}): Promise<void> {
     return this.fault(`stop the kubelet of ${name}`, async () => {
@@ -399,6 +430,8 @@ export class ControlPlane {
     return [
       this.temporal?.process,
       this.apiserver?.process,
+      this.scheduler,
+      this.controllerManager,
       this.etcd?.process,
       ...(this.nodes?.processes() ?? []),
     ].filter((p): p is ServerProcess => p !== undefined);
@@ -409,8 +442,8 @@ export class ControlPlane {
     this.stopped = true;
     // A fault hook under way would start a server again behind our back; let it finish first.
     await this.faults;
-    // kwok first (it talks to the apiserver), then the apiserver, then its etcd.
-    await this.nodes?.stopAll();
+    // kwok and the controllers first (they talk to the apiserver), then the apiserver, then its etcd.
+    await Promise.all([this.nodes?.stopAll(), this.scheduler?.stop(), this.controllerManager?.stop()]);
     await Promise.all([this.temporal?.process.stop(), this.apiserver?.process.stop()]);
     await this.etcd?.process.stop();
     if (this.removeDataDirOnStop) await rm(this.dataDir, { recursive: true, force: true });
@@ -425,6 +458,8 @@ async function planPorts(dataDir: string): Promise<PortPlan> {
     'etcdClient',
     'etcdPeer',
     'apiserver',
+    'scheduler',
+    'controllerManager',
     'temporal',
     'temporalUi',
     'temporalHttp',
@@ -432,7 +467,8 @@ async function planPorts(dataDir: string): Promise<PortPlan> {
   ];
   if (existsSync(file)) {
     const saved = JSON.parse(await readFile(file, 'utf8')) as PortPlan;
-    if (await allFree(keys.map((k) => saved[k]))) return saved;
+    const ports = keys.map((k) => saved[k]);
+    if (ports.every((p) => typeof p === 'number') && (await allFree(ports))) return saved;
   }
   const fresh = await freePorts(keys.length);
   const plan = Object.fromEntries(keys.map((k, i) => [k, fresh[i]])) as unknown as PortPlan;

@@ -79,7 +79,7 @@ export async function startApiserver(o: ApiserverOptions): Promise<Apiserver> {
       '--service-cluster-ip-range=10.96.0.0/24',
       '--endpoint-reconciler-type=none',
       '--allow-privileged=true',
-      // No controller-manager issues tokens, so pods must not wait for one.
+      // No token controller runs (see CONTROLLERS), so pods must not wait for a token.
       '--disable-admission-plugins=ServiceAccount',
       '--enable-priority-and-fairness=false',
       '--profiling=false',

@@ -37,7 +37,8 @@ export async function startKwok(o: KwokOptions): Promise<ServerProcess> {
       `--tls-cert-file=${o.tlsCert}`,
       `--tls-private-key-file=${o.tlsKey}`,
       `--cidr=${o.podCidr}`,
-      // No controller-manager watches node leases here; skip the renewal traffic.
+      // The node lifecycle controller, which watches node leases, does not run here (see CONTROLLERS):
+      // skip the renewal traffic.
       '--node-lease-duration-seconds=0',
     ],
     logPath: join(o.logDir, `kwok-${o.nodeName}.log`),

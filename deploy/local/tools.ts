@@ -12,10 +12,13 @@ export interface ToolPaths {
   kwok: string;
   etcd: string;
   kubeApiserver: string;
+  kubeScheduler: string;
+  kubeControllerManager: string;
   helm: string;
 }
 
-export type ToolName = 'temporal' | 'kwok' | 'etcd' | 'kube-apiserver' | 'helm';
+export type ToolName =
+  'temporal' | 'kwok' | 'etcd' | 'kube-apiserver' | 'kube-scheduler' | 'kube-controller-manager' | 'helm';
 
 function isExecutable(path: string): boolean {
   try {
@@ -48,6 +51,8 @@ export async function toolPaths(): Promise<ToolPaths> {
     kwok: get('WEKA_KWOK_BIN'),
     etcd: get('WEKA_ETCD_BIN'),
     kubeApiserver: get('WEKA_KUBE_APISERVER_BIN'),
+    kubeScheduler: get('WEKA_KUBE_SCHEDULER_BIN'),
+    kubeControllerManager: get('WEKA_KUBE_CONTROLLER_MANAGER_BIN'),
     helm: get('WEKA_HELM_BIN'),
   };
 }
@@ -57,7 +62,7 @@ export async function toolPaths(): Promise<ToolPaths> {
  * cached). Build output goes to this process's stderr so a person sees the progress.
  */
 export async function ensureTools(
-  names: ToolName[] = ['temporal', 'kwok', 'etcd', 'kube-apiserver'],
+  names: ToolName[] = ['temporal', 'kwok', 'etcd', 'kube-apiserver', 'kube-scheduler', 'kube-controller-manager'],
 ): Promise<ToolPaths> {
   const paths = await toolPaths();
   const byName: Record<ToolName, string> = {
@@ -65,6 +70,8 @@ export async function ensureTools(
     kwok: paths.kwok,
     etcd: paths.etcd,
     'kube-apiserver': paths.kubeApiserver,
+    'kube-scheduler': paths.kubeScheduler,
+    'kube-controller-manager': paths.kubeControllerManager,
     helm: paths.helm,
   };
   const missing = names.filter((n) => !isExecutable(byName[n]));

@@ -2,6 +2,13 @@
 // extended resources that advertise their capacity to the scheduler. The list follows what the
 // node's devices report whenever they are read (a sign-drives operation reads them all).
 import type { PhysicalDrive } from '../allocation/types.js';
+import {
+  BLOCKED_DRIVES_ANNOTATION,
+  decodeSerialsAnnotation,
+  exclusiveDrivesResource,
+  EXCLUSIVE_DRIVES_ANNOTATION,
+} from '../annotations/exclusive-drives.js';
+import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../annotations/shared-drives.js';
 import { SHARED_DRIVES_CAPACITY_QLC, SHARED_DRIVES_CAPACITY_TLC } from './names.js';
 
 /**
@@ -52,4 +59,28 @@ export function sharedCapacityGiB(drives: readonly PhysicalDrive[]): SharedCapac
  */
 export function sharedCapacityResources(capacity: SharedCapacityGiB): Record<string, string> {
   return { [SHARED_DRIVES_CAPACITY_TLC]: String(capacity.tlc), [SHARED_DRIVES_CAPACITY_QLC]: String(capacity.qlc) };
+}
+
+/**
+ * The extended resources a node's drive annotations promise: its shared GiB per drive type and
+ * its exclusive drives that are not blocked. Undefined when an annotation cannot be read: nothing
+ * is promised from it then (the allocator refuses such a node too, and says why).
+ */
+export function promisedResources(annotations: Readonly<Record<string, string>>): Record<string, string> | undefined {
+  const shared = decodeSharedDrivesAnnotation(annotations[SHARED_DRIVES_ANNOTATION] ?? '[]');
+  const signed = decodeSerialsAnnotation(EXCLUSIVE_DRIVES_ANNOTATION, annotations[EXCLUSIVE_DRIVES_ANNOTATION]);
+  const blocked = decodeSerialsAnnotation(BLOCKED_DRIVES_ANNOTATION, annotations[BLOCKED_DRIVES_ANNOTATION]);
+  if (!shared.ok || !signed.ok || !blocked.ok) return undefined;
+  return {
+    ...sharedCapacityResources(sharedCapacityGiB(shared.drives)),
+    ...exclusiveDrivesResource(signed.serials, blocked.serials),
+  };
+}
+
+/** The promised resources a node's allocatable does not show as promised (empty: it shows them all). */
+export function unpublishedResources(
+  promised: Readonly<Record<string, string>>,
+  allocatable: Readonly<Record<string, string>> | undefined,
+): Record<string, string> {
+  return Object.fromEntries(Object.entries(promised).filter(([name, value]) => allocatable?.[name] !== value));
 }

@@ -1,10 +1,20 @@
 // The pods the operator creates, as plain manifests: a drive container's pod and a node's
 // ssdproxy pod. Both run on their node and see the node's ssdproxy directory.
+//
+// A drive container's pod asks the scheduler for what its node's mutex gave it (the GiB of its
+// virtual drives, per drive type, or its whole drives), so that the scheduler and a namespace's
+// ResourceQuota count it; it is pinned to its node by affinity, as DaemonSets pin theirs, and
+// tolerates every taint, since a person named that node. The proxy pod asks for nothing: it owns
+// the node's physical drives whoever uses them, and is bound to the node directly.
+import { EXCLUSIVE_DRIVES_RESOURCE } from '../annotations/exclusive-drives.js';
+import type { ContainerAllocation } from './node-allocations.js';
 import {
   MANAGED_BY,
   MANAGED_BY_LABEL,
   ROLE_LABEL,
   SSDPROXY_HOST_PATH,
+  SHARED_DRIVES_CAPACITY_QLC,
+  SHARED_DRIVES_CAPACITY_TLC,
   SSDPROXY_MOUNT_PATH,
   WEKA_POD_CONTAINER,
 } from './names.js';
@@ -12,19 +22,47 @@ import {
 export interface PodManifest {
   apiVersion: 'v1';
   kind: 'Pod';
-  metadata: { name: string; namespace: string; labels: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace: string;
+    labels: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: OwnerReference[];
+  };
   spec: {
-    nodeName: string;
+    nodeName?: string;
+    affinity?: { nodeAffinity: NodeAffinity };
+    tolerations?: Array<{ operator: 'Exists' }>;
     restartPolicy: 'Always';
     containers: Array<{
       name: string;
       image: string;
       securityContext: { privileged: boolean };
       env?: Array<{ name: string; value: string }>;
+      resources?: { requests: Record<string, string>; limits: Record<string, string> };
       volumeMounts: Array<{ name: string; mountPath: string }>;
     }>;
     volumes: Array<{ name: string; hostPath: { path: string; type: 'DirectoryOrCreate' } }>;
     imagePullSecrets?: Array<{ name: string }>;
+  };
+}
+
+/** An owner whose deletion makes Kubernetes' garbage collector delete what it owns. */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+}
+
+/** A node as the owner of what exists only for it (its proxy): gone with the node. */
+export function nodeOwner(node: { name: string; uid: string }): OwnerReference {
+  return { apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid };
+}
+
+interface NodeAffinity {
+  requiredDuringSchedulingIgnoredDuringExecution: {
+    nodeSelectorTerms: Array<{ matchFields: Array<{ key: 'metadata.name'; operator: 'In'; values: string[] }> }>;
   };
 }
 
@@ -41,6 +79,38 @@ export interface WekaPodInput {
   imagePullSecret?: string | undefined;
   /** A drive container's ports, given by its node's mutex before the pod is made. */
   ports?: { wekaPort: number; agentPort: number } | undefined;
+  /** Whose deletion deletes the pod too (a proxy's node). */
+  owners?: OwnerReference[] | undefined;
+  /** The extended resources a drive container's pod asks for (podRequests). */
+  requests?: Readonly<Record<string, string>> | undefined;
+}
+
+/**
+ * What a drive container's pod asks for: the GiB of its virtual drives per drive type, or the
+ * number of its whole drives, in the units its node publishes them (node-drives.ts). A pod's
+ * requests never change once it is made: a container that grows in place holds more than its pod
+ * asked for until the pod is made again.
+ */
+export function podRequests(allocation: ContainerAllocation | undefined): Record<string, string> {
+  if (!allocation) return {};
+  const requests: Record<string, string> = {};
+  const add = (name: string, amount: number) => {
+    if (amount > 0) requests[name] = String(Number(requests[name] ?? 0) + amount);
+  };
+  for (const drive of allocation.virtualDrives)
+    add(drive.type === 'QLC' ? SHARED_DRIVES_CAPACITY_QLC : SHARED_DRIVES_CAPACITY_TLC, drive.capacityGiB);
+  add(EXCLUSIVE_DRIVES_RESOURCE, allocation.drives?.length ?? 0);
+  return requests;
+}
+
+/** Where a pod runs: bound to the node (the proxy), or placed there by the scheduler (a drive container). */
+function placement(input: WekaPodInput): Pick<PodManifest['spec'], 'nodeName' | 'affinity' | 'tolerations'> {
+  if (input.role === 'ssdproxy') return { nodeName: input.node };
+  const term = { matchFields: [{ key: 'metadata.name' as const, operator: 'In' as const, values: [input.node] }] };
+  return {
+    affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [term] } } },
+    tolerations: [{ operator: 'Exists' }],
+  };
 }
 
 /** The uid of the WekaContainer a drive container's pod belongs to. */
@@ -65,9 +135,10 @@ export function wekaPod(input: WekaPodInput): PodManifest {
         ...(input.ownerUID ? { [OWNER_UID_LABEL]: input.ownerUID } : {}),
       },
       annotations: { 'weka.weka.io/container': input.owner },
+      ...(input.owners?.length ? { ownerReferences: input.owners } : {}),
     },
     spec: {
-      nodeName: input.node,
+      ...placement(input),
       restartPolicy: 'Always',
       containers: [
         {
@@ -78,6 +149,10 @@ export function wekaPod(input: WekaPodInput): PodManifest {
           // The weka-in-container image sets its Weka container up on PORT (--base-port) and its
           // agent on AGENT_PORT; its `weka` CLI reaches that container through WEKA_PORT.
           ...(input.ports ? { env: portEnv(input.ports) } : {}),
+          // Extended resources cannot be overcommitted: a request equals its limit.
+          ...(input.requests && Object.keys(input.requests).length > 0
+            ? { resources: { requests: { ...input.requests }, limits: { ...input.requests } } }
+            : {}),
           volumeMounts: [{ name: 'ssdproxy', mountPath: SSDPROXY_MOUNT_PATH }],
         },
       ],
@@ -106,6 +181,8 @@ export interface PodFacts {
   deletionTimestamp?: Date | string | undefined;
   /** The environment of its Weka container. */
   env?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Why the scheduler cannot place it (its PodScheduled condition, reason Unschedulable). */
+  unschedulable?: string | undefined;
 }
 
 /**

@@ -55,8 +55,15 @@ describe('control plane lifecycle', () => {
         const second = await startSecondControlPlane();
         expect(second.apiserverUrl).not.toBe(kubeConfig().getCurrentCluster()?.server);
         const servers = await processesUsing(second.dataDir);
-        // etcd, kube-apiserver, temporal and the node's kwok, each under its supervisor.
-        for (const name of ['etcd', 'kube-apiserver', 'temporal', 'kwok']) {
+        // etcd, the Kubernetes servers, temporal and the node's kwok, each under its supervisor.
+        for (const name of [
+          'etcd',
+          'kube-apiserver',
+          'kube-scheduler',
+          'kube-controller-manager',
+          'temporal',
+          'kwok',
+        ]) {
           expect(
             servers.some((line) => line.includes(`/${name} `) || line.includes(`/${name}-`)),
             `${name} is running`,

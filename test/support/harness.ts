@@ -52,7 +52,7 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${randomBytes(4).toString('hex')}`;
 }
 
-/** A fresh namespace (there is no namespace controller here, so it is never deleted). */
+/** A fresh namespace, for one test; left behind for a person to look at after a failure. */
 export async function uniqueNamespace(prefix: string): Promise<string> {
   const name = uniqueName(prefix);
   await kubeConfig()

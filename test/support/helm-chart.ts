@@ -21,10 +21,9 @@ export const HELM_BUILD_TIMEOUT_MS = 15 * 60_000;
 
 /** The Kubernetes version of the local control plane's apiserver; the chart requires >= 1.31. */
 export function kubeVersion(): string {
-  const goMod = readFileSync(`${repoRoot}deploy/local/tools/kube-apiserver/go.mod`, 'utf8');
+  const goMod = readFileSync(`${repoRoot}deploy/local/tools/kubernetes/go.mod`, 'utf8');
   const version = /^require k8s\.io\/kubernetes (v\S+)$/m.exec(goMod)?.[1];
-  if (!version)
-    throw new Error('cannot find the k8s.io/kubernetes version in deploy/local/tools/kube-apiserver/go.mod');
+  if (!version) throw new Error('cannot find the k8s.io/kubernetes version in deploy/local/tools/kubernetes/go.mod');
   return version;
 }
 

@@ -6,7 +6,8 @@
 # reuses what the machine built before. Prints one line per tool and exits non-zero, naming the
 # tool and its build log, when Go is missing or a build fails.
 #
-# Usage: build-tools.sh [--print-env] [tool ...]   (tools: temporal kwok etcd kube-apiserver helm)
+# Usage: build-tools.sh [--print-env] [tool ...]
+#   (tools: temporal kwok etcd kube-apiserver kube-scheduler kube-controller-manager helm)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -17,7 +18,9 @@ TEMPORAL_VERSION=v1.5.1
 KWOK_VERSION=v0.8.0
 HELM_VERSION=v3.21.4
 ETCD_VERSION=$(awk '$1 == "require" && $2 == "go.etcd.io/etcd/server/v3" {print $3}' "$here/etcd/go.mod")
-KUBE_VERSION=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' "$here/kube-apiserver/go.mod")
+KUBE_VERSION=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' "$here/kubernetes/go.mod")
+
+ALL_TOOLS="temporal kwok etcd kube-apiserver kube-scheduler kube-controller-manager helm"
 
 dir_of() {
   case "$1" in
@@ -25,14 +28,14 @@ dir_of() {
     kwok) echo "$cache/kwok-$KWOK_VERSION" ;;
     helm) echo "$cache/helm-$HELM_VERSION" ;;
     etcd) echo "$cache/etcd-$ETCD_VERSION" ;;
-    kube-apiserver) echo "$cache/kube-apiserver-$KUBE_VERSION" ;;
+    kube-apiserver | kube-scheduler | kube-controller-manager) echo "$cache/$1-$KUBE_VERSION" ;;
     *) echo "build-tools: unknown tool '$1'" >&2; exit 2 ;;
   esac
 }
 
 if [[ ${1:-} == --print-env ]]; then
   shift
-  for tool in temporal kwok etcd kube-apiserver helm; do
+  for tool in $ALL_TOOLS; do
     var=$(echo "${tool}_BIN" | tr 'a-z-' 'A-Z_')
     echo "WEKA_${var}=$(dir_of "$tool")/bin/$tool"
   done
@@ -67,7 +70,9 @@ build() {
       kwok) GOBIN="$tmp" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" ;;
       helm) GOBIN="$tmp" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" ;;
       etcd) cd "$here/etcd" && go build -trimpath -o "$tmp/etcd" . ;;
-      kube-apiserver) cd "$here/kube-apiserver" && go build -trimpath -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver ;;
+      # The three Kubernetes servers share one wrapper module (and so one version and module cache).
+      kube-apiserver | kube-scheduler | kube-controller-manager)
+        cd "$here/kubernetes" && go build -trimpath -o "$tmp/$tool" "k8s.io/kubernetes/cmd/$tool" ;;
     esac
   ) >"$log" 2>&1; then
     echo "build-tools: FAILED to build $tool; the last lines of $log:" >&2
@@ -79,5 +84,5 @@ build() {
 }
 
 tools=("$@")
-[[ ${#tools[@]} -gt 0 ]] || tools=(temporal kwok etcd kube-apiserver helm)
+[[ ${#tools[@]} -gt 0 ]] || read -r -a tools <<<"$ALL_TOOLS"
 for tool in "${tools[@]}"; do build "$tool"; done

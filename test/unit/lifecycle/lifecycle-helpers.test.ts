@@ -73,7 +73,7 @@ describe('allocation request through the settings chain', () => {
 });
 
 describe('weka pods', () => {
-  it('pins the pod to its node and mounts the node ssdproxy directory', () => {
+  it("pins a drive container's pod to its node through the scheduler and mounts the node ssdproxy directory", () => {
     const pod = wekaPod({
       name: 'd',
       namespace: 'ns',
@@ -83,7 +83,11 @@ describe('weka pods', () => {
       owner: 'ns/d',
       imagePullSecret: 'pull',
     });
-    expect(pod.spec.nodeName).toBe('n1');
+    expect(pod.spec.nodeName).toBeUndefined();
+    expect(pod.spec.affinity?.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms).toEqual([
+      { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] },
+    ]);
+    expect(pod.spec.tolerations).toEqual([{ operator: 'Exists' }]);
     expect(pod.spec.volumes[0]!.hostPath.path).toBe('/opt/k8s-weka/ssdproxy/');
     expect(pod.spec.containers[0]!.volumeMounts[0]!.mountPath).toBe('/host-binds/ssdproxy');
     expect(pod.spec.imagePullSecrets).toEqual([{ name: 'pull' }]);

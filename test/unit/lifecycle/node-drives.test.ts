@@ -4,9 +4,11 @@ import { describe, expect, it } from 'vitest';
 import type { PhysicalDrive } from '../../../src/allocation/types.js';
 import { decodeSharedDrivesAnnotation, encodeSharedDrivesAnnotation } from '../../../src/annotations/index.js';
 import {
+  promisedResources,
   reconcileSharedDrives,
   sharedCapacityGiB,
   sharedCapacityResources,
+  unpublishedResources,
 } from '../../../src/lifecycle/node-drives.js';
 
 const drive = (n: number, over: Partial<PhysicalDrive> = {}): PhysicalDrive => ({
@@ -79,5 +81,34 @@ describe('shared capacity', () => {
       'weka.io/shared-drives-capacity': '15360',
       'weka.io/shared-drives-capacity-qlc': '0',
     });
+  });
+});
+
+describe('the resources a node promises through its annotations', () => {
+  it('promises its shared GiB per type and its exclusive drives that are not blocked', () => {
+    const annotations = {
+      'weka.io/shared-drives': encodeSharedDrivesAnnotation([drive(1), drive(2, { type: 'QLC' })]),
+      'weka.io/weka-drives': JSON.stringify(['A', 'B', 'C']),
+      'weka.io/blocked-drives': JSON.stringify(['B']),
+    };
+    expect(promisedResources(annotations)).toEqual({
+      'weka.io/shared-drives-capacity': '1000',
+      'weka.io/shared-drives-capacity-qlc': '2000',
+      'weka.io/drives': '2',
+    });
+  });
+
+  it('promises nothing from an annotation it cannot read', () => {
+    expect(promisedResources({ 'weka.io/shared-drives': 'not json' })).toBeUndefined();
+    expect(promisedResources({ 'weka.io/weka-drives': '{}' })).toBeUndefined();
+  });
+
+  it('names only what the node does not publish as promised', () => {
+    const promised = { 'weka.io/shared-drives-capacity': '1000', 'weka.io/drives': '0' };
+    expect(unpublishedResources(promised, { cpu: '64', 'weka.io/shared-drives-capacity': '1000' })).toEqual({
+      'weka.io/drives': '0',
+    });
+    expect(unpublishedResources(promised, undefined)).toEqual(promised);
+    expect(unpublishedResources(promised, { ...promised, cpu: '64' })).toEqual({});
   });
 });

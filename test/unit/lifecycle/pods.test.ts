@@ -1,6 +1,14 @@
 // What to do about the pod that should run under a name, from its phase and deletionTimestamp.
 import { describe, expect, it } from 'vitest';
-import { decidePod, describePod, podEnded, wekaPod, type PodFacts } from '../../../src/lifecycle/pods.js';
+import {
+  decidePod,
+  describePod,
+  nodeOwner,
+  podEnded,
+  podRequests,
+  wekaPod,
+  type PodFacts,
+} from '../../../src/lifecycle/pods.js';
 
 const DELETING = '2026-01-01T00:00:00Z';
 
@@ -82,5 +90,51 @@ describe('wekaPod', () => {
       { name: 'AGENT_PORT', value: '35303' },
     ]);
     expect(wekaPod(input).spec.containers[0]).not.toHaveProperty('env');
+  });
+});
+
+describe('what pods ask the scheduler for', () => {
+  const drive = (capacityGiB: number, type: 'TLC' | 'QLC') => ({
+    virtualUUID: `v-${capacityGiB}-${type}`,
+    physicalUUID: 'p',
+    capacityGiB,
+    serial: 's',
+    type,
+  });
+
+  it('asks for the GiB of its virtual drives per drive type, each request equal to its limit', () => {
+    const requests = podRequests({ virtualDrives: [drive(100, 'TLC'), drive(50, 'TLC'), drive(400, 'QLC')] });
+    expect(requests).toEqual({
+      'weka.io/shared-drives-capacity': '150',
+      'weka.io/shared-drives-capacity-qlc': '400',
+    });
+    const pod = wekaPod({ name: 'd', namespace: 'ns', node: 'n', image: 'i', role: 'drive', owner: 'ns/d', requests });
+    expect(pod.spec.containers[0]!.resources).toEqual({ requests, limits: requests });
+  });
+
+  it('asks for whole drives by count', () => {
+    expect(podRequests({ virtualDrives: [], drives: ['S1', 'S2'] })).toEqual({ 'weka.io/drives': '2' });
+  });
+
+  it('asks for nothing before an allocation, and then sets no resources', () => {
+    expect(podRequests(undefined)).toEqual({});
+    const pod = wekaPod({
+      name: 'd',
+      namespace: 'ns',
+      node: 'n',
+      image: 'i',
+      role: 'drive',
+      owner: 'ns/d',
+      requests: {},
+    });
+    expect(pod.spec.containers[0]!.resources).toBeUndefined();
+  });
+
+  it('binds the proxy pod to its node, owned by the node so that it goes with it', () => {
+    const owners = [nodeOwner({ name: 'n', uid: 'node-uid' })];
+    const pod = wekaPod({ name: 'p', namespace: 'ns', node: 'n', image: 'i', role: 'ssdproxy', owner: 'ns/p', owners });
+    expect(pod.spec.nodeName).toBe('n');
+    expect(pod.spec.affinity).toBeUndefined();
+    expect(pod.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Node', name: 'n', uid: 'node-uid' }]);
   });
 });

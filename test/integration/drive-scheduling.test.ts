@@ -1,0 +1,186 @@
+// A drive container's pod asks Kubernetes for what its node's mutex gave it, so that the scheduler
+// and a namespace's ResourceQuota count it: a quota on shared GiB caps a tenant (its container
+// beyond the quota holds nothing and says why, and proceeds once the quota allows), and a pod whose
+// node has not the room the scheduler counts stays Pending, shown on its container, until it has.
+// What exists only for a node (its proxy) is owned by the node: the garbage collector deletes it
+// with the node.
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
+import type { Condition } from '../../src/api/index.js';
+import { ALLOCATIONS_ANNOTATION } from '../../src/lifecycle/allocation-ledger.js';
+import { proxyName, SHARED_DRIVES_CAPACITY_TLC, type ObjectRef } from '../../src/lifecycle/names.js';
+import { eventually } from '../support/async.js';
+import { warningEvent } from '../support/events.js';
+import { kubeConfig, removeNode, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { listContainers } from '../support/containers.js';
+import {
+  createDriveContainer,
+  readContainer,
+  sharedDrivesNode,
+  startTestOperator,
+  waitForPhase,
+  type TestOperator,
+} from '../support/operator.js';
+import { createWekaCluster } from '../support/simulator.js';
+
+const ONE_TLC: SimulatedDevice[] = [{ path: '/dev/nvme0n1', capacityGiB: 3000, type: 'TLC' }];
+const QUOTA = `requests.${SHARED_DRIVES_CAPACITY_TLC}`;
+
+let op: TestOperator;
+beforeAll(async () => {
+  op = await startTestOperator();
+});
+afterAll(async () => {
+  await op?.stop();
+});
+
+const core = () => kubeConfig().makeApiClient(CoreV1Api);
+const tlc = (nodeName: string, containerCapacity: number) => ({
+  nodeName,
+  driveCores: 1,
+  containerCapacity,
+  driveTypesRatio: { tlc: 1, qlc: 0 },
+});
+
+async function conditionOf(ref: ObjectRef, type: string, status: string, reason: string): Promise<Condition> {
+  return eventually(
+    `${ref.namespace}/${ref.name}: condition ${type}=${status} reason ${reason}`,
+    async () => {
+      const c = (await readContainer(ref))?.status?.conditions?.find((x) => x.type === type);
+      return c?.status === status && c.reason === reason ? c : undefined;
+    },
+    120_000,
+    { progress: async () => JSON.stringify((await readContainer(ref))?.status ?? {}) },
+  );
+}
+
+/** The uids the node's allocation ledger holds something for. */
+async function ledgerHolders(node: string): Promise<string[]> {
+  const text = (await core().readNode({ name: node })).metadata?.annotations?.[ALLOCATIONS_ANNOTATION] ?? '{}';
+  return Object.keys((JSON.parse(text) as { containers?: Record<string, unknown> }).containers ?? {});
+}
+
+const podOf = (ref: ObjectRef): Promise<V1Pod> =>
+  core().readNamespacedPod({ namespace: ref.namespace, name: ref.name });
+
+describe('drive container pods and the scheduler', () => {
+  it(
+    "asks for its GiB, so that a namespace's quota refuses a container beyond it, which holds nothing until the quota allows",
+    { timeout: 300_000 },
+    async () => {
+      const node = await sharedDrivesNode(ONE_TLC, 'quota');
+      const guid = await createWekaCluster(node, uniqueName('quota'));
+      const ns = await uniqueNamespace('quota');
+      await core().createNamespacedResourceQuota({
+        namespace: ns,
+        body: { metadata: { name: 'weka-drives' }, spec: { hard: { [QUOTA]: '1500' } } },
+      });
+      await eventually(
+        'the quota to be computed',
+        async () =>
+          (await core().readNamespacedResourceQuota({ namespace: ns, name: 'weka-drives' })).status?.hard?.[QUOTA],
+      );
+      const within = { namespace: ns, name: 'within' };
+      const beyond = { namespace: ns, name: 'beyond' };
+      await createDriveContainer(op, within, tlc(node, 1000), guid);
+      await waitForPhase(within, 'Ready', 120_000);
+      const pod = await podOf(within);
+      expect(pod.spec?.nodeName).toBe(node); // placed by the scheduler: the pod names no node itself
+      expect(pod.spec?.containers[0]?.resources?.requests).toEqual({ [SHARED_DRIVES_CAPACITY_TLC]: '1000' });
+
+      const { uid } = await createDriveContainer(op, beyond, tlc(node, 1000), guid);
+      const refused = await conditionOf(beyond, 'PodCreated', 'False', 'QuotaExceeded');
+      expect(refused.message).toContain('exceeded quota: weka-drives');
+      expect(await warningEvent(beyond, 'QuotaExceeded')).toContain('exceeded quota');
+      // What it was given went back to the node: the node's capacity is not held by a refused tenant.
+      await eventually('the refused container to hold nothing on the node', async () =>
+        (await ledgerHolders(node)).includes(uid) ? undefined : true,
+      );
+      expect((await readContainer(beyond))?.status?.allocations?.virtualDrives ?? []).toEqual([]);
+
+      await core().patchNamespacedResourceQuota(
+        { namespace: ns, name: 'weka-drives', body: { spec: { hard: { [QUOTA]: '2000' } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      await waitForPhase(beyond, 'Ready', 120_000);
+      await conditionOf(beyond, 'PodCreated', 'True', 'Created');
+      const used = await eventually('the quota to count both pods', async () => {
+        const q = await core().readNamespacedResourceQuota({ namespace: ns, name: 'weka-drives' });
+        return q.status?.used?.[QUOTA] === '2000' ? q : undefined;
+      });
+      expect(used.status?.used?.[QUOTA]).toBe('2000');
+    },
+  );
+
+  it(
+    'leaves a pod the scheduler cannot place on its node Pending, says so on its container, and runs it once there is room',
+    { timeout: 300_000 },
+    async () => {
+      const node = await sharedDrivesNode(ONE_TLC, 'unschedulable');
+      const guid = await createWekaCluster(node, uniqueName('unschedulable'));
+      const ns = await uniqueNamespace('unschedulable');
+      // Another workload on the node asks for shared capacity outside the operator: the scheduler
+      // counts it, the node's mutex does not.
+      await core().createNamespacedPod({
+        namespace: ns,
+        body: {
+          metadata: { name: 'other-workload' },
+          spec: {
+            nodeName: node,
+            containers: [
+              {
+                name: 'main',
+                image: 'busybox',
+                resources: {
+                  requests: { [SHARED_DRIVES_CAPACITY_TLC]: '2500' },
+                  limits: { [SHARED_DRIVES_CAPACITY_TLC]: '2500' },
+                },
+              },
+            ],
+          },
+        },
+      });
+      const ref = { namespace: ns, name: 'waits' };
+      await createDriveContainer(op, ref, tlc(node, 1000), guid);
+      const waiting = await conditionOf(ref, 'PodScheduled', 'False', 'Unschedulable');
+      expect(waiting.message).toContain(`Insufficient ${SHARED_DRIVES_CAPACITY_TLC}`);
+      expect((await readContainer(ref))?.status?.phase).toBe('Pending');
+      expect((await podOf(ref)).spec?.nodeName).toBeUndefined();
+
+      await core().deleteNamespacedPod({ namespace: ns, name: 'other-workload', gracePeriodSeconds: 0 });
+      await waitForPhase(ref, 'Ready', 120_000);
+      await conditionOf(ref, 'PodScheduled', 'True', 'Scheduled');
+      expect((await podOf(ref)).spec?.nodeName).toBe(node);
+    },
+  );
+
+  it("deletes a node's proxy with the node, through Kubernetes' garbage collector", { timeout: 300_000 }, async () => {
+    const node = await sharedDrivesNode(ONE_TLC, 'owned-proxy');
+    const guid = await createWekaCluster(node, uniqueName('owned-proxy'));
+    const ns = await uniqueNamespace('owned-proxy');
+    const ref = { namespace: ns, name: 'on-node' };
+    await createDriveContainer(op, ref, tlc(node, 500), guid);
+    await waitForPhase(ref, 'Ready', 120_000);
+    const proxy = { namespace: op.deps.operatorNamespace, name: proxyName(node) };
+    const proxyPod = await core().readNamespacedPod(proxy);
+    expect(proxyPod.metadata?.ownerReferences?.map((o) => `${o.kind}/${o.name}`)).toEqual([`Node/${node}`]);
+
+    await removeNode(node);
+    await eventually(
+      "the node's proxy WekaContainer to be collected",
+      async () =>
+        (await listContainers(kubeConfig(), proxy.namespace)).some((c) => c.metadata.name === proxy.name)
+          ? undefined
+          : true,
+      120_000,
+    );
+    // No kubelet is left to confirm the pod's end: it is being deleted, as the collector asked.
+    await eventually('the proxy pod to be deleted', async () => {
+      const pod = await core()
+        .readNamespacedPod(proxy)
+        .catch(() => null);
+      return pod === null || pod.metadata?.deletionTimestamp !== undefined ? true : undefined;
+    });
+  });
+});
