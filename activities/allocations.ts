@@ -44,6 +44,7 @@ import {
 import { clusterRangesOf } from '../src/lifecycle/cluster-ports.js';
 import type { ActivityDeps } from './deps.js';
 import { describeKubeError, isNotFound, kubeFailure, orIfMissing, type KubeFailure } from './kube/errors.js';
+import { podRefusal } from './kube/pod-admission.js';
 import { ledgerOf, updateLedger, writeLedger } from './kube/node-ledger.js';
 import { WekaApi } from './kube/weka-api.js';
 import { createNodeDrivesPublisher } from './node-drives-publisher.js';
@@ -220,6 +221,15 @@ export function createAllocationDecisions(deps: ActivityDeps) {
     }
     const round = decide(read, asks);
     const { decisions } = round;
+    const refused = await firstPodRefused(read, decisions);
+    // The decisions after it counted its allocation: they are made again, without it.
+    if (refused)
+      return {
+        outcomes: decisions.map((d, i) =>
+          i === refused.index || d?.sameAs === refused.index ? refused.outcome : undefined,
+        ),
+        conflict: false,
+      };
     const final: (AllocationOutcome | undefined)[] = decisions.map((d) =>
       d === undefined || d.write || d.sameAs !== undefined ? undefined : d.outcome,
     );
@@ -286,6 +296,27 @@ export function createAllocationDecisions(deps: ActivityDeps) {
     for (const [i, d] of decisions.entries()) if (d?.sameAs !== undefined) final[i] = final[d.sameAs];
     await restoreStatuses(node, round.restores);
     return { outcomes: final, conflict };
+  }
+
+  /** The first new allocation whose pod the apiserver would refuse (a used-up quota), and why. */
+  async function firstPodRefused(
+    read: Awaited<ReturnType<typeof readForDecision>>,
+    decisions: DecidedRound['decisions'],
+  ): Promise<{ index: number; outcome: AllocationOutcome } | undefined> {
+    for (const [index, d] of decisions.entries()) {
+      if (!d?.write || !d.outcome.ok || d.previous || read.ledger.containers[d.write.uid]) continue;
+      const container = read.onNode.find((c) => c.metadata.uid === d.write!.uid);
+      if (!container) continue;
+      const outcome = await podRefusal(api.core, container, d.outcome.result);
+      if (outcome) {
+        deps.logger.info(
+          { container: refText(d.write.ref), node: read.node, reason: outcome.error.type },
+          'pod would be refused',
+        );
+        return { index, outcome };
+      }
+    }
+    return undefined;
   }
 
   async function writeAllocation(ref: ObjectRef, allocation: ContainerAllocation, resourceVersion?: string) {

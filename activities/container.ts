@@ -5,7 +5,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { imageAllowed, imageNotAllowedMessage } from '../src/lifecycle/image-policy.js';
 import { FINALIZER, FIELD_MANAGER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/lifecycle/names.js';
-import { podOfObject, podRequests, wekaPod } from '../src/lifecycle/pods.js';
+import { driveContainerPod, podOfObject } from '../src/lifecycle/pods.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
 import { deletePod, ensurePod, POD_START_TIMEOUT_MS, waitPodRunning } from './kube/pods.js';
@@ -54,27 +54,22 @@ export function createContainerActivities(deps: ActivityDeps) {
       // pod is made after the allocation; a pod of a container not allocated yet has none.
       const node = await orIfMissing(api.core.readNode({ name: c.spec.nodeName }), null);
       const given = node && c.metadata.uid ? ledgerOf(node).containers[c.metadata.uid]?.allocation : undefined;
-      const ports =
-        given?.wekaPort !== undefined && given.agentPort !== undefined
-          ? { wekaPort: given.wekaPort, agentPort: given.agentPort }
-          : undefined;
       // It asks the scheduler for what it was given, so its node must publish what it offers.
       if (node) await publishPromisedResources(api.core, node);
       // A pod that ended (evicted, its node rebooted) is replaced; one being deleted is waited out.
       const pod = await ensurePod(
         api.core,
-        wekaPod({
-          name: ref.name,
-          namespace: ref.namespace,
-          node: c.spec.nodeName,
-          image: c.spec.image,
-          role: 'drive',
-          owner: refText(ref),
-          ownerUID: c.metadata.uid,
-          imagePullSecret: c.spec.imagePullSecret,
-          ports,
-          requests: podRequests(given),
-        }),
+        driveContainerPod(
+          {
+            name: ref.name,
+            namespace: ref.namespace,
+            uid: c.metadata.uid,
+            node: c.spec.nodeName,
+            image: c.spec.image,
+            imagePullSecret: c.spec.imagePullSecret,
+          },
+          given,
+        ),
       );
       if (pod.replaced.length > 0) {
         deps.logger.warn({ container: refText(ref), replaced: pod.replaced }, 'replaced the pod of a drive container');

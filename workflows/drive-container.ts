@@ -184,11 +184,12 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   }
 
   /**
-   * Makes the pod and waits for it to run. A pod the scheduler cannot place (its node has not the
-   * room the scheduler counts) is shown and waited for, as the scheduler places it once it can;
-   * false when the apiserver refuses the pod (its namespace's ResourceQuota is used up, say).
+   * Makes the pod and waits for it to run. A pod the apiserver refuses (its namespace's quota was
+   * used up after the node's mutex checked it) or the scheduler cannot place (its node has not the
+   * room the scheduler counts) is shown, and tried again every 30 s or at a spec change; the
+   * container keeps what it was given meanwhile.
    */
-  async function startPod(alloc: ContainerAllocation): Promise<boolean> {
+  async function startPod(alloc: ContainerAllocation): Promise<void> {
     for (;;) {
       await status.enter('Pending', `starting the pod on ${portsText(alloc)}`);
       const changes = life.specChanges;
@@ -206,21 +207,20 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
           throw err;
         });
       if (failure === undefined) {
-        if (status.conditions.some((c) => c.type === 'PodScheduled' && c.status === 'False'))
-          await status.condition('PodScheduled', 'True', 'Scheduled', `its pod runs on node ${node}`, 'Normal');
-        if (status.conditions.some((c) => c.type === 'PodCreated' && c.status === 'False'))
-          await status.condition('PodCreated', 'True', 'Created', `its pod was created`, 'Normal');
-        return true;
+        for (const [type, reason] of [
+          ['PodCreated', 'Created'],
+          ['PodScheduled', 'Scheduled'],
+        ] as const)
+          if (status.conditions.some((c) => c.type === type && c.status === 'False'))
+            await status.condition(type, 'True', reason, `its pod runs on node ${node}`, 'Normal');
+        return;
       }
-      if (failure.type === 'PodRefused') {
-        const reason = /exceeded quota/i.test(failure.message) ? 'QuotaExceeded' : 'PodRefused';
-        const message = `${failure.message}; its ${drivesText(alloc)} went back to node ${node}, and it asks again in 30 s or when its spec changes`;
-        await status.condition('PodCreated', 'False', reason, message, 'Warning');
-        await status.enter('Pending', `waiting: the pod was refused (${reason})`);
-        return false;
-      }
-      await status.condition('PodScheduled', 'False', 'Unschedulable', failure.message, 'Warning');
-      await status.enter('Pending', `waiting for the scheduler to place the pod: ${failure.message}`);
+      const [type, reason] =
+        failure.type === 'PodRefused'
+          ? ['PodCreated', /exceeded quota/i.test(failure.message) ? 'QuotaExceeded' : 'PodRefused']
+          : ['PodScheduled', 'Unschedulable'];
+      await status.condition(type, 'False', reason, `${failure.message}; tried again in 30 s`, 'Warning');
+      await status.enter('Pending', `waiting for the pod (${reason}): ${failure.message}`);
       await condition(() => life.specChanges > changes, CAPACITY_RETRY);
       await life.continueAsNewIfLong();
     }
@@ -308,17 +308,9 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       // After the first allocation: the pod's environment carries the ports, and a pod's
       // environment never changes once it is made (a growth keeps the ports).
       if (!podEnsured) {
-        if (resumePastPod) resumePastPod = false;
-        else if (!(await startPod(allocation))) {
-          // Refused (a used-up quota): what it was given goes back to the node until it asks again.
-          await containerCall('release');
-          allocation = undefined;
-          status.allocation = undefined;
-          await condition(() => life.specChanges > seen.changes, CAPACITY_RETRY);
-          await life.continueAsNewIfLong();
-          continue;
-        }
         podEnsured = true;
+        if (resumePastPod) resumePastPod = false;
+        else await startPod(allocation);
       }
       clusterGUID ??= await waitForClusterGUID();
       await signAndAdd(allocation, clusterGUID);

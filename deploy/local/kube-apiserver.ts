@@ -79,8 +79,10 @@ export async function startApiserver(o: ApiserverOptions): Promise<Apiserver> {
       '--service-cluster-ip-range=10.96.0.0/24',
       '--endpoint-reconciler-type=none',
       '--allow-privileged=true',
-      // No token controller runs (see CONTROLLERS), so pods must not wait for a token.
-      '--disable-admission-plugins=ServiceAccount',
+      // No token controller runs (see CONTROLLERS), so pods must not wait for a token; and no node
+      // lifecycle controller, which is what lifts the not-ready taint TaintNodesByCondition puts on
+      // every new Node: the scheduler would never place a pod.
+      '--disable-admission-plugins=ServiceAccount,TaintNodesByCondition',
       '--enable-priority-and-fairness=false',
       '--profiling=false',
       // On SIGTERM, end open watches (within 2 s) instead of leaving the HTTP server's shutdown to

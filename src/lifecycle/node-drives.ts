@@ -10,6 +10,7 @@ import {
 } from '../annotations/exclusive-drives.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../annotations/shared-drives.js';
 import { SHARED_DRIVES_CAPACITY_QLC, SHARED_DRIVES_CAPACITY_TLC } from './names.js';
+import { sameQuantity } from './quantity.js';
 
 /**
  * The node's drives as its devices report them now, keyed by physical UUID (serials may be empty
@@ -82,5 +83,7 @@ export function unpublishedResources(
   promised: Readonly<Record<string, string>>,
   allocatable: Readonly<Record<string, string>> | undefined,
 ): Record<string, string> {
-  return Object.fromEntries(Object.entries(promised).filter(([name, value]) => allocatable?.[name] !== value));
+  return Object.fromEntries(
+    Object.entries(promised).filter(([name, value]) => !sameQuantity(allocatable?.[name], value)),
+  );
 }

@@ -103,6 +103,39 @@ export function podRequests(allocation: ContainerAllocation | undefined): Record
   return requests;
 }
 
+/** What of a drive container its pod is made from. */
+export interface DriveContainerFacts {
+  name: string;
+  namespace: string;
+  uid?: string | undefined;
+  node: string;
+  image: string;
+  imagePullSecret?: string | undefined;
+}
+
+/**
+ * A drive container's pod for what its node's ledger gave it: its ports (none before an
+ * allocation) and the resources they are.
+ */
+export function driveContainerPod(c: DriveContainerFacts, given: ContainerAllocation | undefined): PodManifest {
+  const ports =
+    given?.wekaPort !== undefined && given.agentPort !== undefined
+      ? { wekaPort: given.wekaPort, agentPort: given.agentPort }
+      : undefined;
+  return wekaPod({
+    name: c.name,
+    namespace: c.namespace,
+    node: c.node,
+    image: c.image,
+    role: 'drive',
+    owner: `${c.namespace}/${c.name}`,
+    ownerUID: c.uid,
+    imagePullSecret: c.imagePullSecret,
+    ports,
+    requests: podRequests(given),
+  });
+}
+
 /** Where a pod runs: bound to the node (the proxy), or placed there by the scheduler (a drive container). */
 function placement(input: WekaPodInput): Pick<PodManifest['spec'], 'nodeName' | 'affinity' | 'tolerations'> {
   if (input.role === 'ssdproxy') return { nodeName: input.node };

@@ -1,6 +1,6 @@
 // A drive container's pod asks Kubernetes for what its node's mutex gave it, so that the scheduler
 // and a namespace's ResourceQuota count it: a quota on shared GiB caps a tenant (its container
-// beyond the quota holds nothing and says why, and proceeds once the quota allows), and a pod whose
+// beyond the quota is refused its allocation and says why, and proceeds once the quota allows), and a pod whose
 // node has not the room the scheduler counts stays Pending, shown on its container, until it has.
 // What exists only for a node (its proxy) is owned by the node: the garbage collector deletes it
 // with the node.
@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import type { Condition } from '../../src/api/index.js';
 import { ALLOCATIONS_ANNOTATION } from '../../src/lifecycle/allocation-ledger.js';
+import { quantityValue } from '../../src/lifecycle/quantity.js';
 import { proxyName, SHARED_DRIVES_CAPACITY_TLC, type ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually } from '../support/async.js';
 import { warningEvent } from '../support/events.js';
@@ -16,6 +17,7 @@ import { kubeConfig, removeNode, uniqueName, uniqueNamespace } from '../support/
 import { listContainers } from '../support/containers.js';
 import {
   createDriveContainer,
+  podExists,
   readContainer,
   sharedDrivesNode,
   startTestOperator,
@@ -87,29 +89,29 @@ describe('drive container pods and the scheduler', () => {
       await waitForPhase(within, 'Ready', 120_000);
       const pod = await podOf(within);
       expect(pod.spec?.nodeName).toBe(node); // placed by the scheduler: the pod names no node itself
-      expect(pod.spec?.containers[0]?.resources?.requests).toEqual({ [SHARED_DRIVES_CAPACITY_TLC]: '1000' });
+      const requested = pod.spec?.containers[0]?.resources?.requests ?? {};
+      expect(Object.keys(requested)).toEqual([SHARED_DRIVES_CAPACITY_TLC]);
+      expect(quantityValue(requested[SHARED_DRIVES_CAPACITY_TLC]!)).toBe(1000);
 
       const { uid } = await createDriveContainer(op, beyond, tlc(node, 1000), guid);
-      const refused = await conditionOf(beyond, 'PodCreated', 'False', 'QuotaExceeded');
+      const refused = await conditionOf(beyond, 'Allocated', 'False', 'QuotaExceeded');
       expect(refused.message).toContain('exceeded quota: weka-drives');
       expect(await warningEvent(beyond, 'QuotaExceeded')).toContain('exceeded quota');
-      // What it was given went back to the node: the node's capacity is not held by a refused tenant.
-      await eventually('the refused container to hold nothing on the node', async () =>
-        (await ledgerHolders(node)).includes(uid) ? undefined : true,
-      );
+      // Refused before anything was given: the node's capacity is never held by a tenant beyond its quota.
+      expect(await ledgerHolders(node)).not.toContain(uid);
       expect((await readContainer(beyond))?.status?.allocations?.virtualDrives ?? []).toEqual([]);
+      expect(await podExists(ns, beyond.name)).toBe(false);
 
       await core().patchNamespacedResourceQuota(
         { namespace: ns, name: 'weka-drives', body: { spec: { hard: { [QUOTA]: '2000' } } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
       await waitForPhase(beyond, 'Ready', 120_000);
-      await conditionOf(beyond, 'PodCreated', 'True', 'Created');
-      const used = await eventually('the quota to count both pods', async () => {
+      await conditionOf(beyond, 'Allocated', 'True', 'Allocated');
+      await eventually('the quota to count both pods', async () => {
         const q = await core().readNamespacedResourceQuota({ namespace: ns, name: 'weka-drives' });
-        return q.status?.used?.[QUOTA] === '2000' ? q : undefined;
+        return quantityValue(q.status?.used?.[QUOTA] ?? '') === 2000 ? q : undefined;
       });
-      expect(used.status?.used?.[QUOTA]).toBe('2000');
     },
   );
 

@@ -6,6 +6,7 @@
 import { CoreV1Api, PatchStrategy, StorageV1Api, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { SHARED_DRIVES_CAPACITY_TLC } from '../../src/lifecycle/names.js';
+import { quantityValue } from '../../src/lifecycle/quantity.js';
 import { eventually } from '../support/async.js';
 import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 
@@ -51,7 +52,8 @@ function podOn(node: string, name: string, gib: number): V1Pod {
 
 async function scheduledTo(namespace: string, name: string): Promise<string | undefined> {
   const pod = await core().readNamespacedPod({ namespace, name });
-  return pod.spec?.nodeName;
+  if (!pod.spec?.nodeName) throw new Error(`not scheduled: ${JSON.stringify(pod.status?.conditions ?? [])}`);
+  return pod.spec.nodeName;
 }
 
 describe('Kubernetes controllers in the local control plane', () => {
@@ -69,7 +71,7 @@ describe('Kubernetes controllers in the local control plane', () => {
       return pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable');
     });
     expect(unschedulable.message).toContain(`Insufficient ${SHARED_DRIVES_CAPACITY_TLC}`);
-    expect(await scheduledTo(ns, 'second')).toBeUndefined();
+    expect((await core().readNamespacedPod({ namespace: ns, name: 'second' })).spec?.nodeName).toBeUndefined();
     await core().deleteNamespacedPod({ namespace: ns, name: 'first' });
     expect(
       await eventually(
@@ -103,7 +105,9 @@ describe('Kubernetes controllers in the local control plane', () => {
     expect(refused?.code).toBe(403);
     expect(refused?.body).toContain('exceeded quota: drives');
     await eventually('the quota to show what is used', async () =>
-      (await core().readNamespacedResourceQuota({ namespace: ns, name: 'drives' })).status?.used?.[resource] === '700'
+      quantityValue(
+        (await core().readNamespacedResourceQuota({ namespace: ns, name: 'drives' })).status?.used?.[resource] ?? '',
+      ) === 700
         ? true
         : undefined,
     );

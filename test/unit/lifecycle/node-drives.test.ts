@@ -112,3 +112,9 @@ describe('the resources a node promises through its annotations', () => {
     expect(unpublishedResources(promised, { ...promised, cpu: '64' })).toEqual({});
   });
 });
+
+it('takes a published quantity the apiserver rewrote ("3k") for the promised one ("3000")', () => {
+  expect(
+    unpublishedResources({ 'weka.io/shared-drives-capacity': '3000' }, { 'weka.io/shared-drives-capacity': '3k' }),
+  ).toEqual({});
+});
