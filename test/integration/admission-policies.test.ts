@@ -367,7 +367,7 @@ describe("the node policy, for the operator's service account", () => {
       /may not change a node's finalizers or owner references/,
     );
     const n = await readNode();
-    expect(n.spec?.taints?.map((t) => t.key)).not.toContain('weka.io/evil');
+    expect((n.spec?.taints ?? []).map((t) => t.key)).not.toContain('weka.io/evil');
     expect(n.spec?.unschedulable).toBeFalsy();
   });
 

@@ -39,6 +39,10 @@ class FakeApiserver {
   readonly writeFailures = new Map<string, Failure>();
   /** A failure of the list of the node's containers. */
   listFailure: Failure | undefined;
+  /** Failures of the dry-run create of a container's pod, by "namespace/name". */
+  readonly podFailures = new Map<string, Failure>();
+  /** The pods dry-run, as "namespace/name": none is ever stored. */
+  dryRuns: string[] = [];
   lists = 0;
   writes: string[] = [];
   /** The node's annotations the activity wrote (its allocation ledger). */
@@ -117,6 +121,15 @@ class FakeApiserver {
       Object.assign(this.nodeAnnotations, body.metadata.annotations ?? {});
       this.nodeVersion++;
       return this.send(res, 200, this.node([]));
+    }
+    const pods = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(url.pathname);
+    if (req.method === 'POST' && pods && url.searchParams.get('dryRun') === 'All') {
+      const pod = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { metadata: { name: string } };
+      const key = `${pods[1]}/${pod.metadata.name}`;
+      this.dryRuns.push(key);
+      const failure = this.podFailures.get(key);
+      if (active(failure)) return this.fail(res, failure);
+      return this.send(res, 201, pod);
     }
     // Standalone containers' ports stay out of every cluster's range: here there is none.
     if (req.method === 'GET' && url.pathname === `${BASE}/wekaclusters`) return this.send(res, 200, { items: [] });
@@ -256,6 +269,35 @@ describe('a failed allocation write in a batch', () => {
     for (const key of keys) fake.writeFailures.set(key, { code: 422, message: 'invalid' });
     const outcomes = await allocate();
     for (const o of outcomes) expectRefused(o, 'AllocationWriteRefused', false);
+  });
+});
+
+describe('a pod the apiserver would refuse', () => {
+  it('a namespace beyond its quota: that container is refused QuotaExceeded and holds nothing; the others allocated', async () => {
+    const { allocate } = await setUp(['a/first', 'b/beyond', 'a/last']);
+    fake.podFailures.set('b/beyond', {
+      code: 403,
+      message: 'pods "beyond" is forbidden: exceeded quota: drives, requested: weka.io/shared-drives-capacity=700',
+    });
+    const [first, beyond, last] = await allocate();
+    expect([first?.ok, last?.ok]).toEqual([true, true]);
+    expect(expectRefused(beyond, 'QuotaExceeded', true)).toMatch(/exceeded quota: drives.*nothing was allocated/);
+    expect([held('a/first'), held('b/beyond'), held('a/last')]).toEqual([700, 0, 700]);
+    expect(fake.writes).not.toContain('b/beyond');
+    expect(JSON.parse(fake.nodeAnnotations['weka.weka.io/allocations'] ?? '{}').containers).not.toHaveProperty(
+      'uid-b-beyond',
+    );
+    // Asked once per new allocation, dry: no pod is ever created.
+    expect(new Set(fake.dryRuns)).toEqual(new Set(['a/first', 'b/beyond', 'a/last']));
+  });
+
+  it('an allocation the container holds already is not asked about again', async () => {
+    const { allocate } = await setUp(['a/held']);
+    expect((await allocate())[0]?.ok).toBe(true);
+    fake.dryRuns = [];
+    fake.podFailures.set('a/held', { code: 403, message: 'exceeded quota: drives' });
+    expect((await allocate())[0]?.ok).toBe(true);
+    expect(fake.dryRuns).toEqual([]);
   });
 });
 
