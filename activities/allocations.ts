@@ -243,7 +243,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
         if (failure === 'transient') throw err;
         if (failure === 'conflict') return { outcomes: asks.map(() => undefined), conflict: true };
         const message = `the apiserver refused to record allocations in node ${node}'s annotation ${ALLOCATIONS_ANNOTATION} (${describeKubeError(err)}); nothing was allocated; the container asks again in 30 s`;
-        deps.logger.warn({ node, err: describeKubeError(err) }, 'the apiserver refused the allocation ledger');
+        deps.logger.warn({ node, err }, 'the apiserver refused the allocation ledger');
         return { outcomes: asks.map(() => refusal('AllocationWriteRefused', message, true)), conflict: false };
       }
     }
@@ -278,7 +278,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
             await updateLedger(api.core, node, (l) => withoutContainer(l, uid, false));
           }
           deps.logger.warn(
-            { container: refText(d.write.ref), node, err: describeKubeError(err) },
+            { container: refText(d.write.ref), node, err },
             'the apiserver refused the allocation; deciding the rest again from a fresh read',
           );
         }
@@ -332,7 +332,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
         deps.logger.warn({ container: refText(r.ref), node }, "restored the container's allocation in its status");
       } catch (err) {
         if (kubeFailure(err) === 'transient') throw err;
-        deps.logger.warn({ container: refText(r.ref), node, err: describeKubeError(err) }, 'could not restore status');
+        deps.logger.warn({ container: refText(r.ref), node, err }, 'could not restore status');
       }
     }
   }
@@ -417,7 +417,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
           // Gone: so is its status. Refused: the status is only a view; the ledger is released.
           if (isNotFound(err)) return { ok: true };
           if (kubeFailure(err) === 'transient' || kubeFailure(err) === 'conflict') throw err;
-          deps.logger.warn({ container: refText(ref), err: describeKubeError(err) }, 'status not cleared');
+          deps.logger.warn({ container: refText(ref), err }, 'status not cleared');
         }
       }
       deps.logger.info({ container: refText(ref), node, leftOnDevices: left }, 'released allocation');

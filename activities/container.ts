@@ -57,20 +57,7 @@ export function createContainerActivities(deps: ActivityDeps) {
       // It asks the scheduler for what it was given, so its node must publish what it offers.
       if (node) await publishPromisedResources(api.core, node);
       // A pod that ended (evicted, its node rebooted) is replaced; one being deleted is waited out.
-      const pod = await ensurePod(
-        api.core,
-        driveContainerPod(
-          {
-            name: ref.name,
-            namespace: ref.namespace,
-            uid: c.metadata.uid,
-            node: c.spec.nodeName,
-            image: c.spec.image,
-            imagePullSecret: c.spec.imagePullSecret,
-          },
-          given,
-        ),
-      );
+      const pod = await ensurePod(api.core, driveContainerPod(c, given));
       if (pod.replaced.length > 0) {
         deps.logger.warn({ container: refText(ref), replaced: pod.replaced }, 'replaced the pod of a drive container');
       }

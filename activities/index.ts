@@ -12,6 +12,7 @@ import { createWekaActivities } from './weka.js';
 import { createWholeDriveActivities } from './whole-drives.js';
 import { heartbeating } from './heartbeat.js';
 import { createSignDrivesActivities } from './sign-drives.js';
+import { createDeviceSetActivities } from './device-sets.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { MUTEX_REQUEST_ACTIVITIES } from '../src/protocol.js';
 import { describeKubeError, isDeterministic } from './kube/errors.js';
@@ -32,6 +33,7 @@ export function createActivities(deps: ActivityDeps) {
         ...createWekaActivities(deps),
         ...createWholeDriveActivities(deps),
         ...createSignDrivesActivities(deps),
+        ...createDeviceSetActivities(deps),
       }),
     ),
   );

@@ -16,6 +16,7 @@ import {
   EXCLUSIVE_DRIVES_ANNOTATION,
   exclusiveDrivesResource,
   SHARED_DRIVES_ANNOTATION,
+  WITHHELD_DRIVES_ANNOTATION,
 } from '../src/annotations/index.js';
 import { ALLOCATIONS_ANNOTATION, encodeLedger, reconcileLedger } from '../src/lifecycle/allocation-ledger.js';
 import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER } from '../src/lifecycle/names.js';
@@ -45,14 +46,23 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
         read.push(await run(target, showDriveCall(path)));
       } catch (err) {
         if (!(err instanceof Error && NON_RETRYABLE_WEKA_ERRORS.includes(err.name))) throw err;
-        deps.logger.warn({ device: path, err: err.message }, 'a listed device cannot be read; it is left out');
+        deps.logger.warn({ device: path, err }, 'a listed device cannot be read; it is left out');
       }
     }
     return read;
   }
 
-  /** `listedPaths`: devices to read besides the node's disks (just signed ones, say). */
-  async function publish(node: string, listedPaths: readonly string[]): Promise<NodeDrivesPublished> {
+  /**
+   * `listedPaths`: devices to read besides the node's disks (just signed ones, say). `withheld`:
+   * physical UUIDs the node stops offering although their devices are still there (a device set
+   * being released); they join the node's withheld drives (WITHHELD_DRIVES_ANNOTATION), which no
+   * publish offers again while a device reports them.
+   */
+  async function publish(
+    node: string,
+    listedPaths: readonly string[],
+    withheld: readonly string[] = [],
+  ): Promise<NodeDrivesPublished> {
     const proxy = await proxies.ensureProxy({ node });
     if (!proxy.ok) throw ApplicationFailure.nonRetryable(proxy.error.message, proxy.error.type);
     const target = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };
@@ -65,17 +75,26 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
       const exclusiveText = annotations[EXCLUSIVE_DRIVES_ANNOTATION];
       const exclusive = decodeSerialsAnnotation(EXCLUSIVE_DRIVES_ANNOTATION, exclusiveText);
       const blocked = decodeSerialsAnnotation(BLOCKED_DRIVES_ANNOTATION, annotations[BLOCKED_DRIVES_ANNOTATION]);
+      const withheldText = annotations[WITHHELD_DRIVES_ANNOTATION];
+      const withheldBefore = decodeSerialsAnnotation(WITHHELD_DRIVES_ANNOTATION, withheldText);
       // Rewriting one that cannot be read would drop its drives; a person has to look at it.
       const unreadable = (error: { message: string }) =>
         ApplicationFailure.nonRetryable(`node ${node}: ${error.message}; not overwriting it`, 'MalformedAnnotation');
       if (!decoded.ok) throw unreadable(decoded.error);
       if (!exclusive.ok) throw unreadable(exclusive.error);
       if (!blocked.ok) throw unreadable(blocked.error);
+      if (!withheldBefore.ok) throw unreadable(withheldBefore.error);
       const ledger = ledgerOf(current);
       const disks = (await run(target, listBlockDevicesCall())).filter((d) => d.type === 'disk').map((d) => d.path);
       const paths = [...new Set([...disks, ...decoded.drives.map((d) => d.devicePath), ...listedPaths])];
       const devices = await readDevices(target, paths);
-      const present = devices.filter((d) => d.signature === 'proxy' && d.physicalUUID !== null);
+      const signed = devices.filter((d) => d.signature === 'proxy' && d.physicalUUID !== null);
+      // Withheld for as long as a device reports the UUID: wiped, detached or signed anew, it is forgotten.
+      const withheldNow = [...new Set([...withheldBefore.serials, ...withheld])].filter((uuid) =>
+        signed.some((d) => d.physicalUUID === uuid),
+      );
+      const present = signed.filter((d) => !withheldNow.includes(d.physicalUUID!));
+      const nextWithheld = withheldNow.length > 0 ? encodeSerialsAnnotation(withheldNow) : undefined;
       const exclusiveNow = devices.filter((d) => d.signature === 'exclusive').map((d) => d.serial);
       const reconciled = reconcileSharedDrives(
         decoded.drives,
@@ -107,11 +126,17 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
         ...exclusiveDrivesResource(exclusiveNow, blocked.serials),
       };
       try {
-        if (next !== text || nextLedger !== annotations[ALLOCATIONS_ANNOTATION] || nextExclusive !== exclusiveText) {
+        if (
+          next !== text ||
+          nextLedger !== annotations[ALLOCATIONS_ANNOTATION] ||
+          nextExclusive !== exclusiveText ||
+          nextWithheld !== withheldText
+        ) {
           const patch: Record<string, string | null> = {
             [SHARED_DRIVES_ANNOTATION]: next,
             [ALLOCATIONS_ANNOTATION]: nextLedger,
             [EXCLUSIVE_DRIVES_ANNOTATION]: nextExclusive ?? null,
+            [WITHHELD_DRIVES_ANNOTATION]: nextWithheld ?? null,
           };
           const patched = await api.core.patchNode(
             {

@@ -140,3 +140,13 @@ export interface OperationStatusUpdate {
   }[];
   observedGeneration: number;
 }
+
+/** What signing a device set's devices on a node did (signDeviceSet). */
+export interface DeviceSetSigned {
+  /** Devices signed for the proxy now. */
+  signed: number;
+  /** Devices not signed, each with the reason. */
+  readonly skipped: string[];
+  /** Claims whose device the device pod does not see yet. */
+  readonly notAttached: string[];
+}

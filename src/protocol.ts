@@ -136,6 +136,8 @@ export interface MutexPayloads {
   'release-cluster-ports': ObjectRef;
   'publish-drives': { node: string; drives: ProxySignedDrive[] };
   'sign-drive': { node: string; devicePath: string; operation: ObjectRef & { uid: string } };
+  'sign-device-set': { node: string; cluster: ObjectRef & { uid: string }; set: string };
+  'release-device-set': { node: string; cluster: ObjectRef & { uid: string }; set: string };
 }
 
 /**
@@ -152,6 +154,8 @@ export const MUTEX_REQUEST_ACTIVITIES = {
   'release-cluster-ports': 'releaseClusterPorts',
   'publish-drives': 'publishNodeDrives',
   'sign-drive': 'signDrive',
+  'sign-device-set': 'signDeviceSet',
+  'release-device-set': 'releaseDeviceSet',
 } as const satisfies Record<keyof MutexPayloads, string>;
 export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
 
@@ -169,6 +173,7 @@ export const RELEASING_KINDS: ReadonlySet<string> = new Set<MutexRequestKind>([
   'release',
   'release-cluster-ports',
   'publish-drives',
+  'sign-device-set',
 ]);
 
 // ---------------------------------------------------------------- signals and queries
@@ -214,3 +219,5 @@ export const WekaNode = defineSearchAttributeKey('WekaNode', SearchAttributeType
 export const WekaCluster = defineSearchAttributeKey('WekaCluster', SearchAttributeType.KEYWORD);
 export const WekaContainer = defineSearchAttributeKey('WekaContainer', SearchAttributeType.KEYWORD);
 export const WekaPhase = defineSearchAttributeKey('WekaPhase', SearchAttributeType.KEYWORD);
+/** A sign-drives workflow's WekaManualOperation. */
+export const WekaOperation = defineSearchAttributeKey('WekaOperation', SearchAttributeType.KEYWORD);

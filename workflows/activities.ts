@@ -3,8 +3,14 @@
 // within HEARTBEAT_TIMEOUT and the activity is retried. Activities that change a node or a Weka
 // cluster wait for their cancellation to complete: a teardown must never start while a sign or
 // add it would undo may still be running.
-import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  proxyActivities,
+  type ActivityInterfaceFor,
+  type ActivityOptions,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import { activitySummary } from '../src/lifecycle/activity-summary.js';
 
 const HEARTBEAT_TIMEOUT = '5 seconds';
 
@@ -25,13 +31,29 @@ const NON_RETRYABLE_ERRORS = [
 ];
 
 const common = { heartbeatTimeout: HEARTBEAT_TIMEOUT } satisfies ActivityOptions;
+
+/**
+ * The activity stubs with `options`, each call carrying a one-line summary of what it does and to
+ * what (src/lifecycle/activity-summary.ts), shown for the step in the Temporal UI.
+ */
+function summarized(options: ActivityOptions): ActivityInterfaceFor<Activities> {
+  const stubs = proxyActivities<Activities>(options);
+  return new Proxy(stubs, {
+    get(target, name) {
+      const stub = target[name as keyof Activities];
+      if (typeof name !== 'string') return stub;
+      return (...args: unknown[]) =>
+        stub.executeWithOptions({ ...options, summary: activitySummary(name, args[0]) }, args as never);
+    },
+  });
+}
 const waitForCancellation = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
 
 /**
  * Kubernetes reads and writes (objects, statuses, Events, pods, finalizers): each one short, and
  * retried for as long as the apiserver is away, with back-off up to 15 s.
  */
-export const kube = proxyActivities<Activities>({
+export const kube = summarized({
   ...common,
   ...waitForCancellation,
   startToCloseTimeout: '2 minutes',
@@ -46,7 +68,7 @@ export const kube = proxyActivities<Activities>({
  * Weka CLI calls in a pod (join, sign, add, remove): each bounded by the exec timeout; a refusal
  * by the tool is final, anything else (a pod restarting, exec cut) is retried.
  */
-export const weka = proxyActivities<Activities>({
+export const weka = summarized({
   ...common,
   ...waitForCancellation,
   startToCloseTimeout: '3 minutes',
@@ -62,7 +84,7 @@ export const weka = proxyActivities<Activities>({
  * tries each, after which the teardown says on the object that it cannot reach the pod, and tries
  * again later (workflows/drive-container.ts), instead of retrying unseen for ever.
  */
-export const inPod = proxyActivities<Activities>({
+export const inPod = summarized({
   ...common,
   ...waitForCancellation,
   startToCloseTimeout: '3 minutes',
@@ -80,7 +102,7 @@ export const inPod = proxyActivities<Activities>({
  * retried quickly; an activity whose failures could last (signing a device in a proxy pod that
  * cannot be reached) answers them as a refusal after a few attempts instead.
  */
-export const decisions = proxyActivities<Activities>({
+export const decisions = summarized({
   ...common,
   startToCloseTimeout: '2 minutes',
   retry: {
@@ -91,7 +113,7 @@ export const decisions = proxyActivities<Activities>({
 });
 
 /** Sending a request to a mutex (signal-with-start): retried quickly; the requester re-sends anyway. */
-export const requests = proxyActivities<Activities>({
+export const requests = summarized({
   ...common,
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
@@ -103,7 +125,7 @@ export const requests = proxyActivities<Activities>({
  * after a minute and is answered from the record; a waiter that misses a wake-up asks again on
  * its own.
  */
-export const delivery = proxyActivities<Activities>({
+export const delivery = summarized({
   ...common,
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '1 minute',

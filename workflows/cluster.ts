@@ -29,8 +29,11 @@ import { kube, weka } from './activities.js';
 import { ClusterStatus } from './cluster-status.js';
 import { Lifecycle, continuedRun, isContinueAsNew, messageOf, objectState } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
+import { provisionDeviceSets, releaseDeviceSets } from './device-sets.js';
 
 const RETRY_WAIT = '30 seconds';
+/** How often settled device sets are looked at again. */
+const DEVICE_SET_REVIEW_MS = 5 * 60_000;
 
 export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void> {
   const ref: ObjectRef = { namespace: input.namespace, name: input.name };
@@ -142,6 +145,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
       return { serving: false, settled: false, step: why };
     }
     const view = await kube.clusterView(ref);
+    await deviceSets(view.nodes.filter((n) => n.selected).map((n) => n.name));
     const plan = planMembers({
       cluster: ref.name,
       count,
@@ -203,6 +207,23 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     ].filter((x) => x !== '');
     const step = `${ready} of ${plan.serving.length} drive containers Ready${doing.length ? `; ${doing.join('; ')}` : ''}`;
     return { serving, settled: doing.length === 0, step };
+  }
+
+  /**
+   * The spec generation and selected nodes at which every device was signed: nothing to look at
+   * until they change, or for DEVICE_SET_REVIEW (a device pod deleted meanwhile is made again then).
+   */
+  let deviceSetsSettled = '';
+  async function deviceSets(selected: string[]): Promise<void> {
+    const key = `${cluster!.generation}/${selected.join(',')}/${Math.floor(Date.now() / DEVICE_SET_REVIEW_MS)}`;
+    if (key === deviceSetsSettled) return;
+    try {
+      if (await provisionDeviceSets({ ref, uid: input.uid, mutex, status })) deviceSetsSettled = key;
+    } catch (err) {
+      // The members go on without them: a device set's failure is shown, and looked at again next pass.
+      if (isCancellation(err) || isContinueAsNew(err)) throw err;
+      await status.condition('DeviceSetsReady', 'False', 'StepFailed', messageOf(err), 'Warning');
+    }
   }
 
   let formedBefore = Boolean(status.clusterGUID);
@@ -280,6 +301,12 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     }
     await status.enter('Deleting', 'releasing the port range');
     await mutex.call(CLUSTER_PORTS_MUTEX_ID, 'release-cluster-ports', ref);
+    for (;;) {
+      await status.enter('Deleting', 'releasing the device sets');
+      if (await releaseDeviceSets({ ref, uid: input.uid, mutex, status })) break;
+      await condition(() => false, RETRY_WAIT);
+      await life.continueAsNewIfLong();
+    }
     await status.enter('Deleted', 'torn down');
     await kube.removeFinalizer({ kind: 'WekaCluster', ref, uid: input.uid });
   }

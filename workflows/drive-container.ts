@@ -21,6 +21,7 @@ import {
   wekaContainerName,
   type ObjectRef,
 } from '../src/lifecycle/names.js';
+import { podRefusalReason } from '../src/lifecycle/pods.js';
 import {
   WekaCluster,
   WekaContainer,
@@ -51,6 +52,8 @@ interface Granted {
   pending?: { error: MutexError; waitForCapacity: boolean };
 }
 
+/** Virtual drives and whole drives alike. */
+const drivesOf = (a: ContainerAllocation): number => a.virtualDrives.length + (a.drives?.length ?? 0);
 const gibOf = (a: ContainerAllocation): number => a.virtualDrives.reduce((sum, d) => sum + d.capacityGiB, 0);
 /** Whole drives (exclusive) or virtual drives (shared), as a status message says it. */
 const drivesText = (a: ContainerAllocation): string =>
@@ -217,7 +220,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       }
       const [type, reason] =
         failure.type === 'PodRefused'
-          ? ['PodCreated', /exceeded quota/i.test(failure.message) ? 'QuotaExceeded' : 'PodRefused']
+          ? ['PodCreated', podRefusalReason(failure.message)]
           : ['PodScheduled', 'Unschedulable'];
       await status.condition(type, 'False', reason, `${failure.message}; tried again in 30 s`, 'Warning');
       await status.enter('Pending', `waiting for the pod (${reason}): ${failure.message}`);
@@ -301,7 +304,6 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     for (;;) {
       const seen = { changes: life.specChanges, releases: mutex.releases() };
       const granted = await allocate();
-      const drivesOf = (a: ContainerAllocation): number => a.virtualDrives.length + (a.drives?.length ?? 0);
       const grew = allocation !== undefined && drivesOf(granted.allocation) > drivesOf(allocation);
       allocation = granted.allocation;
       status.allocation = allocation;

@@ -5,7 +5,7 @@
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import type { WekaContainer } from '../../src/api/index.js';
 import { refusal, type AllocationOutcome, type ContainerAllocation } from '../../src/lifecycle/node-allocations.js';
-import { driveContainerPod } from '../../src/lifecycle/pods.js';
+import { driveContainerPod, podRefusalReason } from '../../src/lifecycle/pods.js';
 import { apiMessage, kubeFailure } from './errors.js';
 
 /** The refusal of the container's allocation when its pod would not be admitted; undefined when it would. */
@@ -14,20 +14,9 @@ export async function podRefusal(
   container: WekaContainer,
   allocation: ContainerAllocation,
 ): Promise<(AllocationOutcome & { ok: false }) | undefined> {
-  const namespace = container.metadata.namespace ?? '';
-  const pod = driveContainerPod(
-    {
-      name: container.metadata.name ?? '',
-      namespace,
-      uid: container.metadata.uid,
-      node: container.spec.nodeName ?? '',
-      image: container.spec.image,
-      imagePullSecret: container.spec.imagePullSecret,
-    },
-    allocation,
-  );
+  const pod = driveContainerPod(container, allocation);
   try {
-    await core.createNamespacedPod({ namespace, body: pod as V1Pod, dryRun: 'All' });
+    await core.createNamespacedPod({ namespace: pod.metadata.namespace, body: pod as V1Pod, dryRun: 'All' });
     return undefined;
   } catch (err) {
     const failure = kubeFailure(err);
@@ -35,9 +24,8 @@ export async function podRefusal(
     // real create decides.
     if (failure === 'conflict' || failure === 'transient') return undefined;
     const message = apiMessage(err);
-    const reason = /exceeded quota/i.test(message) ? 'QuotaExceeded' : 'PodRefused';
     return refusal(
-      reason,
+      podRefusalReason(message),
       `the pod this allocation makes would be refused: ${message}; nothing was allocated, and the container asks again in 30 s or when capacity is released on the node`,
       true,
     );

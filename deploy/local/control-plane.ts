@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
+import { installKwokExecCrd, startBlockVolumeMapper, type BlockVolumeMapper } from './block-volumes.js';
 import { installCrds } from './crds.js';
 import { compactEtcd, startEtcd, type Etcd, type EtcdOptions } from './etcd.js';
 import {
@@ -23,7 +24,7 @@ import {
   type Apiserver,
   type ApiserverOptions,
 } from './kube-apiserver.js';
-import { startControllerManager, startScheduler } from './kube-controllers.js';
+import { startControllerManager, startScheduler, type KubeControllerOptions } from './kube-controllers.js';
 import { createKubeletCert, createPki, type Pki } from './pki.js';
 import { freePorts } from './ports.js';
 import { waitUntilReady, type ServerProcess } from './processes.js';
@@ -44,6 +45,8 @@ export interface ControlPlaneOptions {
   /** An audit policy (YAML) for the apiserver; its events go to `apiserverAuditLogPath`. */
   auditPolicy?: string;
   log?: (message: string) => void;
+  /** The server binaries, when the caller has built them already (else they are built here if missing). */
+  tools?: ToolPaths;
 }
 
 interface PortPlan {
@@ -90,6 +93,7 @@ export class ControlPlane {
   private controllerManager?: ServerProcess;
   private temporal?: TemporalServer;
   private nodes?: FakeNodes;
+  private blockVolumes?: BlockVolumeMapper;
   private pki?: Pki;
   private etcdOptions?: EtcdOptions;
   private apiserverOptions?: ApiserverOptions;
@@ -143,7 +147,7 @@ export class ControlPlane {
 
   static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
     const log = options.log ?? ((m: string) => process.stderr.write(`${m}\n`));
-    const tools = await ensureTools();
+    const tools = options.tools ?? (await ensureTools());
     for (let attempt = 1; ; attempt++) {
       const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'weka-controlplane-')));
       await mkdir(join(dataDir, 'logs'), { recursive: true });
@@ -216,7 +220,10 @@ export class ControlPlane {
       await Promise.all([
         this.startKubeControllers(),
         withCrds ? this.timed('crds', () => installCrds(this.kubeConfig(), this.deadlineMs)) : undefined,
+        // Before any kwok starts: each watches the Exec objects that map pods' block volumes.
+        this.timed('kwok exec crd', () => installKwokExecCrd(this.kubeConfig(), this.deadlineMs)),
       ]);
+      this.blockVolumes = startBlockVolumeMapper(this.kubeConfig(), () => undefined);
     })();
     // Both settle before an error is thrown, so that stop() finds every server that was started.
     const servers = await Promise.allSettled([kube, this.startTemporal()]);
@@ -236,24 +243,33 @@ export class ControlPlane {
   }
 
   private async startKubeControllers(): Promise<void> {
-    const common = { kubeconfigPath: this.kubeconfigPath, logDir: this.logDir, deadlineMs: this.deadlineMs };
+    const start = (
+      name: string,
+      run: (o: KubeControllerOptions) => Promise<ServerProcess>,
+      binary: string,
+      port: number,
+    ): Promise<ServerProcess> =>
+      this.timed(name, () =>
+        run({
+          binary,
+          port,
+          kubeconfigPath: this.kubeconfigPath,
+          certDir: join(this.dataDir, 'pki', `${name}-certs`),
+          logDir: this.logDir,
+          deadlineMs: this.deadlineMs,
+        }),
+      );
+    // Each is recorded as soon as it runs, so that stop() finds it even when the other failed.
     await Promise.all([
-      this.timed('kube-scheduler', async () => {
-        this.scheduler = await startScheduler({
-          ...common,
-          binary: this.tools.kubeScheduler,
-          port: this.ports.scheduler,
-          certDir: join(this.dataDir, 'pki', 'scheduler-certs'),
-        });
-      }),
-      this.timed('kube-controller-manager', async () => {
-        this.controllerManager = await startControllerManager({
-          ...common,
-          binary: this.tools.kubeControllerManager,
-          port: this.ports.controllerManager,
-          certDir: join(this.dataDir, 'pki', 'controller-manager-certs'),
-        });
-      }),
+      start('kube-scheduler', startScheduler, this.tools.kubeScheduler, this.ports.scheduler).then(
+        (p) => (this.scheduler = p),
+      ),
+      start(
+        'kube-controller-manager',
+        startControllerManager,
+        this.tools.kubeControllerManager,
+        this.ports.controllerManager,
+      ).then((p) => (this.controllerManager = p)),
     ]);
   }
 
@@ -443,7 +459,12 @@ export class ControlPlane {
     // A fault hook under way would start a server again behind our back; let it finish first.
     await this.faults;
     // kwok and the controllers first (they talk to the apiserver), then the apiserver, then its etcd.
-    await Promise.all([this.nodes?.stopAll(), this.scheduler?.stop(), this.controllerManager?.stop()]);
+    await Promise.all([
+      this.nodes?.stopAll(),
+      this.scheduler?.stop(),
+      this.controllerManager?.stop(),
+      this.blockVolumes?.stop(),
+    ]);
     await Promise.all([this.temporal?.process.stop(), this.apiserver?.process.stop()]);
     await this.etcd?.process.stop();
     if (this.removeDataDirOnStop) await rm(this.dataDir, { recursive: true, force: true });

@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Node } from '@kubernetes/client-node';
-import { startKwok } from './kwok.js';
+import { kwokStartRetryable, startKwok } from './kwok.js';
 import { messageOf } from '../../src/errors.js';
 import { freePorts } from './ports.js';
 import type { ServerProcess } from './processes.js';
@@ -176,8 +176,7 @@ export class FakeNodes {
    * moment ago. Another socket (any client connection takes its local port from the same range)
    * can bind it first; kwok then exits at start-up with "address already in use" (its log's tail
    * is in the error), and it is started again on another port, up to KWOK_START_ATTEMPTS times.
-   * So is a kwok that crashed in its own start-up (kwok 0.8 initialises its stages' CEL
-   * environment from several goroutines at once, which can end in a Go runtime fault).
+   * So is a kwok that crashed in its own start-up (kwokStartRetryable).
    */
   private async startNodeKwok(name: string, record: NodeRecord): Promise<{ process: ServerProcess; port: number }> {
     for (let attempt = 1; ; attempt++) {
@@ -198,8 +197,7 @@ export class FakeNodes {
         });
         return { process: proc, port };
       } catch (err) {
-        const again = /address already in use|concurrent map|panic:|fatal error:/.test(messageOf(err));
-        if (attempt >= KWOK_START_ATTEMPTS || !again) throw err;
+        if (attempt >= KWOK_START_ATTEMPTS || !kwokStartRetryable(messageOf(err))) throw err;
       }
     }
   }

@@ -23,12 +23,25 @@ export interface KwokOptions {
   deadlineMs: number;
 }
 
+/**
+ * Whether a kwok that failed to start is worth starting again: its port was taken by another
+ * socket between choosing and binding it, or it crashed in its own start-up (kwok 0.8 initialises
+ * its stages' CEL environments from several goroutines at once, which can end in a Go runtime
+ * fault). A Go panic or runtime fault exits with status 2, and its first lines are often above the
+ * tail an error quotes, so the status is what tells it apart from a refused flag (status 1).
+ */
+export function kwokStartRetryable(message: string): boolean {
+  return /address already in use|exited during start-up \(exit 2\)|concurrent map|panic:|fatal error:/.test(message);
+}
+
 export async function startKwok(o: KwokOptions): Promise<ServerProcess> {
   const proc = startServer({
     name: `kwok(${o.nodeName})`,
     command: o.binary,
     args: [
       `--config=${stagesConfig}`,
+      // Per-pod Exec objects map a pod's block volumes to the node's simulated devices (block-volumes.ts).
+      '--enable-crds=Exec',
       `--kubeconfig=${o.kubeconfigPath}`,
       `--manage-single-node=${o.nodeName}`,
       '--node-ip=127.0.0.1',

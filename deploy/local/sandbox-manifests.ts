@@ -1,6 +1,8 @@
-// What the sandbox creates: three nodes with two TLC and two QLC drives each for sharing and two
-// more TLC drives for exclusive use, a sign-drives operation for each kind, two WekaClusters that
-// share the first four drives of every node, and a third that takes the other two whole.
+// What the sandbox creates: three nodes with two TLC and two QLC drives each for sharing, two more
+// TLC drives for exclusive use and two that are local block volumes of a StorageClass; a
+// sign-drives operation for each of the first two kinds; two WekaClusters that share the first four
+// drives of every node, a third that takes the next two whole, and a fourth whose device set claims
+// the volumes (and shares them with every cluster on the node).
 import type { SimulatedDevice } from './fake-nodes.js';
 
 export const SANDBOX_NODES = ['weka-node-1', 'weka-node-2', 'weka-node-3'];
@@ -18,6 +20,13 @@ export const SANDBOX_WHOLE_DEVICES: SimulatedDevice[] = [
   { path: '/dev/nvme4n1', capacityGiB: 7680, type: 'TLC' },
   { path: '/dev/nvme5n1', capacityGiB: 7680, type: 'TLC' },
 ];
+
+/** Disks the sandbox offers as local block PersistentVolumes, as sig-storage-local-static-provisioner would. */
+export const SANDBOX_VOLUME_DEVICES: SimulatedDevice[] = [
+  { path: '/dev/nvme6n1', capacityGiB: 3840, type: 'TLC' },
+  { path: '/dev/nvme7n1', capacityGiB: 3840, type: 'TLC' },
+];
+export const SANDBOX_STORAGE_CLASS = 'local-nvme';
 
 function signOperation(name: string, shared: boolean, devices: readonly SimulatedDevice[]) {
   return {
@@ -45,6 +54,7 @@ function sandboxCluster(
   namespace: string,
   name: string,
   dynamicTemplate: Record<string, unknown> & { driveContainers: number },
+  spec: Record<string, unknown> = {},
 ) {
   return {
     apiVersion: 'weka.weka.io/v1alpha1',
@@ -54,13 +64,15 @@ function sandboxCluster(
       image: 'quay.io/weka.io/weka-in-container:4.4.10.183',
       nodeSelector: { 'weka.weka.io/sandbox': 'true' },
       dynamicTemplate,
+      ...spec,
     },
   };
 }
 
 /**
  * One cluster per allocation mode: containerCapacity with a TLC:QLC ratio, numDrives x
- * driveCapacity, and numDrives alone (whole drives for each member's exclusive use).
+ * driveCapacity, and numDrives alone (whole drives for each member's exclusive use); and one that
+ * brings drives of its own from block-mode PVCs (a device set).
  */
 export const SANDBOX_CLUSTERS = [
   sandboxCluster('tenant-a', 'analytics', {
@@ -71,4 +83,27 @@ export const SANDBOX_CLUSTERS = [
   }),
   sandboxCluster('tenant-b', 'builds', { driveContainers: 3, driveCores: 2, numDrives: 4, driveCapacity: 1000 }),
   sandboxCluster('tenant-c', 'databases', { driveContainers: 3, driveCores: 2, numDrives: 2 }),
+  sandboxCluster(
+    'tenant-d',
+    'streams',
+    { driveContainers: 3, driveCores: 1, containerCapacity: 2000, driveTypesRatio: { tlc: 1, qlc: 0 } },
+    {
+      storageClassDeviceSets: [
+        {
+          name: 'nvme',
+          count: SANDBOX_VOLUME_DEVICES.length,
+          config: { driveType: 'TLC' },
+          volumeClaimTemplates: [
+            {
+              spec: {
+                storageClassName: SANDBOX_STORAGE_CLASS,
+                volumeMode: 'Block',
+                resources: { requests: { storage: '3840Gi' } },
+              },
+            },
+          ],
+        },
+      ],
+    },
+  ),
 ];

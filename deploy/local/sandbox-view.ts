@@ -1,6 +1,7 @@
 // The sandbox's live progress view, as a pure function of what the apiserver shows: drive
 // containers by phase, and per node the GiB given out of the GiB signed, per drive type, and the
-// whole drives given out of those signed for exclusive use.
+// whole drives given out of those signed for exclusive use. ViewPrinter shows the snapshots: on a
+// terminal redrawn under the addresses, in a log each change once with a heartbeat between.
 
 export interface ViewContainer {
   namespace: string;
@@ -125,4 +126,50 @@ export function templateCapacity(
     return `${t.numDrives} x ${t.driveCapacity} GiB each`;
   if (t?.numDrives !== undefined) return `${t.numDrives} whole drives each`;
   return undefined;
+}
+
+/** How often a log (no terminal) hears that the sandbox still runs while nothing changes. */
+export const HEARTBEAT_MS = 30_000;
+
+export function heartbeatLine(s: SandboxSnapshot): string {
+  const expected = s.clusters.reduce((sum, c) => sum + (c.driveContainers ?? 0), 0);
+  const ready = s.containers.filter((c) => c.phase === 'Ready').length;
+  return `… ${Math.round(s.elapsedMs / 1000)} s: no change; ${ready} of ${expected} drive containers Ready (${s.stage})`;
+}
+
+export interface ViewPrinterOptions {
+  /** A terminal gets the view redrawn in place; a log gets each change once. */
+  terminal: boolean;
+  /** Printed above the view on every redraw (the addresses), so that a redraw never wipes it. */
+  header: string;
+  write: (text: string) => void;
+  heartbeatMs?: number;
+}
+
+/** Shows a sequence of snapshots: on a terminal as one screen, redrawn; in a log, each change once. */
+export class ViewPrinter {
+  private lastShown = '';
+  private lastChange = '';
+  private lastWriteMs = 0;
+
+  constructor(private readonly options: ViewPrinterOptions) {}
+
+  show(s: SandboxSnapshot, nowMs: number): void {
+    const text = renderSnapshot(s);
+    if (this.options.terminal) {
+      if (text !== this.lastShown) this.options.write(`\x1b[H\x1b[2J${this.options.header}\n${text}\n`);
+      this.lastShown = text;
+      return;
+    }
+    // The elapsed seconds alone are no change.
+    const change = renderSnapshot({ ...s, elapsedMs: 0 });
+    if (change !== this.lastChange) {
+      this.options.write(`${text}\n\n`);
+      this.lastChange = change;
+      this.lastWriteMs = nowMs;
+    } else if (nowMs - this.lastWriteMs >= (this.options.heartbeatMs ?? HEARTBEAT_MS)) {
+      this.options.write(`${heartbeatLine(s)}\n`);
+      this.lastWriteMs = nowMs;
+    }
+  }
 }

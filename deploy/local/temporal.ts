@@ -6,7 +6,7 @@ import { Connection } from '@temporalio/client';
 import { startServer, waitUntilReady, type ServerProcess } from './processes.js';
 
 /** Custom search attributes the operator sets on its workflows (all Keyword). */
-export const SEARCH_ATTRIBUTES = ['WekaNode', 'WekaCluster', 'WekaContainer', 'WekaPhase'] as const;
+export const SEARCH_ATTRIBUTES = ['WekaNode', 'WekaCluster', 'WekaContainer', 'WekaPhase', 'WekaOperation'] as const;
 
 export interface TemporalOptions {
   binary: string;
@@ -86,4 +86,13 @@ export async function startTemporal(o: TemporalOptions): Promise<TemporalServer>
     o.deadlineMs,
   );
   return { process: proc, address, uiUrl };
+}
+
+/**
+ * A temporal.toml whose default profile names this server, for the operator's TEMPORAL_CONFIG_FILE:
+ * the local operator reads its connection the standard way, and a developer's own
+ * ~/.config/temporalio/temporal.toml (an API key, TLS for a remote server) never leaks into it.
+ */
+export function localTemporalProfile(address: string, namespace: string): string {
+  return `[profile.default]\naddress = ${JSON.stringify(address)}\nnamespace = ${JSON.stringify(namespace)}\n`;
 }

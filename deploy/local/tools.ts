@@ -1,11 +1,12 @@
 // Where the control plane's server binaries are, building them first when the machine lacks them.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const buildScript = fileURLToPath(new URL('./tools/build-tools.sh', import.meta.url));
+const defaultBuildScript = fileURLToPath(new URL('./tools/build-tools.sh', import.meta.url));
 
 export interface ToolPaths {
   temporal: string;
@@ -20,7 +21,69 @@ export interface ToolPaths {
 export type ToolName =
   'temporal' | 'kwok' | 'etcd' | 'kube-apiserver' | 'kube-scheduler' | 'kube-controller-manager' | 'helm';
 
-function isExecutable(path: string): boolean {
+/** The servers of the local control plane, in the order build-tools.sh builds them. */
+export const CONTROL_PLANE_TOOLS: ToolName[] = [
+  'temporal',
+  'kwok',
+  'etcd',
+  'kube-apiserver',
+  'kube-scheduler',
+  'kube-controller-manager',
+];
+
+/**
+ * Seconds each tool took to build from an empty Go cache on this project's 2-core machine, module
+ * downloads included (the README's "Tool builds" table shows the same figures).
+ */
+export const COLD_BUILD_SECONDS: Record<ToolName, number> = {
+  temporal: 241,
+  kwok: 120,
+  etcd: 87,
+  'kube-apiserver': 497,
+  'kube-scheduler': 160,
+  'kube-controller-manager': 258,
+  helm: 137,
+};
+
+/** The scheduler and the controller manager share most packages with the apiserver: after it, they take this long. */
+export const BUILD_SECONDS_AFTER_APISERVER: Partial<Record<ToolName, number>> = {
+  'kube-scheduler': 48,
+  'kube-controller-manager': 120,
+};
+
+export interface ToolState {
+  name: ToolName;
+  binary: string;
+  buildLog: string;
+  cached: boolean;
+}
+
+export interface ToolsOptions {
+  /** The build script; tests give a stand-in. */
+  buildScript?: string;
+}
+
+export interface EnsureToolsOptions extends ToolsOptions {
+  /** Receives each line of the build's output as it comes (default: this process's stderr). */
+  log?: (line: string) => void;
+}
+
+/** A build that exited non-zero; its message ends with the build's last lines of output. */
+export class ToolBuildError extends Error {
+  constructor(
+    readonly tools: ToolName[],
+    readonly outputTail: string[],
+    readonly exit: string,
+  ) {
+    super(`building ${tools.join(', ')} failed (${exit}); its last output:\n${outputTail.join('\n')}`);
+    this.name = 'ToolBuildError';
+  }
+}
+
+/** Output lines a failed build's error keeps: build-tools.sh ends with the log's last 20 and its path. */
+const OUTPUT_TAIL_LINES = 30;
+
+export function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;
@@ -29,60 +92,107 @@ function isExecutable(path: string): boolean {
   }
 }
 
-/** The cached binaries' paths, as build-tools.sh computes them (one source for the cache keys). */
-export async function toolPaths(): Promise<ToolPaths> {
+/** build-tools.sh's name for a tool in its variables: kube-apiserver → KUBE_APISERVER. */
+const envName = (name: ToolName): string => name.toUpperCase().replaceAll('-', '_');
+
+async function printEnv(buildScript: string): Promise<(key: string) => string> {
   const { stdout } = await run('bash', [buildScript, '--print-env']);
-  const env = Object.fromEntries(
+  const env = new Map(
     stdout
       .trim()
       .split('\n')
       .map((line) => {
         const at = line.indexOf('=');
-        return [line.slice(0, at), line.slice(at + 1)];
+        return [line.slice(0, at), line.slice(at + 1)] as const;
       }),
   );
-  const get = (key: string): string => {
-    const value = env[key];
-    if (value === undefined) throw new Error(`build-tools.sh --print-env did not print ${key}`);
+  return (key: string): string => {
+    const value = env.get(key);
+    if (value === undefined) throw new Error(`${buildScript} --print-env did not print ${key}`);
     return value;
-  };
-  return {
-    temporal: get('WEKA_TEMPORAL_BIN'),
-    kwok: get('WEKA_KWOK_BIN'),
-    etcd: get('WEKA_ETCD_BIN'),
-    kubeApiserver: get('WEKA_KUBE_APISERVER_BIN'),
-    kubeScheduler: get('WEKA_KUBE_SCHEDULER_BIN'),
-    kubeControllerManager: get('WEKA_KUBE_CONTROLLER_MANAGER_BIN'),
-    helm: get('WEKA_HELM_BIN'),
   };
 }
 
+/** The cache directory (WEKA_TOOLS_CACHE, else ~/.cache/weka-drives) and each tool's binary and build log. */
+export async function toolStates(
+  names: ToolName[],
+  options: ToolsOptions = {},
+): Promise<{ cacheDir: string; tools: ToolState[] }> {
+  const get = await printEnv(options.buildScript ?? defaultBuildScript);
+  const tools = names.map((name) => {
+    const binary = get(`WEKA_${envName(name)}_BIN`);
+    return { name, binary, buildLog: get(`WEKA_${envName(name)}_BUILD_LOG`), cached: isExecutable(binary) };
+  });
+  return { cacheDir: get('WEKA_TOOLS_CACHE'), tools };
+}
+
 /**
- * Returns the tool paths, building any missing tool (minutes on a cold machine, nothing when
- * cached). Build output goes to this process's stderr so a person sees the progress.
+ * How long each tool not yet cached will take to build, cold, in the order given: the scheduler
+ * and the controller manager take less once the apiserver is cached or built before them.
+ */
+export function buildEstimates(tools: Pick<ToolState, 'name' | 'cached'>[]): Map<ToolName, number> {
+  const estimates = new Map<ToolName, number>();
+  let apiserverBuilt = false;
+  for (const t of tools) {
+    if (!t.cached) {
+      const after = BUILD_SECONDS_AFTER_APISERVER[t.name];
+      estimates.set(t.name, apiserverBuilt && after !== undefined ? after : COLD_BUILD_SECONDS[t.name]);
+    }
+    if (t.name === 'kube-apiserver') apiserverBuilt = true;
+  }
+  return estimates;
+}
+
+/** The cached binaries' paths, as build-tools.sh computes them (one source for the cache keys). */
+export async function toolPaths(options: ToolsOptions = {}): Promise<ToolPaths> {
+  const all: ToolName[] = [...CONTROL_PLANE_TOOLS, 'helm'];
+  const { tools } = await toolStates(all, options);
+  const path = (name: ToolName): string => tools.find((t) => t.name === name)!.binary;
+  return {
+    temporal: path('temporal'),
+    kwok: path('kwok'),
+    etcd: path('etcd'),
+    kubeApiserver: path('kube-apiserver'),
+    kubeScheduler: path('kube-scheduler'),
+    kubeControllerManager: path('kube-controller-manager'),
+    helm: path('helm'),
+  };
+}
+
+/** Runs build-tools.sh for `names`, handing each output line to `log` as it comes. */
+function runBuild(buildScript: string, names: ToolName[], log: (line: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [buildScript, ...names], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const tail: string[] = [];
+    const forward = (line: string): void => {
+      log(line);
+      tail.push(line);
+      if (tail.length > OUTPUT_TAIL_LINES) tail.shift();
+    };
+    createInterface({ input: child.stdout }).on('line', forward);
+    createInterface({ input: child.stderr }).on('line', forward);
+    child.once('error', reject);
+    // 'close' comes after both streams ended, so the last lines have been forwarded.
+    child.once('close', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new ToolBuildError(names, tail, signal ? `killed by ${signal}` : `exit code ${code}`));
+    });
+  });
+}
+
+/**
+ * Returns the tool paths, building any missing tool first (minutes on a cold machine, nothing when
+ * cached). The build's output lines go to `log` as they come, so that a person sees its progress.
  */
 export async function ensureTools(
-  names: ToolName[] = ['temporal', 'kwok', 'etcd', 'kube-apiserver', 'kube-scheduler', 'kube-controller-manager'],
+  names: ToolName[] = CONTROL_PLANE_TOOLS,
+  options: EnsureToolsOptions = {},
 ): Promise<ToolPaths> {
-  const paths = await toolPaths();
-  const byName: Record<ToolName, string> = {
-    temporal: paths.temporal,
-    kwok: paths.kwok,
-    etcd: paths.etcd,
-    'kube-apiserver': paths.kubeApiserver,
-    'kube-scheduler': paths.kubeScheduler,
-    'kube-controller-manager': paths.kubeControllerManager,
-    helm: paths.helm,
-  };
-  const missing = names.filter((n) => !isExecutable(byName[n]));
+  const { tools } = await toolStates(names, options);
+  const missing = tools.filter((t) => !t.cached).map((t) => t.name);
   if (missing.length > 0) {
-    try {
-      const { stderr, stdout } = await run('bash', [buildScript, ...missing], { maxBuffer: 16 * 1024 * 1024 });
-      process.stderr.write(stdout + stderr);
-    } catch (err) {
-      const e = err as { stdout?: string; stderr?: string; message: string };
-      throw new Error(`building ${missing.join(', ')} failed:\n${e.stdout ?? ''}${e.stderr ?? e.message}`);
-    }
+    const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+    await runBuild(options.buildScript ?? defaultBuildScript, missing, log);
   }
-  return paths;
+  return toolPaths(options);
 }

@@ -14,6 +14,8 @@ export interface HttpEndpointOptions {
   port: number;
   address: string;
   registry: Registry;
+  /** Runs before each scrape (folding buffered metrics in). */
+  beforeScrape?: () => void;
   /** Why the process is not ready yet, or undefined when it is. */
   notReadyReason: () => string | undefined;
 }
@@ -28,6 +30,11 @@ export async function serveHttp(o: HttpEndpointOptions): Promise<HttpEndpoint> {
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply(405, 'method not allowed\n');
     switch (path) {
       case '/metrics':
+        try {
+          o.beforeScrape?.();
+        } catch (err) {
+          return reply(500, `metrics failed: ${String(err)}\n`);
+        }
         o.registry.metrics().then(
           (text) => reply(200, text, o.registry.contentType),
           (err: unknown) => reply(500, `metrics failed: ${String(err)}\n`),

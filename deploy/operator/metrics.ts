@@ -8,6 +8,7 @@ import type { ActivityDeps } from '../../activities/deps.js';
 import { EXEC_TRANSPORT_ERROR, type ExecTransport } from '../../activities/exec/transport.js';
 import { queuedFor } from '../../src/lifecycle/mutex-queue.js';
 import { classifyExit } from '../../src/weka/call.js';
+import type { WorkQueueObserver } from './watcher/work-queue.js';
 import { ALLOCATION_ACTIVITIES, BATCH_ACTIVITY, MUTEX_REQUEST_ACTIVITIES } from '../../src/protocol.js';
 
 const SECONDS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -15,54 +16,92 @@ const SECONDS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120,
 export class OperatorMetrics {
   readonly registry = new Registry();
   readonly allocationDuration = new Histogram({
-    name: 'weka_allocation_duration_seconds',
+    name: 'weka_drives_allocation_duration_seconds',
     help: "Time to decide a container's allocation inside its node mutex, by result: allocated, refused, error. Allocations queued together are decided in one allocateForContainers activity; each container is observed with that activity's time.",
     labelNames: ['result'] as const,
     buckets: SECONDS_BUCKETS,
     registers: [this.registry],
   });
   readonly stepDuration = new Histogram({
-    name: 'weka_workflow_step_duration_seconds',
+    name: 'weka_drives_workflow_step_duration_seconds',
     help: 'Time of each workflow step, that is each activity attempt, by activity and result: ok, refused (a mutex decision said no), error.',
     labelNames: ['activity', 'result'] as const,
     buckets: SECONDS_BUCKETS,
     registers: [this.registry],
   });
   readonly cliCalls = new Counter({
-    name: 'weka_cli_calls_total',
+    name: 'weka_drives_cli_calls_total',
     help: 'Weka CLI calls (weka, weka-sign-drive) run in pods, by command and result: success, refused, transient (non-zero exit), transport-error (no exit code came back).',
     labelNames: ['command', 'result'] as const,
     registers: [this.registry],
   });
   readonly mutexQueueDepth = new Gauge({
-    name: 'weka_node_mutex_queue_depth',
+    name: 'weka_drives_node_mutex_queue_depth',
     help: 'Requests waiting in a node mutex (not counting the one running), sampled by querying the running mutex workflows.',
     labelNames: ['node'] as const,
     registers: [this.registry],
   });
   readonly mutexBusy = new Gauge({
-    name: 'weka_node_mutex_busy',
-    help: '1 while a node mutex is running a request, sampled with weka_node_mutex_queue_depth.',
+    name: 'weka_drives_node_mutex_busy',
+    help: '1 while a node mutex is running a request, sampled with weka_drives_node_mutex_queue_depth.',
     labelNames: ['node'] as const,
     registers: [this.registry],
   });
   readonly mutexWait = new Histogram({
-    name: 'weka_node_mutex_wait_seconds',
+    name: 'weka_drives_node_mutex_wait_seconds',
     help: 'Time a request waited in its mutex, from being sent to the start of the activity that executes it, by activity (allocateForContainers, releaseAllocation, ensureProxy, ...).',
     labelNames: ['activity'] as const,
     buckets: SECONDS_BUCKETS,
     registers: [this.registry],
   });
   readonly watcherActions = new Counter({
-    name: 'weka_watcher_actions_total',
+    name: 'weka_drives_watcher_actions_total',
     help: 'Actions the CR watcher took, by kind, action (addFinalizer, startWorkflow, signalSpecChanged, signalDelete, writeWorkflowId) and result: ok, error.',
     labelNames: ['kind', 'action', 'result'] as const,
     registers: [this.registry],
   });
 
-  constructor(options: { processMetrics?: boolean } = {}) {
+  readonly buildInfo = new Gauge({
+    name: 'weka_drives_build_info',
+    help: "Always 1; the operator's version and the Node.js version it runs on, as labels.",
+    labelNames: ['version', 'node_version'] as const,
+    registers: [this.registry],
+  });
+  readonly workQueueDepth = new Gauge({
+    name: 'weka_drives_workqueue_depth',
+    help: "Objects waiting in the CR watcher's work queue to be handled (not counting those being handled or waiting out a retry back-off).",
+    registers: [this.registry],
+  });
+  readonly workQueueWait = new Histogram({
+    name: 'weka_drives_workqueue_queue_duration_seconds',
+    help: "Time an object waited in the CR watcher's work queue, from being queued (a new event, or the end of its retry back-off) to the start of its handling.",
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly workQueueWork = new Histogram({
+    name: 'weka_drives_workqueue_work_duration_seconds',
+    help: 'Time the CR watcher took to handle one object (its actions: finalizer, workflow start or signal, status write).',
+    buckets: SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly workQueueRetries = new Counter({
+    name: 'weka_drives_workqueue_retries_total',
+    help: "Objects the CR watcher's work queue put back after a failed handling, to be retried after a back-off.",
+    registers: [this.registry],
+  });
+
+  constructor(options: { processMetrics?: boolean; version?: string } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    this.buildInfo.set({ version: options.version ?? 'unknown', node_version: process.version }, 1);
   }
+
+  /** What the watcher's work queue reports (WorkQueueObserver). */
+  readonly workQueueObserver: WorkQueueObserver = {
+    depth: (n) => this.workQueueDepth.set(n),
+    waited: (seconds) => this.workQueueWait.observe(seconds),
+    worked: (seconds) => this.workQueueWork.observe(seconds),
+    retried: () => this.workQueueRetries.inc(),
+  };
 
   /** ActivityDeps.instrument: times every activity; the allocation activities also per container allocated. */
   readonly instrument: NonNullable<ActivityDeps['instrument']> = (name, fn) => {
@@ -75,7 +114,7 @@ export class OperatorMetrics {
       const end = this.stepDuration.startTimer({ activity: name });
       const started = performance.now();
       const allocations = (results: readonly string[]) => {
-        // The allocating activities' time is also observed per container (weka_allocation_duration_seconds).
+        // The allocating activities' time is also observed per container (weka_drives_allocation_duration_seconds).
         if (!ALLOCATION_ACTIVITIES.has(name)) return;
         for (const result of results) this.allocationDuration.observe({ result }, (performance.now() - started) / 1000);
       };

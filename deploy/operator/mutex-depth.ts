@@ -1,10 +1,9 @@
-// Samples the node mutexes' queues for weka_node_mutex_queue_depth: the queue lives in the mutex
+// Samples the node mutexes' queues for weka_drives_node_mutex_queue_depth: the queue lives in the mutex
 // workflows, which cannot export metrics themselves, so every interval this lists the running
 // `weka-node/*` mutex workflows of our task queue and asks each for its state.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { OperatorMetrics } from './metrics.js';
-import { messageOf } from '../../src/errors.js';
 import { mutexTaskQueue, mutexStateQuery } from '../../src/protocol.js';
 
 const NODE_MUTEX_PREFIX = 'weka-node/';
@@ -41,7 +40,7 @@ export function startMutexDepthSampler(o: {
         seen.add(node);
       } catch (err) {
         // Closed between list and query, or no worker answered in time: no sample this round.
-        o.logger.debug({ node, err: messageOf(err) }, 'mutex state query failed');
+        o.logger.debug({ node, err }, 'mutex state query failed');
       }
     }
     // A mutex that ended (idle) has nothing queued: drop its series instead of keeping a stale value.
@@ -56,7 +55,7 @@ export function startMutexDepthSampler(o: {
 
   const sample = (): Promise<void> => {
     running ??= sampleOnce()
-      .catch((err: unknown) => o.logger.warn({ err: messageOf(err) }, 'sampling the node mutexes failed'))
+      .catch((err: unknown) => o.logger.warn({ err }, 'sampling the node mutexes failed'))
       .finally(() => (running = undefined));
     return running;
   };

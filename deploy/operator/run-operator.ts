@@ -5,14 +5,16 @@
 // in-flight activities get the worker's shutdown grace. main.ts runs it as the image does.
 import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { Client } from '@temporalio/client';
-import type { NativeConnection } from '@temporalio/worker';
-import { pino } from 'pino';
+import { MetricsBuffer, Runtime, type NativeConnection } from '@temporalio/worker';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import { parseOperatorConfig } from '../../src/settings/operator-config.js';
 import { serveHttp, type HttpEndpoint } from './http.js';
+import { operatorLogger, sdkLogger } from './logging.js';
 import { OperatorMetrics } from './metrics.js';
+import { operatorVersion } from './version.js';
+import { SdkMetrics } from './sdk-metrics.js';
 import { startMutexDepthSampler, type MutexDepthSampler } from './mutex-depth.js';
-import { clientConnection, workerConnection } from './temporal-connection.js';
+import { clientConnection, temporalTarget, workerConnection } from './temporal-connection.js';
 import { startWatcher, type RunningWatcher } from './watcher/watcher.js';
 import { createOperatorWorker, type OperatorWorker } from './worker.js';
 
@@ -23,23 +25,27 @@ export type OperatorOverrides = Pick<ActivityDeps, 'decideAllocations'>;
 
 export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOverrides = {}): Promise<void> {
   const parsed = parseOperatorConfig(env);
-  if (!parsed.ok) {
-    console.error(`weka-drives-operator: invalid configuration:\n  ${parsed.errors.join('\n  ')}`);
+  const temporalSettings = temporalTarget(env);
+  const errors = [...(parsed.ok ? [] : parsed.errors), ...(temporalSettings.ok ? [] : temporalSettings.errors)];
+  if (!parsed.ok || !temporalSettings.ok) {
+    console.error(`weka-drives-operator: invalid configuration:\n  ${errors.join('\n  ')}`);
     process.exit(2);
   }
   const config = parsed.config;
+  const target = temporalSettings.target;
   if (!config.runWorker && !config.runWatcher) {
     console.error('weka-drives-operator: WEKA_RUN_WORKER and WEKA_RUN_WATCHER are both false: nothing to run');
     process.exit(2);
   }
-  const logger = pino({ level: config.logLevel, base: { component: 'weka-drives-operator' } });
-  const metrics = new OperatorMetrics();
+  const logger = operatorLogger(config.logLevel);
+  const metrics = new OperatorMetrics({ version: operatorVersion() });
+  const sdkMetrics = config.runWorker ? installTemporalRuntime(logger, metrics) : undefined;
 
   // One kept-alive connection pool for every API call (client-node alone opens one per call).
   const kubeConfig = new KeepAliveKubeConfig();
   kubeConfig.loadFromDefault();
-  const connection = await clientConnection(config);
-  const temporal = new Client({ connection, namespace: config.temporalNamespace });
+  const connection = await clientConnection(target);
+  const temporal = new Client({ connection, namespace: target.namespace });
 
   let nativeConnection: NativeConnection | undefined;
   let worker: OperatorWorker | undefined;
@@ -64,6 +70,7 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
       port: config.httpPort,
       address: config.httpAddress,
       registry: metrics.registry,
+      beforeScrape: () => sdkMetrics?.drain(),
       notReadyReason: () => {
         if (stopping) return 'shutting down';
         if (config.runWorker && worker?.getState() !== 'RUNNING')
@@ -76,10 +83,11 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
   }
 
   if (config.runWorker) {
-    nativeConnection = await workerConnection(config);
+    nativeConnection = await workerConnection(target);
+    sdkMetrics?.start();
     worker = await createOperatorWorker({
       connection: nativeConnection,
-      namespace: config.temporalNamespace,
+      namespace: target.namespace,
       deps: {
         kubeConfig,
         exec: metrics.countingExec(KubeExecTransport.fromKubeConfig(kubeConfig)),
@@ -101,7 +109,13 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
       process.exit(1);
     });
     logger.info(
-      { temporal: config.temporalAddress, namespace: config.temporalNamespace, taskQueue: config.taskQueue },
+      {
+        temporal: target.address,
+        namespace: target.namespace,
+        tls: target.tls,
+        taskQueue: config.taskQueue,
+        workflowBundle: worker.bundleSource,
+      },
       'worker running',
     );
   }
@@ -118,13 +132,63 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
     logger.info({ signal }, 'shutting down: the watcher stops, in-flight activities get their grace');
     sampler?.stop();
     await watcher?.stop();
-    // The Temporal runtime reacts to SIGTERM/SIGINT too and may have begun the worker's shutdown.
+    // The worker may have stopped on its own already (a fatal error ends the process elsewhere).
     if (worker?.getState() === 'RUNNING') worker.shutdown();
     await workerRun;
+    sdkMetrics?.stop();
     await nativeConnection?.close();
     await connection.close();
     await http?.close();
     logger.info('stopped');
     process.exit(0);
   }
+}
+
+/**
+ * The Temporal SDK's runtime, installed before its first connection: its logs (Core's, the
+ * worker's and the workflows' own) go through pino, and its metrics into a buffer drained into
+ * the operator's registry at every scrape (and every 10 s, so the buffer never fills between
+ * scrapes). The process handles SIGTERM and SIGINT itself, watcher first, so the runtime reacts to
+ * no signal. The native runtime exists only from the first connection (bundling the workflows at
+ * start can take longer than a drain period) until the last one closes: draining outside that
+ * window throws, so the drain runs only between start() and stop(), and a failed drain is logged,
+ * never fatal.
+ */
+function installTemporalRuntime(
+  logger: ReturnType<typeof operatorLogger>,
+  metrics: OperatorMetrics,
+): { start(): void; stop(): void; drain(): void } {
+  const buffer = new MetricsBuffer({ useSecondsForDurations: true });
+  Runtime.install({
+    logger: sdkLogger(logger.child({ component: 'temporal-sdk' })),
+    telemetryOptions: {
+      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+      metrics: { buffer },
+    },
+    shutdownSignals: [],
+  });
+  const sdk = new SdkMetrics(metrics.registry);
+  let live = false;
+  let warned = false;
+  const drain = () => {
+    if (!live) return;
+    try {
+      sdk.apply(buffer.retrieveUpdates());
+    } catch (err) {
+      if (!warned) logger.warn({ err }, "could not read the Temporal SDK's metrics");
+      warned = true;
+    }
+  };
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    start() {
+      live = true;
+      timer = setInterval(drain, 10_000).unref();
+    },
+    stop() {
+      live = false;
+      clearInterval(timer);
+    },
+    drain,
+  };
 }

@@ -1,43 +1,64 @@
-// Connections to Temporal from the operator's configuration: plain, mutual TLS, or an API key
-// (Temporal Cloud).
-import { readFile } from 'node:fs/promises';
+// Connections to Temporal, configured the standard way: Temporal's TEMPORAL_* variables and the
+// profile of a temporal.toml file (TEMPORAL_CONFIG_FILE, TEMPORAL_PROFILE), read by
+// @temporalio/envconfig. TLS is on whenever any TLS setting or an API key is given (TEMPORAL_TLS=true
+// alone means TLS against the system's root CAs) and off only when none is, or TEMPORAL_TLS=false.
 import { Connection, type ConnectionOptions } from '@temporalio/client';
+import { loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
-import type { OperatorConfig } from '../../src/settings/operator-config.js';
+import { temporalEnvProblems, temporalProfileProblems } from '../../src/settings/temporal-env.js';
 
-async function tlsOptions(config: OperatorConfig) {
-  if (
-    config.temporalTlsCertPath === undefined &&
-    config.temporalApiKey === undefined &&
-    config.temporalTlsCaPath === undefined
-  )
-    return undefined;
-  const [crt, key, ca] = await Promise.all([
-    config.temporalTlsCertPath ? readFile(config.temporalTlsCertPath) : undefined,
-    config.temporalTlsKeyPath ? readFile(config.temporalTlsKeyPath) : undefined,
-    config.temporalTlsCaPath ? readFile(config.temporalTlsCaPath) : undefined,
-  ]);
+export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
+export const DEFAULT_TEMPORAL_NAMESPACE = 'default';
+
+/** Where the operator connects and how; `tls` says whether TLS is on, for the start-up log line. */
+export interface TemporalTarget {
+  address: string;
+  namespace: string;
+  tls: boolean;
+  options: ConnectionOptions & NativeConnectionOptions;
+}
+
+export type TemporalTargetResult = { ok: true; target: TemporalTarget } | { ok: false; errors: string[] };
+
+/** Reads the connection settings; a refused setting, an unreadable file or a missing profile is an error. */
+export function temporalTarget(env: Readonly<Record<string, string | undefined>>): TemporalTargetResult {
+  const envProblems = temporalEnvProblems(env);
+  if (envProblems.length > 0) return { ok: false, errors: envProblems };
+  const overrideEnvVars = Object.fromEntries(
+    Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined),
+  );
+  let profile;
+  let connect;
+  try {
+    profile = loadClientConfigProfile({ overrideEnvVars });
+    const problems = temporalProfileProblems(profile);
+    if (problems.length > 0) return { ok: false, errors: problems };
+    connect = toClientOptions(profile);
+  } catch (err) {
+    return { ok: false, errors: [`Temporal connection settings: ${(err as Error).message}`] };
+  }
+  const { address, apiKey, tls, metadata } = connect.connectionOptions;
+  const resolvedAddress = address ?? DEFAULT_TEMPORAL_ADDRESS;
   return {
-    ...(crt && key ? { clientCertPair: { crt, key } } : {}),
-    ...(ca ? { serverRootCACertificate: ca } : {}),
-    ...(config.temporalTlsServerName ? { serverNameOverride: config.temporalTlsServerName } : {}),
+    ok: true,
+    target: {
+      address: resolvedAddress,
+      namespace: connect.namespace ?? DEFAULT_TEMPORAL_NAMESPACE,
+      tls: tls !== undefined && tls !== false,
+      options: {
+        address: resolvedAddress,
+        ...(apiKey !== undefined ? { apiKey: apiKey as string } : {}),
+        ...(tls !== undefined ? { tls } : {}),
+        ...(metadata !== undefined ? { metadata } : {}),
+      },
+    },
   };
 }
 
-/** What the client's and the worker's connections are given alike: the address, TLS, the API key. */
-async function connectionOptions(config: OperatorConfig): Promise<ConnectionOptions & NativeConnectionOptions> {
-  const tls = await tlsOptions(config);
-  return {
-    address: config.temporalAddress,
-    ...(tls ? { tls } : {}),
-    ...(config.temporalApiKey ? { apiKey: config.temporalApiKey } : {}),
-  };
+export async function clientConnection(target: TemporalTarget): Promise<Connection> {
+  return Connection.connect(target.options);
 }
 
-export async function clientConnection(config: OperatorConfig): Promise<Connection> {
-  return Connection.connect(await connectionOptions(config));
-}
-
-export async function workerConnection(config: OperatorConfig): Promise<NativeConnection> {
-  return NativeConnection.connect(await connectionOptions(config));
+export async function workerConnection(target: TemporalTarget): Promise<NativeConnection> {
+  return NativeConnection.connect(target.options);
 }

@@ -20,6 +20,29 @@ export function workflowsPath(): string {
   throw new Error('cannot find workflows/index.ts or workflows/index.js next to the operator');
 }
 
+/**
+ * Where `npm run build` writes the workflow bundle: dist/workflow-bundle.js, next to the compiled
+ * operator. Running from source there is none, and the worker bundles when it starts.
+ */
+export function prebuiltBundlePath(): string {
+  return fileURLToPath(new URL('../../workflow-bundle.js', import.meta.url));
+}
+
+/** The bundle made at build time when the operator runs compiled, else one made now. */
+async function workflowBundle(): Promise<{
+  bundle: NonNullable<WorkerOptions['workflowBundle']>;
+  source: BundleSource;
+}> {
+  const codePath = prebuiltBundlePath();
+  const workflows = workflowsPath();
+  if (workflows.endsWith('.js') && existsSync(codePath)) return { bundle: { codePath }, source: 'prebuilt' };
+  const bundle = await bundleWorkflowCode({ workflowsPath: workflows, logger: quietBundlerLogger });
+  return { bundle, source: 'bundled at start' };
+}
+
+/** Where the workers' workflow code came from, for the start-up log line. */
+export type BundleSource = 'prebuilt' | 'bundled at start';
+
 export interface OperatorWorkerOptions {
   connection: NativeConnection;
   namespace: string;
@@ -42,16 +65,17 @@ export interface OperatorWorker {
   shutdown(): void;
   /** The main worker's state; the mutex worker follows it. */
   getState(): State;
+  bundleSource: BundleSource;
 }
 
 export async function createOperatorWorker(o: OperatorWorkerOptions): Promise<OperatorWorker> {
-  // Bundled once for both workers: bundling is seconds of CPU and tens of MB.
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger });
+  // One bundle for both workers: bundling is seconds of CPU and tens of MB.
+  const { bundle, source } = await workflowBundle();
   const activities = createActivities(o.deps);
   const common = {
     connection: o.connection,
     namespace: o.namespace,
-    workflowBundle,
+    workflowBundle: bundle,
     activities,
     // In-flight activities get this long to finish on SIGTERM before they are cancelled.
     shutdownGraceTime: '20 seconds',
@@ -89,11 +113,12 @@ export async function createOperatorWorker(o: OperatorWorkerOptions): Promise<Op
       for (const w of [main, mutex]) if (w.getState() === 'RUNNING') w.shutdown();
     },
     getState: () => main.getState(),
+    bundleSource: source,
   };
 }
 
 /** The bundler reports every module at info level; the operator's log wants only problems. */
-const quietBundlerLogger = {
+export const quietBundlerLogger = {
   log: () => undefined,
   trace: () => undefined,
   debug: () => undefined,

@@ -2,6 +2,7 @@ export {
   decodeSharedDrivesAnnotation,
   encodeSharedDrivesAnnotation,
   SHARED_DRIVES_ANNOTATION,
+  WITHHELD_DRIVES_ANNOTATION,
 } from './shared-drives.js';
 export type { MalformedAnnotationError, SharedDrivesDecodeResult } from './shared-drives.js';
 export {

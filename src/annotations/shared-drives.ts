@@ -2,6 +2,13 @@ import type { DriveType, PhysicalDrive } from '../allocation/types.js';
 
 /** Node annotation listing the drives signed for the node's ssdproxy. */
 export const SHARED_DRIVES_ANNOTATION = 'weka.io/shared-drives';
+/**
+ * This operator's own: the physical UUIDs of proxy-signed drives the node no longer offers although
+ * they are still there (a released device set's, until its volume is wiped or detached), as a
+ * sorted JSON list. Every publish keeps them out of the shared drives for as long as a device
+ * reports that UUID.
+ */
+export const WITHHELD_DRIVES_ANNOTATION = 'weka.weka.io/withheld-drives';
 
 export interface MalformedAnnotationError {
   readonly type: 'MalformedAnnotation';

@@ -31,6 +31,21 @@ const AGE_COLUMN = {
   description: 'Time since creation.',
 } as const;
 
+const READY_COLUMN = {
+  name: 'Ready',
+  type: 'string',
+  jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+  description: 'The Ready condition: True, False, or empty before the first verdict.',
+} as const;
+
+/** Conditions are kept in the order of the steps, so the first False one is what holds the object back. */
+const REASON_COLUMN = {
+  name: 'Reason',
+  type: 'string',
+  jsonPath: '.status.conditions[?(@.status=="False")].reason',
+  description: 'The reason of the first condition that is False: what holds the object back.',
+} as const;
+
 export const WEKA_CLUSTER_CRD_SOURCE: CrdSource = {
   group: API_GROUP,
   version: API_VERSION,
@@ -45,6 +60,8 @@ export const WEKA_CLUSTER_CRD_SOURCE: CrdSource = {
   status: WekaClusterStatusSchema,
   printerColumns: [
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Lifecycle phase.' },
+    READY_COLUMN,
+    REASON_COLUMN,
     {
       name: 'Drive Containers',
       type: 'integer',
@@ -87,6 +104,8 @@ export const WEKA_CONTAINER_CRD_SOURCE: CrdSource = {
       description: 'WekaCluster the container belongs to.',
     },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Lifecycle phase.' },
+    READY_COLUMN,
+    REASON_COLUMN,
     {
       name: 'Capacity GiB',
       type: 'integer',

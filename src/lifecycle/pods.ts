@@ -7,6 +7,7 @@
 // tolerates every taint, since a person named that node. The proxy pod asks for nothing: it owns
 // the node's physical drives whoever uses them, and is bound to the node directly.
 import { EXCLUSIVE_DRIVES_RESOURCE } from '../annotations/exclusive-drives.js';
+import type { WekaContainer } from '../api/index.js';
 import type { ContainerAllocation } from './node-allocations.js';
 import {
   MANAGED_BY,
@@ -103,37 +104,33 @@ export function podRequests(allocation: ContainerAllocation | undefined): Record
   return requests;
 }
 
-/** What of a drive container its pod is made from. */
-export interface DriveContainerFacts {
-  name: string;
-  namespace: string;
-  uid?: string | undefined;
-  node: string;
-  image: string;
-  imagePullSecret?: string | undefined;
-}
-
 /**
  * A drive container's pod for what its node's ledger gave it: its ports (none before an
  * allocation) and the resources they are.
  */
-export function driveContainerPod(c: DriveContainerFacts, given: ContainerAllocation | undefined): PodManifest {
+export function driveContainerPod(c: WekaContainer, given: ContainerAllocation | undefined): PodManifest {
+  const { name = '', namespace = '', uid } = c.metadata;
   const ports =
     given?.wekaPort !== undefined && given.agentPort !== undefined
       ? { wekaPort: given.wekaPort, agentPort: given.agentPort }
       : undefined;
   return wekaPod({
-    name: c.name,
-    namespace: c.namespace,
-    node: c.node,
-    image: c.image,
+    name,
+    namespace,
+    node: c.spec.nodeName ?? '',
+    image: c.spec.image,
     role: 'drive',
-    owner: `${c.namespace}/${c.name}`,
-    ownerUID: c.uid,
-    imagePullSecret: c.imagePullSecret,
+    owner: `${namespace}/${name}`,
+    ownerUID: uid,
+    imagePullSecret: c.spec.imagePullSecret,
     ports,
     requests: podRequests(given),
   });
+}
+
+/** Why the apiserver refused a pod, from its message: a used-up ResourceQuota, or anything else. */
+export function podRefusalReason(message: string): 'QuotaExceeded' | 'PodRefused' {
+  return /exceeded quota/i.test(message) ? 'QuotaExceeded' : 'PodRefused';
 }
 
 /** Where a pod runs: bound to the node (the proxy), or placed there by the scheduler (a drive container). */
@@ -148,6 +145,25 @@ function placement(input: WekaPodInput): Pick<PodManifest['spec'], 'nodeName' | 
 
 /** The uid of the WekaContainer a drive container's pod belongs to. */
 export const OWNER_UID_LABEL = 'weka.weka.io/container-uid';
+
+/** The name and the namespace of the WekaContainer a pod runs, for label selectors (kubectl get pods -l). */
+export const CONTAINER_NAME_LABEL = 'weka.weka.io/container-name';
+export const CONTAINER_NAMESPACE_LABEL = 'weka.weka.io/container-namespace';
+
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** An object name longer than a label value may be (63) is left out; the annotation names it in full. */
+function ownerLabels(owner: string): Record<string, string> {
+  const [namespace, name] = owner.split('/');
+  const out: Record<string, string> = {};
+  for (const [key, value] of [
+    [CONTAINER_NAMESPACE_LABEL, namespace],
+    [CONTAINER_NAME_LABEL, name],
+  ] as const) {
+    if (value && value.length <= 63 && LABEL_VALUE.test(value)) out[key] = value;
+  }
+  return out;
+}
 
 /** Whether the pod may belong to the object of `uid`: it carries that uid, or none at all. */
 export function podOfObject(pod: { metadata?: { labels?: Record<string, string> } }, uid: string): boolean {
@@ -165,6 +181,7 @@ export function wekaPod(input: WekaPodInput): PodManifest {
       labels: {
         [MANAGED_BY_LABEL]: MANAGED_BY,
         [ROLE_LABEL]: input.role,
+        ...ownerLabels(input.owner),
         ...(input.ownerUID ? { [OWNER_UID_LABEL]: input.ownerUID } : {}),
       },
       annotations: { 'weka.weka.io/container': input.owner },

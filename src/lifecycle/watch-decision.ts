@@ -50,7 +50,7 @@ export interface LifecycleWorkflow {
   id: string;
   summary: string;
   /** Values for the WekaContainer / WekaNode / WekaCluster search attributes; empty ones left out. */
-  searchAttributes: { WekaContainer?: string; WekaNode?: string; WekaCluster?: string };
+  searchAttributes: { WekaContainer?: string; WekaNode?: string; WekaCluster?: string; WekaOperation?: string };
 }
 
 const SIGN_DRIVES_ACTION = 'sign-drives';
@@ -88,7 +88,7 @@ export function lifecycleWorkflowOf(obj: WatchedObject): LifecycleWorkflow | und
         type: 'signDrivesWorkflow',
         id: operationWorkflowId(obj.uid),
         summary: `Sign drives: operation ${ref}`,
-        searchAttributes: {},
+        searchAttributes: { WekaOperation: ref },
       };
     case 'WekaCluster':
       return {

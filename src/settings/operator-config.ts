@@ -11,13 +11,6 @@ import {
 } from '../lifecycle/image-policy.js';
 
 export interface OperatorConfig {
-  temporalAddress: string;
-  temporalNamespace: string;
-  temporalApiKey?: string;
-  temporalTlsCertPath?: string;
-  temporalTlsKeyPath?: string;
-  temporalTlsCaPath?: string;
-  temporalTlsServerName?: string;
   taskQueue: string;
   operatorNamespace: string;
   proxyImage: string;
@@ -27,7 +20,7 @@ export interface OperatorConfig {
    */
   allowedImages: string[];
   settings: AllocationSettings;
-  logLevel: string;
+  logLevel: LogLevelName;
   /** Port of /metrics, /healthz and /readyz; 0 turns the endpoint off. */
   httpPort: number;
   /** Address the endpoint binds: 0.0.0.0 in a pod, 127.0.0.1 in tests. */
@@ -40,7 +33,8 @@ export interface OperatorConfig {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
 
 export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfig } | { ok: false; errors: string[] } {
   const errors: string[] = [];
@@ -80,13 +74,9 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
       );
     else driveTypesRatio = { tlc: Number(m[1]), qlc: Number(m[2]) };
   }
-  const logLevel = text('LOG_LEVEL', 'info');
+  const logLevel = text('LOG_LEVEL', 'info') as LogLevelName;
   if (!LOG_LEVELS.includes(logLevel))
     errors.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
-  const certPath = optional('TEMPORAL_TLS_CERT');
-  const keyPath = optional('TEMPORAL_TLS_KEY');
-  if ((certPath === undefined) !== (keyPath === undefined))
-    errors.push('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both or neither');
   let allowedImages = [...DEFAULT_ALLOWED_IMAGES];
   const allowedText = optional('WEKA_ALLOWED_IMAGES');
   if (allowedText !== undefined) {
@@ -101,8 +91,6 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
         'the operator would refuse to create the ssdproxy pods from it',
     );
   const config: OperatorConfig = {
-    temporalAddress: text('TEMPORAL_ADDRESS', '127.0.0.1:7233'),
-    temporalNamespace: text('TEMPORAL_NAMESPACE', 'default'),
     taskQueue: text('WEKA_TASK_QUEUE', 'weka-drives'),
     operatorNamespace: text('WEKA_OPERATOR_NAMESPACE', 'weka-operator-system'),
     proxyImage,
@@ -126,13 +114,6 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
     runWorker: bool('WEKA_RUN_WORKER', true),
     runWatcher: bool('WEKA_RUN_WATCHER', true),
     nodeLossGraceSeconds: integer('WEKA_NODE_LOSS_GRACE_SECONDS', 300, 0, 7 * 24 * 3600),
-    ...(optional('TEMPORAL_API_KEY') !== undefined ? { temporalApiKey: optional('TEMPORAL_API_KEY')! } : {}),
-    ...(certPath !== undefined ? { temporalTlsCertPath: certPath } : {}),
-    ...(keyPath !== undefined ? { temporalTlsKeyPath: keyPath } : {}),
-    ...(optional('TEMPORAL_TLS_CA') !== undefined ? { temporalTlsCaPath: optional('TEMPORAL_TLS_CA')! } : {}),
-    ...(optional('TEMPORAL_TLS_SERVER_NAME') !== undefined
-      ? { temporalTlsServerName: optional('TEMPORAL_TLS_SERVER_NAME')! }
-      : {}),
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config };
 }

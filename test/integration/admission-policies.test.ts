@@ -46,6 +46,7 @@ import {
   createManifests,
   HELM_BUILD_TIMEOUT_MS,
   onlyOne,
+  operatorClusterRole,
   renderChart,
   serviceAccountUsername,
   type Manifest,
@@ -111,7 +112,7 @@ beforeAll(async () => {
     values: { allowedImages: [WEKA_IMAGE, 'registry.example.com/weka/'], serviceAccount: { name: `${release}-op` } },
   });
   username = serviceAccountUsername(manifests);
-  const rules = (onlyOne(manifests, 'ClusterRole') as unknown as { rules: V1PolicyRule[] }).rules;
+  const rules = (operatorClusterRole(manifests) as unknown as { rules: V1PolicyRule[] }).rules;
   operator = await restrictedUser(username, uniqueName('weka-drives-vap'), rules);
 
   namespace = await uniqueNamespace('vap');
@@ -334,7 +335,7 @@ describe("the node policy, for the operator's service account", () => {
       asOperator().patchNode({ name: node, body: { metadata: { annotations } } }, mergePatch);
     await refused(
       annotate({ 'weka.io/other': 'x' }),
-      /only the node annotations weka\.io\/shared-drives, weka\.weka\.io\/allocations, weka\.io\/weka-drives, not weka\.io\/other/,
+      /only the node annotations weka\.io\/shared-drives, weka\.weka\.io\/allocations, weka\.io\/weka-drives, weka\.weka\.io\/withheld-drives, not weka\.io\/other/,
     );
     await refused(annotate({ 'example.com/owner': 'weka' }), /not example\.com\/owner/);
     await refused(annotate({ 'example.com/owner': null }), /not example\.com\/owner/);

@@ -13,7 +13,7 @@ import { quantityValue } from '../../src/lifecycle/quantity.js';
 import { proxyName, SHARED_DRIVES_CAPACITY_TLC, type ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually } from '../support/async.js';
 import { warningEvent } from '../support/events.js';
-import { kubeConfig, removeNode, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { createResourceQuota, kubeConfig, removeNode, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { listContainers } from '../support/containers.js';
 import {
   createDriveContainer,
@@ -38,6 +38,12 @@ afterAll(async () => {
 });
 
 const core = () => kubeConfig().makeApiClient(CoreV1Api);
+
+/** A node with one shared TLC drive, a Weka cluster for its containers and a namespace of their own. */
+async function oneDriveNode(prefix: string): Promise<{ node: string; guid: string; ns: string }> {
+  const node = await sharedDrivesNode(ONE_TLC, prefix);
+  return { node, guid: await createWekaCluster(node, uniqueName(prefix)), ns: await uniqueNamespace(prefix) };
+}
 const tlc = (nodeName: string, containerCapacity: number) => ({
   nodeName,
   driveCores: 1,
@@ -71,18 +77,8 @@ describe('drive container pods and the scheduler', () => {
     "asks for its GiB, so that a namespace's quota refuses a container beyond it, which holds nothing until the quota allows",
     { timeout: 300_000 },
     async () => {
-      const node = await sharedDrivesNode(ONE_TLC, 'quota');
-      const guid = await createWekaCluster(node, uniqueName('quota'));
-      const ns = await uniqueNamespace('quota');
-      await core().createNamespacedResourceQuota({
-        namespace: ns,
-        body: { metadata: { name: 'weka-drives' }, spec: { hard: { [QUOTA]: '1500' } } },
-      });
-      await eventually(
-        'the quota to be computed',
-        async () =>
-          (await core().readNamespacedResourceQuota({ namespace: ns, name: 'weka-drives' })).status?.hard?.[QUOTA],
-      );
+      const { node, guid, ns } = await oneDriveNode('quota');
+      await createResourceQuota(ns, 'weka-drives', { [QUOTA]: '1500' });
       const within = { namespace: ns, name: 'within' };
       const beyond = { namespace: ns, name: 'beyond' };
       await createDriveContainer(op, within, tlc(node, 1000), guid);
@@ -119,9 +115,7 @@ describe('drive container pods and the scheduler', () => {
     'leaves a pod the scheduler cannot place on its node Pending, says so on its container, and runs it once there is room',
     { timeout: 300_000 },
     async () => {
-      const node = await sharedDrivesNode(ONE_TLC, 'unschedulable');
-      const guid = await createWekaCluster(node, uniqueName('unschedulable'));
-      const ns = await uniqueNamespace('unschedulable');
+      const { node, guid, ns } = await oneDriveNode('unschedulable');
       // Another workload on the node asks for shared capacity outside the operator: the scheduler
       // counts it, the node's mutex does not.
       await core().createNamespacedPod({
@@ -158,9 +152,7 @@ describe('drive container pods and the scheduler', () => {
   );
 
   it("deletes a node's proxy with the node, through Kubernetes' garbage collector", { timeout: 300_000 }, async () => {
-    const node = await sharedDrivesNode(ONE_TLC, 'owned-proxy');
-    const guid = await createWekaCluster(node, uniqueName('owned-proxy'));
-    const ns = await uniqueNamespace('owned-proxy');
+    const { node, guid, ns } = await oneDriveNode('owned-proxy');
     const ref = { namespace: ns, name: 'on-node' };
     await createDriveContainer(op, ref, tlc(node, 500), guid);
     await waitForPhase(ref, 'Ready', 120_000);

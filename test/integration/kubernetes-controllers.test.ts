@@ -1,14 +1,16 @@
 // The local control plane schedules, binds and collects as a cluster does: kube-scheduler places
 // pods by the extended resources nodes publish, a ResourceQuota caps what a namespace's pods
 // request, the PersistentVolume controller binds a WaitForFirstConsumer claim to a local block
-// volume on the node its pod is scheduled to, and the garbage collector deletes what an owner
+// volume on the node its pod is scheduled to (whose exec then sees the device at the pod's path), and the garbage collector deletes what an owner
 // leaves behind.
-import { CoreV1Api, PatchStrategy, StorageV1Api, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { DEVICE_MAP_ENV, KWOK_GROUP, KWOK_VERSION } from '../../deploy/local/block-volumes.js';
+import { createLocalBlockVolumes } from '../../deploy/local/local-volumes.js';
 import { describe, expect, it } from 'vitest';
 import { SHARED_DRIVES_CAPACITY_TLC } from '../../src/lifecycle/names.js';
 import { quantityValue } from '../../src/lifecycle/quantity.js';
 import { eventually } from '../support/async.js';
-import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { addNode, createResourceQuota, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 
 const core = () => kubeConfig().makeApiClient(CoreV1Api);
 
@@ -86,15 +88,7 @@ describe('Kubernetes controllers in the local control plane', () => {
     const ns = await uniqueNamespace('quota');
     const node = await nodeWithCapacity(10_000);
     const resource = `requests.${SHARED_DRIVES_CAPACITY_TLC}`;
-    await core().createNamespacedResourceQuota({
-      namespace: ns,
-      body: { metadata: { name: 'drives' }, spec: { hard: { [resource]: '1000' } } },
-    });
-    await eventually(
-      'the quota controller to compute the quota',
-      async () =>
-        (await core().readNamespacedResourceQuota({ namespace: ns, name: 'drives' })).status?.hard?.[resource],
-    );
+    await createResourceQuota(ns, 'drives', { [resource]: '1000' });
     await core().createNamespacedPod({ namespace: ns, body: podOn(node, 'within', 700) });
     const refused = await core()
       .createNamespacedPod({ namespace: ns, body: podOn(node, 'beyond', 400) })
@@ -117,36 +111,9 @@ describe('Kubernetes controllers in the local control plane', () => {
     const ns = await uniqueNamespace('pvc');
     const node = await nodeWithCapacity(0);
     const storageClass = uniqueName('local-block');
-    await kubeConfig()
-      .makeApiClient(StorageV1Api)
-      .createStorageClass({
-        body: {
-          metadata: { name: storageClass },
-          provisioner: 'kubernetes.io/no-provisioner',
-          volumeBindingMode: 'WaitForFirstConsumer',
-        },
-      });
-    const pv = uniqueName('local-pv');
-    await core().createPersistentVolume({
-      body: {
-        metadata: { name: pv },
-        spec: {
-          capacity: { storage: '100Gi' },
-          volumeMode: 'Block',
-          accessModes: ['ReadWriteOnce'],
-          persistentVolumeReclaimPolicy: 'Retain',
-          storageClassName: storageClass,
-          local: { path: '/dev/nvme9n1' },
-          nodeAffinity: {
-            required: {
-              nodeSelectorTerms: [
-                { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] },
-              ],
-            },
-          },
-        },
-      },
-    });
+    const [pv] = await createLocalBlockVolumes(kubeConfig(), storageClass, [
+      { node, path: '/dev/nvme9n1', capacityGiB: 100 },
+    ]);
     await core().createNamespacedPersistentVolumeClaim({
       namespace: ns,
       body: {
@@ -189,6 +156,22 @@ describe('Kubernetes controllers in the local control plane', () => {
       60_000,
     );
     expect(claim.spec?.volumeName).toBe(pv);
+    // The node's "kubelet" maps the volume into the pod: its exec sees the local device at the pod's path.
+    const exec = await eventually('the consumer to see its block volume', () =>
+      kubeConfig()
+        .makeApiClient(CustomObjectsApi)
+        .getNamespacedCustomObject({
+          group: KWOK_GROUP,
+          version: KWOK_VERSION,
+          plural: 'execs',
+          namespace: ns,
+          name: 'consumer',
+        })
+        .catch(() => undefined),
+    );
+    expect(exec).toMatchObject({
+      spec: { execs: [{ local: { envs: [{ name: DEVICE_MAP_ENV, value: '/dev/weka-data=/dev/nvme9n1' }] } }] },
+    });
   });
 
   it('deletes what an owner leaves behind once the owner is gone', async () => {

@@ -153,18 +153,23 @@ describe('the operator process', () => {
       // The restarted watcher started (use-existing) every container once on its first list.
       const afterRollout = await metricsText(port!);
       expect(
-        sample(afterRollout, 'weka_watcher_actions_total{kind="WekaContainer",action="startWorkflow",result="ok"}'),
+        sample(
+          afterRollout,
+          'weka_drives_watcher_actions_total{kind="WekaContainer",action="startWorkflow",result="ok"}',
+        ),
       ).toBeGreaterThanOrEqual(refs.length);
       // The node mutexes stay running while idle; the sampler reports their (empty) queues.
       const sampled = await eventually(
         'the node mutexes to be sampled',
         async () => {
           const text = await metricsText(port!);
-          return nodes.every((n) => sample(text, `weka_node_mutex_queue_depth{node="${n}"}`) === 0) ? text : undefined;
+          return nodes.every((n) => sample(text, `weka_drives_node_mutex_queue_depth{node="${n}"}`) === 0)
+            ? text
+            : undefined;
         },
         60_000,
       );
-      expect(sample(sampled, `weka_node_mutex_busy{node="${nodes[0]}"}`)).toBe(0);
+      expect(sample(sampled, `weka_drives_node_mutex_busy{node="${nodes[0]}"}`)).toBe(0);
 
       const custom = kc.makeApiClient(CustomObjectsApi);
       for (const ref of refs) await custom.deleteNamespacedCustomObject({ ...WEKA_CONTAINERS, ...ref });
@@ -179,17 +184,26 @@ describe('the operator process', () => {
 
       const afterTeardown = await metricsText(port!);
       const unsigned =
-        sample(afterTeardown, 'weka_cli_calls_total{command="weka-sign-drive virtual remove",result="success"}') ?? 0;
+        sample(
+          afterTeardown,
+          'weka_drives_cli_calls_total{command="weka-sign-drive virtual remove",result="success"}',
+        ) ?? 0;
       expect(unsigned).toBeGreaterThanOrEqual(refs.length * SPEC.numDrives);
       expect(
-        sample(afterTeardown, 'weka_watcher_actions_total{kind="WekaContainer",action="signalDelete",result="ok"}'),
+        sample(
+          afterTeardown,
+          'weka_drives_watcher_actions_total{kind="WekaContainer",action="signalDelete",result="ok"}',
+        ),
       ).toBeGreaterThanOrEqual(refs.length);
       expect(
-        sample(afterTeardown, 'weka_workflow_step_duration_seconds_count{activity="unsignVirtualDrive",result="ok"}'),
+        sample(
+          afterTeardown,
+          'weka_drives_workflow_step_duration_seconds_count{activity="unsignVirtualDrive",result="ok"}',
+        ),
       ).toBeGreaterThanOrEqual(refs.length * SPEC.numDrives);
       // Every release went through a node mutex, and its wait in the queue was measured.
       expect(
-        sample(afterTeardown, 'weka_node_mutex_wait_seconds_count{activity="releaseAllocation"}'),
+        sample(afterTeardown, 'weka_drives_node_mutex_wait_seconds_count{activity="releaseAllocation"}'),
       ).toBeGreaterThanOrEqual(refs.length);
 
       expect(await second.stop(), second.output().slice(-4000)).toBe(0);
@@ -219,13 +233,13 @@ describe('the operator process', () => {
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await metrics.text();
     for (const name of [
-      'weka_allocation_duration_seconds',
-      'weka_workflow_step_duration_seconds',
-      'weka_cli_calls_total',
-      'weka_node_mutex_queue_depth',
-      'weka_node_mutex_wait_seconds',
-      'weka_node_mutex_busy',
-      'weka_watcher_actions_total',
+      'weka_drives_allocation_duration_seconds',
+      'weka_drives_workflow_step_duration_seconds',
+      'weka_drives_cli_calls_total',
+      'weka_drives_node_mutex_queue_depth',
+      'weka_drives_node_mutex_wait_seconds',
+      'weka_drives_node_mutex_busy',
+      'weka_drives_watcher_actions_total',
       'process_cpu_seconds_total',
     ]) {
       expect(text, name).toContain(`# TYPE ${name} `);

@@ -28,13 +28,14 @@ import {
   createManifests,
   HELM_BUILD_TIMEOUT_MS,
   onlyOne,
+  operatorClusterRole,
   renderChart,
   serviceAccountUsername,
   type Manifest,
 } from '../support/helm-chart.js';
 import { eventually } from '../support/async.js';
 import { httpStatus } from '../../activities/kube/errors.js';
-import { createContainerObject, WEKA_API } from '../support/containers.js';
+import { createContainerObject, TEST_IMAGE, WEKA_API } from '../support/containers.js';
 import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { readNode, readOperation, waitFinished } from '../support/manual-operation.js';
 import {
@@ -46,9 +47,12 @@ import {
   waitGone,
   type TestOperator,
 } from '../support/operator.js';
-import { execAdmission, restrictedUser, type RestrictedUser } from '../support/restricted-user.js';
+import { execAdmission, grantInNamespace, restrictedUser, type RestrictedUser } from '../support/restricted-user.js';
 import { createWekaCluster } from '../support/simulator.js';
-import { containerWorkflowId, operationWorkflowId } from '../../src/protocol.js';
+import { clusterWorkflowId, containerWorkflowId, operationWorkflowId } from '../../src/protocol.js';
+import { createLocalBlockVolumes } from '../../deploy/local/local-volumes.js';
+import { CLUSTER_UID_LABEL } from '../../src/lifecycle/device-sets.js';
+import { readCluster } from '../support/clusters.js';
 
 const DEVICES: SimulatedDevice[] = [
   { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' },
@@ -98,7 +102,7 @@ beforeAll(async () => {
     namespace: 'weka-drives-system',
     values: { serviceAccount: { name: 'rbac-test-op' } },
   });
-  chartRules = (onlyOne(manifests, 'ClusterRole') as unknown as { rules: V1PolicyRule[] }).rules;
+  chartRules = (operatorClusterRole(manifests) as unknown as { rules: V1PolicyRule[] }).rules;
   operatorUser = await restrictedUser(serviceAccountUsername(manifests), uniqueName('weka-drives-rbac'), chartRules);
   removePolicies = await createManifests(kubeConfig(), policiesOf(manifests));
   op = await startTestOperator({
@@ -106,6 +110,8 @@ beforeAll(async () => {
     exec: KubeExecTransport.fromKubeConfig(operatorUser.kubeConfig),
   });
   await underImagePolicy(op.operatorNamespace);
+  const roleRules = (onlyOne(manifests, 'Role') as unknown as { rules: V1PolicyRule[] }).rules;
+  await grantInNamespace(operatorUser.user, op.operatorNamespace, 'weka-drives-operator', roleRules);
   // The policies act once the apiserver's informer has them: wait until each refuses something,
   // by requests that change nothing (an exec without the protocol upgrade, dry-run writes).
   const node = uniqueName('rbac-probe');
@@ -226,6 +232,76 @@ describe("the operator with only the chart's ClusterRole, under the chart's admi
     expect(await readOperation(ref)).toBeNull();
   });
 
+  it("claims a cluster's device set in its own namespace, signs and shares it, and releases it on deletion", async () => {
+    const pool = uniqueName('rbac-pool');
+    const node = uniqueName('rbac-set');
+    const tlc = DEVICES.filter((d) => d.type === 'TLC');
+    await addNode({ name: node, labels: { 'weka.weka.io/pool': pool }, devices: tlc });
+    const storageClass = uniqueName('rbac-local');
+    await createLocalBlockVolumes(
+      kubeConfig(),
+      storageClass,
+      tlc.map((d) => ({ node, path: d.path, capacityGiB: d.capacityGiB })),
+    );
+    const ref = { namespace: await underImagePolicy(await uniqueNamespace('rbac-set')), name: 'sets' };
+    const uid = await createAsUser('wekaclusters', ref, 'WekaCluster', {
+      image: TEST_IMAGE,
+      nodeSelector: { 'weka.weka.io/pool': pool },
+      dynamicTemplate: {
+        driveContainers: 1,
+        driveCores: 1,
+        containerCapacity: 1000,
+        driveTypesRatio: { tlc: 1, qlc: 0 },
+      },
+      storageClassDeviceSets: [
+        {
+          name: 'local',
+          count: tlc.length,
+          volumeClaimTemplates: [
+            {
+              spec: {
+                storageClassName: storageClass,
+                volumeMode: 'Block',
+                resources: { requests: { storage: '1000Gi' } },
+              },
+            },
+          ],
+        },
+      ],
+    });
+    const handle = op.client.workflow.getHandle(clusterWorkflowId(uid));
+    const claims = async () =>
+      (
+        await kubeConfig()
+          .makeApiClient(CoreV1Api)
+          .listNamespacedPersistentVolumeClaim({
+            namespace: op.operatorNamespace,
+            labelSelector: `${CLUSTER_UID_LABEL}=${uid}`,
+          })
+      ).items;
+    await explained(
+      handle,
+      eventually(
+        'the cluster Ready on its device set',
+        async () => {
+          const cluster = await readCluster(ref.namespace, ref.name);
+          return cluster?.status?.phase === 'Ready' ? cluster : undefined;
+        },
+        180_000,
+      ),
+    );
+    expect((await claims()).map((c) => c.status?.phase)).toEqual(tlc.map(() => 'Bound'));
+    const published = decodeSharedDrivesAnnotation(
+      (await readNode(node)).metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '',
+    );
+    expect(published.ok && published.drives.map((d) => d.devicePath).sort()).toEqual(tlc.map((d) => d.path));
+
+    await custom().deleteNamespacedCustomObject({ ...group('wekaclusters'), ...ref });
+    await explained(handle, handle.result());
+    // Deleted by the teardown; each goes once its device pod is gone (the claim protection).
+    await eventually('the claims gone', async () => ((await claims()).length === 0 ? true : undefined));
+  });
+
   it('brings a drive container to Ready and tears it down on deletion', async () => {
     const node = await sharedDrivesNode(DEVICES, 'rbac-node');
     const guid = await createWekaCluster(node, 'rbac');
@@ -290,6 +366,17 @@ describe("the operator with only the chart's ClusterRole, under the chart's admi
       core.readNamespacedSecret({ namespace: op.operatorNamespace, name: 'anything' }),
     );
     await forbidden('list pods', () => core.listPodForAllNamespaces());
+    const elsewhere = await uniqueNamespace('rbac-other');
+    await forbidden('list pods in another namespace', () => core.listNamespacedPod({ namespace: elsewhere }));
+    await forbidden('list claims in another namespace', () =>
+      core.listNamespacedPersistentVolumeClaim({ namespace: elsewhere }),
+    );
+    await forbidden('delete a claim in another namespace', () =>
+      core.deleteNamespacedPersistentVolumeClaim({ namespace: elsewhere, name: 'data' }),
+    );
+    // Its own namespace is where its device sets' claims and pods are: there it may list them.
+    await core.listNamespacedPod({ namespace: op.operatorNamespace });
+    await core.listNamespacedPersistentVolumeClaim({ namespace: op.operatorNamespace });
     await forbidden('create a namespace', () =>
       core.createNamespace({ body: { metadata: { name: uniqueName('rbac-ns') } } }),
     );

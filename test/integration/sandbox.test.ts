@@ -1,6 +1,7 @@
-// The README's main job, as a script would run it: `npm run sandbox -- --until-ready` brings its
-// own control plane, the operator, the signing and two clusters to Ready, then exits 0 and
-// leaves no process behind.
+// The README's main job, as a script would run it: `npm run sandbox -- --until-ready` prints its
+// plan first, brings its own control plane, the operator, the signing and four clusters to Ready,
+// then exits 0 and leaves no process behind. Its output is a log here (no terminal): each change of
+// the view is printed once.
 import { execFile, spawn } from 'node:child_process';
 import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
@@ -21,15 +22,40 @@ describe('sandbox', () => {
       { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    let firstOutputMs: number | undefined;
+    const collect = (c: Buffer) => {
+      firstOutputMs ??= Date.now() - started;
+      output += c.toString();
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
     const tail = output.split('\n').slice(-60).join('\n');
     expect(code, tail).toBe(0);
-    expect(output).toMatch(/sandbox Ready: 9 drive containers in 3 clusters/);
+    expect(output).toMatch(/^weka-drives sandbox: the plan\n1\. The control plane's servers: all 6 cached in /);
+    expect(output.indexOf('--until-ready: exits 0 once all 12 are Ready')).toBeLessThan(
+      output.indexOf('control plane:'),
+    );
+    expect(output).toMatch(
+      /sandbox Ready: 12 drive containers in 4 clusters, \d+ s after the control plane came up \(\d+ s in all\)/,
+    );
     expect(output).toMatch(/Temporal UI:\s+http:\/\/127\.0\.0\.1:\d+/);
+    // Each view printed differs from the one before in more than its clock.
+    const views = output
+      .split(/^(?=weka-drives sandbox — )/m)
+      .slice(1)
+      .map((v) =>
+        v
+          .replace(/\(\d+ s\)/, '')
+          .split('\n')
+          .filter((line) => !line.startsWith('… '))
+          .join('\n')
+          .trim(),
+      );
+    expect(views.length).toBeGreaterThan(1);
+    for (let i = 1; i < views.length; i++) expect(views[i], `view ${i} repeats view ${i - 1}`).not.toBe(views[i - 1]);
     console.log(
-      `sandbox reached Ready and stopped in ${Math.round((Date.now() - started) / 1000)} s; last view:\n${tail}`,
+      `sandbox printed its plan after ${firstOutputMs} ms, reached Ready and stopped in ${Math.round((Date.now() - started) / 1000)} s, printing ${views.length} views; last view:\n${tail}`,
     );
     // Nothing of its control plane survives it (every server is given paths in its data directory).
     const dataDir = /logs:\s+(\S+)\/logs/.exec(output)?.[1];

@@ -9,6 +9,7 @@ import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { inject } from 'vitest';
 import type { NodeSpec } from '../../deploy/local/fake-nodes.js';
 import type { OperatorControlPlane } from './operator-process.js';
+import { eventually } from './async.js';
 
 export function kubeConfig(): KubeConfig {
   const kc = new KeepAliveKubeConfig();
@@ -59,6 +60,23 @@ export async function uniqueNamespace(prefix: string): Promise<string> {
     .makeApiClient(CoreV1Api)
     .createNamespace({ body: { metadata: { name } } });
   return name;
+}
+
+/**
+ * Creates a ResourceQuota in the namespace and waits until the quota controller has computed it:
+ * before that, the apiserver refuses every pod the quota covers.
+ */
+export async function createResourceQuota(
+  namespace: string,
+  name: string,
+  hard: Record<string, string>,
+): Promise<void> {
+  const core = kubeConfig().makeApiClient(CoreV1Api);
+  await core.createNamespacedResourceQuota({ namespace, body: { metadata: { name }, spec: { hard } } });
+  await eventually(`quota ${namespace}/${name} to be computed`, async () => {
+    const quota = await core.readNamespacedResourceQuota({ namespace, name });
+    return Object.keys(hard).every((r) => quota.status?.hard?.[r] !== undefined) ? true : undefined;
+  });
 }
 
 async function control(method: string, path: string, body?: unknown): Promise<unknown> {

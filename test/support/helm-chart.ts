@@ -1,6 +1,6 @@
 // Renders the operator's Helm chart with the helm binary the tool builds provide, for the unit
-// tests of the chart and for the RBAC and admission-policy integration tests; and picks out and
-// creates what it rendered.
+// tests of the chart and for the RBAC, admission-policy and helm-install integration tests; and
+// picks out and creates what it rendered.
 import { execFile } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
@@ -76,7 +76,12 @@ function isExecutable(path: string): boolean {
 export interface Manifest {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   [field: string]: unknown;
 }
 
@@ -88,9 +93,24 @@ export interface RenderOptions {
   kubeVersion?: string;
 }
 
-/** `helm template`: every document the chart renders (CRDs excluded, as helm template does). */
-export async function renderChart(o: RenderOptions = {}): Promise<Manifest[]> {
+/**
+ * Runs helm with these arguments (and `stdin` on its standard input) and returns its standard
+ * output; a non-zero exit rejects with helm's error output, which says what it refused.
+ */
+export async function runHelm(args: string[], o: { stdin?: string; kubeconfigPath?: string } = {}): Promise<string> {
   const helm = await helmBinary();
+  const env = o.kubeconfigPath === undefined ? process.env : { ...process.env, KUBECONFIG: o.kubeconfigPath };
+  return new Promise<string>((resolve, reject) => {
+    const child = execFile(helm, args, { maxBuffer: 16 * 1024 * 1024, env }, (err, out, stderr) => {
+      if (err) reject(new Error(`helm ${args.join(' ')} failed: ${stderr || err.message}`));
+      else resolve(out);
+    });
+    child.stdin?.end(o.stdin ?? '');
+  });
+}
+
+/** `helm template`: every document the chart renders, the CRDs (templates/crds/) included. */
+export async function renderChart(o: RenderOptions = {}): Promise<Manifest[]> {
   const args = [
     'template',
     o.release ?? 'weka',
@@ -102,13 +122,7 @@ export async function renderChart(o: RenderOptions = {}): Promise<Manifest[]> {
     '--values',
     '-',
   ];
-  const stdout = await new Promise<string>((resolve, reject) => {
-    const child = execFile(helm, args, { maxBuffer: 16 * 1024 * 1024 }, (err, out, stderr) => {
-      if (err) reject(new Error(`helm ${args.join(' ')} failed: ${stderr || err.message}`));
-      else resolve(out);
-    });
-    child.stdin?.end(stringify(o.values ?? {}));
-  });
+  const stdout = await runHelm(args, { stdin: stringify(o.values ?? {}) });
   return parseAllDocuments(stdout)
     .map((d) => d.toJS() as Manifest | null)
     .filter((m): m is Manifest => m !== null);
@@ -118,6 +132,17 @@ export function onlyOne(manifests: Manifest[], kind: string): Manifest {
   const found = manifests.filter((m) => m.kind === kind);
   if (found.length !== 1) throw new Error(`expected one ${kind}, the chart rendered ${found.length}`);
   return found[0]!;
+}
+
+/**
+ * The operator's own ClusterRole: the one its ClusterRoleBinding names (the chart's other
+ * ClusterRoles are aggregated into the built-in roles, for people).
+ */
+export function operatorClusterRole(manifests: Manifest[]): Manifest {
+  const binding = onlyOne(manifests, 'ClusterRoleBinding') as Manifest & { roleRef: { name: string } };
+  const role = manifests.find((m) => m.kind === 'ClusterRole' && m.metadata.name === binding.roleRef.name);
+  if (!role) throw new Error(`the chart rendered no ClusterRole ${binding.roleRef.name}, which its binding names`);
+  return role;
 }
 
 /** The username the apiserver gives the chart's ServiceAccount: what its admission policies match. */

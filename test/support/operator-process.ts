@@ -4,11 +4,12 @@
 // The integration and chaos tests run deploy/operator/main.ts from source under tsx (support/
 // operator.ts); the benchmarks run the compiled dist/ as the image does (bench/bench-env.ts).
 // No vitest here: the benchmarks run outside it.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer, waitUntilReady, type ServerProcess } from '../../deploy/local/processes.js';
+import { localTemporalProfile } from '../../deploy/local/temporal.js';
 import { sleep } from './async.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -85,6 +86,8 @@ export const gcOnSignalArgs = [
 export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOptions): OperatorProcess {
   const main = MAIN[o.main];
   const spawnedAt = Date.now();
+  const temporalConfig = join(cp.logDir, `${o.logName}-temporal.toml`);
+  writeFileSync(temporalConfig, localTemporalProfile(cp.temporalAddress, cp.temporalNamespace));
   const server = startServer({
     name: o.logName,
     command: process.execPath,
@@ -94,6 +97,9 @@ export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOption
     env: {
       ...process.env,
       KUBECONFIG: cp.kubeconfigPath,
+      // Instead of the developer's own ~/.config/temporalio/temporal.toml, whose API key or TLS
+      // settings would otherwise apply to the local server too.
+      TEMPORAL_CONFIG_FILE: temporalConfig,
       TEMPORAL_ADDRESS: cp.temporalAddress,
       TEMPORAL_NAMESPACE: cp.temporalNamespace,
       ...o.env,

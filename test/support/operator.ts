@@ -156,6 +156,7 @@ export async function startWekaCluster(
   ref: ObjectRef,
   pool: string,
   dynamicTemplate: Record<string, unknown>,
+  spec: Record<string, unknown> = {},
 ): Promise<{ uid: string; handle: WorkflowHandle<LifecycleWorkflow> }> {
   const created = (await kubeConfig()
     .makeApiClient(CustomObjectsApi)
@@ -167,7 +168,7 @@ export async function startWekaCluster(
         apiVersion: 'weka.weka.io/v1alpha1',
         kind: 'WekaCluster',
         metadata: { name: ref.name, finalizers: [FINALIZER] },
-        spec: { image: TEST_IMAGE, nodeSelector: { 'weka.weka.io/pool': pool }, dynamicTemplate },
+        spec: { image: TEST_IMAGE, nodeSelector: { 'weka.weka.io/pool': pool }, dynamicTemplate, ...spec },
       },
     })) as WekaCluster;
   const uid = created.metadata.uid!;
@@ -273,10 +274,13 @@ export async function podExists(namespace: string, name: string): Promise<boolea
  * The whole operator (watcher and worker, as configured by `env`) as a process of its own, run from
  * source, logging at info to the control plane's log directory; returns once its worker runs.
  */
-export async function startOperatorProcess(env: Record<string, string>): Promise<OperatorProcess> {
+export async function startOperatorProcess(
+  env: Record<string, string>,
+  main: 'source' | 'compiled' = 'source',
+): Promise<OperatorProcess> {
   const p = spawnOperator(operatorControlPlane(), {
     logName: uniqueName(`operator-${env['WEKA_TASK_QUEUE'] ?? ''}`),
-    main: 'source',
+    main,
     env: { LOG_LEVEL: 'info', WEKA_HTTP_PORT: '0', WEKA_ALLOWED_IMAGES: TEST_ALLOWED_IMAGES.join(','), ...env },
   });
   await eventually(

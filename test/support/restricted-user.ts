@@ -142,3 +142,34 @@ export async function execAdmission(
   if (code === 403) return { admitted: false, code, message };
   throw new Error(`exec ${argv.join(' ')} in ${target.namespace}/${target.pod}: unexpected HTTP ${code}: ${message}`);
 }
+
+/**
+ * Grants `user` the rules of a namespaced Role in `namespace` (as the chart's Role and RoleBinding
+ * do in the operator's namespace), and waits until the authorizer has seen the binding. Removed
+ * with the namespace.
+ */
+export async function grantInNamespace(
+  user: string,
+  namespace: string,
+  name: string,
+  rules: V1PolicyRule[],
+): Promise<void> {
+  const rbac = kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+  await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
+  await rbac.createNamespacedRoleBinding({
+    namespace,
+    body: {
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+    },
+  });
+  const auth = (await kubeConfigFor(user)).makeApiClient(AuthorizationV1Api);
+  const [resource = '', verb = ''] = [rules[0]?.resources?.[0], rules[0]?.verbs[0]];
+  await eventually(`the binding of ${user} to Role ${namespace}/${name} to take effect`, async () => {
+    const review = await auth.createSelfSubjectAccessReview({
+      body: { spec: { resourceAttributes: { namespace, group: rules[0]?.apiGroups?.[0] ?? '', resource, verb } } },
+    });
+    return review.status?.allowed ? true : undefined;
+  });
+}

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { isDevicePath } from '../../../src/weka/validate.js';
 import { loadClusters, saveClusters } from './cluster-state.js';
 import { runDeviceCommand } from './device-shape.js';
 import { drawFaults, readFaults, runFaultsCommand, type FaultDraw } from './faults.js';
@@ -39,8 +40,8 @@ import { runSignDrive } from './sign-drive-tool.js';
 import { runWeka } from './weka-tool.js';
 
 export const SIM_USAGE = `usage:
-  weka-sim --state DIR [--clusters DIR] -- weka-sign-drive ARGS...
-  weka-sim --state DIR [--clusters DIR] -- weka ARGS...
+  weka-sim --state DIR [--clusters DIR] [--device-map ALIAS=PATH,...] -- weka-sign-drive ARGS...
+  weka-sim --state DIR [--clusters DIR] [--device-map ALIAS=PATH,...] -- weka ARGS...
   weka-sim --state DIR -- lsblk ARGS...
   weka-sim --state DIR -- nsenter --mount --pid --target 1 -- lsblk ARGS...
   weka-sim --state DIR init-node --device PATH:GIB:TLC|QLC[:SERIAL] [--device ...]
@@ -54,6 +55,11 @@ export const SIM_USAGE = `usage:
 interface Invocation {
   readonly state: string;
   readonly clusters: string | undefined;
+  /**
+   * Other paths of the node's devices, as a pod that has a block volume sees it (the kubelet maps
+   * the volume's device there): alias to the device's path on the node.
+   */
+  readonly aliases: ReadonlyMap<string, string>;
   /** 'tool': argv after "--" is a weka-sign-drive, weka, lsblk or nsenter command line. */
   readonly kind: 'tool' | AdminCommand;
   readonly argv: readonly string[];
@@ -77,13 +83,13 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
   const paths = simPaths(invocation.state, invocation.clusters);
   try {
     await ensureNodeDirs(paths);
-    if (kind === 'tool') return await runTool(paths, argv);
+    if (kind === 'tool') return await runTool(paths, argv, invocation.aliases);
     return await withLock(paths.nodeLock, () =>
       runLogged(paths, [kind, ...argv], NO_FAULT, () => {
         if (kind === 'faults') return runFaultsCommand(argv, paths);
         if (kind === 'overcommit') return runOvercommitCommand(argv, paths);
-        if (kind === 'device') return withDevices(paths, (node) => runDeviceCommand(argv, node));
-        return withDevices(paths, (node) => runInitNode(argv, node));
+        if (kind === 'device') return withNodeDevices(paths, (node) => runDeviceCommand(argv, node));
+        return withNodeDevices(paths, (node) => runInitNode(argv, node));
       }),
     );
   } catch (err) {
@@ -96,8 +102,13 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
 function parseGlobal(args: readonly string[]): Invocation {
   let state: string | undefined;
   let clusters: string | undefined;
+  let aliases: ReadonlyMap<string, string> = new Map();
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
+    if (arg === '--device-map') {
+      aliases = parseDeviceMap(args[++i] ?? '');
+      continue;
+    }
     if (arg === '--state' || arg === '--clusters') {
       const value = args[++i];
       if (value === undefined || value === '') throw new UsageError(`${arg} needs a directory`);
@@ -109,36 +120,46 @@ function parseGlobal(args: readonly string[]): Invocation {
     const rest = args.slice(i + 1);
     if (arg === '--') {
       if (rest.length === 0) throw new UsageError('no command after --');
-      return { state, clusters, kind: 'tool', argv: rest };
+      return { state, clusters, aliases, kind: 'tool', argv: rest };
     }
     const admin = ADMIN_COMMANDS.find((command) => command === arg);
-    if (admin) return { state, clusters, kind: admin, argv: rest };
+    if (admin) return { state, clusters, aliases, kind: admin, argv: rest };
     throw new UsageError(`unknown command ${JSON.stringify(arg)}`);
   }
   throw new UsageError('no command given');
 }
 
-async function runTool(paths: SimPaths, argv: readonly string[]): Promise<SimResult> {
+async function runTool(
+  paths: SimPaths,
+  argv: readonly string[],
+  aliases: ReadonlyMap<string, string>,
+): Promise<SimResult> {
   // Latency is spent outside the lock: a slow command does not stall the node's other commands.
   const latency = (await readFaults(paths))?.latencyMs ?? 0;
   if (latency > 0) await sleep(latency);
   return withLock(paths.nodeLock, async () => {
     const settings = await readFaults(paths);
     const draw = settings ? await drawFaults(paths, settings) : NO_FAULT;
-    return runLogged(paths, argv, draw, () => applyTool(paths, argv));
+    return runLogged(paths, argv, draw, () => applyTool(paths, argv, aliases));
   });
 }
 
-async function applyTool(paths: SimPaths, argv: readonly string[]): Promise<ToolOutput> {
+async function applyTool(
+  paths: SimPaths,
+  argv: readonly string[],
+  aliases: ReadonlyMap<string, string>,
+): Promise<ToolOutput> {
   const [tool = '', ...rest] = argv;
+  const withDevices = (fn: (node: NodeView) => ToolOutput | Promise<ToolOutput>) =>
+    withNodeDevices(paths, (node) => fn({ ...node, aliases }));
   switch (basename(tool)) {
     case 'weka-sign-drive': {
       const overcommit = await readOvercommitMode(paths);
-      return withDevices(paths, (node) => runSignDrive(rest, { ...node, overcommit }, randomUUID));
+      return withDevices((node) => runSignDrive(rest, { ...node, overcommit }, randomUUID));
     }
     case 'weka':
       await mkdir(paths.clustersDir, { recursive: true });
-      return withDevices(paths, (node) =>
+      return withDevices((node) =>
         withLock(paths.clustersLock, async () => {
           const clusters = await loadClusters(paths);
           const before = JSON.stringify(clusters);
@@ -148,9 +169,9 @@ async function applyTool(paths: SimPaths, argv: readonly string[]): Promise<Tool
         }),
       );
     case 'lsblk':
-      return withDevices(paths, (node) => runLsblk(rest, node));
+      return withDevices((node) => runLsblk(rest, node));
     case 'nsenter':
-      return withDevices(paths, (node) => runNsenter(rest, node));
+      return withDevices((node) => runNsenter(rest, node));
     default:
       throw new UsageError(
         `unknown tool ${JSON.stringify(tool)}; the simulator answers weka-sign-drive, weka, lsblk and nsenter`,
@@ -159,7 +180,7 @@ async function applyTool(paths: SimPaths, argv: readonly string[]): Promise<Tool
 }
 
 /** Loads the node's device headers, runs fn, and writes back the headers fn changed. */
-async function withDevices(
+async function withNodeDevices(
   paths: SimPaths,
   fn: (node: NodeView) => ToolOutput | Promise<ToolOutput>,
 ): Promise<ToolOutput> {
@@ -215,4 +236,16 @@ async function runLogged(
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** "/dev/weka-set/data-0=/dev/nvme9n1,...": each alias a device path, each device path a path under /dev. */
+export function parseDeviceMap(text: string): ReadonlyMap<string, string> {
+  const map = new Map<string, string>();
+  for (const entry of text.split(',').filter((e) => e !== '')) {
+    const [alias, path, ...extra] = entry.split('=');
+    if (alias === undefined || path === undefined || extra.length > 0 || !isDevicePath(alias) || !isDevicePath(path))
+      throw new UsageError(`--device-map entry ${JSON.stringify(entry)} is not ALIAS=PATH with both under /dev`);
+    map.set(alias, path);
+  }
+  return map;
 }

@@ -10,11 +10,14 @@ export interface NodeView {
   readonly devices: Map<string, DeviceHeader>;
   /** What `virtual add` does beyond a device's free capacity (overcommit.ts); absent: refuse. */
   readonly overcommit?: OvercommitMode;
+  /** Paths a pod sees some of the node's devices at (its block volumes), to their paths on the node. */
+  readonly aliases?: ReadonlyMap<string, string>;
 }
 
 export function findDevice(node: NodeView, path: string): DeviceHeader {
   if (!isDevicePath(path)) throw new UsageError(`invalid device path ${JSON.stringify(path)}`);
-  const device = node.devices.get(path);
+  // A device reached through an alias reports its path on the node, as lsblk on the node shows it.
+  const device = node.devices.get(node.aliases?.get(path) ?? path);
   if (!device) throw new SimRefusal(`${path}: no such device on node ${node.nodeName}`);
   return device;
 }

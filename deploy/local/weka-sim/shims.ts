@@ -48,7 +48,8 @@ if [ -z "\${WEKA_SIM_STATE:-}" ]; then
   echo "${tool} (weka-sim shim): WEKA_SIM_STATE is not set, so there is no node state to act on" >&2
   exit 78
 fi
-exec ${command} --state "$WEKA_SIM_STATE" -- ${tool} "$@"
+# WEKA_SIM_DEVICE_MAP: where the pod sees the node's devices it has as block volumes (set per pod by kwok's Exec).
+exec ${command} --state "$WEKA_SIM_STATE" \${WEKA_SIM_DEVICE_MAP:+--device-map "$WEKA_SIM_DEVICE_MAP"} -- ${tool} "$@"
 `;
 }
 

@@ -6,7 +6,6 @@
 import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from '../../../src/backoff.js';
-import { messageOf } from '../../../src/errors.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -118,7 +117,7 @@ export async function runListWatch(o: ListWatchOptions): Promise<void> {
       }
       failures++;
       const delayMs = backoffDelay(failures, o.backoff ?? DEFAULT_BACKOFF);
-      log.warn({ err: messageOf(err), failures, delayMs }, 'list/watch failed; retrying');
+      log.warn({ err, failures, delayMs }, 'list/watch failed; retrying');
       await sleep(delayMs, o.signal);
     }
   }

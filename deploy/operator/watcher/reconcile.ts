@@ -10,7 +10,6 @@ import type { Logger } from 'pino';
 import { isConflict, isNotFound } from '../../../activities/kube/errors.js';
 import { PLURAL, type WekaApi } from '../../../activities/kube/weka-api.js';
 import { API_GROUP, API_VERSION } from '../../../src/api/index.js';
-import { messageOf } from '../../../src/errors.js';
 import { FIELD_MANAGER, FINALIZER } from '../../../src/lifecycle/names.js';
 import {
   decideWatchActions,
@@ -32,6 +31,7 @@ import {
   WekaCluster,
   WekaContainer,
   WekaNode,
+  WekaOperation,
 } from '../../../src/protocol.js';
 
 export interface ReconcilerDeps {
@@ -44,7 +44,7 @@ export interface ReconcilerDeps {
 }
 
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const SEARCH_ATTRIBUTE_KEYS = { WekaContainer, WekaNode, WekaCluster } as const;
+const SEARCH_ATTRIBUTE_KEYS = { WekaContainer, WekaNode, WekaCluster, WekaOperation } as const;
 
 /** Whether the remaining actions still apply: false when the object vanished or began deleting. */
 type Proceed = boolean;
@@ -86,7 +86,7 @@ export class Reconciler {
         this.deps.metrics?.watcherActions.inc({ kind: obj.kind, action: action.type, result: 'ok' });
       } catch (err) {
         this.deps.metrics?.watcherActions.inc({ kind: obj.kind, action: action.type, result: 'error' });
-        log.warn({ action: action.type, err: messageOf(err) }, 'watcher action failed; will retry');
+        log.warn({ action: action.type, err }, 'watcher action failed; will retry');
         throw err;
       }
       if (!proceed) return;
@@ -229,7 +229,7 @@ export class Reconciler {
       await recordWatcherEvent(this.deps.api.core, obj, reason, message, occurrence);
     } catch (err) {
       // An Event is for people; failing to record one must not make the action count as failed.
-      log.debug({ reason, err: messageOf(err) }, 'could not record an Event');
+      log.debug({ reason, err }, 'could not record an Event');
     }
   }
 }

@@ -65,6 +65,7 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
   const queue = new KeyedWorkQueue<WatchedObject>((_uid, obj) => reconcilers.get(obj.kind)!.reconcile(obj), {
     ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
     ...(o.backoff ? { backoff: o.backoff } : {}),
+    ...(o.metrics ? { observer: o.metrics.workQueueObserver } : {}),
   });
 
   let ready = false;

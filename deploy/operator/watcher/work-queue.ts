@@ -12,12 +12,27 @@ interface KeyState<T> {
   running: boolean;
   failures: number;
   retry?: NodeJS.Timeout | undefined;
+  /** performance.now() when the key last entered the ready list. */
+  queuedAt?: number | undefined;
+}
+
+/** What the queue reports as it works, for metrics; times in seconds. */
+export interface WorkQueueObserver {
+  /** Keys waiting to be handled (not running, not waiting out a back-off). */
+  depth(keys: number): void;
+  /** A key's wait in the ready list before its handling started. */
+  waited(seconds: number): void;
+  /** One handling's duration, failed or not. */
+  worked(seconds: number): void;
+  /** A failed key was put back to be retried after a back-off. */
+  retried(): void;
 }
 
 export interface WorkQueueOptions {
   concurrency?: number;
   backoff?: Backoff;
   onError?: (key: string, err: unknown, failures: number) => void;
+  observer?: WorkQueueObserver;
 }
 
 export class KeyedWorkQueue<T> {
@@ -72,6 +87,7 @@ export class KeyedWorkQueue<T> {
   async stop(): Promise<void> {
     this.stopped = true;
     this.ready.length = 0;
+    this.options.observer?.depth(0);
     for (const state of this.keys.values()) if (state.retry) clearTimeout(state.retry);
     await this.idle();
     this.keys.clear();
@@ -89,13 +105,21 @@ export class KeyedWorkQueue<T> {
   }
 
   private enqueue(key: string): void {
-    if (!this.ready.includes(key)) this.ready.push(key);
+    if (!this.ready.includes(key)) this.markReady(key);
     this.pump();
+  }
+
+  private markReady(key: string): void {
+    const state = this.keys.get(key);
+    if (state && state.queuedAt === undefined) state.queuedAt = performance.now();
+    this.ready.push(key);
+    this.options.observer?.depth(this.ready.length);
   }
 
   private pump(): void {
     while (!this.stopped && this.active < this.concurrency && this.ready.length > 0) {
       const key = this.ready.shift()!;
+      this.options.observer?.depth(this.ready.length);
       const state = this.keys.get(key);
       if (!state || state.running || !state.dirty) continue;
       void this.run(key, state);
@@ -107,6 +131,9 @@ export class KeyedWorkQueue<T> {
     this.active++;
     state.running = true;
     state.dirty = false;
+    const started = performance.now();
+    if (state.queuedAt !== undefined) this.options.observer?.waited((started - state.queuedAt) / 1000);
+    state.queuedAt = undefined;
     const item = state.item;
     let failed = false;
     try {
@@ -119,6 +146,7 @@ export class KeyedWorkQueue<T> {
     } finally {
       state.running = false;
       this.active--;
+      this.options.observer?.worked((performance.now() - started) / 1000);
     }
     if (this.keys.get(key) !== state || this.stopped) {
       this.pump();
@@ -126,6 +154,7 @@ export class KeyedWorkQueue<T> {
     }
     if (failed) {
       state.dirty = true;
+      this.options.observer?.retried();
       state.retry = setTimeout(
         () => {
           state.retry = undefined;
@@ -135,7 +164,7 @@ export class KeyedWorkQueue<T> {
       );
       state.retry.unref();
     } else if (state.dirty) {
-      this.ready.push(key);
+      this.markReady(key);
     }
     this.pump();
   }

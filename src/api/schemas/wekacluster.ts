@@ -13,6 +13,7 @@ import {
   portSchema,
   resourceSchema,
 } from './common.js';
+import { storageClassDeviceSetsSchema } from './device-sets.js';
 
 export const WEKA_CLUSTER_KIND = 'WekaCluster';
 export const WEKA_CLUSTER_PLURAL = 'wekaclusters';
@@ -127,6 +128,7 @@ export const WekaClusterSpecSchema = Type.Object(
       ),
     ),
     ports: Type.Optional(ClusterPortsSpecSchema),
+    storageClassDeviceSets: Type.Optional(storageClassDeviceSetsSchema),
   },
   { description: 'Desired state of the Weka cluster.' },
 );

@@ -13,10 +13,11 @@ import {
   type CustomResourceDefinition,
   type JsonSchemaProps,
 } from '../../../src/api/index.js';
+import { CHART_CRD_TEMPLATE_DIR, renderChartCrdTemplate } from '../../../crds/chart-templates.js';
 import { CREATE_VIOLATIONS, UPDATE_VIOLATIONS } from './rule-violations.js';
 
 const CRD_DIR = fileURLToPath(new URL('../../../crds/', import.meta.url));
-const CHART_CRD_DIR = fileURLToPath(new URL('../../../deploy/helm/weka-drives-operator/crds/', import.meta.url));
+const CHART_CRD_DIR = fileURLToPath(new URL(`../../../${CHART_CRD_TEMPLATE_DIR}/`, import.meta.url));
 const files = buildCrdFiles();
 const crdOf = (kind: string): CustomResourceDefinition => {
   const file = files.find((f) => f.crd.spec.names.kind === kind);
@@ -70,10 +71,10 @@ describe('generated CRDs', () => {
     }
   });
 
-  it("match the Helm chart's copies in deploy/helm/weka-drives-operator/crds byte for byte", () => {
+  it("match the Helm chart's templated copies in templates/crds byte for byte", () => {
     expect(readdirSync(CHART_CRD_DIR).sort()).toEqual(files.map((f) => f.fileName).sort());
     for (const { fileName, crd } of files) {
-      expect(readFileSync(`${CHART_CRD_DIR}${fileName}`, 'utf8'), fileName).toBe(renderCrdYaml(crd));
+      expect(readFileSync(`${CHART_CRD_DIR}${fileName}`, 'utf8'), fileName).toBe(renderChartCrdTemplate(crd));
     }
   });
 
@@ -146,13 +147,15 @@ describe('generated CRDs', () => {
     expect(mode.enum).toEqual(expect.arrayContaining(['drive', 'ssdproxy', 'compute', 'client', 's3']));
   });
 
-  it('show mode, node, cluster, phase, capacity, virtual drives and age for wekacontainers', () => {
+  it('show mode, node, cluster, phase, readiness and the reason holding it back, capacity, virtual drives and age for wekacontainers', () => {
     const columns = crdOf('WekaContainer').spec.versions[0]?.additionalPrinterColumns ?? [];
     expect(columns.map((c) => [c.name, c.jsonPath])).toEqual([
       ['Mode', '.spec.mode'],
       ['Node', '.spec.nodeName'],
       ['Cluster', '.spec.cluster'],
       ['Phase', '.status.phase'],
+      ['Ready', '.status.conditions[?(@.type=="Ready")].status'],
+      ['Reason', '.status.conditions[?(@.status=="False")].reason'],
       ['Capacity GiB', '.spec.containerCapacity'],
       ['Drive GiB', '.spec.driveCapacity'],
       ['Drives', '.spec.numDrives'],
@@ -161,10 +164,12 @@ describe('generated CRDs', () => {
     ]);
   });
 
-  it('show phase, drive containers, the port range as first-last, and age for wekaclusters', () => {
+  it('show phase, readiness and the reason holding it back, drive containers, the port range as first-last, and age for wekaclusters', () => {
     const columns = crdOf('WekaCluster').spec.versions[0]?.additionalPrinterColumns ?? [];
     expect(columns.map((c) => [c.name, c.jsonPath, c.priority ?? 0])).toEqual([
       ['Phase', '.status.phase', 0],
+      ['Ready', '.status.conditions[?(@.type=="Ready")].status', 0],
+      ['Reason', '.status.conditions[?(@.status=="False")].reason', 0],
       ['Drive Containers', '.spec.dynamicTemplate.driveContainers', 0],
       ['Ports', '.status.ports.range', 0],
       ['GUID', '.status.clusterGUID', 1],
@@ -176,7 +181,9 @@ describe('generated CRDs', () => {
     for (const kind of KINDS) {
       for (const column of crdOf(kind).spec.versions[0]?.additionalPrinterColumns ?? []) {
         if (column.jsonPath.startsWith('.metadata.')) continue;
-        expect(() => at(kind, column.jsonPath.slice(1)), `${kind} ${column.name}`).not.toThrow();
+        // A filter ([?(@.type=="Ready")]) picks items of the array it follows.
+        const path = column.jsonPath.slice(1).replace(/\[\?\(@\.(\w+)==".*?"\)\]/g, '.[]');
+        expect(() => at(kind, path), `${kind} ${column.name}`).not.toThrow();
       }
     }
   });

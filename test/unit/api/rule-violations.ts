@@ -4,6 +4,7 @@
 import {
   API_GROUP_VERSION,
   CAPACITY_RULES,
+  DEVICE_SET_RULES,
   DRIVE_TYPES_RATIO_RULES,
   DYNAMIC_TEMPLATE_CHANGE_RULES,
   WEKA_CLUSTER_KIND,
@@ -270,4 +271,98 @@ UPDATE_VIOLATIONS.push(
     subresource: 'main' as const,
     change: { dynamicTemplate: { driveContainers: 3, ...template, ...change } },
   })),
+);
+
+/** A device set that every rule accepts; each case below breaks one rule. */
+function deviceSet(extra: Fields = {}): Fields {
+  return {
+    name: 'fast',
+    count: 2,
+    config: { driveType: 'TLC' },
+    volumeClaimTemplates: [
+      { spec: { storageClassName: 'local-nvme', volumeMode: 'Block', resources: { requests: { storage: '1Ti' } } } },
+    ],
+    ...extra,
+  };
+}
+
+function clusterWithSets(name: string, sets: Fields[]): Manifest {
+  const manifest = cluster(name, { driveCores: 1, containerCapacity: 1000 });
+  return { ...manifest, spec: { ...(manifest['spec'] as Fields), storageClassDeviceSets: sets } };
+}
+
+const affinity = (requirement: Fields): Fields => ({
+  placement: {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [requirement] }] },
+    },
+  },
+});
+
+CREATE_VIOLATIONS.push(
+  ...(
+    [
+      [
+        'a device set placement Exists with values',
+        DEVICE_SET_RULES.requirementValues,
+        affinity({ key: 'zone', operator: 'Exists', values: ['a'] }),
+      ],
+      [
+        'a device set placement In without values',
+        DEVICE_SET_RULES.requirementValues,
+        affinity({ key: 'zone', operator: 'In' }),
+      ],
+      [
+        'a device set placement Gt a word',
+        DEVICE_SET_RULES.requirementInteger,
+        affinity({ key: 'disks', operator: 'Gt', values: ['many'] }),
+      ],
+      ['a device set config key unknown', DEVICE_SET_RULES.configKeys, { config: { driveTyp: 'TLC' } }],
+      ['a device set drive type SLC', DEVICE_SET_RULES.configDriveType, { config: { driveType: 'SLC' } }],
+      [
+        'two unnamed claim templates',
+        DEVICE_SET_RULES.templateNamesUnique,
+        {
+          volumeClaimTemplates: [0, 1].map(() => ({
+            spec: { volumeMode: 'Block', resources: { requests: { storage: '1Ti' } } },
+          })),
+        },
+      ],
+    ] as const
+  ).map(([what, rule, extra], i) => ({
+    what,
+    kind: WEKA_CLUSTER_KIND,
+    rule,
+    manifest: clusterWithSets(`device-set-${i}`, [deviceSet(extra)]),
+  })),
+);
+
+UPDATE_VIOLATIONS.push(
+  ...(
+    [
+      ['a device set of fewer devices', DEVICE_SET_RULES.countGrowOnly, [deviceSet({ count: 1 })]],
+      [
+        'a device set of another class',
+        DEVICE_SET_RULES.setFixed,
+        [
+          deviceSet({
+            volumeClaimTemplates: [
+              { spec: { storageClassName: 'other', volumeMode: 'Block', resources: { requests: { storage: '1Ti' } } } },
+            ],
+          }),
+        ],
+      ],
+      ['a device set removed', DEVICE_SET_RULES.setsKept, [deviceSet({ name: 'other' })]],
+    ] as const
+  ).map(([what, rule, sets], i) => {
+    const manifest = clusterWithSets(`device-set-change-${i}`, [deviceSet()]);
+    return {
+      what,
+      kind: WEKA_CLUSTER_KIND,
+      rule,
+      manifest,
+      subresource: 'main' as const,
+      change: { storageClassDeviceSets: sets },
+    };
+  }),
 );

@@ -5,6 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   EXCLUSIVE_DRIVES_ANNOTATION,
+  WITHHELD_DRIVES_ANNOTATION,
   EXCLUSIVE_DRIVES_RESOURCE,
   SHARED_DRIVES_ANNOTATION,
 } from '../../../src/annotations/index.js';
@@ -172,6 +173,7 @@ describe('the node policy', () => {
       SHARED_DRIVES_ANNOTATION,
       ALLOCATIONS_ANNOTATION,
       EXCLUSIVE_DRIVES_ANNOTATION,
+      WITHHELD_DRIVES_ANNOTATION,
     ]);
     expect(literal(policy, 'ownedResources')).toEqual([
       SHARED_DRIVES_CAPACITY_TLC,

@@ -8,6 +8,7 @@ import {
   HELM_BUILD_TIMEOUT_MS,
   helmBinary,
   onlyOne,
+  operatorClusterRole,
   renderChart,
   type Manifest,
 } from '../../support/helm-chart.js';
@@ -33,6 +34,13 @@ const EXPECTED: Record<string, string[]> = {
   nodes: ['get', 'list', 'patch'],
   'nodes/status': ['patch'],
   events: ['create'],
+  'storage.k8s.io/storageclasses': ['get'],
+};
+
+/** What the chart's Role grants, in the operator's namespace only. */
+const EXPECTED_IN_NAMESPACE: Record<string, string[]> = {
+  pods: ['list'],
+  persistentvolumeclaims: ['create', 'delete', 'get', 'list', 'patch'],
 };
 
 /** Every (group, resource) a rule grants, with its verbs merged across rules. */
@@ -59,11 +67,11 @@ const rulesOf = (m: Manifest) => (m as unknown as { rules: PolicyRule[] }).rules
 
 describe("the chart's ClusterRole", () => {
   it('grants exactly the permissions the operator uses', () => {
-    expect(grants(rulesOf(onlyOne(manifests, 'ClusterRole')))).toEqual(EXPECTED);
+    expect(grants(rulesOf(operatorClusterRole(manifests)))).toEqual(EXPECTED);
   });
 
   it('has no wildcard, no resourceNames and no non-resource URLs', () => {
-    for (const rule of rulesOf(onlyOne(manifests, 'ClusterRole'))) {
+    for (const rule of rulesOf(operatorClusterRole(manifests))) {
       expect([...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs]).not.toContain('*');
       expect(rule.resourceNames).toBeUndefined();
       expect(rule.nonResourceURLs).toBeUndefined();
@@ -71,7 +79,7 @@ describe("the chart's ClusterRole", () => {
   });
 
   it("is bound to the chart's ServiceAccount, which the Deployment runs as", () => {
-    const role = onlyOne(manifests, 'ClusterRole');
+    const role = operatorClusterRole(manifests);
     const binding = onlyOne(manifests, 'ClusterRoleBinding') as unknown as {
       roleRef: { kind: string; name: string };
       subjects: Array<{ kind: string; name: string; namespace: string }>;
@@ -92,11 +100,83 @@ describe("the chart's ClusterRole", () => {
     expect(deployment.spec.template.spec.serviceAccountName).toBe(account.metadata.name);
   });
 
-  it('is left out with rbac.create=false', async () => {
-    const kinds = (await renderChart({ values: { rbac: { create: false } } })).map((m) => m.kind);
-    expect(kinds).not.toContain('ClusterRole');
+  it("grants listing pods and managing claims only in the operator's namespace, through a Role", () => {
+    const role = onlyOne(manifests, 'Role');
+    const binding = onlyOne(manifests, 'RoleBinding') as unknown as {
+      metadata: { namespace: string };
+      roleRef: { kind: string; name: string };
+      subjects: Array<{ kind: string; name: string; namespace: string }>;
+    };
+    expect(grants(rulesOf(role))).toEqual(EXPECTED_IN_NAMESPACE);
+    expect(role.metadata.namespace).toBe('weka-system');
+    expect(binding.metadata.namespace).toBe('weka-system');
+    expect(binding.roleRef).toMatchObject({ kind: 'Role', name: role.metadata.name });
+    expect(binding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: onlyOne(manifests, 'ServiceAccount').metadata.name, namespace: 'weka-system' },
+    ]);
+  });
+
+  it('is left out with rbac.create=false, and the roles for people stay', async () => {
+    const rendered = await renderChart({ values: { rbac: { create: false } } });
+    const kinds = rendered.map((m) => m.kind);
     expect(kinds).not.toContain('ClusterRoleBinding');
+    expect(kinds).not.toContain('Role');
     expect(kinds).toContain('Deployment');
+    expect(rendered.filter((m) => m.kind === 'ClusterRole').map((m) => m.metadata.name)).toEqual([
+      'weka-weka-drives-operator-view',
+      'weka-weka-drives-operator-edit',
+    ]);
+  });
+});
+
+/** The kinds the operator serves (src/api), as their plural resources. */
+const OPERATOR_RESOURCES = ['wekaclusters', 'wekacontainers', 'wekamanualoperations'];
+const AGGREGATE = 'rbac.authorization.k8s.io/aggregate-to-';
+
+describe("the chart's ClusterRoles for people", () => {
+  const named = (suffix: string) => {
+    const role = manifests.find(
+      (m) => m.kind === 'ClusterRole' && m.metadata.name === `weka-weka-drives-operator-${suffix}`,
+    );
+    if (!role) throw new Error(`no ClusterRole weka-weka-drives-operator-${suffix}`);
+    return role;
+  };
+  const aggregatedInto = (role: Manifest) =>
+    Object.entries(role.metadata.labels ?? {})
+      .filter(([key, value]) => key.startsWith(AGGREGATE) && value === 'true')
+      .map(([key]) => key.slice(AGGREGATE.length))
+      .sort();
+
+  it('let the built-in view role get, list and watch every kind the operator serves', () => {
+    const view = named('view');
+    expect(aggregatedInto(view)).toEqual(['view']);
+    expect(grants(rulesOf(view))).toEqual(
+      Object.fromEntries(OPERATOR_RESOURCES.map((r) => [`weka.weka.io/${r}`, ['get', 'list', 'watch']])),
+    );
+  });
+
+  it('let the built-in edit and admin roles create, update, patch and delete them, but not their status', () => {
+    const edit = named('edit');
+    expect(aggregatedInto(edit)).toEqual(['admin', 'edit']);
+    expect(grants(rulesOf(edit))).toEqual(
+      Object.fromEntries(OPERATOR_RESOURCES.map((r) => [`weka.weka.io/${r}`, ['create', 'delete', 'patch', 'update']])),
+    );
+  });
+
+  it('cover every CRD the chart installs', () => {
+    const crds = manifests
+      .filter((m) => m.kind === 'CustomResourceDefinition')
+      .map((m) => (m as unknown as { spec: { group: string; names: { plural: string } } }).spec);
+    expect(crds.map((c) => `${c.group}/${c.names.plural}`).sort()).toEqual(
+      Object.keys(grants(rulesOf(named('view')))).sort(),
+    );
+  });
+
+  it('are left out with rbac.aggregatedRoles=false', async () => {
+    const rendered = await renderChart({ values: { rbac: { aggregatedRoles: false } } });
+    expect(rendered.filter((m) => m.kind === 'ClusterRole').map((m) => m.metadata.name)).toEqual([
+      'weka-weka-drives-operator',
+    ]);
   });
 });
 

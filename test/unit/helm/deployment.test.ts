@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseOperatorConfig, type OperatorConfig } from '../../../src/settings/operator-config.js';
+import { temporalTarget } from '../../../deploy/operator/temporal-connection.js';
 import {
   HELM_BUILD_TIMEOUT_MS,
   helmBinary,
@@ -135,7 +136,6 @@ describe("the chart's operator settings", () => {
       },
       logLevel: 'info',
       taskQueue: 'weka-drives',
-      temporalNamespace: 'default',
       operatorNamespace: 'weka-system',
       proxyImage: 'quay.io/weka.io/weka-in-container:4.4.10.183',
       allowedImages: ['quay.io/weka.io/weka-in-container'],
@@ -159,10 +159,13 @@ describe("the chart's operator settings", () => {
       allowedImages: ['quay.io/weka.io/weka-in-container', 'registry.example/weka-in-container'],
       run: { watcher: false },
     };
-    const config = parsedConfig((await deployment({ values })).c);
-    expect(config).toMatchObject({
-      temporalAddress: 'temporal.example:7233',
-      temporalNamespace: 'weka-prod',
+    const { c } = await deployment({ values });
+    const temporal = temporalTarget({ TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml', ...envOf(c) });
+    expect(temporal.ok && { address: temporal.target.address, namespace: temporal.target.namespace }).toEqual({
+      address: 'temporal.example:7233',
+      namespace: 'weka-prod',
+    });
+    expect(parsedConfig(c)).toMatchObject({
       taskQueue: 'weka-drives-blue',
       settings: {
         driveTypesRatio: { tlc: 3, qlc: 0 },
@@ -178,28 +181,23 @@ describe("the chart's operator settings", () => {
     });
   });
 
-  it('mount the Temporal TLS Secret and point the operator at its files', async () => {
-    const { d, c } = await deployment({
-      values: { temporal: { tls: { existingSecret: 'temporal-mtls', serverName: 'temporal.internal' } } },
-    });
-    const config = parsedConfig(c);
-    const mount = c.volumeMounts.find((m) => m.name === 'temporal-tls');
-    expect(mount?.readOnly).toBe(true);
-    expect(config.temporalTlsCertPath).toBe(`${mount?.mountPath}/tls.crt`);
-    expect(config.temporalTlsKeyPath).toBe(`${mount?.mountPath}/tls.key`);
-    expect(config.temporalTlsCaPath).toBe(`${mount?.mountPath}/ca.crt`);
-    expect(config.temporalTlsServerName).toBe('temporal.internal');
-    const volume = d.spec.template.spec.volumes.find((v) => v.name === 'temporal-tls');
-    expect(volume?.secret?.secretName).toBe('temporal-mtls');
-    expect(volume?.secret?.items?.map((i) => i.key)).toEqual(['tls.crt', 'tls.key', 'ca.crt']);
-  });
-
-  it('leave out the CA file when the server has a publicly signed certificate', async () => {
-    const { d, c } = await deployment({ values: { temporal: { tls: { existingSecret: 'cloud-mtls', caKey: '' } } } });
-    expect(parsedConfig(c).temporalTlsCaPath).toBeUndefined();
-    expect(
-      d.spec.template.spec.volumes.find((v) => v.name === 'temporal-tls')?.secret?.items?.map((i) => i.key),
-    ).toEqual(['tls.crt', 'tls.key']);
+  it('cover every environment variable the operator reads', async () => {
+    const source = readFileSync(
+      fileURLToPath(new URL('../../../src/settings/operator-config.ts', import.meta.url)),
+      'utf8',
+    );
+    // TEMPORAL_* are Temporal's standard variables (@temporalio/envconfig), checked above.
+    const read = new Set(
+      [...source.matchAll(/\b(?:text|optional|integer|bool)\('([A-Z][A-Z0-9_]+)'/g)]
+        .map((m) => m[1]!)
+        .filter((name) => !name.startsWith('TEMPORAL_')),
+    );
+    expect(read.size).toBeGreaterThan(10);
+    const everything = {
+      temporal: { tls: { existingSecret: 'tls', serverName: 'x' }, apiKey: { existingSecret: 'key' } },
+    };
+    const set = Object.keys(envOf((await deployment({ values: everything })).c));
+    expect([...read].filter((name) => !set.includes(name))).toEqual([]);
   });
 
   it('refuse a client certificate without its key', async () => {
@@ -216,23 +214,198 @@ describe("the chart's operator settings", () => {
       name: 'TEMPORAL_API_KEY',
       valueFrom: { secretKeyRef: { name: 'temporal-cloud', key: 'token' } },
     });
-    expect(parsedConfig(c).temporalApiKey).toBe('<secret temporal-cloud/token>');
+  });
+});
+
+/** Temporal's standard client variables, as @temporalio/envconfig reads them. */
+const TEMPORAL_ENVCONFIG_VARIABLES = [
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_NAMESPACE',
+  'TEMPORAL_API_KEY',
+  'TEMPORAL_TLS',
+  'TEMPORAL_TLS_CLIENT_CERT_PATH',
+  'TEMPORAL_TLS_CLIENT_KEY_PATH',
+  'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+  'TEMPORAL_TLS_SERVER_NAME',
+];
+const TLS_DIR = '/etc/weka-drives/temporal-tls';
+
+/** The container's TEMPORAL_* variables. */
+async function temporalEnv(temporal: Record<string, unknown>): Promise<Record<string, string>> {
+  const env = envOf((await deployment({ values: { temporal } })).c);
+  return Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith('TEMPORAL_')));
+}
+
+describe("the chart's Temporal connection", () => {
+  const plain = { TEMPORAL_ADDRESS: 'temporal-frontend.temporal.svc:7233', TEMPORAL_NAMESPACE: 'default' };
+  it.each([
+    ['plain gRPC by default', {}, plain],
+    [
+      'TLS against the system CAs with tls.enabled alone',
+      { tls: { enabled: true } },
+      { ...plain, TEMPORAL_TLS: 'true' },
+    ],
+    [
+      'mutual TLS with the client pair and the CA from the Secret',
+      { tls: { existingSecret: 'temporal-mtls' } },
+      {
+        ...plain,
+        TEMPORAL_TLS: 'true',
+        TEMPORAL_TLS_CLIENT_CERT_PATH: `${TLS_DIR}/tls.crt`,
+        TEMPORAL_TLS_CLIENT_KEY_PATH: `${TLS_DIR}/tls.key`,
+        TEMPORAL_TLS_SERVER_CA_CERT_PATH: `${TLS_DIR}/ca.crt`,
+      },
+    ],
+    [
+      'server-only TLS with a CA',
+      { tls: { existingSecret: 'temporal-ca', certKey: '', keyKey: '' } },
+      { ...plain, TEMPORAL_TLS: 'true', TEMPORAL_TLS_SERVER_CA_CERT_PATH: `${TLS_DIR}/ca.crt` },
+    ],
+    [
+      'mutual TLS against a publicly signed server (no CA)',
+      { tls: { existingSecret: 'cloud-mtls', caKey: '' } },
+      {
+        ...plain,
+        TEMPORAL_TLS: 'true',
+        TEMPORAL_TLS_CLIENT_CERT_PATH: `${TLS_DIR}/tls.crt`,
+        TEMPORAL_TLS_CLIENT_KEY_PATH: `${TLS_DIR}/tls.key`,
+      },
+    ],
+    [
+      'TLS with a server name alone',
+      { tls: { serverName: 'temporal.internal' } },
+      { ...plain, TEMPORAL_TLS: 'true', TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' },
+    ],
+    [
+      'TLS with an API key',
+      { address: 'us-east-1.aws.api.temporal.io:7233', namespace: 'weka.a1b2c', apiKey: { existingSecret: 'cloud' } },
+      {
+        TEMPORAL_ADDRESS: 'us-east-1.aws.api.temporal.io:7233',
+        TEMPORAL_NAMESPACE: 'weka.a1b2c',
+        TEMPORAL_TLS: 'true',
+        TEMPORAL_API_KEY: '<secret cloud/api-key>',
+      },
+    ],
+  ])('%s', async (_name, temporal, expected) => {
+    expect(await temporalEnv(temporal)).toEqual(expected);
   });
 
-  it('cover every environment variable the operator reads', async () => {
-    const source = readFileSync(
-      fileURLToPath(new URL('../../../src/settings/operator-config.ts', import.meta.url)),
-      'utf8',
-    );
-    const read = new Set(
-      [...source.matchAll(/\b(?:text|optional|integer|bool)\('([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1]!),
-    );
-    expect(read.size).toBeGreaterThan(10);
+  it('are read by the operator as the connection they describe', async () => {
+    const cases: Array<[Record<string, unknown>, boolean]> = [
+      [{}, false],
+      [{ tls: { enabled: true } }, true],
+      [{ tls: { serverName: 'temporal.internal' } }, true],
+      [{ apiKey: { existingSecret: 'cloud' } }, true],
+    ];
+    for (const [temporal, tls] of cases) {
+      const result = temporalTarget({
+        TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml',
+        ...(await temporalEnv(temporal)),
+      });
+      expect(result.ok && result.target.tls, JSON.stringify(temporal)).toBe(tls);
+    }
+  });
+
+  it("set only Temporal's standard variables", async () => {
     const everything = {
-      temporal: { tls: { existingSecret: 'tls', serverName: 'x' }, apiKey: { existingSecret: 'key' } },
+      tls: { enabled: true, existingSecret: 'tls', serverName: 'x' },
+      apiKey: { existingSecret: 'key' },
     };
-    const set = Object.keys(envOf((await deployment({ values: everything })).c));
-    expect([...read].filter((name) => !set.includes(name))).toEqual([]);
+    expect(Object.keys(await temporalEnv(everything)).sort()).toEqual([...TEMPORAL_ENVCONFIG_VARIABLES].sort());
+  });
+
+  it('mount the TLS Secret read-only, with only the keys it names, where the paths point', async () => {
+    const { d, c } = await deployment({ values: { temporal: { tls: { existingSecret: 'cloud-mtls', caKey: '' } } } });
+    expect(c.volumeMounts.find((m) => m.name === 'temporal-tls')).toEqual({
+      name: 'temporal-tls',
+      mountPath: TLS_DIR,
+      readOnly: true,
+    });
+    const volume = d.spec.template.spec.volumes.find((v) => v.name === 'temporal-tls');
+    expect(volume?.secret?.secretName).toBe('cloud-mtls');
+    expect(volume?.secret?.items?.map((i) => i.key)).toEqual(['tls.crt', 'tls.key']);
+  });
+});
+
+interface PodSpecExtras {
+  spec: {
+    template: {
+      spec: {
+        priorityClassName?: string;
+        topologySpreadConstraints?: Array<Record<string, unknown>>;
+      };
+      metadata: { labels: Record<string, string> };
+    };
+    selector: { matchLabels: Record<string, string> };
+  };
+}
+const podSpec = async (o: RenderOptions = {}) =>
+  (onlyOne(await renderChart(o), 'Deployment') as unknown as PodSpecExtras).spec;
+const budgets = async (o: RenderOptions = {}) =>
+  (await renderChart(o)).filter((m) => m.kind === 'PodDisruptionBudget') as unknown as Array<{
+    metadata: { namespace: string };
+    spec: {
+      maxUnavailable?: number | string;
+      minAvailable?: unknown;
+      selector: { matchLabels: Record<string, string> };
+    };
+  }>;
+
+describe("the chart's scheduling and disruption settings", () => {
+  it("let voluntary evictions take one operator pod at a time, selecting the Deployment's pods", async () => {
+    const [budget, ...more] = await budgets({ namespace: 'weka-system' });
+    expect(more).toEqual([]);
+    expect(budget?.metadata.namespace).toBe('weka-system');
+    expect(budget?.spec.maxUnavailable).toBe(1);
+    expect(budget?.spec.minAvailable).toBeUndefined();
+    expect(budget?.spec.selector.matchLabels).toEqual((await podSpec()).selector.matchLabels);
+  });
+
+  it.each([
+    ['one replica, where it would block every node drain', { replicas: 1 }],
+    ['podDisruptionBudget.enabled=false', { podDisruptionBudget: { enabled: false } }],
+  ])('render no PodDisruptionBudget with %s', async (_name, values) => {
+    expect(await budgets({ values })).toEqual([]);
+  });
+
+  it('take maxUnavailable as a percentage too', async () => {
+    const [budget] = await budgets({ values: { replicas: 4, podDisruptionBudget: { maxUnavailable: '25%' } } });
+    expect(budget?.spec.maxUnavailable).toBe('25%');
+  });
+
+  it("spread the replicas over nodes when they can, by the pods' own labels", async () => {
+    const spec = await podSpec();
+    expect(spec.template.spec.topologySpreadConstraints).toEqual([
+      {
+        maxSkew: 1,
+        topologyKey: 'kubernetes.io/hostname',
+        whenUnsatisfiable: 'ScheduleAnyway',
+        labelSelector: { matchLabels: spec.selector.matchLabels },
+      },
+    ]);
+    expect(spec.template.metadata.labels).toMatchObject(spec.selector.matchLabels);
+  });
+
+  it('take spread constraints from the values, keeping a given labelSelector, and none with []', async () => {
+    const zones = {
+      maxSkew: 2,
+      topologyKey: 'topology.kubernetes.io/zone',
+      whenUnsatisfiable: 'DoNotSchedule',
+      labelSelector: { matchLabels: { team: 'storage' } },
+    };
+    expect(
+      (await podSpec({ values: { topologySpreadConstraints: [zones] } })).template.spec.topologySpreadConstraints,
+    ).toEqual([zones]);
+    expect(
+      (await podSpec({ values: { topologySpreadConstraints: [] } })).template.spec.topologySpreadConstraints,
+    ).toBeUndefined();
+  });
+
+  it("set the pods' priority class only when one is given", async () => {
+    expect((await podSpec()).template.spec.priorityClassName).toBeUndefined();
+    expect(
+      (await podSpec({ values: { priorityClassName: 'system-cluster-critical' } })).template.spec.priorityClassName,
+    ).toBe('system-cluster-critical');
   });
 });
 

@@ -1,6 +1,8 @@
 // What to do about the pod that should run under a name, from its phase and deletionTimestamp.
 import { describe, expect, it } from 'vitest';
 import {
+  CONTAINER_NAME_LABEL,
+  CONTAINER_NAMESPACE_LABEL,
   decidePod,
   describePod,
   nodeOwner,
@@ -11,6 +13,7 @@ import {
 } from '../../../src/lifecycle/pods.js';
 
 const DELETING = '2026-01-01T00:00:00Z';
+const PROXY_POD = { name: 'p', namespace: 'ops', node: 'n', image: 'i', role: 'drive' } as const;
 
 describe('decidePod', () => {
   it('creates a missing pod', () => {
@@ -90,6 +93,22 @@ describe('wekaPod', () => {
       { name: 'AGENT_PORT', value: '35303' },
     ]);
     expect(wekaPod(input).spec.containers[0]).not.toHaveProperty('env');
+  });
+
+  it('names its WekaContainer in labels, so kubectl can select the pods of a container or a namespace', () => {
+    const pod = wekaPod({ ...PROXY_POD, owner: 'tenant-a/drive-0' });
+    expect(pod.metadata.labels).toMatchObject({
+      [CONTAINER_NAME_LABEL]: 'drive-0',
+      [CONTAINER_NAMESPACE_LABEL]: 'tenant-a',
+    });
+  });
+
+  it('leaves out a name too long for a label value; the annotation still names it', () => {
+    const long = `drive-${'x'.repeat(80)}`;
+    const pod = wekaPod({ ...PROXY_POD, owner: `tenant-a/${long}` });
+    expect(pod.metadata.labels).not.toHaveProperty(CONTAINER_NAME_LABEL);
+    expect(pod.metadata.labels[CONTAINER_NAMESPACE_LABEL]).toBe('tenant-a');
+    expect(pod.metadata.annotations?.['weka.weka.io/container']).toBe(`tenant-a/${long}`);
   });
 });
 

@@ -1,10 +1,12 @@
 // The sandbox's progress view: phases counted, and per node the GiB given out per drive type.
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import {
   nodeUsage,
   phaseCounts,
   renderSnapshot,
   templateCapacity,
+  ViewPrinter,
+  type SandboxSnapshot,
   type ViewContainer,
   type ViewNode,
 } from '../../../deploy/local/sandbox-view.js';
@@ -109,4 +111,82 @@ describe('sandbox view', () => {
     [{ numDrives: 4 }, '4 whole drives each'],
     [undefined, undefined],
   ])('shows a template %j as %s', (template, text) => expect(templateCapacity(template)).toBe(text));
+});
+
+describe('sandbox view printer', () => {
+  const snapshot = (elapsedMs: number, phase = 'Signing'): SandboxSnapshot => ({
+    clusters: [{ namespace: 'a', name: 'tenant-a', phase: 'Forming', driveContainers: 3 }],
+    containers: containers.map((c, i) => (i === 1 ? { ...c, phase } : c)),
+    nodes: [node],
+    elapsedMs,
+    stage: 'sign-drives shared Done, exclusive Done',
+  });
+  let written: string[];
+  beforeEach(() => {
+    written = [];
+  });
+  const printer = (terminal: boolean) =>
+    new ViewPrinter({
+      terminal,
+      header: 'Where to look:\n  Temporal UI:  http://127.0.0.1:1\n',
+      write: (t) => written.push(t),
+    });
+
+  describe('in a log', () => {
+    it('prints a change once, and nothing more while only time passes', () => {
+      const view = printer(false);
+      view.show(snapshot(1_000), 1_000);
+      for (let t = 2_000; t < 31_000; t += 1_000) view.show(snapshot(t), t);
+      expect(written).toEqual([`${renderSnapshot(snapshot(1_000))}\n\n`]);
+    });
+
+    it('prints the next change in full, with its time', () => {
+      const view = printer(false);
+      view.show(snapshot(1_000), 1_000);
+      view.show(snapshot(2_000), 2_000);
+      view.show(snapshot(3_000, 'Ready'), 3_000);
+      expect(written).toHaveLength(2);
+      expect(written[1]).toBe(`${renderSnapshot(snapshot(3_000, 'Ready'))}\n\n`);
+      expect(written[1]).toContain('(3 s)');
+    });
+
+    it('prints a heartbeat line after 30 s without a change, then again 30 s later', () => {
+      const view = printer(false);
+      view.show(snapshot(1_000), 1_000);
+      view.show(snapshot(30_999), 30_999);
+      expect(written).toHaveLength(1);
+      view.show(snapshot(31_000), 31_000);
+      expect(written[1]).toBe(
+        '… 31 s: no change; 2 of 3 drive containers Ready (sign-drives shared Done, exclusive Done)\n',
+      );
+      view.show(snapshot(45_000), 45_000);
+      view.show(snapshot(61_000), 61_000);
+      expect(written).toHaveLength(3);
+      expect(written[2]).toMatch(/^… 61 s: no change;/);
+    });
+
+    it('counts the heartbeat from the last change', () => {
+      const view = printer(false);
+      view.show(snapshot(1_000), 1_000);
+      view.show(snapshot(20_000, 'Ready'), 20_000);
+      view.show(snapshot(40_000, 'Ready'), 40_000);
+      expect(written).toHaveLength(2);
+      view.show(snapshot(50_000, 'Ready'), 50_000);
+      expect(written[2]).toMatch(/^… 50 s: no change; 3 of 3 drive containers Ready/);
+    });
+  });
+
+  describe('on a terminal', () => {
+    it('redraws the screen with the addresses above the view, every time the view changes', () => {
+      const view = printer(true);
+      view.show(snapshot(1_000), 1_000);
+      view.show(snapshot(1_000), 1_400);
+      view.show(snapshot(2_000), 2_000);
+      expect(written).toHaveLength(2);
+      for (const frame of written) {
+        expect(frame.startsWith('\x1b[H\x1b[2JWhere to look:\n  Temporal UI:  http://127.0.0.1:1\n\n')).toBe(true);
+      }
+      expect(written[1]).toContain('(2 s)');
+    });
+  });
 });

@@ -309,6 +309,13 @@ describe('lifecycleWorkflowOf', () => {
       id: `weka-cluster/${UID}`,
     });
   });
+
+  it('names a sign-drives operation in the WekaOperation search attribute', () => {
+    expect(
+      lifecycleWorkflowOf(container({ kind: 'WekaManualOperation', spec: { action: 'sign-drives' } }))
+        ?.searchAttributes,
+    ).toEqual({ WekaOperation: 'tenant/drive-0' });
+  });
 });
 
 describe('watchedObjectOf', () => {

@@ -9,8 +9,8 @@ async function waitSamples(metrics: OperatorMetrics): Promise<Map<string, { coun
   for (const v of (await metrics.mutexWait.get()).values) {
     const activity = String(v.labels.activity);
     const entry = byActivity.get(activity) ?? { count: 0, sum: 0 };
-    if (v.metricName === 'weka_node_mutex_wait_seconds_count') entry.count = v.value;
-    if (v.metricName === 'weka_node_mutex_wait_seconds_sum') entry.sum = v.value;
+    if (v.metricName === 'weka_drives_node_mutex_wait_seconds_count') entry.count = v.value;
+    if (v.metricName === 'weka_drives_node_mutex_wait_seconds_sum') entry.sum = v.value;
     byActivity.set(activity, entry);
   }
   return byActivity;
@@ -49,7 +49,7 @@ describe('operator metrics instrumentation', () => {
     await expect(failing(stampQueuedAt({ node: 'n1' }, Date.now()))).rejects.toThrow('apiserver down');
     expect((await waitSamples(metrics)).get('ensureProxy')?.count).toBe(1);
     const steps = (await metrics.stepDuration.get()).values.find(
-      (v) => v.metricName === 'weka_workflow_step_duration_seconds_count',
+      (v) => v.metricName === 'weka_drives_workflow_step_duration_seconds_count',
     );
     expect(steps?.labels).toEqual({ activity: 'ensureProxy', result: 'error' });
   });
@@ -72,13 +72,26 @@ describe('operator metrics instrumentation', () => {
     expect(waits?.sum).toBeLessThan(10);
     const counts = Object.fromEntries(
       (await metrics.allocationDuration.get()).values
-        .filter((v) => v.metricName === 'weka_allocation_duration_seconds_count')
+        .filter((v) => v.metricName === 'weka_drives_allocation_duration_seconds_count')
         .map((v) => [String(v.labels.result), v.value]),
     );
     expect(counts).toEqual({ allocated: 2, refused: 1 });
     const step = (await metrics.stepDuration.get()).values.find(
-      (v) => v.metricName === 'weka_workflow_step_duration_seconds_count',
+      (v) => v.metricName === 'weka_drives_workflow_step_duration_seconds_count',
     );
     expect(step?.labels).toEqual({ activity: 'allocateForContainers', result: 'ok' });
+  });
+
+  it('names its version and the Node.js version in weka_drives_build_info', async () => {
+    const metrics = new OperatorMetrics({ processMetrics: false, version: '1.2.3' });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain(`weka_drives_build_info{version="1.2.3",node_version="${process.version}"} 1`);
+  });
+
+  it('exports every metric under the weka_drives_ prefix, apart from the process metrics', async () => {
+    const metrics = new OperatorMetrics({ processMetrics: false });
+    const names = metrics.registry.getMetricsAsArray().map((m) => m.name);
+    expect(names.length).toBeGreaterThan(10);
+    expect(names.filter((n) => !n.startsWith('weka_drives_'))).toEqual([]);
   });
 });

@@ -126,4 +126,46 @@ describe('cliCommandLabel', () => {
     expect(cliCommandLabel(['weka-sign-drive', 'show', '--json', '/dev/nvme0n1'])).toBe('weka-sign-drive show');
     expect(cliCommandLabel(['/usr/bin/weka'])).toBe('unknown');
   });
+
+  it('reports its depth, each wait and handling, and each retry to its observer', async () => {
+    const depths: number[] = [];
+    const waits: number[] = [];
+    const works: number[] = [];
+    let retries = 0;
+    const gate = deferred();
+    let calls = 0;
+    const q = new KeyedWorkQueue<string>(
+      async (key) => {
+        calls++;
+        if (key === 'a') await gate.promise;
+        if (key === 'b' && calls === 2) throw new Error('apiserver down');
+      },
+      {
+        concurrency: 1,
+        backoff: FAST,
+        observer: {
+          depth: (n) => depths.push(n),
+          waited: (s) => waits.push(s),
+          worked: (s) => works.push(s),
+          retried: () => retries++,
+        },
+      },
+    );
+    q.add('a', 'x');
+    q.add('b', 'x');
+    q.add('c', 'x');
+    expect(depths.at(-1)).toBe(2);
+    await new Promise((r) => setTimeout(r, 30));
+    gate.resolve();
+    await q.idle();
+    await new Promise((r) => setTimeout(r, 60));
+    await q.idle();
+    expect(depths.at(-1)).toBe(0);
+    expect(retries).toBe(1);
+    // a, b (failed), c, then b again after its back-off.
+    expect(works).toHaveLength(4);
+    expect(waits).toHaveLength(4);
+    // b waited behind a, which held the only slot for 30 ms.
+    expect(Math.max(...waits)).toBeGreaterThanOrEqual(0.025);
+  });
 });

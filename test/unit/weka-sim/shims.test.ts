@@ -74,6 +74,20 @@ describe('simulator shims', () => {
     expect(odd.stderr).toContain('"/dev/$(id) x"');
   });
 
+  it("pass a pod's device map (WEKA_SIM_DEVICE_MAP) on to the simulator", async () => {
+    const { state, shimDir } = await shimmedNode('/dev/nvme0n1:100:TLC');
+    const argv = ['weka-sign-drive', 'show', '--json', '/dev/weka-set/data'];
+    const mapped = await runShim(
+      shimDir,
+      { WEKA_SIM_STATE: state, WEKA_SIM_DEVICE_MAP: '/dev/weka-set/data=/dev/nvme0n1' },
+      argv,
+    );
+    expect(mapped.exitCode).toBe(0);
+    expect(JSON.parse(mapped.stdout)).toMatchObject({ devicePath: '/dev/nvme0n1', capacityGiB: 100 });
+    const unmapped = await runShim(shimDir, { WEKA_SIM_STATE: state, WEKA_SIM_DEVICE_MAP: undefined }, argv);
+    expect(unmapped.stderr).toMatch(/no such device/);
+  });
+
   it("answer nsenter and lsblk with the node's devices", async () => {
     const { state, shimDir } = await shimmedNode('/dev/nvme0n1:100:TLC:S1');
     expect(SHIMMED_TOOLS).toEqual(['weka-sign-drive', 'weka', 'lsblk', 'nsenter']);
@@ -103,7 +117,7 @@ describe('simulator shims', () => {
     });
     const script = await readFile(join(shimDir, 'weka'), 'utf8');
     expect(script).toContain(
-      `exec '/usr/bin/node' '--import' 'tsx' '/opt/it'\\''s here/main.js' --state "$WEKA_SIM_STATE" -- weka "$@"`,
+      `exec '/usr/bin/node' '--import' 'tsx' '/opt/it'\\''s here/main.js' --state "$WEKA_SIM_STATE" \${WEKA_SIM_DEVICE_MAP:+--device-map "$WEKA_SIM_DEVICE_MAP"} -- weka "$@"`,
     );
     for (const tool of SHIMMED_TOOLS) expect((await stat(join(shimDir, tool))).mode & 0o111).toBe(0o111);
   });

@@ -47,6 +47,7 @@ const REQUIRED = [
   'sign-drives-published-through-mutex',
   'sign-drives-deleted-while-running',
   'cluster-formed-and-deleted',
+  'cluster-device-set-released',
 ];
 
 describe('workflow replay', () => {

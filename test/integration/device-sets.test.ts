@@ -1,0 +1,261 @@
+// Drives from block-mode PVCs (a WekaCluster's storageClassDeviceSets): the operator claims each
+// set's volumes on the nodes the cluster selects, the real PersistentVolume controller binds them to
+// local block volumes once the scheduler has placed their device pods, the devices are signed for
+// the node's ssdproxy inside those pods and shared like local drives; when the cluster goes they
+// are released, but a claim is deleted only once no virtual drive (of any cluster) is left on it.
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SIGNED_UUID_ANNOTATION } from '../../activities/device-sets.js';
+import { createLocalBlockVolumes } from '../../deploy/local/local-volumes.js';
+import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
+import type { Condition } from '../../src/api/index.js';
+import {
+  decodeSharedDrivesAnnotation,
+  SHARED_DRIVES_ANNOTATION,
+  WITHHELD_DRIVES_ANNOTATION,
+} from '../../src/annotations/index.js';
+import { deleteOperation, startSignDrivesOperation, waitFinished } from '../support/manual-operation.js';
+import { CLUSTER_UID_LABEL } from '../../src/lifecycle/device-sets.js';
+import type { ObjectRef } from '../../src/lifecycle/names.js';
+import { clusterWorkflowId, deleteRequestedSignal } from '../../src/protocol.js';
+import { eventually } from '../support/async.js';
+import { POOL_LABEL, readCluster } from '../support/clusters.js';
+import { listContainers, WEKA_API } from '../support/containers.js';
+import { warningEvent } from '../support/events.js';
+import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { startTestOperator, startWekaCluster, type TestOperator } from '../support/operator.js';
+import { showDevice } from '../support/simulator.js';
+import { recordHistory } from '../support/histories.js';
+
+let op: TestOperator;
+beforeAll(async () => {
+  op = await startTestOperator();
+});
+afterAll(async () => {
+  await op?.stop();
+});
+
+const core = () => kubeConfig().makeApiClient(CoreV1Api);
+const TLC_MEMBER = { driveContainers: 1, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } };
+const DISKS: SimulatedDevice[] = [
+  { path: '/dev/nvme4n1', capacityGiB: 2000, type: 'TLC' },
+  { path: '/dev/nvme5n1', capacityGiB: 2000, type: 'TLC' },
+];
+
+/** A node whose disks are local block volumes of a fresh StorageClass, none of them signed. */
+async function nodeWithLocalVolumes(pool: string): Promise<{ node: string; storageClass: string }> {
+  const node = uniqueName('devset');
+  await addNode({ name: node, devices: DISKS, labels: { [POOL_LABEL]: pool } });
+  const storageClass = uniqueName('local-nvme');
+  await createLocalBlockVolumes(
+    kubeConfig(),
+    storageClass,
+    DISKS.map((d) => ({ node, path: d.path, capacityGiB: d.capacityGiB })),
+  );
+  return { node, storageClass };
+}
+
+function deviceSet(name: string, storageClassName: string, storage = '1000Gi', count = 2) {
+  return {
+    name,
+    count,
+    config: { driveType: 'TLC' },
+    volumeClaimTemplates: [{ spec: { storageClassName, volumeMode: 'Block', resources: { requests: { storage } } } }],
+  };
+}
+
+async function claimsOf(uid: string) {
+  return (
+    await core().listNamespacedPersistentVolumeClaim({
+      namespace: op.deps.operatorNamespace,
+      labelSelector: `${CLUSTER_UID_LABEL}=${uid}`,
+    })
+  ).items;
+}
+
+async function podsOf(uid: string) {
+  return (
+    await core().listNamespacedPod({
+      namespace: op.deps.operatorNamespace,
+      labelSelector: `${CLUSTER_UID_LABEL}=${uid}`,
+    })
+  ).items;
+}
+
+async function sharedDrives(node: string) {
+  const text = (await core().readNode({ name: node })).metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '[]';
+  const decoded = decodeSharedDrivesAnnotation(text);
+  if (!decoded.ok) throw new Error(decoded.error.message);
+  return decoded.drives;
+}
+
+async function clusterCondition(ref: ObjectRef, type: string, reason: string, timeoutMs = 120_000): Promise<Condition> {
+  return eventually(
+    `${ref.name}: condition ${type} reason ${reason}`,
+    async () => {
+      const c = (await readCluster(ref.namespace, ref.name))?.status?.conditions?.find((x) => x.type === type);
+      return c?.reason === reason ? c : undefined;
+    },
+    timeoutMs,
+    { progress: async () => JSON.stringify((await readCluster(ref.namespace, ref.name))?.status?.conditions ?? []) },
+  );
+}
+
+/** Deletes the cluster and tells its workflow, as the watcher would. */
+async function deleteCluster(ref: ObjectRef, uid: string): Promise<void> {
+  await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .deleteNamespacedCustomObject({ ...WEKA_API, plural: 'wekaclusters', namespace: ref.namespace, name: ref.name });
+  await op.client.workflow.getHandle(clusterWorkflowId(uid)).signal(deleteRequestedSignal);
+}
+
+const gone = (ref: ObjectRef) => async () => ((await readCluster(ref.namespace, ref.name)) === null ? true : undefined);
+
+describe('device sets', () => {
+  it(
+    'binds the claims on the selected node, signs them in their device pods, shares them, and releases them with the cluster',
+    { timeout: 360_000 },
+    async () => {
+      const pool = uniqueName('pool');
+      const { node, storageClass } = await nodeWithLocalVolumes(pool);
+      const ref = { namespace: await uniqueNamespace('devsets'), name: 'alpha' };
+      const { uid } = await startWekaCluster(op, ref, pool, TLC_MEMBER, {
+        storageClassDeviceSets: [deviceSet('fast', storageClass)],
+      });
+
+      await eventually(
+        'the cluster Ready',
+        async () => ((await readCluster(ref.namespace, ref.name))?.status?.phase === 'Ready' ? true : undefined),
+        240_000,
+      );
+      const ready = await clusterCondition(ref, 'DeviceSetsReady', 'DevicesSigned');
+      expect(ready.status).toBe('True');
+
+      // Bound by the PersistentVolume controller to this node's local volumes, each in a device pod on the node.
+      const claims = await claimsOf(uid);
+      expect(claims).toHaveLength(2);
+      for (const claim of claims) {
+        expect(claim.status?.phase).toBe('Bound');
+        expect(claim.spec?.volumeMode).toBe('Block');
+        expect(claim.metadata?.annotations?.[SIGNED_UUID_ANNOTATION]).toMatch(/^[0-9a-f-]{36}$/);
+      }
+      const pods = await podsOf(uid);
+      expect(pods).toHaveLength(2);
+      for (const pod of pods) {
+        expect(pod.spec?.nodeName).toBe(node);
+        expect(pod.status?.phase).toBe('Running');
+      }
+      const volumes = await Promise.all(claims.map((c) => core().readPersistentVolume({ name: c.spec!.volumeName! })));
+      expect(volumes.map((v) => v.spec?.local?.path).sort()).toEqual(DISKS.map((d) => d.path));
+
+      // Signed for the proxy and shared: the node offers them, and the member's virtual drives are on them.
+      for (const d of DISKS) expect((await showDevice(node, d.path)).signature).toBe('proxy');
+      const shared = await sharedDrives(node);
+      const uuids = claims.map((c) => c.metadata!.annotations![SIGNED_UUID_ANNOTATION]!).sort();
+      expect(shared.map((d) => d.physicalUUID).sort()).toEqual(uuids);
+      const [member] = await listContainers(kubeConfig(), ref.namespace);
+      const carved = member!.status?.allocations?.virtualDrives ?? [];
+      expect(carved.length).toBeGreaterThan(0);
+      for (const vd of carved) expect(uuids).toContain(vd.physicalUUID);
+
+      // A device pod goes (evicted, say) just before the cluster is deleted: its device is read anyway.
+      await core().deleteNamespacedPod({ namespace: op.deps.operatorNamespace, name: pods[0]!.metadata!.name! });
+      await eventually('the device pod gone', async () => ((await podsOf(uid)).length === 1 ? true : undefined));
+      // Deleting the cluster tears the member down, then releases the claims: the node stops offering them.
+      await deleteCluster(ref, uid);
+      await eventually('the cluster gone', gone(ref), 240_000);
+      await recordHistory(clusterWorkflowId(uid), 'cluster-device-set-released');
+      await eventually('its claims and device pods deleted', async () =>
+        (await claimsOf(uid)).length === 0 && (await podsOf(uid)).length === 0 ? true : undefined,
+      );
+      expect(await sharedDrives(node)).toEqual([]);
+
+      // The devices are still signed (the volumes are Retain): a later publish of the node's drives,
+      // here a sign-drives operation naming them, must not offer them again.
+      const sign = { namespace: ref.namespace, name: 'sign-again' };
+      const { uid: signUid } = await startSignDrivesOperation(op, sign, {
+        type: 'device-paths',
+        shared: true,
+        nodeSelector: { [POOL_LABEL]: pool },
+        devicePaths: DISKS.map((d) => d.path),
+      });
+      await waitFinished(sign);
+      expect(await sharedDrives(node)).toEqual([]);
+      const withheld = (await core().readNode({ name: node })).metadata?.annotations?.[WITHHELD_DRIVES_ANNOTATION];
+      expect(JSON.parse(withheld ?? '[]')).toEqual(uuids);
+      await deleteOperation(op, sign, signUid);
+    },
+  );
+
+  it(
+    "keeps a claim while another cluster's virtual drive is on its device, and releases it once that is gone",
+    { timeout: 480_000 },
+    async () => {
+      const pool = uniqueName('pool');
+      const { node, storageClass } = await nodeWithLocalVolumes(pool);
+      const ns = await uniqueNamespace('devsets');
+      const owner = { namespace: ns, name: 'owner' };
+      const tenant = { namespace: ns, name: 'tenant' };
+      const { uid } = await startWekaCluster(op, owner, pool, TLC_MEMBER, {
+        storageClassDeviceSets: [deviceSet('fast', storageClass)],
+      });
+      const { uid: tenantUid } = await startWekaCluster(op, tenant, pool, TLC_MEMBER);
+      for (const ref of [owner, tenant])
+        await eventually(
+          `${ref.name} Ready`,
+          async () => ((await readCluster(ref.namespace, ref.name))?.status?.phase === 'Ready' ? true : undefined),
+          300_000,
+        );
+
+      await deleteCluster(owner, uid);
+      const held = await clusterCondition(owner, 'DeviceSetsReady', 'DevicesInUse', 240_000);
+      expect(held.message).toContain(`node ${node}`);
+      expect(held.message).toMatch(/virtual drives/);
+      expect(await warningEvent(owner, 'DevicesInUse')).toContain('virtual drives');
+      expect(await claimsOf(uid)).toHaveLength(2);
+      expect((await readCluster(ns, 'owner'))?.status?.phase).toBe('Deleting');
+
+      await deleteCluster(tenant, tenantUid);
+      await eventually(
+        'both clusters gone',
+        async () =>
+          (await readCluster(ns, 'owner')) === null && (await readCluster(ns, 'tenant')) === null ? true : undefined,
+        300_000,
+      );
+      await eventually('the claims deleted', async () => ((await claimsOf(uid)).length === 0 ? true : undefined));
+      expect(await sharedDrives(node)).toEqual([]);
+    },
+  );
+
+  it('says on the cluster why a set cannot be claimed: a claim below the smallest virtual drive, a missing StorageClass, a claim that does not bind', async () => {
+    const pool = uniqueName('pool');
+    const { storageClass } = await nodeWithLocalVolumes(pool);
+    const ns = await uniqueNamespace('devsets');
+    const cases = [
+      { name: 'small', set: deviceSet('small', storageClass, '100Gi'), reason: 'ClaimTooSmall', says: '100Gi' },
+      {
+        name: 'nocls',
+        set: deviceSet('nocls', 'no-such-class'),
+        reason: 'StorageClassNotFound',
+        says: 'no-such-class',
+      },
+      // Three devices of 1000 GiB, and the node has two volumes: the third claim does not bind.
+      {
+        name: 'unbound',
+        set: deviceSet('unbound', storageClass, '1000Gi', 3),
+        reason: 'ClaimPending',
+        says: 'not bound',
+      },
+    ];
+    for (const c of cases)
+      await startWekaCluster(op, { namespace: ns, name: c.name }, pool, TLC_MEMBER, {
+        storageClassDeviceSets: [c.set],
+      });
+    for (const c of cases) {
+      const condition = await clusterCondition({ namespace: ns, name: c.name }, 'DeviceSetsReady', c.reason);
+      expect(condition.status).toBe('False');
+      expect(condition.message).toContain(c.says);
+      expect(await warningEvent({ namespace: ns, name: c.name }, c.reason)).toContain(c.says);
+    }
+  }, 240_000);
+});
