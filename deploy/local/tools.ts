@@ -36,19 +36,19 @@ export const CONTROL_PLANE_TOOLS: ToolName[] = [
  * downloads included (the README's "Tool builds" table shows the same figures).
  */
 export const COLD_BUILD_SECONDS: Record<ToolName, number> = {
-  temporal: 241,
-  kwok: 120,
-  etcd: 87,
-  'kube-apiserver': 497,
+  temporal: 152,
+  kwok: 73,
+  etcd: 43,
+  'kube-apiserver': 183,
   'kube-scheduler': 160,
   'kube-controller-manager': 258,
-  helm: 137,
+  helm: 54,
 };
 
 /** The scheduler and the controller manager share most packages with the apiserver: after it, they take this long. */
 export const BUILD_SECONDS_AFTER_APISERVER: Partial<Record<ToolName, number>> = {
-  'kube-scheduler': 48,
-  'kube-controller-manager': 120,
+  'kube-scheduler': 18,
+  'kube-controller-manager': 39,
 };
 
 export interface ToolState {

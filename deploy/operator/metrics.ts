@@ -90,6 +90,12 @@ export class OperatorMetrics {
     registers: [this.registry],
   });
 
+  readonly sdkMetricsLost = new Gauge({
+    name: 'weka_drives_sdk_metrics_lost',
+    help: "1 once the Temporal SDK's metric buffer overflowed: its temporal_* metrics are gone until the operator restarts (raise WEKA_SDK_METRICS_BUFFER_SIZE); 0 otherwise.",
+    registers: [this.registry],
+  });
+
   constructor(options: { processMetrics?: boolean; version?: string } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
     this.buildInfo.set({ version: options.version ?? 'unknown', node_version: process.version }, 1);

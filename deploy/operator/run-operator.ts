@@ -5,14 +5,14 @@
 // in-flight activities get the worker's shutdown grace. main.ts runs it as the image does.
 import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { Client } from '@temporalio/client';
-import { MetricsBuffer, Runtime, type NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import { parseOperatorConfig } from '../../src/settings/operator-config.js';
 import { serveHttp, type HttpEndpoint } from './http.js';
-import { operatorLogger, sdkLogger } from './logging.js';
+import { operatorLogger } from './logging.js';
 import { OperatorMetrics } from './metrics.js';
 import { operatorVersion } from './version.js';
-import { SdkMetrics } from './sdk-metrics.js';
+import { installTemporalRuntime } from './sdk-runtime.js';
 import { startMutexDepthSampler, type MutexDepthSampler } from './mutex-depth.js';
 import { clientConnection, temporalTarget, workerConnection } from './temporal-connection.js';
 import { startWatcher, type RunningWatcher } from './watcher/watcher.js';
@@ -39,7 +39,9 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
   }
   const logger = operatorLogger(config.logLevel);
   const metrics = new OperatorMetrics({ version: operatorVersion() });
-  const sdkMetrics = config.runWorker ? installTemporalRuntime(logger, metrics) : undefined;
+  const sdkMetrics = config.runWorker
+    ? installTemporalRuntime(logger, metrics, config.sdkMetricsBufferSize)
+    : undefined;
 
   // One kept-alive connection pool for every API call (client-node alone opens one per call).
   const kubeConfig = new KeepAliveKubeConfig();
@@ -136,59 +138,15 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
     if (worker?.getState() === 'RUNNING') worker.shutdown();
     await workerRun;
     sdkMetrics?.stop();
-    await nativeConnection?.close();
+    try {
+      await nativeConnection?.close();
+    } catch (err) {
+      if (!sdkMetrics?.explainsCloseFailure()) throw err;
+      logger.warn({ err }, "the Temporal SDK's runtime did not shut down cleanly after its metrics were lost");
+    }
     await connection.close();
     await http?.close();
     logger.info('stopped');
     process.exit(0);
   }
-}
-
-/**
- * The Temporal SDK's runtime, installed before its first connection: its logs (Core's, the
- * worker's and the workflows' own) go through pino, and its metrics into a buffer drained into
- * the operator's registry at every scrape (and every 10 s, so the buffer never fills between
- * scrapes). The process handles SIGTERM and SIGINT itself, watcher first, so the runtime reacts to
- * no signal. The native runtime exists only from the first connection (bundling the workflows at
- * start can take longer than a drain period) until the last one closes: draining outside that
- * window throws, so the drain runs only between start() and stop(), and a failed drain is logged,
- * never fatal.
- */
-function installTemporalRuntime(
-  logger: ReturnType<typeof operatorLogger>,
-  metrics: OperatorMetrics,
-): { start(): void; stop(): void; drain(): void } {
-  const buffer = new MetricsBuffer({ useSecondsForDurations: true });
-  Runtime.install({
-    logger: sdkLogger(logger.child({ component: 'temporal-sdk' })),
-    telemetryOptions: {
-      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
-      metrics: { buffer },
-    },
-    shutdownSignals: [],
-  });
-  const sdk = new SdkMetrics(metrics.registry);
-  let live = false;
-  let warned = false;
-  const drain = () => {
-    if (!live) return;
-    try {
-      sdk.apply(buffer.retrieveUpdates());
-    } catch (err) {
-      if (!warned) logger.warn({ err }, "could not read the Temporal SDK's metrics");
-      warned = true;
-    }
-  };
-  let timer: NodeJS.Timeout | undefined;
-  return {
-    start() {
-      live = true;
-      timer = setInterval(drain, 10_000).unref();
-    },
-    stop() {
-      live = false;
-      clearInterval(timer);
-    },
-    drain,
-  };
 }

@@ -76,6 +76,12 @@ export class SdkMetrics {
     }
   }
 
+  /** Takes every SDK series off /metrics: once updates were dropped, they would only mislead. */
+  forget(): void {
+    for (const name of this.families.keys()) this.registry.removeSingleMetric(name);
+    this.families.clear();
+  }
+
   private family(metric: SdkMetricUpdate['metric']): Family {
     const existing = this.families.get(metric.name);
     if (existing) return existing;

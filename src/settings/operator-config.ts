@@ -29,6 +29,8 @@ export interface OperatorConfig {
   runWatcher: boolean;
   /** How long a cluster member's node may be NotReady before the member is replaced elsewhere. */
   nodeLossGraceSeconds: number;
+  /** How many Temporal SDK metric updates Core holds until the operator next drains them. */
+  sdkMetricsBufferSize: number;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -114,6 +116,7 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
     runWorker: bool('WEKA_RUN_WORKER', true),
     runWatcher: bool('WEKA_RUN_WATCHER', true),
     nodeLossGraceSeconds: integer('WEKA_NODE_LOSS_GRACE_SECONDS', 300, 0, 7 * 24 * 3600),
+    sdkMetricsBufferSize: integer('WEKA_SDK_METRICS_BUFFER_SIZE', 100_000, 10, 10_000_000),
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config };
 }

@@ -142,6 +142,7 @@ describe("the chart's operator settings", () => {
       runWorker: true,
       runWatcher: true,
       nodeLossGraceSeconds: 300,
+      sdkMetricsBufferSize: 100_000,
     });
   });
 

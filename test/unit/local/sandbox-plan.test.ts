@@ -52,15 +52,15 @@ describe('the sandbox plan', () => {
   it('lists the cached tools and, for each one to build, its cold build time and log', async () => {
     const plan = await planWith(['temporal', 'etcd', 'kube-apiserver']);
     expect(plan).toContain(`1. Build the control plane's servers from Go modules into ${dir}`);
-    expect(plan).toContain('(3 of 6 to build, about 5 min in all on 2 cores');
+    expect(plan).toContain('(3 of 6 to build, about 2 min in all on 2 cores');
     expect(toolLine(plan, 'temporal')).toMatch(/^\s+temporal\s+cached$/);
     expect(toolLine(plan, 'etcd')).toMatch(/cached$/);
     expect(toolLine(plan, 'kwok')).toMatch(
-      new RegExp(`kwok\\s+to build, about 2 min; log: ${dir}/kwok-v[0-9.]+/build\\.log$`),
+      new RegExp(`kwok\\s+to build, about 70 s; log: ${dir}/kwok-v[0-9.]+/build\\.log$`),
     );
     // The apiserver is cached: the scheduler and controller manager take their shorter figures.
-    expect(toolLine(plan, 'kube-scheduler')).toMatch(/to build, about 50 s; log: /);
-    expect(toolLine(plan, 'kube-controller-manager')).toMatch(/to build, about 2 min; log: /);
+    expect(toolLine(plan, 'kube-scheduler')).toMatch(/to build, about 20 s; log: /);
+    expect(toolLine(plan, 'kube-controller-manager')).toMatch(/to build, about 40 s; log: /);
   });
 
   it('says in one line that nothing is built when every tool is cached', async () => {

@@ -61,9 +61,9 @@ describe('tool states', () => {
 describe('build estimates', () => {
   const states = (cached: string[]) => CONTROL_PLANE_TOOLS.map((name) => ({ name, cached: cached.includes(name) }));
   it.each([
-    ['nothing cached: the scheduler and controller manager come after the apiserver', [], 48, 120],
-    ['the apiserver cached', ['kube-apiserver'], 48, 120],
-    ['only the scheduler and controller manager missing, apiserver cached', ['temporal', 'kube-apiserver'], 48, 120],
+    ['nothing cached: the scheduler and controller manager come after the apiserver', [], 18, 39],
+    ['the apiserver cached', ['kube-apiserver'], 18, 39],
+    ['only the scheduler and controller manager missing, apiserver cached', ['temporal', 'kube-apiserver'], 18, 39],
   ])('%s', (_, cached, scheduler, controllerManager) => {
     const estimates = buildEstimates(states(cached));
     expect(estimates.get('kube-scheduler')).toBe(scheduler);

@@ -1,4 +1,4 @@
-// The operator's image allow-list setting (WEKA_ALLOWED_IMAGES) and the proxy image it must allow.
+// The operator's settings read from its environment: the image allow-list (WEKA_ALLOWED_IMAGES) and the proxy image it must allow, and the SDK metrics buffer.
 import { describe, expect, it } from 'vitest';
 import { parseOperatorConfig } from '../../../src/settings/operator-config.js';
 
@@ -37,6 +37,22 @@ describe('WEKA_ALLOWED_IMAGES', () => {
         expect.stringMatching(
           /^WEKA_PROXY_IMAGE "quay.io\/weka.io\/weka-in-container-evil:1" is not allowed by WEKA_ALLOWED_IMAGES \(quay.io\/weka.io\/weka-in-container \(any tag or digest\)\)/,
         ),
+      ]);
+  });
+});
+
+describe('WEKA_SDK_METRICS_BUFFER_SIZE', () => {
+  it('holds 100,000 updates unless set', () => {
+    const parsed = parseOperatorConfig({});
+    expect(parsed.ok && parsed.config.sdkMetricsBufferSize).toBe(100_000);
+  });
+
+  it.each(['9', '1.5', 'lots'])('refuses %s by variable name', (value) => {
+    const parsed = parseOperatorConfig({ WEKA_SDK_METRICS_BUFFER_SIZE: value });
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok)
+      expect(parsed.errors).toEqual([
+        `WEKA_SDK_METRICS_BUFFER_SIZE must be a whole number from 10 to 10000000, got "${value}"`,
       ]);
   });
 });
