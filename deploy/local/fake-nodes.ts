@@ -11,7 +11,8 @@ import { messageOf } from '../../src/errors.js';
 import { freePorts } from './ports.js';
 import type { ServerProcess } from './processes.js';
 import { initNodeDevices, type InitialDevice } from './weka-sim/node-devices.js';
-import { simulatorMainPath, writeSimulatorShims } from './weka-sim/shims.js';
+import { buildSimulator, snapshotArgs, type SimulatorBuild } from './weka-sim/bundle.js';
+import { writeSimulatorShims } from './weka-sim/shims.js';
 
 const run = promisify(execFile);
 
@@ -75,7 +76,8 @@ export const NODE_STATUS_UNKNOWN = {
 
 export class FakeNodes {
   private readonly nodes = new Map<string, NodeRecord>();
-  private shimsWritten?: Promise<void>;
+  /** The simulator bundled and snapshotted into the shims' directory, with the shims, once per control plane. */
+  private simulator?: Promise<SimulatorBuild>;
   private readonly core: CoreV1Api;
 
   constructor(private readonly o: FakeNodesOptions) {
@@ -107,11 +109,14 @@ export class FakeNodes {
 
   async add(spec: NodeSpec): Promise<void> {
     if (this.nodes.has(spec.name)) throw new Error(`node ${spec.name} already exists in this control plane`);
-    this.shimsWritten ??= writeSimulatorShims(this.shimDir, simulatorMainPath());
-    await this.shimsWritten;
+    this.simulator ??= buildSimulator(this.shimDir).then(async (built) => {
+      await writeSimulatorShims(this.shimDir, snapshotArgs(built));
+      return built;
+    });
+    const simulator = await this.simulator;
     const stateDir = this.nodeStateDir(spec.name);
     await mkdir(stateDir, { recursive: true });
-    if (spec.devices && spec.devices.length > 0) await this.initDevices(stateDir, spec.devices);
+    if (spec.devices && spec.devices.length > 0) await this.initDevices(simulator, stateDir, spec.devices);
     await this.createNodeObject(spec);
     const record: NodeRecord = {
       stateDir,
@@ -246,10 +251,11 @@ export class FakeNodes {
     this.nodes.clear();
   }
 
-  private async initDevices(stateDir: string, devices: SimulatedDevice[]): Promise<void> {
+  private async initDevices(simulator: SimulatorBuild, stateDir: string, devices: SimulatedDevice[]): Promise<void> {
     await initNodeDevices(devices, async (command, args) => {
       try {
-        return (await run(process.execPath, [simulatorMainPath(), '--state', stateDir, command, ...args])).stdout;
+        return (await run(process.execPath, [...snapshotArgs(simulator), '--state', stateDir, command, ...args]))
+          .stdout;
       } catch (err) {
         const e = err as { stderr?: string; message: string };
         throw new Error(`weka-sim ${command} failed for ${stateDir}: ${e.stderr ?? e.message}`);

@@ -90,6 +90,7 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
     worker = await createOperatorWorker({
       connection: nativeConnection,
       namespace: target.namespace,
+      tuning: { maxCachedWorkflows: config.maxCachedWorkflows },
       deps: {
         kubeConfig,
         exec: metrics.countingExec(KubeExecTransport.fromKubeConfig(kubeConfig)),

@@ -31,7 +31,16 @@ export interface OperatorConfig {
   nodeLossGraceSeconds: number;
   /** How many Temporal SDK metric updates Core holds until the operator next drains them. */
   sdkMetricsBufferSize: number;
+  /**
+   * Workflows each of the two workers keeps in memory between their tasks (Temporal's
+   * maxCachedWorkflows). A parked container beyond it is evicted and replayed from its history
+   * when it is next signalled, so the operator's memory does not grow with idle containers.
+   */
+  maxCachedWorkflows: number;
 }
+
+/** About 150 MiB of parked workflows per worker (docs/performance.md, benchmark 5). */
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 250;
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -117,6 +126,7 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
     runWatcher: bool('WEKA_RUN_WATCHER', true),
     nodeLossGraceSeconds: integer('WEKA_NODE_LOSS_GRACE_SECONDS', 300, 0, 7 * 24 * 3600),
     sdkMetricsBufferSize: integer('WEKA_SDK_METRICS_BUFFER_SIZE', 100_000, 10, 10_000_000),
+    maxCachedWorkflows: integer('WEKA_MAX_CACHED_WORKFLOWS', DEFAULT_MAX_CACHED_WORKFLOWS, 2, 1_000_000),
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config };
 }

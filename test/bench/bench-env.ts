@@ -36,9 +36,6 @@ async function tsc(project: string): Promise<void> {
   await run(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', project], { cwd: repoRoot });
 }
 
-/** The simulator runs as compiled JavaScript behind every fake node (as in the integration setup). */
-export const compileSimulator = (): Promise<void> => tsc('tsconfig.sim.json');
-
 /** Compiles the operator to dist/ (npm run build), so a benchmark never runs a stale build. */
 export const compileOperator = (): Promise<void> => tsc('tsconfig.build.json');
 

@@ -17,6 +17,7 @@ import {
 } from './bench-env.js';
 import { readFile } from 'node:fs/promises';
 import { FIELD_MANAGER } from '../../src/lifecycle/names.js';
+import { WORKFLOW } from '../../src/protocol.js';
 import {
   allocationAskedAt,
   allocationToAllocation,
@@ -44,6 +45,21 @@ export interface RolloutResult {
   writeToWrite: ReturnType<typeof spread>;
   /** Allocations decided per allocation activity (queued ones are decided together). */
   perDecision: ReturnType<typeof spread>;
+  /** CPU-seconds of the operator process (every thread) from the first create to the last Ready, per container. */
+  cpuSecondsPerContainer: number;
+  /** History events of each container's workflow once every container is Ready (they wait parked). */
+  historyEvents: ReturnType<typeof spread>;
+}
+
+/** The history length of every drive container workflow of this operator's task queue. */
+async function containerHistoryEvents(client: Client, taskQueue: string): Promise<number[]> {
+  const lengths: number[] = [];
+  for await (const wf of client.workflow.list({
+    query: `WorkflowType="${WORKFLOW.driveContainer}" AND TaskQueue="${taskQueue}"`,
+  }))
+    // Described, not listed: the visibility record's length is only as new as its last update.
+    lengths.push((await client.workflow.getHandle(wf.workflowId, wf.runId).describe()).historyLength);
+  return lengths;
 }
 
 export async function runRollout(o: { containers: number; nodes: number; log: Log }): Promise<RolloutResult> {
@@ -65,6 +81,7 @@ export async function runRollout(o: { containers: number; nodes: number; log: Lo
       const connection = await Connection.connect({ address: cp.temporalAddress });
       try {
         await op.waitReady();
+        const cpuBefore = (await op.metrics()).get('process_cpu_seconds_total') ?? Number.NaN;
         const { t0, readyAt } = await createAndWaitReady(kc, op, {
           namespace,
           placements,
@@ -73,8 +90,10 @@ export async function runRollout(o: { containers: number; nodes: number; log: Lo
           pollMs: 250,
           log: o.log,
         });
+        const cpuAfter = (await op.metrics()).get('process_cpu_seconds_total') ?? Number.NaN;
         const totalMs = Math.max(...readyAt.values()) - t0;
-        const runs = await readMutexRuns(new Client({ connection, namespace: cp.temporalNamespace }), op.taskQueue);
+        const client = new Client({ connection, namespace: cp.temporalNamespace });
+        const runs = await readMutexRuns(client, op.taskQueue);
         const handOvers = runs.flatMap(handOversOf);
         const gaps = allocationGaps(parseStatusWrites(await readFile(cp.apiserverAuditLogPath, 'utf8')), {
           fieldManager: FIELD_MANAGER.allocator,
@@ -94,6 +113,8 @@ export async function runRollout(o: { containers: number; nodes: number; log: Lo
           perDecision: spread(
             runs.flatMap((r) => r.decisions.filter((d) => isAllocation(d.activity)).map((d) => d.requests)),
           ),
+          cpuSecondsPerContainer: (cpuAfter - cpuBefore) / o.containers,
+          historyEvents: spread(await containerHistoryEvents(client, op.taskQueue)),
         };
       } finally {
         await connection.close();

@@ -3,7 +3,7 @@
 // not failed; the exit code is non-zero only when a benchmark broke (e.g. a rollout never
 // completed). See docs/performance.md for what each figure means and what limits it.
 //
-//   --only LIST            comma-separated: allocator, rollout, lease, crash, scale (default: all)
+//   --only LIST            comma-separated: allocator, rollout, lease, crash, scale, simulator (default: all)
 //   --containers N         rollout and lease baseline: drive containers (default 100)
 //   --nodes M              rollout and lease baseline: nodes (default 10)
 //   --lease-runs R         lease baseline: runs, each on a fresh control plane; the table gives
@@ -11,23 +11,26 @@
 //   --crash-samples K      crash recovery: interrupted allocations to measure (default 5)
 //   --idle-containers N    scale: Ready idle containers (default 1000; 50 per node)
 //   --idle-seconds S       scale: length of each idle CPU window (default 60)
+//   --sim-samples K        simulator: rounds of its commands, each way (default 30)
 //   --json FILE            also write every result as JSON
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { runAllocatorBench } from './allocator.bench.js';
-import { compileOperator, compileSimulator } from './bench-env.js';
+import { compileOperator } from './bench-env.js';
 import { runCrashRecovery, summarizeCrash } from './crash-recovery.bench.js';
 import { kib, mib, runIdleScale } from './idle-scale.bench.js';
 import { runLeaseBaseline, type LeaseBaselineResult } from './lease-baseline.bench.js';
 import { millis, overRuns, printTable, ratio, seconds, spread, type BenchRow, type OverRuns } from './report.js';
 import { runRollout, type RolloutResult } from './rollout.bench.js';
+import { runSimulatorBench } from './simulator.bench.js';
 
-const BENCHMARKS = ['allocator', 'rollout', 'lease', 'crash', 'scale'] as const;
+const BENCHMARKS = ['allocator', 'rollout', 'lease', 'crash', 'scale', 'simulator'] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 const HAND_OVER_GOAL_MS = 50;
 const ROLLOUT_RATIO_GOAL = 5;
 const RECOVERY_GOAL_MS = 3_000;
+const SIM_COMMAND_GOAL_MS = 50;
 
 const { values } = parseArgs({
   options: {
@@ -38,6 +41,7 @@ const { values } = parseArgs({
     'crash-samples': { type: 'string', default: '5' },
     'idle-containers': { type: 'string', default: process.env['BENCH_IDLE_CONTAINERS'] ?? '1000' },
     'idle-seconds': { type: 'string', default: '60' },
+    'sim-samples': { type: 'string', default: '30' },
     json: { type: 'string' },
   },
 });
@@ -66,6 +70,7 @@ const leaseRuns = count('lease-runs', values['lease-runs']);
 const crashSamples = count('crash-samples', values['crash-samples']);
 const idleContainers = count('idle-containers', values['idle-containers']);
 const idleSeconds = count('idle-seconds', values['idle-seconds']);
+const simSamples = count('sim-samples', values['sim-samples']);
 
 const log = (m: string): void => console.log(m);
 const load = (): string =>
@@ -101,7 +106,7 @@ async function bench<T>(
   }
 }
 
-if ([...selected].some((b) => b !== 'allocator')) await Promise.all([compileSimulator(), compileOperator()]);
+if ([...selected].some((b) => b !== 'allocator' && b !== 'simulator')) await compileOperator();
 
 await bench(
   'allocator',
@@ -139,9 +144,22 @@ const rollout = await bench(
     log(
       `   (ending at the next activity's scheduling instead of its start: p50 ${millis(scheduled.p50)} p99 ${millis(scheduled.p99)})`,
     );
+    log(
+      `   operator CPU per container, create to Ready: ${r.cpuSecondsPerContainer.toFixed(3)} s; history events per container workflow at Ready: p50 ${r.historyEvents.p50}, max ${r.historyEvents.max}`,
+    );
     rows.push({
       benchmark: '2. rollout: total, CR creation to all Ready',
       figure: `${seconds(r.totalMs)} (${r.perSecond.toFixed(2)} containers/s)`,
+      goal: '-',
+    });
+    rows.push({
+      benchmark: '2. rollout: operator CPU per container lifecycle, create to Ready',
+      figure: `${r.cpuSecondsPerContainer.toFixed(3)} CPU-s`,
+      goal: '-',
+    });
+    rows.push({
+      benchmark: '2. rollout: history events per container workflow at Ready (1 virtual drive)',
+      figure: `p50 ${r.historyEvents.p50}, max ${r.historyEvents.max}`,
       goal: '-',
     });
     rows.push({
@@ -332,6 +350,25 @@ await bench(
       benchmark: `5. scale: operator with ${r.containers} idle Ready workflows`,
       figure: `RSS ${mib(r.after.rssBytes)} (${kib(r.rssPerWorkflowBytes)}/workflow), idle CPU ${r.after.cpuSecondsPerMinute.toFixed(2)} s/min`,
       goal: '-',
+    });
+  },
+);
+
+await bench(
+  'simulator',
+  '6. one simulated Weka command, through its shim',
+  () => runSimulatorBench({ samples: simSamples, log }),
+  (r) => {
+    const line = (s: { p50: number; p99: number; max: number }) =>
+      `p50 ${millis(s.p50)}, p99 ${millis(s.p99)}, max ${millis(s.max)}`;
+    log(`   snapshot of the bundle: ${line(r.snapshot)}`);
+    log(`   compiled ES modules (previous): ${line(r.compiled)}`);
+    log(`   bare node -e '': ${line(r.bareNode)}`);
+    rows.push({
+      benchmark: '6. simulated Weka command, snapshot of the bundle',
+      figure: `p50 ${millis(r.snapshot.p50)}, p99 ${millis(r.snapshot.p99)} (previous: p50 ${millis(r.compiled.p50)}, p99 ${millis(r.compiled.p99)}; bare Node.js p50 ${millis(r.bareNode.p50)})`,
+      goal: `p50 < ${SIM_COMMAND_GOAL_MS} ms`,
+      met: r.snapshot.p50 < SIM_COMMAND_GOAL_MS,
     });
   },
 );

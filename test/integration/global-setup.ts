@@ -1,14 +1,8 @@
 // Boots one local control plane for the whole integration suite and hands its addresses to the
 // test files through vitest's provide/inject (read through test/support/harness.ts).
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
 import { serveControlApi, type ControlApi } from '../../deploy/local/control-api.js';
 import { ControlPlane } from '../../deploy/local/control-plane.js';
-
-const run = promisify(execFile);
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -27,15 +21,6 @@ let controlPlane: ControlPlane | undefined;
 let controlApi: ControlApi | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
-  // The Weka simulator runs as compiled JavaScript behind every fake node (it starts once per
-  // CLI call, so it must start fast); compile it (only it: it imports nothing else).
-  const buildStarted = Date.now();
-  await run(
-    process.execPath,
-    [fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url)), '-p', 'tsconfig.sim.json'],
-    { cwd: repoRoot },
-  );
-  console.log(`integration setup: compiled the Weka simulator in ${Date.now() - buildStarted} ms`);
   controlPlane = await ControlPlane.start({ log: (m) => console.log(m) });
   controlApi = await serveControlApi(controlPlane);
   console.log(

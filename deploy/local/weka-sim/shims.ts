@@ -3,37 +3,22 @@
 // WEKA_SIM_STATE to the node's state directory, so a command exec'd into a pod on that node reaches the simulator with
 // that node's state: the operator's real exec path is the one under test.
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-/** Where `tsc -p tsconfig.build.json` puts the simulator entry point, relative to the repo root. */
-export const SIMULATOR_MAIN_RELATIVE = 'dist/deploy/local/weka-sim/main.js';
+import { join } from 'node:path';
 
 export const SHIMMED_TOOLS = ['weka-sign-drive', 'weka', 'lsblk', 'nsenter'] as const;
 
-export interface ShimOptions {
-  /** Node binary the shims run; defaults to the one running this code. */
-  readonly nodePath?: string;
-  /** Extra node arguments, e.g. ['--import', 'tsx'] to run main.ts without building. */
-  readonly nodeArgs?: readonly string[];
-}
-
 /**
- * Absolute path of the compiled simulator (the package's `weka-sim` bin). Absolute because the
- * shims run with whatever working directory kwok gives them. Works whether this module runs from
- * dist/ or from source under tsx.
+ * Writes one shim per tool, each running `node SIMULATOR_ARGS --state ... -- TOOL ARGS...`:
+ * SIMULATOR_ARGS is snapshotArgs() of bundle.ts for the snapshot, or a script's path (absolute:
+ * the shims run in whatever working directory kwok gives them), after any node options.
  */
-export function simulatorMainPath(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  const compiledDir = join('dist', 'deploy', 'local', 'weka-sim');
-  if (here.endsWith(sep + compiledDir)) return join(here, 'main.js');
-  return resolve(here, '..', '..', '..', SIMULATOR_MAIN_RELATIVE);
-}
-
-export async function writeSimulatorShims(dir: string, simMainJs: string, options: ShimOptions = {}): Promise<void> {
+export async function writeSimulatorShims(
+  dir: string,
+  simulatorArgs: readonly string[],
+  nodePath: string = process.execPath,
+): Promise<void> {
   await mkdir(dir, { recursive: true });
-  const node = options.nodePath ?? process.execPath;
-  const command = [node, ...(options.nodeArgs ?? []), resolve(simMainJs)].map(shellQuote).join(' ');
+  const command = [nodePath, ...simulatorArgs].map(shellQuote).join(' ');
   for (const tool of SHIMMED_TOOLS) {
     const path = join(dir, tool);
     await writeFile(path, shimScript(tool, command));

@@ -143,6 +143,7 @@ describe("the chart's operator settings", () => {
       runWatcher: true,
       nodeLossGraceSeconds: 300,
       sdkMetricsBufferSize: 100_000,
+      maxCachedWorkflows: 250,
     });
   });
 

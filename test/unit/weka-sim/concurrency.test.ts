@@ -19,9 +19,9 @@ import {
 const PROCESSES = 20;
 
 describe('weka-sim under concurrent processes', () => {
-  let mainJs = '';
+  let simArgs: string[] = [];
   beforeAll(async () => {
-    mainJs = await buildSimulator();
+    simArgs = await buildSimulator();
   });
 
   it(`loses no update when ${PROCESSES} virtual adds run at once on one device`, { timeout: 60_000 }, async () => {
@@ -44,7 +44,7 @@ describe('weka-sim under concurrent processes', () => {
             '--size',
             '10',
           ],
-          mainJs,
+          simArgs,
         ),
       ),
     );
@@ -73,7 +73,7 @@ describe('weka-sim under concurrent processes', () => {
       '--size',
       '10',
     ];
-    const codes = (await Promise.all(Array.from({ length: 6 }, () => spawnSim(argv, mainJs))))
+    const codes = (await Promise.all(Array.from({ length: 6 }, () => spawnSim(argv, simArgs))))
       .map((r) => r.exitCode)
       .sort();
     expect(codes).toEqual([0, 65, 65, 65, 65, 65]);
@@ -105,7 +105,7 @@ describe('weka-sim under concurrent processes', () => {
             ...freshPorts(),
             '--json',
           ],
-          mainJs,
+          simArgs,
         ),
       ),
     );

@@ -191,15 +191,15 @@ describe('weka-sim container deactivate and remove', () => {
 });
 
 describe('removing a container through an exec transport into the simulator', () => {
-  let mainJs = '';
+  let simArgs: string[] = [];
   beforeAll(async () => {
-    mainJs = await buildSimulator();
+    simArgs = await buildSimulator();
   });
 
   async function setUp() {
     const root = await simRoot();
     const shimDir = join(root, 'bin');
-    await writeSimulatorShims(shimDir, mainJs);
+    await writeSimulatorShims(shimDir, simArgs);
     const { state, guid, containerId, driveUUID } = await containerWithDrive(root);
     // Pods are named after their node here; the mapping stands in for kwok's exec environment.
     const transport = new LocalExecTransport({

@@ -33,9 +33,9 @@ import {
 import { buildSimulator, expectOk, nodeDir, readLog, sim, simRoot, uuid } from './helpers.js';
 
 describe('typed calls through an exec transport into the simulator', () => {
-  let mainJs = '';
+  let simArgs: string[] = [];
   beforeAll(async () => {
-    mainJs = await buildSimulator();
+    simArgs = await buildSimulator();
   });
 
   it(
@@ -45,7 +45,7 @@ describe('typed calls through an exec transport into the simulator', () => {
       const root = await simRoot();
       const state = nodeDir(root, 'node-1');
       const shimDir = join(root, 'bin');
-      await writeSimulatorShims(shimDir, mainJs);
+      await writeSimulatorShims(shimDir, simArgs);
       await expectOk(sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:3840:TLC'));
       // Pods are named after their node here; the mapping stands in for kwok's exec environment.
       const transport = new LocalExecTransport({

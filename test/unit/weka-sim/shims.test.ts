@@ -1,25 +1,10 @@
 import { execFile } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  SHIMMED_TOOLS,
-  SIMULATOR_MAIN_RELATIVE,
-  shellQuote,
-  simulatorMainPath,
-  writeSimulatorShims,
-} from '../../../deploy/local/weka-sim/shims.js';
+import { SHIMMED_TOOLS, shellQuote, writeSimulatorShims } from '../../../deploy/local/weka-sim/shims.js';
 import type { SimResult } from '../../../deploy/local/weka-sim/outcome.js';
-import {
-  DISCOVERY_LSBLK,
-  HOST_DISCOVERY,
-  REPO_ROOT,
-  buildSimulator,
-  expectOk,
-  nodeDir,
-  sim,
-  simRoot,
-} from './helpers.js';
+import { DISCOVERY_LSBLK, HOST_DISCOVERY, buildSimulator, expectOk, nodeDir, sim, simRoot } from './helpers.js';
 
 function runShim(shimDir: string, env: Record<string, string | undefined>, argv: string[]): Promise<SimResult> {
   return new Promise((done) => {
@@ -35,9 +20,9 @@ function runShim(shimDir: string, env: Record<string, string | undefined>, argv:
 }
 
 describe('simulator shims', () => {
-  let mainJs = '';
+  let simArgs: string[] = [];
   beforeAll(async () => {
-    mainJs = await buildSimulator();
+    simArgs = await buildSimulator();
   });
 
   /** A node with one device, and the shims written for it. */
@@ -46,7 +31,7 @@ describe('simulator shims', () => {
     const state = nodeDir(root, 'node-1');
     await expectOk(sim('--state', state, 'init-node', '--device', device));
     const shimDir = join(root, 'bin');
-    await writeSimulatorShims(shimDir, mainJs);
+    await writeSimulatorShims(shimDir, simArgs);
     return { state, shimDir };
   }
 
@@ -103,7 +88,7 @@ describe('simulator shims', () => {
 
   it('fail with a configuration error when WEKA_SIM_STATE is unset', async () => {
     const shimDir = join(await simRoot(), 'bin');
-    await writeSimulatorShims(shimDir, mainJs);
+    await writeSimulatorShims(shimDir, simArgs);
     const result = await runShim(shimDir, { WEKA_SIM_STATE: undefined }, ['weka', 'cluster', 'list']);
     expect(result.exitCode).toBe(78);
     expect(result.stderr).toContain('WEKA_SIM_STATE is not set');
@@ -111,10 +96,7 @@ describe('simulator shims', () => {
 
   it('are executable and quote paths containing spaces and quotes', async () => {
     const shimDir = join(await simRoot(), "it's a bin");
-    await writeSimulatorShims(shimDir, "/opt/it's here/main.js", {
-      nodePath: '/usr/bin/node',
-      nodeArgs: ['--import', 'tsx'],
-    });
+    await writeSimulatorShims(shimDir, ['--import', 'tsx', "/opt/it's here/main.js"], '/usr/bin/node');
     const script = await readFile(join(shimDir, 'weka'), 'utf8');
     expect(script).toContain(
       `exec '/usr/bin/node' '--import' 'tsx' '/opt/it'\\''s here/main.js' --state "$WEKA_SIM_STATE" \${WEKA_SIM_DEVICE_MAP:+--device-map "$WEKA_SIM_DEVICE_MAP"} -- weka "$@"`,
@@ -124,10 +106,5 @@ describe('simulator shims', () => {
 
   it('single-quote words for sh', () => {
     expect(shellQuote("a'b")).toBe(`'a'\\''b'`);
-  });
-
-  it('point at the compiled bin under the repository root', () => {
-    expect(isAbsolute(simulatorMainPath())).toBe(true);
-    expect(simulatorMainPath()).toBe(join(REPO_ROOT, SIMULATOR_MAIN_RELATIVE));
   });
 });

@@ -1,0 +1,83 @@
+// Benchmark 6: what one simulated Weka command costs, run the way kwok's exec runs it in the local
+// control plane: `sh` runs the tool's shim, which starts Node.js on the simulator. Two ways side by
+// side, interleaved so load hits both alike: the V8 startup snapshot of the single-file bundle (what
+// the control plane runs) and the previous way, the ES modules tsc compiles to dist/ (npm run build).
+// No servers: the exec hop through kwok is the same for both and is not counted.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { buildSimulator, snapshotArgs } from '../../deploy/local/weka-sim/bundle.js';
+import { writeSimulatorShims } from '../../deploy/local/weka-sim/shims.js';
+import { spread } from './report.js';
+
+const run = promisify(execFile);
+const COMPILED_MAIN = fileURLToPath(new URL('../../dist/deploy/local/weka-sim/main.js', import.meta.url));
+
+/** Commands the operator's activities run on every container, all of them reads, so repeatable. */
+const COMMANDS: ReadonlyArray<readonly string[]> = [
+  ['lsblk', '-J'],
+  ['weka-sign-drive', 'show', '--json', '/dev/nvme0n1'],
+  ['weka', 'cluster', 'list'],
+];
+
+export interface SimulatorBenchResult {
+  samples: number;
+  snapshot: { p50: number; p99: number; max: number };
+  compiled: { p50: number; p99: number; max: number };
+  /** Bare `node -e ''` in the same run: the floor of any command that starts Node.js. */
+  bareNode: { p50: number; p99: number; max: number };
+}
+
+async function timed(command: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const started = process.hrtime.bigint();
+  await run(command, args, { env });
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
+export async function runSimulatorBench(o: {
+  samples: number;
+  log: (m: string) => void;
+}): Promise<SimulatorBenchResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'weka-sim-bench-'));
+  try {
+    const built = await buildSimulator(join(dir, 'build'));
+    const state = join(dir, 'nodes', 'bench');
+    await run(process.execPath, [
+      ...snapshotArgs(built),
+      '--state',
+      state,
+      'init-node',
+      ...['/dev/nvme0n1:3840:TLC', '/dev/nvme1n1:3840:TLC', '/dev/nvme2n1:7680:QLC'].flatMap((d) => ['--device', d]),
+    ]);
+    const snapshotShims = join(dir, 'snapshot-bin');
+    const compiledShims = join(dir, 'compiled-bin');
+    await writeSimulatorShims(snapshotShims, snapshotArgs(built));
+    await writeSimulatorShims(compiledShims, [COMPILED_MAIN]);
+    const env = (shims: string): NodeJS.ProcessEnv => ({
+      ...process.env,
+      PATH: `${shims}:${process.env['PATH'] ?? ''}`,
+      WEKA_SIM_STATE: state,
+    });
+    const times = { snapshot: [] as number[], compiled: [] as number[], bareNode: [] as number[] };
+    for (let i = 0; i < o.samples; i++) {
+      for (const argv of COMMANDS) {
+        times.snapshot.push(await timed(join(snapshotShims, argv[0]!), argv.slice(1), env(snapshotShims)));
+        times.compiled.push(await timed(join(compiledShims, argv[0]!), argv.slice(1), env(compiledShims)));
+      }
+      times.bareNode.push(await timed(process.execPath, ['-e', ''], process.env));
+    }
+    const result = {
+      samples: times.snapshot.length,
+      snapshot: spread(times.snapshot),
+      compiled: spread(times.compiled),
+      bareNode: spread(times.bareNode),
+    };
+    o.log(`   ${result.samples} commands each way (${COMMANDS.map((c) => c.join(' ')).join('; ')})`);
+    return result;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
