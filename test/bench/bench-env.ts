@@ -30,6 +30,9 @@ export const BENCH_DEVICES: SimulatedDevice[] = [
 /** The smallest drive-sharing request: one core, one virtual drive of the minimum chunk. */
 export const SMALL_DRIVE_SPEC = { driveCores: 1, numDrives: 1, driveCapacity: 384 };
 
+/** One core and `drives` virtual drives of the minimum chunk each. */
+export const driveSpec = (drives: number) => ({ driveCores: 1, numDrives: drives, driveCapacity: 384 * drives });
+
 export type Log = (message: string) => void;
 
 async function tsc(project: string): Promise<void> {
@@ -114,13 +117,14 @@ export async function createBenchContainers(
   namespace: string,
   placements: readonly ContainerPlacement[],
   clusterGUID?: string,
+  drives: typeof SMALL_DRIVE_SPEC = SMALL_DRIVE_SPEC,
 ): Promise<void> {
   await createDriveContainers(
     kc,
     namespace,
     placements.map((p) => ({
       name: p.name,
-      spec: { image: 'quay.io/weka.io/weka-in-container:bench', nodeName: p.nodeName, ...SMALL_DRIVE_SPEC },
+      spec: { image: 'quay.io/weka.io/weka-in-container:bench', nodeName: p.nodeName, ...drives },
     })),
     { concurrency: 50, ...(clusterGUID === undefined ? {} : { clusterGUID }) },
   );
@@ -197,10 +201,12 @@ export async function createAndWaitReady(
     timeoutMs: number;
     pollMs: number;
     log: Log;
+    /** What each container asks for; SMALL_DRIVE_SPEC unless given. */
+    drives?: typeof SMALL_DRIVE_SPEC;
   },
 ): Promise<{ t0: number; readyAt: Map<string, number> }> {
   const t0 = Date.now();
-  await createBenchContainers(kc, o.namespace, o.placements, o.clusterGUID);
+  await createBenchContainers(kc, o.namespace, o.placements, o.clusterGUID, o.drives);
   o.log(`created ${o.placements.length} containers in ${Date.now() - t0} ms; waiting for Ready`);
   const readyAt = await waitForContainers(kc, {
     namespace: o.namespace,

@@ -9,6 +9,7 @@ import { ensureNamespace } from '../support/containers.js';
 import {
   addSharedDrivesNodes,
   createAndWaitReady,
+  driveSpec,
   OPERATOR_NAMESPACE,
   roundRobin,
   startOperator,
@@ -31,6 +32,7 @@ import { allocationGaps, nodesOf, parseStatusWrites, STATUS_WRITES_AUDIT_POLICY 
 
 export interface RolloutResult {
   containers: number;
+  drives: number;
   nodes: number;
   totalMs: number;
   perSecond: number;
@@ -62,7 +64,13 @@ async function containerHistoryEvents(client: Client, taskQueue: string): Promis
   return lengths;
 }
 
-export async function runRollout(o: { containers: number; nodes: number; log: Log }): Promise<RolloutResult> {
+export async function runRollout(o: {
+  containers: number;
+  nodes: number;
+  /** Virtual drives per container. */
+  drives: number;
+  log: Log;
+}): Promise<RolloutResult> {
   return withControlPlane(
     o.log,
     async (cp) => {
@@ -89,6 +97,7 @@ export async function runRollout(o: { containers: number; nodes: number; log: Lo
           timeoutMs: Math.max(300_000, o.containers * 3_000),
           pollMs: 250,
           log: o.log,
+          drives: driveSpec(o.drives),
         });
         const cpuAfter = (await op.metrics()).get('process_cpu_seconds_total') ?? Number.NaN;
         const totalMs = Math.max(...readyAt.values()) - t0;
@@ -102,6 +111,7 @@ export async function runRollout(o: { containers: number; nodes: number; log: Lo
         });
         return {
           containers: o.containers,
+          drives: o.drives,
           nodes: o.nodes,
           totalMs,
           perSecond: o.containers / (totalMs / 1000),

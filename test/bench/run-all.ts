@@ -6,6 +6,7 @@
 //   --only LIST            comma-separated: allocator, rollout, lease, crash, scale, simulator (default: all)
 //   --containers N         rollout and lease baseline: drive containers (default 100)
 //   --nodes M              rollout and lease baseline: nodes (default 10)
+//   --rollout-drives D     rollout: virtual drives per container (default 1)
 //   --lease-runs R         lease baseline: runs, each on a fresh control plane; the table gives
 //                          the median and range over them, and how many met each goal (default 1)
 //   --crash-samples K      crash recovery: interrupted allocations to measure (default 5)
@@ -37,6 +38,7 @@ const { values } = parseArgs({
     only: { type: 'string', default: BENCHMARKS.join(',') },
     containers: { type: 'string', default: process.env['BENCH_CONTAINERS'] ?? '100' },
     nodes: { type: 'string', default: process.env['BENCH_NODES'] ?? '10' },
+    'rollout-drives': { type: 'string', default: '1' },
     'lease-runs': { type: 'string', default: '1' },
     'crash-samples': { type: 'string', default: '5' },
     'idle-containers': { type: 'string', default: process.env['BENCH_IDLE_CONTAINERS'] ?? '1000' },
@@ -66,6 +68,7 @@ if (unknown.length > 0) {
 const selected = new Set(only as Benchmark[]);
 const containers = count('containers', values.containers);
 const nodes = count('nodes', values.nodes);
+const rolloutDrives = count('rollout-drives', values['rollout-drives']);
 const leaseRuns = count('lease-runs', values['lease-runs']);
 const crashSamples = count('crash-samples', values['crash-samples']);
 const idleContainers = count('idle-containers', values['idle-containers']);
@@ -125,8 +128,8 @@ await bench(
 
 const rollout = await bench(
   'rollout',
-  `2. rollout, ${containers} containers over ${nodes} nodes`,
-  () => runRollout({ containers, nodes, log }),
+  `2. rollout, ${containers} containers of ${rolloutDrives} virtual drive${rolloutDrives > 1 ? 's' : ''} over ${nodes} nodes`,
+  () => runRollout({ containers, nodes, drives: rolloutDrives, log }),
   (r: RolloutResult) => {
     log(
       `   total ${seconds(r.totalMs)}, ${r.perSecond.toFixed(2)} containers/s; creation to Ready per container p50 ${seconds(r.readyLatency.p50)}, p99 ${seconds(r.readyLatency.p99)}`,
@@ -158,7 +161,7 @@ const rollout = await bench(
       goal: '-',
     });
     rows.push({
-      benchmark: '2. rollout: history events per container workflow at Ready (1 virtual drive)',
+      benchmark: `2. rollout: history events per container workflow at Ready (${r.drives} virtual drive${r.drives > 1 ? 's' : ''})`,
       figure: `p50 ${r.historyEvents.p50}, max ${r.historyEvents.max}`,
       goal: '-',
     });
