@@ -1,5 +1,5 @@
 // Benchmark 3, the baseline side by side: the same N allocations over M nodes, all requested at
-// once, serialized two ways on one control plane:
+// once, serialized three ways on one control plane:
 //
 // - "mutex": the product's node mutex workflows, run by the operator process (worker only). The
 //   benchmark sends each container's allocate request the way the sendMutexRequest activity does
@@ -9,7 +9,11 @@
 //   per container, like one reconcile per container, that acquires the node's Lease, reads the
 //   container, the node's shared drives and every container on the node, runs the same pure
 //   allocator, writes status.allocations conditional on the resourceVersion it read, and releases.
+// - "floor": the product's allocateForContainers called in this process under one in-memory lock
+//   per node, batching what is queued as the mutex does (floor-allocations.ts): the mutex's own
+//   apiserver work with nothing around it, which no design can undercut.
 //
+// Each side has its own nodes and namespace, so each side's write-to-write reads only its writes.
 // Only allocation is serialized either way, so this pair is the like-for-like comparison; the
 // full rollout (benchmark 2) adds proxies, pods and Weka calls around it. Nodes here are bare Node
 // objects with a shared-drives annotation (no kwok, no simulator): nothing is exec'd.
@@ -42,6 +46,7 @@ import {
   type ContainerPlacement,
   type Log,
 } from './bench-env.js';
+import { floorAllocations } from './floor-allocations.js';
 import { LeaseLock, SEED_LEASE_TIMINGS } from './lease-lock.js';
 import {
   allocationAskedAt,
@@ -55,7 +60,7 @@ import { allocationGaps, nodesOf, parseStatusWrites, STATUS_WRITES_AUDIT_POLICY 
 import { mutexTaskQueue, nodeMutexId, mutexRequestSignal } from '../../src/protocol.js';
 
 export interface SerializedAllocations {
-  design: 'mutex' | 'lease';
+  design: 'mutex' | 'lease' | 'floor';
   totalMs: number;
   perSecond: number;
   handOver: ReturnType<typeof spread>;
@@ -65,7 +70,7 @@ export interface SerializedAllocations {
    * both designs, over every allocation (the mutex's hand-over above counts decisions).
    */
   writeToWrite: ReturnType<typeof spread>;
-  /** Allocations decided per mutex decision (the node mutex decides the queued ones together). */
+  /** Allocations decided per decision (the node mutex and the floor decide the queued ones together). */
   perDecision?: ReturnType<typeof spread>;
 }
 
@@ -74,6 +79,7 @@ export interface LeaseBaselineResult {
   nodes: number;
   mutex: SerializedAllocations;
   lease: SerializedAllocations;
+  floor: SerializedAllocations;
 }
 
 /** Field manager of the baseline's status writes (the product's allocator has its own). */
@@ -109,7 +115,8 @@ export async function runLeaseBaseline(o: {
       await ensureNamespace(kc, OPERATOR_NAMESPACE);
       const mutexNodes = Array.from({ length: o.nodes }, (_, i) => `mutex-node-${i}`);
       const leaseNodes = Array.from({ length: o.nodes }, (_, i) => `lease-node-${i}`);
-      await bareSharedDrivesNodes(kc, [...mutexNodes, ...leaseNodes, WARM_UP_NODE]);
+      const floorNodes = Array.from({ length: o.nodes }, (_, i) => `floor-node-${i}`);
+      await bareSharedDrivesNodes(kc, [...mutexNodes, ...leaseNodes, ...floorNodes, WARM_UP_NODE, FLOOR_WARM_UP_NODE]);
 
       // The mutex first, with the operator running only its worker (no watcher: nothing else starts).
       const mutexPlacements = roundRobin('mutex', o.containers, mutexNodes);
@@ -194,6 +201,19 @@ export async function runLeaseBaseline(o: {
       const { holds, ...lease } = await leaseAllocations(kc, 'bench-lease', leasePlacements);
       o.log(`lease: ${o.containers} allocations in ${Math.round(lease.totalMs)} ms`);
 
+      // Last, the floor, in this process too. It runs with the most objects on the apiserver
+      // (every side's containers), which can only make it slower: the ratios to it stay fair.
+      const floorPlacements = roundRobin('floor', o.containers, floorNodes);
+      await ensureNamespace(kc, 'bench-floor');
+      await createBenchContainers(kc, 'bench-floor', floorPlacements);
+      const { askedAt: floorAskedAt, ...floor } = await floorAllocations(
+        kc,
+        'bench-floor',
+        floorPlacements,
+        FLOOR_WARM_UP_NODE,
+      );
+      o.log(`floor: ${o.containers} allocations in ${Math.round(floor.totalMs)} ms`);
+
       const writes = parseStatusWrites(await readFile(cp.apiserverAuditLogPath, 'utf8'));
       const writeToWrite = (
         placements: readonly ContainerPlacement[],
@@ -218,6 +238,11 @@ export async function runLeaseBaseline(o: {
           ...lease,
           writeToWrite: writeToWrite(leasePlacements, 'bench-lease', LEASE_FIELD_MANAGER, leaseAskedAt),
         },
+        floor: {
+          design: 'floor',
+          ...floor,
+          writeToWrite: writeToWrite(floorPlacements, 'bench-floor', FIELD_MANAGER.allocator, floorAskedAt),
+        },
       };
     },
     { auditPolicy: STATUS_WRITES_AUDIT_POLICY },
@@ -226,6 +251,8 @@ export async function runLeaseBaseline(o: {
 
 /** A node of its own for the warm-up allocation, outside the measured ones. */
 const WARM_UP_NODE = 'mutex-warm-up';
+/** The floor's warm-up node (floor-allocations.ts). */
+const FLOOR_WARM_UP_NODE = 'floor-warm-up';
 
 /**
  * One allocation through the operator before the clock starts, on a node of its own. The Lease

@@ -30,6 +30,8 @@ const BENCHMARKS = ['allocator', 'rollout', 'lease', 'crash', 'scale', 'simulato
 type Benchmark = (typeof BENCHMARKS)[number];
 const HAND_OVER_GOAL_MS = 50;
 const ROLLOUT_RATIO_GOAL = 5;
+/** The node mutex's allocations may take at most this many times the floor's (benchmark 3). */
+const FLOOR_RATIO_GOAL = 3;
 const RECOVERY_GOAL_MS = 3_000;
 const SIM_COMMAND_GOAL_MS = 50;
 
@@ -190,13 +192,21 @@ function printLeaseRun(r: LeaseBaselineResult): void {
       `   node mutex: allocations per decision p50 ${r.mutex.perDecision.p50}, max ${r.mutex.perDecision.max} (${r.mutex.perDecision.n} decisions)`,
     );
   log(side('Lease (seed 002)', r.lease));
+  log(side('floor (in-memory locks)', r.floor));
+  if (r.floor.perDecision)
+    log(
+      `   floor: allocations per decision p50 ${r.floor.perDecision.p50}, max ${r.floor.perDecision.max} (${r.floor.perDecision.n} decisions)`,
+    );
   const writes = (name: string, w: LeaseBaselineResult['mutex']['writeToWrite']) =>
     `${name} p50 ${millis(w.p50).padStart(8)}  p99 ${millis(w.p99).padStart(8)}  (n=${w.n})`;
   log(
-    `   allocation to allocation on a node, write to write at the apiserver: ${writes('mutex', r.mutex.writeToWrite)}; ${writes('Lease', r.lease.writeToWrite)}`,
+    `   allocation to allocation on a node, write to write at the apiserver: ${writes('mutex', r.mutex.writeToWrite)}; ${writes('Lease', r.lease.writeToWrite)}; ${writes('floor', r.floor.writeToWrite)}`,
   );
   log(
     `   ratio lease / mutex: total ${ratio(r.lease.totalMs / r.mutex.totalMs)}, hand-over p50 ${ratio(r.lease.handOver.p50 / r.mutex.handOver.p50)}, write to write p50 ${ratio(r.lease.writeToWrite.p50 / r.mutex.writeToWrite.p50)}`,
+  );
+  log(
+    `   ratio to the floor, total: mutex / floor ${ratio(r.mutex.totalMs / r.floor.totalMs)} (goal at most ${FLOOR_RATIO_GOAL}x), Lease / floor ${ratio(r.lease.totalMs / r.floor.totalMs)}`,
   );
 }
 
@@ -206,7 +216,7 @@ function figureOverRuns(o: OverRuns, format: (v: number) => string, goal?: strin
   return `median ${format(o.median)} (${format(o.min)}-${format(o.max)})${goal === undefined ? '' : `, ${o.met} of ${o.n} runs ${goal}`}`;
 }
 
-const leaseTitle = `3. baseline: ${containers} allocations over ${nodes} nodes, node mutex vs per-node Lease${leaseRuns > 1 ? `, ${leaseRuns} runs` : ''}`;
+const leaseTitle = `3. baseline: ${containers} allocations over ${nodes} nodes, node mutex vs per-node Lease vs in-memory floor${leaseRuns > 1 ? `, ${leaseRuns} runs` : ''}`;
 await bench(
   'lease',
   leaseTitle,
@@ -257,6 +267,26 @@ await bench(
       runs.map((r) => r.lease.writeToWrite.p50 / r.mutex.writeToWrite.p50),
       () => true,
     );
+    const floorTotal = overRuns(
+      runs.map((r) => r.floor.totalMs),
+      () => true,
+    );
+    const floorHandOver = overRuns(
+      runs.map((r) => r.floor.handOver.p50),
+      () => true,
+    );
+    const floorWriteToWrite = overRuns(
+      runs.map((r) => r.floor.writeToWrite.p50),
+      () => true,
+    );
+    const mutexToFloor = overRuns(
+      runs.map((r) => r.mutex.totalMs / r.floor.totalMs),
+      (x) => x <= FLOOR_RATIO_GOAL,
+    );
+    const leaseToFloor = overRuns(
+      runs.map((r) => r.lease.totalMs / r.floor.totalMs),
+      () => true,
+    );
     if (runs.length > 1) {
       log(
         `   over ${runs.length} runs: mutex total ${figureOverRuns(mutexTotal, seconds)}; Lease total ${figureOverRuns(leaseTotal, seconds)}`,
@@ -265,7 +295,10 @@ await bench(
         `   ratio lease / mutex, total: ${figureOverRuns(totalRatio, ratio, `at ${ROLLOUT_RATIO_GOAL}x or more`)}; mutex hand-over p50 ${figureOverRuns(handOver, millis, `under ${HAND_OVER_GOAL_MS} ms`)}`,
       );
       log(
-        `   allocation to allocation, write to write p50: mutex ${figureOverRuns(writeToWrite, millis, `under ${HAND_OVER_GOAL_MS} ms`)}; Lease ${figureOverRuns(leaseWriteToWrite, millis)}`,
+        `   allocation to allocation, write to write p50: mutex ${figureOverRuns(writeToWrite, millis, `under ${HAND_OVER_GOAL_MS} ms`)}; Lease ${figureOverRuns(leaseWriteToWrite, millis)}; floor ${figureOverRuns(floorWriteToWrite, millis)}`,
+      );
+      log(
+        `   floor total ${figureOverRuns(floorTotal, seconds)}; mutex / floor ${figureOverRuns(mutexToFloor, ratio, `at ${FLOOR_RATIO_GOAL}x or less`)}; Lease / floor ${figureOverRuns(leaseToFloor, ratio)}`,
       );
     }
     // A goal over several runs is met when the median run meets it; the figure says how many did.
@@ -291,6 +324,17 @@ await bench(
       figure: `total ${figureOverRuns(totalRatio, ratio, `at ${ROLLOUT_RATIO_GOAL}x or more`)}, hand-over p50 ${figureOverRuns(handOverRatio, ratio)}, write to write p50 ${figureOverRuns(writeToWriteRatio, ratio)}`,
       goal: `total >= ${ROLLOUT_RATIO_GOAL}x`,
       met: totalRatio.median >= ROLLOUT_RATIO_GOAL,
+    });
+    rows.push({
+      benchmark: '3. allocations only: floor (in-memory lock per node, no Temporal), total',
+      figure: `${figureOverRuns(floorTotal, seconds)}, hand-over p50 ${figureOverRuns(floorHandOver, millis)}, write to write p50 ${figureOverRuns(floorWriteToWrite, millis)}`,
+      goal: '-',
+    });
+    rows.push({
+      benchmark: '3. ratio mutex / floor, allocations only',
+      figure: `total ${figureOverRuns(mutexToFloor, ratio, `at ${FLOOR_RATIO_GOAL}x or less`)} (Lease / floor: ${figureOverRuns(leaseToFloor, ratio)})`,
+      goal: `mutex total <= ${FLOOR_RATIO_GOAL}x floor`,
+      met: mutexToFloor.median <= FLOOR_RATIO_GOAL,
     });
     if (rollout) {
       rows.push({
