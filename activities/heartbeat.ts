@@ -17,7 +17,8 @@ export function currentContext(): Context | undefined {
 export function withHeartbeat<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
   return async (...args: A) => {
     const ctx = currentContext();
-    if (!ctx) return fn(...args);
+    // A local activity runs inside its workflow's task, which the worker keeps alive itself.
+    if (!ctx || ctx.info.isLocal) return fn(...args);
     ctx.heartbeat();
     const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
     try {

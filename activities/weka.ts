@@ -70,6 +70,31 @@ export function createWekaActivities(deps: ActivityDeps) {
     return physical.devicePath;
   }
 
+  async function signVirtualDrive({ target, node, drive, clusterGUID }: VirtualDriveOnNode): Promise<void> {
+    const devicePath = await devicePathOf(node, drive);
+    const request = {
+      devicePath,
+      virtualUUID: drive.virtualUUID,
+      ownerClusterGUID: clusterGUID,
+      sizeGiB: drive.capacityGiB,
+    };
+    const plan = planVirtualAdd(await run(target, showDriveCall(devicePath)), request);
+    conflict(plan, `signing virtual drive ${drive.virtualUUID} on ${devicePath}`);
+    if (plan === 'run') await run(target, virtualAddCall(request));
+  }
+
+  async function addDriveToCluster({
+    target,
+    containerId,
+    virtualUUID,
+  }: ClusterDriveRef): Promise<{ driveUUID: string }> {
+    const drives = await run(target, driveListCall(containerId));
+    const plan = planDriveAdd(drives, { containerId, virtualUUID });
+    conflict(plan, `adding virtual drive ${virtualUUID} to container ${containerId}`);
+    if (plan === 'already-done') return { driveUUID: findDriveByVirtualUUID(drives, virtualUUID)!.driveUUID };
+    return { driveUUID: (await run(target, driveAddCall({ containerId, virtualUUID }))).driveUUID };
+  }
+
   return {
     /**
      * Adds the pod's container to the Weka cluster (or finds it there by name) on the ports its
@@ -120,25 +145,21 @@ export function createWekaActivities(deps: ActivityDeps) {
       return findContainerByName(await run(target, containerListCall(clusterGUID)), name)?.containerId ?? null;
     },
 
-    async signVirtualDrive({ target, node, drive, clusterGUID }: VirtualDriveOnNode): Promise<void> {
-      const devicePath = await devicePathOf(node, drive);
-      const request = {
-        devicePath,
-        virtualUUID: drive.virtualUUID,
-        ownerClusterGUID: clusterGUID,
-        sizeGiB: drive.capacityGiB,
-      };
-      const plan = planVirtualAdd(await run(target, showDriveCall(devicePath)), request);
-      conflict(plan, `signing virtual drive ${drive.virtualUUID} on ${devicePath}`);
-      if (plan === 'run') await run(target, virtualAddCall(request));
-    },
+    signVirtualDrive,
+    addDriveToCluster,
 
-    async addDriveToCluster({ target, containerId, virtualUUID }: ClusterDriveRef): Promise<{ driveUUID: string }> {
-      const drives = await run(target, driveListCall(containerId));
-      const plan = planDriveAdd(drives, { containerId, virtualUUID });
-      conflict(plan, `adding virtual drive ${virtualUUID} to container ${containerId}`);
-      if (plan === 'already-done') return { driveUUID: findDriveByVirtualUUID(drives, virtualUUID)!.driveUUID };
-      return { driveUUID: (await run(target, driveAddCall({ containerId, virtualUUID }))).driveUUID };
+    /**
+     * Signs a virtual drive on its device, then adds it to the container's cluster: one activity,
+     * so that each drive costs the workflow one round trip. Each half probes first, so a retry
+     * (after a lost answer, or a worker killed between the two) redoes neither.
+     */
+    async signAndAddVirtualDrive(input: VirtualDriveOnNode & { containerId: number }): Promise<{ driveUUID: string }> {
+      await signVirtualDrive(input);
+      return addDriveToCluster({
+        target: input.target,
+        containerId: input.containerId,
+        virtualUUID: input.drive.virtualUUID,
+      });
     },
 
     async removeDriveFromCluster({ target, containerId, virtualUUID }: ClusterDriveRef): Promise<void> {

@@ -6,8 +6,10 @@
 import {
   ActivityCancellationType,
   proxyActivities,
+  proxyLocalActivities,
   type ActivityInterfaceFor,
   type ActivityOptions,
+  type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { activitySummary } from '../src/lifecycle/activity-summary.js';
@@ -37,13 +39,18 @@ const common = { heartbeatTimeout: HEARTBEAT_TIMEOUT } satisfies ActivityOptions
  * what (src/lifecycle/activity-summary.ts), shown for the step in the Temporal UI.
  */
 function summarized(options: ActivityOptions): ActivityInterfaceFor<Activities> {
-  const stubs = proxyActivities<Activities>(options);
+  return withSummaries(proxyActivities<Activities>(options), options);
+}
+
+type Summarizable = Record<string, { executeWithOptions(options: object, args: unknown[]): Promise<unknown> }>;
+
+function withSummaries<S extends object>(stubs: S, options: ActivityOptions | LocalActivityOptions): S {
   return new Proxy(stubs, {
     get(target, name) {
-      const stub = target[name as keyof Activities];
-      if (typeof name !== 'string') return stub;
+      const stub = (target as Summarizable)[name as string];
+      if (typeof name !== 'string' || !stub) return stub;
       return (...args: unknown[]) =>
-        stub.executeWithOptions({ ...options, summary: activitySummary(name, args[0]) }, args as never);
+        stub.executeWithOptions({ ...options, summary: activitySummary(name, args[0]) }, args);
     },
   });
 }
@@ -63,6 +70,25 @@ export const kube = summarized({
     nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
   },
 });
+
+/**
+ * Short Kubernetes reads, status applies, Events and finalizer removals, as local activities: the
+ * worker that runs the workflow runs them inside the workflow task, and each is recorded as one
+ * marker, where an activity costs three events and the workflow task that takes its result. A
+ * lifecycle applies its status at every step, so without this most of its history would be status
+ * writes. Retried like `kube` while the apiserver is away; past a minute the worker waits between
+ * attempts on a timer instead of holding the workflow task.
+ */
+const kubeLocalOptions = {
+  ...waitForCancellation,
+  startToCloseTimeout: '2 minutes',
+  retry: {
+    initialInterval: '500 milliseconds',
+    maximumInterval: '15 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
+  },
+} satisfies LocalActivityOptions;
+export const kubeLocal = withSummaries(proxyLocalActivities<Activities>(kubeLocalOptions), kubeLocalOptions);
 
 /**
  * Weka CLI calls in a pod (join, sign, add, remove): each bounded by the exec timeout; a refusal
@@ -112,12 +138,15 @@ export const decisions = summarized({
   },
 });
 
-/** Sending a request to a mutex (signal-with-start): retried quickly; the requester re-sends anyway. */
-export const requests = summarized({
-  ...common,
+/**
+ * Sending a request to a mutex (signal-with-start), as a local activity like `kubeLocal`: retried
+ * quickly; the requester re-sends anyway.
+ */
+const requestOptions = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
-});
+} satisfies LocalActivityOptions;
+export const requests = withSummaries(proxyLocalActivities<Activities>(requestOptions), requestOptions);
 
 /**
  * Delivering a decision's answers is retried for a minute, never for ever: a mutex must not wait

@@ -1,6 +1,6 @@
 // The status a WekaCluster's workflow owns: the lifecycle's, plus the Weka cluster's GUID.
 import type { ObjectRef } from '../src/lifecycle/names.js';
-import { kube } from './activities.js';
+import { kubeLocal } from './activities.js';
 import { LifecycleStatus } from './lifecycle-status.js';
 
 export class ClusterStatus extends LifecycleStatus {
@@ -11,7 +11,7 @@ export class ClusterStatus extends LifecycleStatus {
   }
 
   protected write(): Promise<void> {
-    return kube.writeClusterStatus({
+    return kubeLocal.writeClusterStatus({
       ref: this.ref,
       update: {
         phase: this.phase,

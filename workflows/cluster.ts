@@ -25,7 +25,7 @@ import {
   type ObjectWorkflowInput,
 } from '../src/protocol.js';
 import { memberIndex, planMembers } from '../src/lifecycle/cluster-layout.js';
-import { kube, weka } from './activities.js';
+import { kube, kubeLocal, weka } from './activities.js';
 import { ClusterStatus } from './cluster-status.js';
 import { Lifecycle, continuedRun, isContinueAsNew, messageOf, objectState } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
@@ -41,7 +41,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
   const status = new ClusterStatus(ref);
   const life = new Lifecycle(input, status);
 
-  let cluster = await kube.readCluster(ref);
+  let cluster = await kubeLocal.readCluster(ref);
   if (!cluster || cluster.uid !== input.uid) return;
   upsertMemo({ namespace: ref.namespace, name: ref.name, uid: input.uid });
   upsertSearchAttributes([{ key: WekaCluster, value: `${ref.namespace}/${ref.name}` }]);
@@ -56,7 +56,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
   async function pause(timeout: string): Promise<void> {
     await life.changed({ wakeUps: true, timeout });
     await life.continueAsNewIfLong();
-    cluster = (await kube.readCluster(ref)) ?? cluster;
+    cluster = (await kubeLocal.readCluster(ref)) ?? cluster;
     if (cluster) status.observedGeneration = cluster.generation;
   }
 
@@ -144,7 +144,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
       await status.condition('ContainersPlaced', 'False', 'NoDriveContainers', why, 'Warning');
       return { serving: false, settled: false, step: why };
     }
-    const view = await kube.clusterView(ref);
+    const view = await kubeLocal.clusterView(ref);
     await deviceSets(view.nodes.filter((n) => n.selected).map((n) => n.name));
     const plan = planMembers({
       cluster: ref.name,
@@ -188,7 +188,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
       let first: string | undefined;
       for (const m of [...view.members].sort((x, y) => bySlot(x.name, y.name)))
         if (plan.serving.includes(m.name) && m.phase === 'WaitingForCluster')
-          if (await kube.memberPodRunning({ namespace: ref.namespace, name: m.name, uid: m.uid })) {
+          if (await kubeLocal.memberPodRunning({ namespace: ref.namespace, name: m.name, uid: m.uid })) {
             first = m.name;
             break;
           }
@@ -289,7 +289,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
   async function teardown(): Promise<void> {
     await status.enter('Deleting', 'deleting the drive containers');
     for (;;) {
-      const members = await kube.clusterMembers(ref);
+      const members = await kubeLocal.clusterMembers(ref);
       await kube.deleteClusterContainers(ref);
       await tellMembers(members, deleteRequestedSignal);
       if (members.length === 0) break;
@@ -308,19 +308,25 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
       await life.continueAsNewIfLong();
     }
     await status.enter('Deleted', 'torn down');
-    await kube.removeFinalizer({ kind: 'WekaCluster', ref, uid: input.uid });
+    await kubeLocal.removeFinalizer({ kind: 'WekaCluster', ref, uid: input.uid });
   }
 
   /** Another cluster has the name now: its members and ports are its own; touch nothing. */
   async function replaced(): Promise<void> {
     const message = `an earlier WekaCluster of this name (uid ${input.uid}) was removed before its teardown ran, so nothing of it was torn down`;
-    await kube.recordEvent({ kind: 'WekaCluster', ref, type: 'Warning', reason: 'PredecessorNotTornDown', message });
+    await kubeLocal.recordEvent({
+      kind: 'WekaCluster',
+      ref,
+      type: 'Warning',
+      reason: 'PredecessorNotTornDown',
+      message,
+    });
   }
 
   await life.run({
     deleting: cluster.deleting,
     bringUp,
-    objectState: async () => objectState(await kube.readCluster(ref), input.uid),
+    objectState: async () => objectState(await kubeLocal.readCluster(ref), input.uid),
     teardown,
     replaced,
   });

@@ -2,7 +2,7 @@
 import type { AddedDriveRecord } from '../activities/types.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import type { LifecycleView } from '../src/protocol.js';
-import { kube } from './activities.js';
+import { kubeLocal } from './activities.js';
 import { LifecycleStatus } from './lifecycle-status.js';
 
 export class ContainerStatus extends LifecycleStatus {
@@ -20,7 +20,7 @@ export class ContainerStatus extends LifecycleStatus {
   }
 
   protected write(): Promise<void> {
-    return kube.writeContainerStatus({
+    return kubeLocal.writeContainerStatus({
       ref: this.ref,
       update: {
         phase: this.phase,

@@ -31,7 +31,7 @@ import {
   type MutexError,
   type ObjectWorkflowInput,
 } from '../src/protocol.js';
-import { inPod, kube, weka } from './activities.js';
+import { inPod, kube, kubeLocal, weka } from './activities.js';
 import { ContainerStatus } from './container-status.js';
 import { Lifecycle, continuedRun, isContinueAsNew, messageOf, objectState } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
@@ -69,7 +69,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   const status = new ContainerStatus(ref);
   const life = new Lifecycle(input, status);
 
-  let snapshot = await kube.readContainer(ref);
+  let snapshot = await kubeLocal.readContainer(ref);
   if (!snapshot || snapshot.uid !== input.uid) return; // deleted before we started, or another object now
   // spec.nodeName may be set after creation (once): the container waits for it (waitForNode).
   let node = snapshot.spec.nodeName ?? '';
@@ -125,7 +125,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       await status.enter('Pending', 'waiting for spec.nodeName');
       await condition(() => life.specChanges > changes);
       await life.continueAsNewIfLong();
-      const fresh = await kube.readContainer(ref);
+      const fresh = await kubeLocal.readContainer(ref);
       if (fresh) {
         snapshot = fresh;
         status.observedGeneration = fresh.generation;
@@ -178,7 +178,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       }
       // A new run reads the object afresh and asks again, as a release or a spec change would make this one do.
       await life.continueAsNewIfLong();
-      const fresh = await kube.readContainer(ref);
+      const fresh = await kubeLocal.readContainer(ref);
       if (fresh) {
         snapshot = fresh;
         status.observedGeneration = fresh.generation;
@@ -232,7 +232,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   async function waitForClusterGUID(): Promise<string> {
     if (status.phase !== 'Ready') await status.enter('WaitingForCluster', 'waiting for the cluster GUID');
     for (let delaySeconds = 1; ; delaySeconds = Math.min(delaySeconds * 2, 30)) {
-      const guid = await kube.readClusterGUID(ref);
+      const guid = await kubeLocal.readClusterGUID(ref);
       if (guid) return guid;
       // A long wait (the cluster forms from a member whose pod runs): a pod that ended meanwhile
       // (evicted) is made again, so that this member can be the one, and can join later.
@@ -263,12 +263,10 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     for (const [i, drive] of alloc.virtualDrives.entries()) {
       if (status.addedVirtualDrives.includes(drive.virtualUUID)) continue;
       await status.enter(
-        'Signing',
-        `signing virtual drive ${i + 1} of ${count} (${drive.capacityGiB} GiB on ${drive.serial})`,
+        'AddingDrives',
+        `signing virtual drive ${i + 1} of ${count} (${drive.capacityGiB} GiB on ${drive.serial}) and adding it to the cluster`,
       );
-      await weka.signVirtualDrive({ target, node, drive, clusterGUID: guid });
-      await status.enter('AddingDrives', `adding virtual drive ${i + 1} of ${count} to the cluster`);
-      const { driveUUID } = await weka.addDriveToCluster({ target, containerId, virtualUUID: drive.virtualUUID });
+      const { driveUUID } = await weka.signAndAddVirtualDrive({ target, node, drive, clusterGUID: guid, containerId });
       status.addedVirtualDrives = [...status.addedVirtualDrives, drive.virtualUUID];
       status.addedDrives = [
         ...status.addedDrives,
@@ -330,7 +328,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         await condition(() => life.specChanges > seen.changes || mutex.releases() > seen.releases, CAPACITY_RETRY);
       else await condition(() => life.specChanges > seen.changes);
       await life.continueAsNewIfLong();
-      const fresh = await kube.readContainer(ref);
+      const fresh = await kubeLocal.readContainer(ref);
       if (fresh) status.observedGeneration = fresh.generation;
     }
   }
@@ -380,17 +378,17 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   async function teardown(): Promise<void> {
     await status.enter('Deleting', 'tearing down');
     if (!node) return finish('never placed on a node: nothing to undo');
-    const current: ContainerSnapshot | null = await kube.readContainer(ref);
+    const current: ContainerSnapshot | null = await kubeLocal.readContainer(ref);
     // What the node's ledger gave this uid, never what the status names: a forged status must not
     // make this teardown remove another container's drives.
-    const alloc = (await kube.readNodeAllocation({ node, uid: input.uid })) ?? allocation;
+    const alloc = (await kubeLocal.readNodeAllocation({ node, uid: input.uid })) ?? allocation;
     const guid =
       clusterGUID ??
       current?.status.clusterGUID ??
-      (status.containerID !== undefined ? ((await kube.readClusterGUID(ref)) ?? undefined) : undefined);
+      (status.containerID !== undefined ? ((await kubeLocal.readClusterGUID(ref)) ?? undefined) : undefined);
     // A vanished node takes its devices and the container's pod with it: nothing can be undone
     // from there. Say what is left behind instead of retrying forever, and go on.
-    const nodeGone = !(await kube.nodeExists(node));
+    const nodeGone = !(await kubeLocal.nodeExists(node));
     // Weka state exists only once the container tried to join its cluster (after its allocation,
     // with its GUID); undo it from the pod, finding the container by name if its id is not known.
     const joined = alloc && guid && (status.containerID !== undefined || joinTried);
@@ -434,7 +432,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     let toolFailures = 0;
     let leftViaPeer = false;
     for (let pause = 10; ;) {
-      if ((await kube.readContainer(ref))?.annotations[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true') {
+      if ((await kubeLocal.readContainer(ref))?.annotations[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true') {
         const left = [
           ...alloc.virtualDrives.map(
             (d) => `${d.virtualUUID} (${d.capacityGiB} GiB on physical drive ${d.serial}, ${d.physicalUUID})`,
@@ -496,7 +494,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         toolFailures = 0;
         // Its node is down: the cluster must stop counting on the container at once. Another
         // member takes it out; the signatures on the node's devices wait for the node.
-        if (!leftViaPeer && !(await kube.nodeReady(node))) leftViaPeer = await leaveClusterViaPeer(alloc, guid);
+        if (!leftViaPeer && !(await kubeLocal.nodeReady(node))) leftViaPeer = await leaveClusterViaPeer(alloc, guid);
         const message =
           `cannot remove the virtual drives in pod ${ref.namespace}/${ref.name} on node ${node}: ${messageOf(err)}; ` +
           `trying again in ${pause} s. If the node is down for good, set the annotation ` +
@@ -578,7 +576,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     });
     if (outcome !== 'destroyed') return;
     const message = `Weka cluster ${guid} destroyed from pod ${from.pod}: its last container had left`;
-    await kube.recordEvent({
+    await kubeLocal.recordEvent({
       kind: 'WekaCluster',
       ref: { namespace: ref.namespace, name: cluster },
       type: 'Normal',
@@ -592,7 +590,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     status.allocation = undefined;
     await status.condition('Ready', 'False', 'Deleted', message);
     await status.enter('Deleted', 'torn down');
-    await kube.removeFinalizer({ kind: 'WekaContainer', ref, uid: input.uid });
+    await kubeLocal.removeFinalizer({ kind: 'WekaContainer', ref, uid: input.uid });
   }
 
   /**
@@ -612,13 +610,19 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     const message =
       `an earlier WekaContainer of this name (uid ${input.uid}) was removed before its teardown ran, ` +
       `so nothing of it was torn down: ${left}`;
-    await kube.recordEvent({ kind: 'WekaContainer', ref, type: 'Warning', reason: 'PredecessorNotTornDown', message });
+    await kubeLocal.recordEvent({
+      kind: 'WekaContainer',
+      ref,
+      type: 'Warning',
+      reason: 'PredecessorNotTornDown',
+      message,
+    });
   }
 
   await life.run({
     deleting: snapshot.deleting,
     bringUp: bringUpUntilFixed,
-    objectState: async () => objectState(await kube.readContainer(ref), input.uid),
+    objectState: async () => objectState(await kubeLocal.readContainer(ref), input.uid),
     teardown,
     replaced,
   });

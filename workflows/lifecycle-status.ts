@@ -10,7 +10,7 @@ import type { Condition } from '../src/api/index.js';
 import { setCondition, type ConditionStatus } from '../src/lifecycle/conditions.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import { WekaPhase, type LifecycleView } from '../src/protocol.js';
-import { kube } from './activities.js';
+import { kubeLocal } from './activities.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -79,7 +79,7 @@ export abstract class LifecycleStatus {
   }
 
   async event(type: EventType, reason: string, message: string): Promise<void> {
-    await kube.recordEvent({ kind: this.kind, ref: this.ref, type, reason, message });
+    await kubeLocal.recordEvent({ kind: this.kind, ref: this.ref, type, reason, message });
   }
 
   publish(): Promise<void> {

@@ -5,7 +5,7 @@ import type { OperationStatusUpdate } from '../activities/types.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import type { LifecycleView } from '../src/protocol.js';
 import { setCurrentDetails } from '@temporalio/workflow';
-import { kube } from './activities.js';
+import { kubeLocal } from './activities.js';
 import { LifecycleStatus } from './lifecycle-status.js';
 
 export type NodeResult = OperationStatusUpdate['results'][number];
@@ -46,7 +46,7 @@ export class OperationStatus extends LifecycleStatus {
   }
 
   protected write(): Promise<void> {
-    return kube.writeOperationStatus({
+    return kubeLocal.writeOperationStatus({
       ref: this.ref,
       status: {
         phase: this.phase,

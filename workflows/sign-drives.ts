@@ -13,7 +13,7 @@ import type { ObjectRef } from '../src/lifecycle/names.js';
 import type { SkippedDevice } from '../src/lifecycle/device-signing.js';
 import { labelSelectorText, signDrivesRequest, type SignDrivesRequest } from '../src/lifecycle/sign-drives-request.js';
 import { WekaPhase, nodeMutexId, type ObjectWorkflowInput } from '../src/protocol.js';
-import { kube, weka } from './activities.js';
+import { kube, kubeLocal, weka } from './activities.js';
 import { Lifecycle, messageOf, objectState } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
 import { OperationStatus, type NodeResult } from './operation-status.js';
@@ -25,7 +25,7 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
   // An operation is one-off: it runs the spec it read at the start, so a later edit changes nothing.
   const life = new Lifecycle(input, status, { specChanges: false });
 
-  const op = await kube.readOperation(ref);
+  const op = await kubeLocal.readOperation(ref);
   if (!op || op.uid !== input.uid) return; // deleted before we started, or another object now
   upsertMemo({ namespace: ref.namespace, name: ref.name, uid: input.uid });
   upsertSearchAttributes([{ key: WekaPhase, value: status.phase }]);
@@ -200,16 +200,16 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
 
   /** Signing is never reverted: a deleted operation only lets go of its finalizer. */
   async function finish(): Promise<void> {
-    const current = await kube.readOperation(ref);
+    const current = await kubeLocal.readOperation(ref);
     if (!current || current.uid !== input.uid) return;
     status.step = 'deleted: nothing to undo (signing is not reverted); removing the finalizer';
-    await kube.removeFinalizer({ kind: 'WekaManualOperation', ref, uid: input.uid });
+    await kubeLocal.removeFinalizer({ kind: 'WekaManualOperation', ref, uid: input.uid });
   }
 
   await life.run({
     deleting: op.deleting,
     bringUp: () => runOperation(op),
-    objectState: async () => objectState(await kube.readOperation(ref), input.uid),
+    objectState: async () => objectState(await kubeLocal.readOperation(ref), input.uid),
     teardown: finish,
     // Signing is never reverted: another operation of the name has nothing to learn from this one.
     replaced: async () => undefined,

@@ -39,8 +39,14 @@ async function tsc(project: string): Promise<void> {
   await run(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', project], { cwd: repoRoot });
 }
 
-/** Compiles the operator to dist/ (npm run build), so a benchmark never runs a stale build. */
-export const compileOperator = (): Promise<void> => tsc('tsconfig.build.json');
+/**
+ * Compiles the operator to dist/ and bundles its workflows (npm run build), so a benchmark never
+ * runs a stale build: the compiled operator runs the prebuilt bundle, not the workflows beside it.
+ */
+export async function compileOperator(): Promise<void> {
+  await tsc('tsconfig.build.json');
+  await run(process.execPath, [join(repoRoot, 'dist/deploy/operator/bundle-workflows.js')], { cwd: repoRoot });
+}
 
 /** Starts a control plane for one benchmark and always stops it, whatever `body` does. */
 export async function withControlPlane<T>(
