@@ -218,11 +218,15 @@ describe('what a platform team sees', () => {
       );
       expect(found).toEqual(['signDrivesWorkflow']);
 
-      // Each activity of the container's workflow carries a one-line summary for the UI's timeline.
+      // Each activity of the container's workflow, local ones too, carries a one-line summary for the UI's timeline.
       const uid = (await listContainers(kc, ns)).find((c) => c.metadata.name === ref!.name)!.metadata.uid!;
       const history = await client.workflow.getHandle(containerWorkflowId(uid)).fetchHistory();
       const summaries = (history.events ?? [])
-        .filter((e) => e.activityTaskScheduledEventAttributes)
+        .filter(
+          (e) =>
+            e.activityTaskScheduledEventAttributes ||
+            e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+        )
         .map((e) =>
           e.userMetadata?.summary ? String(defaultPayloadConverter.fromPayload(e.userMetadata.summary)) : '',
         );
