@@ -60,8 +60,7 @@ const waitForCancellation = { cancellationType: ActivityCancellationType.WAIT_CA
  * Kubernetes reads and writes (objects, statuses, Events, pods, finalizers): each one short, and
  * retried for as long as the apiserver is away, with back-off up to 15 s.
  */
-export const kube = summarized({
-  ...common,
+const kubeCallOptions = {
   ...waitForCancellation,
   startToCloseTimeout: '2 minutes',
   retry: {
@@ -69,7 +68,8 @@ export const kube = summarized({
     maximumInterval: '15 seconds',
     nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
   },
-});
+} satisfies LocalActivityOptions;
+export const kube = summarized({ ...common, ...kubeCallOptions });
 
 /**
  * Short Kubernetes reads, status applies, Events and finalizer removals, as local activities: the
@@ -79,16 +79,7 @@ export const kube = summarized({
  * writes. Retried like `kube` while the apiserver is away; past a minute the worker waits between
  * attempts on a timer instead of holding the workflow task.
  */
-const kubeLocalOptions = {
-  ...waitForCancellation,
-  startToCloseTimeout: '2 minutes',
-  retry: {
-    initialInterval: '500 milliseconds',
-    maximumInterval: '15 seconds',
-    nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
-  },
-} satisfies LocalActivityOptions;
-export const kubeLocal = withSummaries(proxyLocalActivities<Activities>(kubeLocalOptions), kubeLocalOptions);
+export const kubeLocal = withSummaries(proxyLocalActivities<Activities>(kubeCallOptions), kubeCallOptions);
 
 /**
  * Weka CLI calls in a pod (join, sign, add, remove): each bounded by the exec timeout; a refusal
