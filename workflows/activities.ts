@@ -57,8 +57,9 @@ function withSummaries<S extends object>(stubs: S, options: ActivityOptions | Lo
 const waitForCancellation = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
 
 /**
- * Kubernetes reads and writes (objects, statuses, Events, pods, finalizers): each one short, and
- * retried for as long as the apiserver is away, with back-off up to 15 s.
+ * Kubernetes calls that may wait or write many objects (pods, cluster members, device sets, node
+ * lists): each retried for as long as the apiserver is away, with back-off up to 15 s. The short
+ * ones are `kubeLocal`, with the same options.
  */
 const kubeCallOptions = {
   ...waitForCancellation,
