@@ -1,10 +1,18 @@
 import { defineConfig } from 'vitest/config';
+import { integrationControlPlanes } from './test/integration/control-planes.js';
+import { LongFilesFirst } from './test/sequencer.js';
 
-// Unit tests run in parallel forks and touch no server. Integration tests share one local
-// control plane (kube-apiserver, etcd, kwok, Temporal) that the global setup boots once.
+// Unit tests run in parallel forks and touch no server. Integration test files run as many at a
+// time as there are local control planes, which the global setup boots: each file uses the one of
+// its worker (test/support/harness.ts), so two files never share one.
+const workers = integrationControlPlanes();
+
 export default defineConfig({
   test: {
     pool: 'forks',
+    sequence: { sequencer: LongFilesFirst },
+    // Shared by both projects: the pool is one, and its worker ids pick the control planes.
+    poolOptions: { forks: { maxForks: workers, minForks: 1 } },
     projects: [
       {
         test: {
@@ -21,8 +29,6 @@ export default defineConfig({
           globalSetup: ['test/integration/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
-          // One control plane on two cores: test files run one at a time, in one fork.
-          poolOptions: { forks: { singleFork: true } },
         },
       },
     ],

@@ -1,6 +1,7 @@
-// What an integration or chaos test needs from the shared local control plane, which the
-// integration project's global setup (test/integration/global-setup.ts) boots once and hands over
-// through vitest's provide/inject. Only for code that runs under vitest: the modules the
+// What an integration or chaos test needs from its local control plane. The integration project's
+// global setup (test/integration/global-setup.ts) boots one per test file that may run at a time
+// and hands them over through vitest's provide/inject; a file uses the one of its worker, so two
+// files running side by side never share a control plane. Only for code that runs under vitest: the modules the
 // benchmarks share (async.ts, containers.ts, operator-process.ts) take what they need as arguments.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -8,40 +9,51 @@ import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { inject } from 'vitest';
 import type { NodeSpec } from '../../deploy/local/fake-nodes.js';
+import type { ProvidedControlPlane } from '../integration/control-planes.js';
 import type { OperatorControlPlane } from './operator-process.js';
 import { eventually } from './async.js';
 
+/** This worker's control plane: vitest numbers the workers running at once 1, 2, ... (VITEST_POOL_ID). */
+function plane(): ProvidedControlPlane {
+  const planes = inject('controlPlanes');
+  const poolId = Number(process.env.VITEST_POOL_ID ?? '1');
+  const found = planes[poolId - 1];
+  if (found === undefined)
+    throw new Error(`worker ${poolId} has no control plane: the global setup started ${planes.length}`);
+  return found;
+}
+
 export function kubeConfig(): KubeConfig {
   const kc = new KeepAliveKubeConfig();
-  kc.loadFromFile(inject('kubeconfigPath'));
+  kc.loadFromFile(plane().kubeconfigPath);
   return kc;
 }
 
 export function temporalAddress(): string {
-  return inject('temporalAddress');
+  return plane().temporalAddress;
 }
 
 export function temporalNamespace(): string {
-  return inject('temporalNamespace');
+  return plane().temporalNamespace;
 }
 
 export function temporalUiUrl(): string {
-  return inject('temporalUiUrl');
+  return plane().temporalUiUrl;
 }
 
 /** Where an operator process finds the servers, and where its log goes. */
 export function operatorControlPlane(): OperatorControlPlane {
   return {
-    kubeconfigPath: inject('kubeconfigPath'),
+    kubeconfigPath: plane().kubeconfigPath,
     temporalAddress: temporalAddress(),
     temporalNamespace: temporalNamespace(),
-    logDir: inject('logDir'),
+    logDir: plane().logDir,
   };
 }
 
 /** The root of every fake node's Weka simulator state. */
 export function simulatorRoot(): string {
-  return inject('simulatorRoot');
+  return plane().simulatorRoot;
 }
 
 /** A node's Weka simulator state directory. */
@@ -80,7 +92,7 @@ export async function createResourceQuota(
 }
 
 async function control(method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${inject('controlUrl')}${path}`, {
+  const res = await fetch(`${plane().controlUrl}${path}`, {
     method,
     headers: { 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),

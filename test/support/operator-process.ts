@@ -64,7 +64,11 @@ export interface OperatorProcess {
   metrics(): Promise<Map<string, number>>;
   /** A full GC of the operator's main thread (it must run with gcOnSignalArgs), then a moment for it to finish. */
   collectGarbage(): Promise<void>;
-  /** SIGTERM, and SIGKILL after `graceMs` (10 s unless given); resolves with the exit code (or signal). */
+  /**
+   * SIGTERM, and SIGKILL after `graceMs`; resolves with the exit code (or signal). The default is the
+   * chart's terminationGracePeriodSeconds (40 s), which outlasts the worker's 20 s grace for
+   * in-flight activities: a shorter wait would call an operator that drains under load unclean.
+   */
   stop(graceMs?: number): Promise<number | string>;
   /** SIGKILL to the process group: a crashed pod. */
   kill(): Promise<void>;
@@ -148,7 +152,7 @@ export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOption
       process.kill(await operatorPid(server, main), 'SIGWINCH');
       await sleep(2_000);
     },
-    async stop(graceMs = 10_000) {
+    async stop(graceMs = 40_000) {
       await keepingAlive(server.stop(graceMs));
       return server.exited;
     },

@@ -1,4 +1,4 @@
-// The operator for integration and chaos tests, on the shared control plane: its worker run inside
+// The operator for integration and chaos tests, on the test file's control plane: its worker run inside
 // the test file, with its own task queue so test files never pick up each other's work, or the
 // whole operator as a process (operator-process.ts); and drive containers driven through it.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';

@@ -1,0 +1,34 @@
+// The order in which vitest hands test files to its workers. Two integration files run at a time
+// (test/integration/control-planes.ts); a file of several minutes started last would run alone at
+// the end while the other worker idles, so the long ones start first. Without the hint a fresh
+// clone orders files by size, and the chaos profile, a short file, would start last.
+import { relative } from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/** The integration files that take longest on two cores (figures in docs/performance.md), longest first. */
+export const LONG_FILES = [
+  'test/integration/chaos/chaos-profile.test.ts',
+  'test/integration/chaos/simulator-faults.test.ts',
+  'test/integration/sandbox.test.ts',
+  'test/integration/cluster-lifecycle.test.ts',
+  'test/integration/chaos/broken-allocation.test.ts',
+  'test/integration/chaos/delete-during-rollout.test.ts',
+  'test/integration/device-sets.test.ts',
+  'test/integration/history-limits.test.ts',
+  'test/integration/growth.test.ts',
+];
+
+export class LongFilesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const root = this.ctx.config.root;
+    const rank = (f: TestSpecification): number => {
+      const i = LONG_FILES.indexOf(relative(root, f.moduleId));
+      return i < 0 ? LONG_FILES.length : i;
+    };
+    const sorted = await super.sort(files);
+    return sorted
+      .map((file, position) => ({ file, position }))
+      .sort((a, b) => rank(a.file) - rank(b.file) || a.position - b.position)
+      .map(({ file }) => file);
+  }
+}
