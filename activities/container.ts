@@ -2,10 +2,12 @@
 // its pod, its cluster's GUID; write its status (as the workflow's field manager); record
 // Events; remove the finalizer as the last step of a teardown.
 import { ApplicationFailure } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { imageAllowed, imageNotAllowedMessage } from '../src/lifecycle/image-policy.js';
 import { FINALIZER, FIELD_MANAGER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/lifecycle/names.js';
 import { driveContainerPod, podOfObject } from '../src/lifecycle/pods.js';
+import { clusterWorkflowId, wakeUpSignal } from '../src/protocol.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
 import { deletePod, ensurePod, POD_START_TIMEOUT_MS, waitPodRunning } from './kube/pods.js';
@@ -90,6 +92,27 @@ export function createContainerActivities(deps: ActivityDeps) {
       if (!c.spec.cluster) return c.status?.clusterGUID ?? null;
       const cluster = await api.getCluster({ namespace: ref.namespace, name: c.spec.cluster });
       return cluster?.status?.clusterGUID ?? null;
+    },
+
+    /**
+     * Wakes the lifecycle workflow of the WekaCluster the container is a member of, so that it looks
+     * at its members now instead of at its next pass (up to 15 s later): the cluster forms from the
+     * first member waiting for it, and is Ready once its last member is. Says whether a workflow was
+     * woken; no cluster, or none running, is nothing to do.
+     */
+    async wakeMemberCluster(ref: ObjectRef): Promise<boolean> {
+      const c = await api.getContainer(ref);
+      if (!c?.spec.cluster) return false;
+      const cluster = await api.getCluster({ namespace: ref.namespace, name: c.spec.cluster });
+      const uid = cluster?.metadata?.uid;
+      if (!uid) return false;
+      try {
+        await deps.temporal.workflow.getHandle(clusterWorkflowId(uid)).signal(wakeUpSignal);
+        return true;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      }
     },
 
     async writeContainerStatus({ ref, update }: { ref: ObjectRef; update: StatusUpdate }): Promise<void> {

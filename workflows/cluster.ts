@@ -27,7 +27,7 @@ import {
 import { memberIndex, planMembers } from '../src/lifecycle/cluster-layout.js';
 import { kube, kubeLocal, weka } from './activities.js';
 import { ClusterStatus } from './cluster-status.js';
-import { Lifecycle, continuedRun, isContinueAsNew, messageOf, objectState } from './lifecycle.js';
+import { Lifecycle, continuedRun, isContinueAsNew, messageOf, objectState, type Received } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
 import { provisionDeviceSets, releaseDeviceSets } from './device-sets.js';
 
@@ -53,8 +53,8 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
    * Waits until a spec change, a wake-up, or the timeout; re-reads the cluster after. A new run
    * (past the history limit) reads it afresh and looks again, as a spec change or a wake-up would.
    */
-  async function pause(timeout: string): Promise<void> {
-    await life.changed({ wakeUps: true, timeout });
+  async function pause(timeout: string, since?: Received): Promise<void> {
+    await life.changed({ wakeUps: true, timeout, ...(since ? { since } : {}) });
     await life.continueAsNewIfLong();
     cluster = (await kubeLocal.readCluster(ref)) ?? cluster;
     if (cluster) status.observedGeneration = cluster.generation;
@@ -262,6 +262,8 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     if (!portsRecorded) await allocatePorts();
     for (let delay = 1; ;) {
       let pass: { serving: boolean; settled: boolean; step: string };
+      // A member's wake-up that comes while this pass runs calls for another pass at once.
+      const received = life.mark();
       try {
         pass = await converge();
       } catch (err) {
@@ -282,7 +284,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
       const shown = phase === 'Ready' ? 'ready; watching members, nodes and the spec' : step;
       if (status.phase !== phase || status.step !== shown) await status.enter(phase, shown);
       delay = serving && settled ? 30 : Math.min(delay * 2, 15);
-      await pause(`${delay} seconds`);
+      await pause(`${delay} seconds`, received);
     }
   }
 

@@ -73,6 +73,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   if (!snapshot || snapshot.uid !== input.uid) return; // deleted before we started, or another object now
   // spec.nodeName may be set after creation (once): the container waits for it (waitForNode).
   let node = snapshot.spec.nodeName ?? '';
+  /** A WekaCluster's member: its cluster waits on its phases (waitForClusterGUID, Ready). */
+  const memberOfCluster = Boolean(snapshot.spec.cluster);
   // The recorded phase until the workflow enters another: a new run does not show a step it left.
   status.phase = snapshot.status.phase ?? status.phase;
   upsertMemo({ namespace: ref.namespace, name: ref.name, uid: input.uid });
@@ -232,12 +234,16 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   async function waitForClusterGUID(): Promise<string> {
     if (status.phase !== 'Ready') await status.enter('WaitingForCluster', 'waiting for the cluster GUID');
     for (let delaySeconds = 1; ; delaySeconds = Math.min(delaySeconds * 2, 30)) {
+      // The cluster's wake-up (it has formed) may come while the GUID is read: not missed.
+      const received = life.mark();
       const guid = await kubeLocal.readClusterGUID(ref);
       if (guid) return guid;
+      // The cluster forms from the first member waiting for it: told now, it need not wait for its next look.
+      if (delaySeconds === 1 && memberOfCluster) await kubeLocal.wakeMemberCluster(ref);
       // A long wait (the cluster forms from a member whose pod runs): a pod that ended meanwhile
       // (evicted) is made again, so that this member can be the one, and can join later.
       if (delaySeconds === 30) target = await kube.ensureContainerPod(ref);
-      await life.changed({ wakeUps: true, timeout: `${delaySeconds} seconds` });
+      await life.changed({ wakeUps: true, timeout: `${delaySeconds} seconds`, since: received });
       await life.continueAsNewIfLong();
     }
   }
@@ -318,12 +324,15 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       await showGrowth(allocation, granted.pending, grew);
       // Ready, and usable, until the spec changes: then it grows if the spec asks for more.
       const waiting = granted.pending?.waitForCapacity === true;
+      const becameReady = status.phase !== 'Ready';
       await status.enter(
         'Ready',
         granted.pending
           ? `ready with ${gibOf(allocation)} GiB; growing waits for ${waiting ? 'capacity on the node' : 'a spec change'}`
           : 'ready; waiting for a spec change or deletion',
       );
+      // Its cluster is Ready once its last member is: told now, not at the cluster's next look.
+      if (becameReady && memberOfCluster) await kubeLocal.wakeMemberCluster(ref);
       if (waiting)
         await condition(() => life.specChanges > seen.changes || mutex.releases() > seen.releases, CAPACITY_RETRY);
       else await condition(() => life.specChanges > seen.changes);

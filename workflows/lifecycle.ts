@@ -69,6 +69,12 @@ export function objectState(now: { uid: string; deleting: boolean } | null, uid:
   return now.deleting ? 'deleting' : 'live';
 }
 
+/** Signals received by a lifecycle workflow, counted. */
+export interface Received {
+  specChanges: number;
+  wakeUps: number;
+}
+
 export class Lifecycle {
   deleteRequested = false;
   specChanges = 0;
@@ -92,9 +98,18 @@ export class Lifecycle {
     setHandler(stateQuery, () => status.view());
   }
 
-  /** Waits for a spec change, or for a wake-up too when `wakeUps` is set; false when the timeout ran out. */
-  changed(options: { wakeUps?: boolean; timeout?: Duration } = {}): Promise<boolean> {
-    const seen = { specChanges: this.specChanges, wakeUps: this.wakeUps };
+  /** What was received so far: a later changed({ since }) counts what came after it. */
+  mark(): Received {
+    return { specChanges: this.specChanges, wakeUps: this.wakeUps };
+  }
+
+  /**
+   * Waits for a spec change, or for a wake-up too when `wakeUps` is set; false when the timeout ran
+   * out. Counts from `since` when given (a mark() taken before the work that precedes the wait, so
+   * that a signal received during that work is not missed), else from now.
+   */
+  changed(options: { wakeUps?: boolean; timeout?: Duration; since?: Received } = {}): Promise<boolean> {
+    const seen = options.since ?? this.mark();
     const happened = () =>
       this.specChanges > seen.specChanges || (options.wakeUps === true && this.wakeUps > seen.wakeUps);
     if (options.timeout === undefined) return condition(happened).then(() => true);

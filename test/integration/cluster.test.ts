@@ -17,7 +17,7 @@ import {
 import { showDevice, sim } from '../support/simulator.js';
 import { recordHistory } from '../support/histories.js';
 import { POOL_LABEL, SMALL_MEMBER } from '../support/clusters.js';
-import { deleteRequestedSignal } from '../../src/protocol.js';
+import { containerWorkflowId, deleteRequestedSignal } from '../../src/protocol.js';
 
 let op: TestOperator;
 beforeAll(async () => {
@@ -90,6 +90,16 @@ describe('cluster formation', () => {
           );
         }
       }
+
+      // Members tell their cluster when they start to wait for it and when they become Ready (at
+      // least once each, as each became Ready), so that it looks at once instead of at its next pass.
+      for (const handle of handles) {
+        const events = (await handle.fetchHistory()).events ?? [];
+        const wakes = events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'wakeUp');
+        expect(wakes.length, `${handle.workflowId}: wake-ups from its members`).toBeGreaterThanOrEqual(3);
+      }
+      const member = (await members(ns, 'tenant-b'))[0]!;
+      await recordHistory(containerWorkflowId(member.metadata.uid!), 'drive-container-cluster-member');
 
       await custom.deleteNamespacedCustomObject({ ...group, plural: 'wekaclusters', namespace: ns, name: 'tenant-a' });
       await handles[0]!.signal(deleteRequestedSignal);

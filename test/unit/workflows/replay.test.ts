@@ -39,6 +39,7 @@ const REQUIRED = [
   'drive-container-standalone',
   'drive-container-spec-fixed',
   'drive-container-growth',
+  'drive-container-cluster-member',
   'drive-container-teardown-refused',
   'drive-container-teardown-without-pod',
   'node-mutex-one-container',
