@@ -2,13 +2,13 @@
 // its pod, its cluster's GUID; write its status (as the workflow's field manager); record
 // Events; remove the finalizer as the last step of a teardown.
 import { ApplicationFailure } from '@temporalio/activity';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { imageAllowed, imageNotAllowedMessage } from '../src/lifecycle/image-policy.js';
 import { FINALIZER, FIELD_MANAGER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/lifecycle/names.js';
 import { driveContainerPod, podOfObject } from '../src/lifecycle/pods.js';
 import { clusterWorkflowId, wakeUpSignal } from '../src/protocol.js';
 import type { ActivityDeps } from './deps.js';
+import { signalIfRunning } from './signal.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
 import { deletePod, ensurePod, POD_START_TIMEOUT_MS, waitPodRunning } from './kube/pods.js';
 import { ledgerOf } from './kube/node-ledger.js';
@@ -106,13 +106,7 @@ export function createContainerActivities(deps: ActivityDeps) {
       const cluster = await api.getCluster({ namespace: ref.namespace, name: c.spec.cluster });
       const uid = cluster?.metadata?.uid;
       if (!uid) return false;
-      try {
-        await deps.temporal.workflow.getHandle(clusterWorkflowId(uid)).signal(wakeUpSignal);
-        return true;
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return false;
-        throw err;
-      }
+      return signalIfRunning(deps.temporal, clusterWorkflowId(uid), (h) => h.signal(wakeUpSignal));
     },
 
     async writeContainerStatus({ ref, update }: { ref: ObjectRef; update: StatusUpdate }): Promise<void> {

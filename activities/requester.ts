@@ -1,10 +1,11 @@
 // The requester's side of the mutex protocol: deliver a request by signal-with-start, so the
 // mutex workflow is started if it is not running; and the mutex's side of the answer: deliver a
 // decision's answers and capacity notices to the requesters.
-import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { messageOf } from '../src/errors.js';
 import { stampQueuedAt } from '../src/lifecycle/mutex-queue.js';
 import type { ActivityDeps } from './deps.js';
+import { signalIfRunning } from './signal.js';
 import {
   mutexTaskQueue,
   capacityReleasedSignal,
@@ -21,15 +22,8 @@ const ANSWER_CONCURRENCY = 16;
 
 export function createRequesterActivities(deps: ActivityDeps) {
   /** Signals a requester; one that finished or never existed has nobody waiting: skipped. */
-  const deliver = async (workflowId: string, send: (h: WorkflowHandle) => Promise<void>): Promise<boolean> => {
-    try {
-      await send(deps.temporal.workflow.getHandle(workflowId));
-      return true;
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
-      throw err;
-    }
-  };
+  const deliver = (workflowId: string, send: (h: WorkflowHandle) => Promise<void>): Promise<boolean> =>
+    signalIfRunning(deps.temporal, workflowId, send);
   return {
     async sendMutexRequest({
       mutexId,
