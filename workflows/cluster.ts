@@ -55,7 +55,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
    */
   async function pause(timeout: string, since?: Received): Promise<void> {
     await life.changed({ wakeUps: true, timeout, ...(since ? { since } : {}) });
-    await life.continueAsNewIfLong();
+    await life.continueAsNewIfLong(() => deviceSetWork ?? Promise.resolve());
     cluster = (await kubeLocal.readCluster(ref)) ?? cluster;
     if (cluster) status.observedGeneration = cluster.generation;
   }
@@ -145,7 +145,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
       return { serving: false, settled: false, step: why };
     }
     const view = await kubeLocal.clusterView(ref);
-    await deviceSets(view.nodes.filter((n) => n.selected).map((n) => n.name));
+    deviceSets(view.nodes.filter((n) => n.selected).map((n) => n.name));
     const plan = planMembers({
       cluster: ref.name,
       count,
@@ -214,15 +214,33 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
    * until they change, or for DEVICE_SET_REVIEW (a device pod deleted meanwhile is made again then).
    */
   let deviceSetsSettled = '';
-  async function deviceSets(selected: string[]): Promise<void> {
+  /** The device-set pass under way, if one is. */
+  let deviceSetWork: Promise<void> | undefined;
+  /**
+   * Starts a pass over the device sets unless one is under way or they are settled. It runs beside
+   * the members' convergence: a member that already holds its allocation (from drives the node
+   * shares anyway, or a quicker node's devices) forms the cluster without waiting for the slowest
+   * node's signing, which queues behind that node's other work.
+   */
+  function deviceSets(selected: string[]): void {
     const key = `${cluster!.generation}/${selected.join(',')}/${Math.floor(Date.now() / DEVICE_SET_REVIEW_MS)}`;
-    if (key === deviceSetsSettled) return;
+    if (key === deviceSetsSettled || deviceSetWork) return;
+    deviceSetWork = provisionInBackground(key).finally(() => {
+      deviceSetWork = undefined;
+    });
+  }
+
+  /** Never rejects: nothing awaits it until the run continues as new. */
+  async function provisionInBackground(key: string): Promise<void> {
     try {
       if (await provisionDeviceSets({ ref, uid: input.uid, mutex, status })) deviceSetsSettled = key;
     } catch (err) {
+      // Cancelled with the bring-up (the cluster is being deleted), whose own wait ends with it.
+      if (isCancellation(err)) return;
       // The members go on without them: a device set's failure is shown, and looked at again next pass.
-      if (isCancellation(err) || isContinueAsNew(err)) throw err;
-      await status.condition('DeviceSetsReady', 'False', 'StepFailed', messageOf(err), 'Warning');
+      await status
+        .condition('DeviceSetsReady', 'False', 'StepFailed', messageOf(err), 'Warning')
+        .catch(() => undefined);
     }
   }
 

@@ -24,6 +24,49 @@ async function show(ctx: DeviceSetContext, ok: boolean, reason: string, message:
   await ctx.status.condition(CONDITION, ok ? 'True' : 'False', reason, message, ok ? 'Normal' : 'Warning');
 }
 
+interface Problem {
+  reason: string;
+  message: string;
+}
+
+interface NodeOutcome {
+  signed: number;
+  problems: Problem[];
+}
+
+/** Makes what is missing of a set on one node and has the node's mutex sign what became ready. */
+async function provisionOnNode(ctx: DeviceSetContext, set: string, node: string): Promise<NodeOutcome> {
+  const problems: Problem[] = [];
+  let signed = 0;
+  const ensured = await kube.ensureDeviceSet({ ref: ctx.ref, uid: ctx.uid, set, node });
+  if (ensured.unsigned > 0) {
+    const cluster = { ...ctx.ref, uid: ctx.uid };
+    const answer = await ctx.mutex.call(nodeMutexId(node), 'sign-device-set', { node, cluster, set }, node);
+    if (!answer.ok) {
+      const problem = {
+        reason: answer.error?.type ?? 'SigningFailed',
+        message: answer.error?.message ?? 'signing failed',
+      };
+      return { signed: 0, problems: [problem] };
+    }
+    const result = answer.result as DeviceSetSigned;
+    signed += result.signed;
+    if (result.skipped.length > 0)
+      problems.push({
+        reason: 'DevicesSkipped',
+        message: `device set ${set} on node ${node}: not signed: ${result.skipped.join('; ')}`,
+      });
+    if (result.notAttached.length > 0)
+      problems.push({
+        reason: 'DeviceNotAttached',
+        message: `device set ${set} on node ${node}: the device pods do not see ${result.notAttached.join(', ')} yet`,
+      });
+  }
+  signed += ensured.signed;
+  if (ensured.problem) problems.push(ensured.problem);
+  return { signed, problems };
+}
+
 /**
  * One pass over the cluster's device sets: makes what is missing of each on each of its nodes,
  * signs the devices that became ready, and says on the cluster what holds the others up. Says
@@ -33,8 +76,8 @@ async function show(ctx: DeviceSetContext, ok: boolean, reason: string, message:
 export async function provisionDeviceSets(ctx: DeviceSetContext): Promise<boolean> {
   const plan = await kube.deviceSetPlan({ ref: ctx.ref, uid: ctx.uid });
   if (plan.length === 0) return true;
-  const problems: { reason: string; message: string }[] = [];
-  let signed = 0;
+  const problems: Problem[] = [];
+  const work: Promise<NodeOutcome>[] = [];
   for (const set of plan) {
     if (set.problem) {
       problems.push(set.problem);
@@ -45,39 +88,13 @@ export async function provisionDeviceSets(ctx: DeviceSetContext): Promise<boolea
         reason: 'NoMatchingNodes',
         message: `device set ${set.name}: no selected node matches its placement`,
       });
-    for (const node of set.nodes) {
-      const ensured = await kube.ensureDeviceSet({ ref: ctx.ref, uid: ctx.uid, set: set.name, node });
-      if (ensured.unsigned > 0) {
-        const cluster = { ...ctx.ref, uid: ctx.uid };
-        const answer = await ctx.mutex.call(
-          nodeMutexId(node),
-          'sign-device-set',
-          { node, cluster, set: set.name },
-          node,
-        );
-        if (!answer.ok) {
-          problems.push({
-            reason: answer.error?.type ?? 'SigningFailed',
-            message: answer.error?.message ?? 'signing failed',
-          });
-          continue;
-        }
-        const result = answer.result as DeviceSetSigned;
-        signed += result.signed;
-        if (result.skipped.length > 0)
-          problems.push({
-            reason: 'DevicesSkipped',
-            message: `device set ${set.name} on node ${node}: not signed: ${result.skipped.join('; ')}`,
-          });
-        if (result.notAttached.length > 0)
-          problems.push({
-            reason: 'DeviceNotAttached',
-            message: `device set ${set.name} on node ${node}: the device pods do not see ${result.notAttached.join(', ')} yet`,
-          });
-      }
-      signed += ensured.signed;
-      if (ensured.problem) problems.push(ensured.problem);
-    }
+    // Each node's devices are signed by that node's mutex: a busy node holds up only its own.
+    for (const node of set.nodes) work.push(provisionOnNode(ctx, set.name, node));
+  }
+  let signed = 0;
+  for (const outcome of await Promise.all(work)) {
+    signed += outcome.signed;
+    problems.push(...outcome.problems);
   }
   const [first] = problems;
   if (first) {

@@ -121,10 +121,12 @@ export class Lifecycle {
    * half-done that the object's status does not record): past the history limit, or when Temporal
    * suggests it, continues as new with the same input (see the top of this file). Called after a
    * wait, never before a run's first attempt, so every run makes progress whatever the limit.
+   * Work the loop runs beside its waits (`finish`) is awaited first.
    */
-  async continueAsNewIfLong(): Promise<void> {
+  async continueAsNewIfLong(finish?: () => Promise<void>): Promise<void> {
     const info = workflowInfo();
     if (!info.continueAsNewSuggested && info.historyLength <= (this.input.historyLimit ?? HISTORY_LIMIT)) return;
+    if (finish) await finish();
     await condition(allHandlersFinished);
     await continueAsNew<LifecycleWorkflow>(this.input);
   }

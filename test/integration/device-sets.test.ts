@@ -24,7 +24,7 @@ import { listContainers, WEKA_API } from '../support/containers.js';
 import { warningEvent } from '../support/events.js';
 import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { startTestOperator, startWekaCluster, type TestOperator } from '../support/operator.js';
-import { showDevice } from '../support/simulator.js';
+import { showDevice, sim } from '../support/simulator.js';
 import { recordHistory } from '../support/histories.js';
 
 let op: TestOperator;
@@ -224,6 +224,51 @@ describe('device sets', () => {
       );
       await eventually('the claims deleted', async () => ((await claimsOf(uid)).length === 0 ? true : undefined));
       expect(await sharedDrives(node)).toEqual([]);
+    },
+  );
+
+  it(
+    'forms the cluster from a member that is ready, while a slow node is still signing its device set',
+    { timeout: 360_000 },
+    async () => {
+      // Two nodes with the set's volumes; the only member goes to the first by name, and every Weka
+      // command on the second takes 3 s, so signing its two devices takes about half a minute.
+      const pool = uniqueName('pool');
+      const quick = uniqueName('devset-a');
+      const slow = uniqueName('devset-b');
+      const storageClass = uniqueName('local-nvme');
+      for (const node of [quick, slow]) {
+        await addNode({ name: node, devices: DISKS, labels: { [POOL_LABEL]: pool } });
+        await createLocalBlockVolumes(
+          kubeConfig(),
+          storageClass,
+          DISKS.map((d) => ({ node, path: d.path, capacityGiB: d.capacityGiB })),
+        );
+      }
+      await sim(slow, 'faults', '--latency-ms', '3000');
+      const ref = { namespace: await uniqueNamespace('devsets'), name: 'early' };
+      const { uid } = await startWekaCluster(op, ref, pool, TLC_MEMBER, {
+        storageClassDeviceSets: [deviceSet('fast', storageClass)],
+      });
+      const conditionOf = async (type: string) =>
+        (await readCluster(ref.namespace, ref.name))?.status?.conditions?.find((c) => c.type === type);
+
+      const formed = await clusterCondition(ref, 'Formed', 'Formed', 240_000);
+      const signed = await clusterCondition(ref, 'DeviceSetsReady', 'DevicesSigned', 240_000);
+      expect(signed.status).toBe('True');
+      expect(Date.parse(formed.lastTransitionTime!)).toBeLessThan(Date.parse(signed.lastTransitionTime!));
+      const [member] = await listContainers(kubeConfig(), ref.namespace);
+      expect(member?.spec?.nodeName).toBe(quick);
+      await eventually(
+        'the cluster Ready',
+        async () => ((await conditionOf('Ready'))?.status === 'True' ? true : undefined),
+        240_000,
+      );
+
+      await sim(slow, 'faults', '--clear');
+      await deleteCluster(ref, uid);
+      await eventually('the cluster gone', gone(ref), 240_000);
+      await eventually('its claims deleted', async () => ((await claimsOf(uid)).length === 0 ? true : undefined));
     },
   );
 
