@@ -21,6 +21,7 @@ import {
 import { ALLOCATIONS_ANNOTATION, encodeLedger, reconcileLedger } from '../src/lifecycle/allocation-ledger.js';
 import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER } from '../src/lifecycle/names.js';
 import { reconcileSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../src/lifecycle/node-drives.js';
+import { mapLimited } from '../src/map-limited.js';
 import { listBlockDevicesCall, NON_RETRYABLE_WEKA_ERRORS, showDriveCall, type DriveInfo } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
@@ -30,6 +31,9 @@ import { createNodeDecisions } from './node-decisions.js';
 import type { ExecTargetRef, NodeDrivesPublished } from './types.js';
 import { wekaCli } from './weka-cli.js';
 
+/** Device reads in flight at once while a node's drives are published. */
+const DEVICE_READS = 4;
+
 /** Conditional writes to a node give up after this many lost races (then the activity is retried). */
 const NODE_WRITE_ATTEMPTS = 10;
 
@@ -38,18 +42,21 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
   const run = wekaCli(deps.exec);
   const proxies = createNodeDecisions(deps);
 
-  /** What each device reports; a device the proxy cannot find is left out (it is not there). */
+  /**
+   * What each device reports, read DEVICE_READS at a time (the node's mutex waits for the slowest
+   * of them, not for their sum); a device the proxy cannot find is left out (it is not there).
+   */
   async function readDevices(target: ExecTargetRef, paths: readonly string[]): Promise<DriveInfo[]> {
-    const read: DriveInfo[] = [];
-    for (const path of paths) {
+    const read = await mapLimited(paths, DEVICE_READS, async (path) => {
       try {
-        read.push(await run(target, showDriveCall(path)));
+        return await run(target, showDriveCall(path));
       } catch (err) {
         if (!(err instanceof Error && NON_RETRYABLE_WEKA_ERRORS.includes(err.name))) throw err;
         deps.logger.warn({ device: path, err }, 'a listed device cannot be read; it is left out');
+        return null;
       }
-    }
-    return read;
+    });
+    return read.filter((d): d is DriveInfo => d !== null);
   }
 
   /**

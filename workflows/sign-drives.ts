@@ -58,8 +58,15 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
     const failures: string[] = [];
     let now = 0;
     // One device per request: the node's mutex runs nothing else (removing its proxy, say) meanwhile.
-    for (const devicePath of choice.chosen) {
-      const answer = await mutex.call(nodeMutexId(node), 'sign-drive', { node, devicePath, operation }, node);
+    // The requests are sent together, so they queue together: the node's other work (allocations
+    // that wait for these drives) does not come between one device and the next.
+    const answers = await Promise.all(
+      choice.chosen.map((devicePath) =>
+        mutex.call(nodeMutexId(node), 'sign-drive', { node, devicePath, operation }, node),
+      ),
+    );
+    for (const [i, answer] of answers.entries()) {
+      const devicePath = choice.chosen[i]!;
       if (!answer.ok) {
         failures.push(answer.error?.message ?? `${devicePath}: signing failed`);
         continue;

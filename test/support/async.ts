@@ -58,16 +58,4 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Runs `fn` over `items` with at most `limit` at a time, keeping the order of results. */
-export async function mapLimit<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i]!, i);
-  });
-  await Promise.all(lanes);
-  return results;
-}
+export { mapLimited as mapLimit } from '../../src/map-limited.js';
