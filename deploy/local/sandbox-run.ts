@@ -1,8 +1,11 @@
 // The sandbox once its servers are built (sandbox.ts prints the plan and builds them first): the
 // control plane, the fake nodes, the operator, the sign-drives operations and the WekaClusters of
 // sandbox-manifests.ts, then the live view until Ctrl-C, or until Ready or the timeout (--until-ready).
-import { mkdir, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { backoffDelay, type Backoff } from '../../src/backoff.js';
 import { messageOf } from '../../src/errors.js';
@@ -75,10 +78,23 @@ const seconds = (ms: number): number => Math.round(ms / 1000);
 export async function runSandbox(options: SandboxRunOptions): Promise<never> {
   const dataDir = options.keep ? join(options.repoRoot, '.tmp', 'sandbox') : undefined;
   if (dataDir) await mkdir(dataDir, { recursive: true });
+  // The operator runs from source: its workflow code is bundled while the servers start, in a
+  // process of its own (webpack would hold up this one's event loop, which starts the servers).
+  const bundleDir = await mkdtemp(join(tmpdir(), 'weka-sandbox-workflows-'));
+  const bundlePath = join(bundleDir, 'workflow-bundle.js');
+  const bundled = promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', join(options.repoRoot, 'deploy/operator/bundle-workflows.ts'), bundlePath],
+    { cwd: options.repoRoot },
+  ).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   const cp = await ControlPlane.start({ ...(dataDir ? { dataDir } : {}), log, tools: options.tools }).catch(
-    (err: unknown) => {
+    async (err: unknown) => {
       // start() has stopped whatever it had started.
       console.error(`sandbox: the control plane did not start: ${messageOf(err)}`);
+      await rm(bundleDir, { recursive: true, force: true });
       process.exit(1);
     },
   );
@@ -96,6 +112,7 @@ export async function runSandbox(options: SandboxRunOptions): Promise<never> {
       if (why) console.log(`\n${why}`);
       await operator?.stop();
       await cp.stop();
+      await rm(bundleDir, { recursive: true, force: true });
       if (options.keep) console.log(`state kept in ${cp.dataDir}; run again with --keep to resume`);
       return code;
     })();
@@ -105,20 +122,7 @@ export async function runSandbox(options: SandboxRunOptions): Promise<never> {
   process.on('SIGTERM', () => void shutdown(143, 'SIGTERM: stopping ...'));
 
   try {
-    for (const name of SANDBOX_NODES)
-      await cp.addNode({
-        name,
-        labels: { 'weka.weka.io/sandbox': 'true' },
-        devices: [...SANDBOX_DEVICES, ...SANDBOX_WHOLE_DEVICES, ...SANDBOX_VOLUME_DEVICES],
-      });
     const kc = cp.kubeConfig();
-    await createLocalBlockVolumes(
-      kc,
-      SANDBOX_STORAGE_CLASS,
-      SANDBOX_NODES.flatMap((node) =>
-        SANDBOX_VOLUME_DEVICES.map((d) => ({ node, path: d.path, capacityGiB: d.capacityGiB })),
-      ),
-    );
     const core = kc.makeApiClient(CoreV1Api);
     const custom = kc.makeApiClient(CustomObjectsApi);
     const ensureNamespace = async (name: string) =>
@@ -129,6 +133,9 @@ export async function runSandbox(options: SandboxRunOptions): Promise<never> {
 
     const temporalProfilePath = join(cp.logDir, 'temporal.toml');
     await writeFile(temporalProfilePath, localTemporalProfile(cp.temporalAddress, cp.temporalNamespace));
+    const bundleError = await bundled;
+    if (bundleError !== undefined)
+      await shutdown(1, `sandbox: bundling the workflow code failed: ${messageOf(bundleError)}`);
     operator = startServer({
       name: 'operator',
       command: process.execPath,
@@ -145,9 +152,25 @@ export async function runSandbox(options: SandboxRunOptions): Promise<never> {
         TEMPORAL_NAMESPACE: cp.temporalNamespace,
         WEKA_OPERATOR_NAMESPACE: SANDBOX_OPERATOR_NAMESPACE,
         WEKA_HTTP_PORT: '0',
+        WEKA_WORKFLOW_BUNDLE: bundlePath,
         LOG_LEVEL: 'info',
       },
     });
+
+    // Nodes and volumes are added while the operator starts; it finds them when it lists.
+    for (const name of SANDBOX_NODES)
+      await cp.addNode({
+        name,
+        labels: { 'weka.weka.io/sandbox': 'true' },
+        devices: [...SANDBOX_DEVICES, ...SANDBOX_WHOLE_DEVICES, ...SANDBOX_VOLUME_DEVICES],
+      });
+    await createLocalBlockVolumes(
+      kc,
+      SANDBOX_STORAGE_CLASS,
+      SANDBOX_NODES.flatMap((node) =>
+        SANDBOX_VOLUME_DEVICES.map((d) => ({ node, path: d.path, capacityGiB: d.capacityGiB })),
+      ),
+    );
 
     const create = async (plural: string, namespace: string, body: object) =>
       retryTransient(`creating a ${plural} object`, () =>

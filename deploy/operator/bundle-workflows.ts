@@ -1,14 +1,10 @@
-// Bundles the workflow code once, at build time (`npm run build`), into dist/workflow-bundle.js:
-// the compiled operator's workers load it instead of running webpack and swc at every start, which
-// took seconds of CPU on each restart. Run from dist/ after tsc.
-import { writeFile } from 'node:fs/promises';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { prebuiltBundlePath, quietBundlerLogger, workflowsPath } from './worker.js';
+// Bundles the workflow code into one file an operator loads instead of running webpack and swc at
+// every start, which takes seconds of CPU each time. `npm run build` runs it from dist/ after tsc,
+// writing dist/workflow-bundle.js for the compiled operator; the sandbox runs it from source
+// (`tsx deploy/operator/bundle-workflows.ts <file>`) while its servers start, and gives the file
+// to its operator (WEKA_WORKFLOW_BUNDLE).
+import { prebuiltBundlePath, writeWorkflowBundle } from './workflow-bundle.js';
 
-const started = performance.now();
-const { code } = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger });
-const path = prebuiltBundlePath();
-await writeFile(path, code);
-console.log(
-  `workflows bundled into ${path} (${(code.length / 1e6).toFixed(1)} MB, ${Math.round(performance.now() - started)} ms)`,
-);
+const path = process.argv[2] ?? prebuiltBundlePath();
+const { bytes, ms } = await writeWorkflowBundle(path);
+console.log(`workflows bundled into ${path} (${(bytes / 1e6).toFixed(1)} MB, ${ms} ms)`);

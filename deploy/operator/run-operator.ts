@@ -3,6 +3,7 @@
 // src/settings/operator-config.ts), with /metrics, /healthz and /readyz. SIGTERM or SIGINT stops
 // it cleanly: the watcher stops first (nothing new starts), then the worker shuts down and its
 // in-flight activities get the worker's shutdown grace. main.ts runs it as the image does.
+import { existsSync } from 'node:fs';
 import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
@@ -35,6 +36,10 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
   const target = temporalSettings.target;
   if (!config.runWorker && !config.runWatcher) {
     console.error('weka-drives-operator: WEKA_RUN_WORKER and WEKA_RUN_WATCHER are both false: nothing to run');
+    process.exit(2);
+  }
+  if (config.runWorker && config.workflowBundlePath !== undefined && !existsSync(config.workflowBundlePath)) {
+    console.error(`weka-drives-operator: WEKA_WORKFLOW_BUNDLE: no workflow bundle at ${config.workflowBundlePath}`);
     process.exit(2);
   }
   const logger = operatorLogger(config.logLevel);
@@ -91,6 +96,7 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
       connection: nativeConnection,
       namespace: target.namespace,
       tuning: { maxCachedWorkflows: config.maxCachedWorkflows },
+      ...(config.workflowBundlePath !== undefined ? { workflowBundlePath: config.workflowBundlePath } : {}),
       deps: {
         kubeConfig,
         exec: metrics.countingExec(KubeExecTransport.fromKubeConfig(kubeConfig)),

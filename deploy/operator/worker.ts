@@ -6,33 +6,24 @@
 // Both workers register everything: a mutex started on the main queue before the split keeps
 // running there.
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, NativeConnection, Worker, type State, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
+import { prebuiltBundlePath, quietBundlerLogger, workflowsPath } from './workflow-bundle.js';
 import { mutexTaskQueue } from '../../src/protocol.js';
 
-/** workflows/index as source (tsx, tests) or compiled (the image). */
-export function workflowsPath(): string {
-  for (const candidate of ['../../workflows/index.ts', '../../workflows/index.js']) {
-    const path = fileURLToPath(new URL(candidate, import.meta.url));
-    if (existsSync(path)) return path;
-  }
-  throw new Error('cannot find workflows/index.ts or workflows/index.js next to the operator');
-}
-
 /**
- * Where `npm run build` writes the workflow bundle: dist/workflow-bundle.js, next to the compiled
- * operator. Running from source there is none, and the worker bundles when it starts.
+ * The workflow code the workers run: the bundle at `given` (WEKA_WORKFLOW_BUNDLE: one the sandbox
+ * or the test harness made from these same sources, once for many operator starts), else the one
+ * made at build time when the operator runs compiled, else one made now.
  */
-export function prebuiltBundlePath(): string {
-  return fileURLToPath(new URL('../../workflow-bundle.js', import.meta.url));
-}
-
-/** The bundle made at build time when the operator runs compiled, else one made now. */
-async function workflowBundle(): Promise<{
+async function workflowBundle(given?: string): Promise<{
   bundle: NonNullable<WorkerOptions['workflowBundle']>;
   source: BundleSource;
 }> {
+  if (given !== undefined) {
+    if (!existsSync(given)) throw new Error(`WEKA_WORKFLOW_BUNDLE: no workflow bundle at ${given}`);
+    return { bundle: { codePath: given }, source: 'prebuilt' };
+  }
   const codePath = prebuiltBundlePath();
   const workflows = workflowsPath();
   if (workflows.endsWith('.js') && existsSync(codePath)) return { bundle: { codePath }, source: 'prebuilt' };
@@ -47,6 +38,8 @@ export interface OperatorWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   deps: ActivityDeps;
+  /** A bundle of the workflow code made beforehand (WEKA_WORKFLOW_BUNDLE); see workflowBundle. */
+  workflowBundlePath?: string;
   /** Overrides for tuning and tests (concurrency, shutdown grace); applied to both workers. */
   tuning?: Partial<
     Pick<
@@ -70,7 +63,7 @@ export interface OperatorWorker {
 
 export async function createOperatorWorker(o: OperatorWorkerOptions): Promise<OperatorWorker> {
   // One bundle for both workers: bundling is seconds of CPU and tens of MB.
-  const { bundle, source } = await workflowBundle();
+  const { bundle, source } = await workflowBundle(o.workflowBundlePath);
   const activities = createActivities(o.deps);
   const common = {
     connection: o.connection,
@@ -116,13 +109,3 @@ export async function createOperatorWorker(o: OperatorWorkerOptions): Promise<Op
     bundleSource: source,
   };
 }
-
-/** The bundler reports every module at info level; the operator's log wants only problems. */
-export const quietBundlerLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string, meta?: Record<string, unknown>) => console.warn(message, meta ?? ''),
-  error: (message: string, meta?: Record<string, unknown>) => console.error(message, meta ?? ''),
-};

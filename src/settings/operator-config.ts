@@ -37,6 +37,12 @@ export interface OperatorConfig {
    * when it is next signalled, so the operator's memory does not grow with idle containers.
    */
   maxCachedWorkflows: number;
+  /**
+   * A bundle of the workflow code made beforehand from the same sources (the sandbox and the test
+   * harness make one for many operator starts); unset, the compiled operator loads the one made at
+   * build time and an operator run from source bundles when it starts.
+   */
+  workflowBundlePath: string | undefined;
 }
 
 /** About 150 MiB of parked workflows per worker (docs/performance.md, benchmark 5). */
@@ -127,6 +133,7 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
     nodeLossGraceSeconds: integer('WEKA_NODE_LOSS_GRACE_SECONDS', 300, 0, 7 * 24 * 3600),
     sdkMetricsBufferSize: integer('WEKA_SDK_METRICS_BUFFER_SIZE', 100_000, 10, 10_000_000),
     maxCachedWorkflows: integer('WEKA_MAX_CACHED_WORKFLOWS', DEFAULT_MAX_CACHED_WORKFLOWS, 2, 1_000_000),
+    workflowBundlePath: optional('WEKA_WORKFLOW_BUNDLE'),
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config };
 }

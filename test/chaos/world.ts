@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { ControlPlane } from '../../deploy/local/control-plane.js';
+import { writeWorkflowBundle } from '../../deploy/operator/workflow-bundle.js';
 import { freePorts } from '../../deploy/local/ports.js';
 import { createSimulatedCluster, signSharedDrives, simulate } from '../../deploy/local/shared-drives.js';
 import { startTcpProxy, type TcpProxy } from '../../deploy/local/tcp-proxy.js';
@@ -53,6 +54,7 @@ export class ReplicaSlot {
           WEKA_HTTP_PORT: String(httpPort),
           WEKA_HTTP_ADDRESS: '127.0.0.1',
           LOG_LEVEL: 'info',
+          WEKA_WORKFLOW_BUNDLE: join(this.world.cp.dataDir, WORKFLOW_BUNDLE),
         },
       },
     );
@@ -87,6 +89,9 @@ export class ReplicaSlot {
 /** The label of the chaos nodes, which the rounds' WekaClusters select. */
 export const CHAOS_NODE_LABEL = 'weka.weka.io/chaos';
 
+/** The workflow bundle's file in the world's data directory. */
+const WORKFLOW_BUNDLE = 'workflow-bundle.js';
+
 export class ChaosWorld {
   readonly replicas: ReplicaSlot[] = [];
   clusterGUIDs: string[] = [];
@@ -109,11 +114,15 @@ export class ChaosWorld {
     log: (m: string) => void;
   }): Promise<ChaosWorld> {
     const dataDir = await mkdtemp(join(tmpdir(), 'weka-chaos-'));
-    const cp = await ControlPlane.start({
-      dataDir,
-      auditPolicy: CONTAINER_WRITES_AUDIT_POLICY,
-      log: () => undefined,
-    });
+    // Bundled once, beside the boot: every replica the faults restart loads it (WEKA_WORKFLOW_BUNDLE).
+    const [cp] = await Promise.all([
+      ControlPlane.start({
+        dataDir,
+        auditPolicy: CONTAINER_WRITES_AUDIT_POLICY,
+        log: () => undefined,
+      }),
+      writeWorkflowBundle(join(dataDir, WORKFLOW_BUNDLE)),
+    ]);
     o.log(`chaos: control plane up in ${cp.timings.total} ms (${dataDir})`);
     const nodes = Array.from({ length: o.nodes }, (_, i) => `chaos-node-${i}`);
     const namespaces = Array.from({ length: o.namespaces }, (_, i) => `chaos-tenant-${i}`);

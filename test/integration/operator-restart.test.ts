@@ -249,4 +249,25 @@ describe('the operator process', () => {
     expect(await p.stop(), p.output().slice(-4000)).toBe(0);
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();
   });
+
+  it('loads the workflow bundle it is given, and refuses to start when that file is missing', async () => {
+    const given = await operator({
+      WEKA_TASK_QUEUE: uniqueName('bundled'),
+      WEKA_OPERATOR_NAMESPACE: await uniqueNamespace('weka-operator'),
+    });
+    const running = given
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"worker running"'))
+      .map((l) => JSON.parse(l) as { workflowBundle?: string });
+    expect(running).toEqual([expect.objectContaining({ workflowBundle: 'prebuilt' })]);
+    await given.kill();
+
+    await expect(
+      operator({
+        WEKA_TASK_QUEUE: uniqueName('unbundled'),
+        WEKA_WORKFLOW_BUNDLE: '/nonexistent/workflow-bundle.js',
+      }),
+    ).rejects.toThrow(/WEKA_WORKFLOW_BUNDLE: no workflow bundle at \/nonexistent\/workflow-bundle\.js/);
+  }, 120_000);
 });

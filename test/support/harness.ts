@@ -51,6 +51,11 @@ export function operatorControlPlane(): OperatorControlPlane {
   };
 }
 
+/** The workflow code bundled once for the run (WEKA_WORKFLOW_BUNDLE of every operator a test starts). */
+export function workflowBundlePath(): string {
+  return inject('workflowBundlePath');
+}
+
 /** The root of every fake node's Weka simulator state. */
 export function simulatorRoot(): string {
   return plane().simulatorRoot;

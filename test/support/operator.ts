@@ -33,6 +33,7 @@ import {
   temporalNamespace,
   uniqueName,
   uniqueNamespace,
+  workflowBundlePath,
 } from './harness.js';
 import { spawnOperator, type OperatorProcess } from './operator-process.js';
 import {
@@ -80,6 +81,7 @@ export async function startTestOperator(overrides: Partial<ActivityDeps> = {}): 
     connection: workerConnection,
     namespace: temporalNamespace(),
     deps,
+    workflowBundlePath: workflowBundlePath(),
     tuning: { shutdownGraceTime: '2 seconds' },
   });
   const running = worker.run();
@@ -281,7 +283,14 @@ export async function startOperatorProcess(
   const p = spawnOperator(operatorControlPlane(), {
     logName: uniqueName(`operator-${env['WEKA_TASK_QUEUE'] ?? ''}`),
     main,
-    env: { LOG_LEVEL: 'info', WEKA_HTTP_PORT: '0', WEKA_ALLOWED_IMAGES: TEST_ALLOWED_IMAGES.join(','), ...env },
+    env: {
+      LOG_LEVEL: 'info',
+      WEKA_HTTP_PORT: '0',
+      WEKA_ALLOWED_IMAGES: TEST_ALLOWED_IMAGES.join(','),
+      // The compiled operator loads the bundle made at build time, as the image does.
+      ...(main === 'source' ? { WEKA_WORKFLOW_BUNDLE: workflowBundlePath() } : {}),
+      ...env,
+    },
   });
   await eventually(
     'the operator process to run its worker',
@@ -290,6 +299,8 @@ export async function startOperatorProcess(
       return p.output().includes('worker running') ? true : undefined;
     },
     60_000,
+    // An operator that exited will not come back: say so now, not after the minute.
+    { retryErrors: false },
   );
   return p;
 }

@@ -1,4 +1,4 @@
-// The operator's settings read from its environment: the image allow-list (WEKA_ALLOWED_IMAGES) and the proxy image it must allow, and the SDK metrics buffer.
+// The operator's settings read from its environment: the image allow-list (WEKA_ALLOWED_IMAGES) and the proxy image it must allow, the SDK metrics buffer, and a workflow bundle made beforehand.
 import { describe, expect, it } from 'vitest';
 import { parseOperatorConfig } from '../../../src/settings/operator-config.js';
 
@@ -54,5 +54,17 @@ describe('WEKA_SDK_METRICS_BUFFER_SIZE', () => {
       expect(parsed.errors).toEqual([
         `WEKA_SDK_METRICS_BUFFER_SIZE must be a whole number from 10 to 10000000, got "${value}"`,
       ]);
+  });
+});
+
+describe('WEKA_WORKFLOW_BUNDLE', () => {
+  it('is unset unless given: the operator loads the bundle made at build time, or bundles from source', () => {
+    const parsed = parseOperatorConfig({ WEKA_WORKFLOW_BUNDLE: '  ' });
+    expect(parsed.ok && parsed.config.workflowBundlePath).toBeUndefined();
+  });
+
+  it('names the bundle file the workers load', () => {
+    const parsed = parseOperatorConfig({ WEKA_WORKFLOW_BUNDLE: '/tmp/run-1/workflow-bundle.js' });
+    expect(parsed.ok && parsed.config.workflowBundlePath).toBe('/tmp/run-1/workflow-bundle.js');
   });
 });

@@ -7,7 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
-import { workflowsPath } from '../../../deploy/operator/worker.js';
+import { workflowsPath } from '../../../deploy/operator/workflow-bundle.js';
 
 const dir = process.argv[2] ?? fileURLToPath(new URL('../../fixtures/histories/', import.meta.url));
 const workflows = process.argv[3] ?? workflowsPath();
