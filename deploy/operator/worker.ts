@@ -20,10 +20,8 @@ async function workflowBundle(given?: string): Promise<{
   bundle: NonNullable<WorkerOptions['workflowBundle']>;
   source: BundleSource;
 }> {
-  if (given !== undefined) {
-    if (!existsSync(given)) throw new Error(`WEKA_WORKFLOW_BUNDLE: no workflow bundle at ${given}`);
-    return { bundle: { codePath: given }, source: 'prebuilt' };
-  }
+  // run-operator.ts has checked that the file is there, before connecting.
+  if (given !== undefined) return { bundle: { codePath: given }, source: 'prebuilt' };
   const codePath = prebuiltBundlePath();
   const workflows = workflowsPath();
   if (workflows.endsWith('.js') && existsSync(codePath)) return { bundle: { codePath }, source: 'prebuilt' };
