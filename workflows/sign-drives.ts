@@ -58,8 +58,8 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
     const failures: string[] = [];
     let now = 0;
     // One device per request: the node's mutex runs nothing else (removing its proxy, say) meanwhile.
-    // The requests are sent together, so they queue together: the node's other work (allocations
-    // that wait for these drives) does not come between one device and the next.
+    // The requests are sent together, so they reach the node's queue at about the same time: the
+    // node's other work (allocations that wait for these drives) seldom comes between two devices.
     const answers = await Promise.all(
       choice.chosen.map((devicePath) =>
         mutex.call(nodeMutexId(node), 'sign-drive', { node, devicePath, operation }, node),
