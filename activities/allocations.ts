@@ -389,7 +389,8 @@ export function createAllocationDecisions(deps: ActivityDeps) {
      * Lets go of a container's allocation: out of the node's ledger, then out of its status. Only
      * for an object whose deletion started (or that is gone): a request alone never frees the
      * capacity of a live container. Virtual drives its teardown could not remove (it finished
-     * without the pod) stay counted as found on the devices.
+     * without the pod) stay counted as found on the devices. `released` says whether the ledger
+     * held anything for it: a release of nothing wakes no waiter.
      */
     async releaseAllocation({ namespace, name, node, uid }: ContainerOnNode): Promise<MutexOutcome> {
       const ref = { namespace, name };
@@ -403,9 +404,11 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       // Another object of the name now: this uid's drives were never torn down, so they stay counted.
       const left = !same || container.metadata.annotations?.[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true';
       const guid = same ? (container.status?.clusterGUID ?? '') : '';
+      let released = false;
       await updateLedger(api.core, node, (ledger) => {
         const key = uid ?? uidOf(ledger, `${namespace}/${name}`);
-        return key === undefined ? ledger : withoutContainer(ledger, key, left, guid);
+        released = key !== undefined && ledger.containers[key] !== undefined;
+        return released ? withoutContainer(ledger, key!, left, guid) : ledger;
       });
       if (same && container.status?.allocations) {
         try {
@@ -415,13 +418,13 @@ export function createAllocationDecisions(deps: ActivityDeps) {
           await api.applyStatus('WekaContainer', ref, {}, FIELD_MANAGER.allocator, version);
         } catch (err) {
           // Gone: so is its status. Refused: the status is only a view; the ledger is released.
-          if (isNotFound(err)) return { ok: true };
+          if (isNotFound(err)) return { ok: true, result: { released } };
           if (kubeFailure(err) === 'transient' || kubeFailure(err) === 'conflict') throw err;
           deps.logger.warn({ container: refText(ref), err }, 'status not cleared');
         }
       }
-      deps.logger.info({ container: refText(ref), node, leftOnDevices: left }, 'released allocation');
-      return { ok: true };
+      if (released) deps.logger.info({ container: refText(ref), node, leftOnDevices: left }, 'released allocation');
+      return { ok: true, result: { released } };
     },
   };
 }

@@ -414,10 +414,11 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       await status.condition('Ready', 'False', 'NodeGone', message, 'Warning');
     }
     const undone = !nodeGone && joined ? await undoInPod(alloc, guid) : 'done';
-    if (alloc) {
-      await status.enter('Deleting', 'releasing the allocation');
-      await containerCall('release');
-    }
+    // Even when the ledger held nothing at the read above: an allocation the mutex was deciding
+    // when the deletion came is written after that read, and this release, queued behind that
+    // decision, takes it out again.
+    await status.enter('Deleting', 'releasing the allocation');
+    await containerCall('release');
     await status.enter('Deleting', 'deleting the pod');
     await kube.deleteContainerPod({ ...ref, uid: input.uid, force: undone === 'abandoned' });
     if (undone === 'abandoned') {

@@ -47,7 +47,10 @@ export async function writeLedger(
   return patched.metadata?.resourceVersion;
 }
 
-/** Reads, changes and writes the ledger until no other write came in between; false: no such node. */
+/**
+ * Reads, changes and writes the ledger until no other write came in between (a change that returns
+ * the ledger it was given writes nothing); false: no such node.
+ */
 export async function updateLedger(
   core: CoreV1Api,
   name: string,
@@ -56,8 +59,11 @@ export async function updateLedger(
   for (let attempt = 0; attempt < LEDGER_WRITE_ATTEMPTS; attempt++) {
     const node = await orIfMissing(core.readNode({ name }), null);
     if (!node) return false;
+    const read = ledgerOf(node);
+    const changed = change(read);
+    if (changed === read) return true;
     try {
-      await writeLedger(core, node, change(ledgerOf(node)));
+      await writeLedger(core, node, changed);
       return true;
     } catch (err) {
       if (!isConflict(err)) throw err;

@@ -63,6 +63,12 @@ export function takeBatch(state: MutexState, max: number): { state: MutexState; 
   return { state: { ...state, queue: rest }, batch };
 }
 
+/** A release that found nothing to let go of (its result says `released: false`) frees no capacity. */
+function releasedNothing(response: MutexResponse): boolean {
+  const result = response.result as { released?: unknown } | undefined;
+  return typeof result === 'object' && result !== null && result.released === false;
+}
+
 /**
  * Records the answer to an executed request. Returns the waiters to notify (in order) when the
  * request freed capacity.
@@ -75,7 +81,7 @@ export function complete(
   const answered = [...state.answered, response].slice(-ANSWERED_MEMORY);
   let waiters = state.waiters;
   let notify: string[] = [];
-  if (response.ok && RELEASING_KINDS.has(request.kind)) {
+  if (response.ok && RELEASING_KINDS.has(request.kind) && !releasedNothing(response)) {
     notify = waiters;
     waiters = [];
   }

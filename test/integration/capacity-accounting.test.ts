@@ -3,8 +3,8 @@
 // (and the container gets the same allocation back); a virtual drive on a device that no container
 // was given is counted as taken once the devices are read, and reported; a release request alone
 // (a signal anybody with access to the Temporal namespace can send) frees nothing of a live
-// container; drives are told apart by
-// physical UUID, so disks with the same (or no) serial are all shared.
+// container; a container deleted while the mutex decides its allocation leaves nothing taken;
+// drives are told apart by physical UUID, so disks with the same (or no) serial are all shared.
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
@@ -26,7 +26,9 @@ import {
   type TestOperator,
 } from '../support/operator.js';
 import { createWekaCluster, showDevice, sim } from '../support/simulator.js';
-import { mutexRequestSignal, nodeMutexId } from '../../src/protocol.js';
+import { mutexRequestSignal, nodeMutexId, stateQuery } from '../../src/protocol.js';
+import { ALLOCATIONS_ANNOTATION, decodeLedger } from '../../src/lifecycle/allocation-ledger.js';
+import { holdDryRunPodCreates } from '../support/holding-webhook.js';
 import { replyCollector } from './fixtures/reply-collector-client.js';
 
 const ONE_DRIVE: SimulatedDevice[] = [{ path: '/dev/nvme0n1', capacityGiB: 1000, type: 'TLC' }];
@@ -234,4 +236,50 @@ describe('capacity accounting', () => {
     expect(listed.drives.map((d) => d.devicePath)).toEqual(devices.map((d) => d.path));
     expect(nodeObject.status?.capacity?.['weka.io/shared-drives-capacity']).toMatch(/^(7000|7k)$/);
   });
+  it(
+    'a container deleted while the node mutex decides its allocation leaves nothing taken on the node',
+    { timeout: 240_000 },
+    async () => {
+      const node = await sharedDrivesNode(ONE_DRIVE, 'accounting-deleted-deciding');
+      const guid = await createWekaCluster(node, uniqueName('cluster'));
+      // The webhook holds the dry run of the new allocation's pod, which the mutex's round makes
+      // after its read of the node and the container, and before it writes the node's ledger.
+      const held = await uniqueNamespace('accounting-held');
+      const webhook = await holdDryRunPodCreates(held);
+      const going = { namespace: held, name: 'deleted-while-deciding' };
+      let uid: string;
+      try {
+        const created = await tlcContainer(going, node, 600, guid);
+        uid = created.uid;
+        await webhook.held();
+        await deleteDriveContainer(op, going, uid);
+        // Its teardown has read what the ledger holds for it (nothing yet) and gone on.
+        await eventually(
+          'the teardown past its read of the ledger',
+          async () => {
+            const view = await created.handle.query(stateQuery);
+            return view.phase === 'Deleting' && view.step !== 'tearing down' ? view.step : undefined;
+          },
+          60_000,
+        );
+        webhook.release();
+        await waitGone(going, 120_000);
+      } finally {
+        await webhook.stop();
+      }
+      await eventually(
+        "the deleted container's entry out of the node's ledger",
+        async () => {
+          const text = (await readNode(node)).metadata?.annotations?.[ALLOCATIONS_ANNOTATION];
+          const decoded = decodeLedger(text);
+          return decoded.ok && !(uid in decoded.ledger.containers) ? true : undefined;
+        },
+        60_000,
+        { progress: async () => (await readNode(node)).metadata?.annotations?.[ALLOCATIONS_ANNOTATION] ?? '' },
+      );
+      const next = { namespace: ns, name: 'after-deleted-while-deciding' };
+      await tlcContainer(next, node, 600, guid);
+      await waitForPhase(next, 'Ready', 120_000);
+    },
+  );
 });

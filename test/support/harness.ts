@@ -4,7 +4,7 @@
 // files running side by side never share a control plane. Only for code that runs under vitest: the modules the
 // benchmarks share (async.ts, containers.ts, operator-process.ts) take what they need as arguments.
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { inject } from 'vitest';
@@ -49,6 +49,15 @@ export function operatorControlPlane(): OperatorControlPlane {
     temporalNamespace: temporalNamespace(),
     logDir: plane().logDir,
   };
+}
+
+/**
+ * The control plane's CA and the apiserver's serving certificate (for 127.0.0.1), which a test's
+ * own webhook server may serve with: the apiserver trusts it through the CA.
+ */
+export function controlPlaneCertificates(): { caCert: string; cert: string; key: string } {
+  const dir = join(dirname(plane().kubeconfigPath), 'pki');
+  return { caCert: join(dir, 'ca.crt'), cert: join(dir, 'apiserver.crt'), key: join(dir, 'apiserver.key') };
 }
 
 /** The workflow code bundled once for the run (WEKA_WORKFLOW_BUNDLE of every operator a test starts). */

@@ -106,6 +106,17 @@ describe('mutex queue', () => {
     expect(done.state.waiters).toEqual(['wf-x']);
   });
 
+  it('does not tell waiters when a release had nothing to let go of, and keeps them waiting', () => {
+    const x = req('x', 'allocate', 'wf-x');
+    const state = complete(emptyMutexState(), x, refusedForCapacity(x)).state;
+    const empty = req('r', 'release', 'wf-r');
+    const done = complete(state, empty, { ...ok(empty), result: { released: false } });
+    expect(done.notify).toEqual([]);
+    expect(done.state.waiters).toEqual(['wf-x']);
+    const real = req('r2', 'release', 'wf-r2');
+    expect(complete(done.state, real, { ...ok(real), result: { released: true } }).notify).toEqual(['wf-x']);
+  });
+
   it('drops a waiter once it got what it asked for', () => {
     const x = req('x', 'allocate', 'wf-x');
     let state = complete(emptyMutexState(), x, refusedForCapacity(x)).state;
