@@ -29,6 +29,18 @@ export function withHeartbeat<A extends unknown[], R>(fn: (...args: A) => Promis
   };
 }
 
+/**
+ * Waits `ms` between two polls of a waiting activity; rejects at once when the activity is
+ * cancelled (its workflow gave up on it, or the worker's shutdown grace ran out), so a wait for a
+ * pod does not hold a stopping worker until its own timeout.
+ */
+export function pause(ms: number): Promise<void> {
+  const ctx = currentContext();
+  const waited = new Promise<void>((resolve) => setTimeout(resolve, ms));
+  if (!ctx) return waited;
+  return Promise.race([waited, ctx.cancelled]);
+}
+
 /** Wraps every function of an activities object. */
 export function heartbeating<T extends object>(activities: T): T {
   return Object.fromEntries(

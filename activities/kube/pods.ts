@@ -5,10 +5,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { decidePod, describePod, podEnded, type PodFacts, type PodManifest } from '../../src/lifecycle/pods.js';
-import { currentContext } from '../heartbeat.js';
+import { currentContext, pause } from '../heartbeat.js';
 import { apiMessage, httpStatus, isAlreadyExists, isConflict, orIfMissing } from './errors.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Heartbeats when running inside an activity, so a long wait is not mistaken for a hang. */
 function heartbeat(detail: string): void {
@@ -102,7 +100,7 @@ export async function ensurePod(
         break;
       case 'wait-for-deletion':
         heartbeat(`waiting for pod ${namespace}/${name} to finish its deletion before creating it again`);
-        await sleep(200);
+        await pause(200);
         break;
     }
   }
@@ -158,7 +156,7 @@ export async function waitPodRunning(
       throw new Error(`pod ${namespace}/${name} is ${describePod(facts)} after ${timeoutMs} ms`);
     }
     heartbeat(`waiting for pod ${namespace}/${name}`);
-    await sleep(200);
+    await pause(200);
   }
 }
 
@@ -188,6 +186,6 @@ export async function deletePod(
     if (Date.now() - started > timeoutMs)
       throw new Error(`pod ${namespace}/${name} still exists ${timeoutMs} ms after deletion`);
     heartbeat(`waiting for pod ${namespace}/${name} to go away`);
-    await sleep(200);
+    await pause(200);
   }
 }

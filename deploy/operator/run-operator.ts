@@ -21,6 +21,9 @@ import { createOperatorWorker, type OperatorWorker } from './worker.js';
 
 import type { ActivityDeps } from '../../activities/deps.js';
 
+/** How often a shutdown that waits for the worker to drain says what it waits for. */
+const DRAIN_REPORT_MS = 10_000;
+
 /** What a test's own entry point may replace; the operator's main replaces nothing, and no setting can. */
 export type OperatorOverrides = Pick<ActivityDeps, 'decideAllocations'>;
 
@@ -143,7 +146,12 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
     await watcher?.stop();
     // The worker may have stopped on its own already (a fatal error ends the process elsewhere).
     if (worker?.getState() === 'RUNNING') worker.shutdown();
+    // A drain that takes long (an activity that outlives its grace) says what it waits for.
+    const draining = setInterval(() => {
+      if (worker) logger.warn({ workers: worker.drainStatus() }, 'still waiting for the worker to drain');
+    }, DRAIN_REPORT_MS);
     await workerRun;
+    clearInterval(draining);
     sdkMetrics?.stop();
     try {
       await nativeConnection?.close();

@@ -6,7 +6,14 @@
 // Both workers register everything: a mutex started on the main queue before the split keeps
 // running there.
 import { existsSync } from 'node:fs';
-import { bundleWorkflowCode, NativeConnection, Worker, type State, type WorkerOptions } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Worker,
+  type ActivityInterceptorsFactory,
+  type State,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import { prebuiltBundlePath, quietBundlerLogger, workflowsPath } from './workflow-bundle.js';
 import { mutexTaskQueue } from '../../src/protocol.js';
@@ -56,6 +63,8 @@ export interface OperatorWorker {
   shutdown(): void;
   /** The main worker's state; the mutex worker follows it. */
   getState(): State;
+  /** What each worker still has in flight: said while a shutdown waits for them to drain. */
+  drainStatus(): Record<'main' | 'mutex', DrainStatus> & { running: (RunningActivity & { forMs: number })[] };
   bundleSource: BundleSource;
 }
 
@@ -63,11 +72,13 @@ export async function createOperatorWorker(o: OperatorWorkerOptions): Promise<Op
   // One bundle for both workers: bundling is seconds of CPU and tens of MB.
   const { bundle, source } = await workflowBundle(o.workflowBundlePath);
   const activities = createActivities(o.deps);
+  const running = new Set<RunningActivity>();
   const common = {
     connection: o.connection,
     namespace: o.namespace,
     workflowBundle: bundle,
     activities,
+    interceptors: { activity: [trackIn(running)] },
     // In-flight activities get this long to finish on SIGTERM before they are cancelled.
     shutdownGraceTime: '20 seconds',
   };
@@ -104,6 +115,59 @@ export async function createOperatorWorker(o: OperatorWorkerOptions): Promise<Op
       for (const w of [main, mutex]) if (w.getState() === 'RUNNING') w.shutdown();
     },
     getState: () => main.getState(),
+    drainStatus: () => ({
+      main: drainStatusOf(main),
+      mutex: drainStatusOf(mutex),
+      running: [...running].slice(0, 10).map((a) => ({ ...a, forMs: Date.now() - a.since })),
+    }),
     bundleSource: source,
+  };
+}
+
+interface RunningActivity {
+  activity: string;
+  workflowId: string;
+  since: number;
+}
+
+/** Keeps the activities running in this process in `running`, for a drain to say what it waits for. */
+function trackIn(running: Set<RunningActivity>): ActivityInterceptorsFactory {
+  return (ctx) => ({
+    inbound: {
+      async execute(input, next) {
+        const entry = {
+          activity: ctx.info.activityType,
+          workflowId: ctx.info.workflowExecution?.workflowId ?? '',
+          since: Date.now(),
+        };
+        running.add(entry);
+        try {
+          return await next(input);
+        } finally {
+          running.delete(entry);
+        }
+      },
+    },
+  });
+}
+
+export interface DrainStatus {
+  state: State;
+  workflowPoller: string;
+  activityPoller: string;
+  workflowActivations: number;
+  activities: number;
+  cachedWorkflows: number;
+}
+
+function drainStatusOf(w: Worker): DrainStatus {
+  const s = w.getStatus();
+  return {
+    state: s.runState,
+    workflowPoller: s.workflowPollerState,
+    activityPoller: s.activityPollerState,
+    workflowActivations: s.numInFlightWorkflowActivations,
+    activities: s.numInFlightActivities,
+    cachedWorkflows: s.numCachedWorkflows,
   };
 }

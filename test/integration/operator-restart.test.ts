@@ -1,15 +1,25 @@
 // The operator as a process (watcher + worker): SIGKILLed in the middle of a rollout and started
 // again, it converges — every container Ready, every virtual drive signed and added exactly once
-// — and deleting everything then leaves nothing behind. Also: its HTTP endpoint, and SIGTERM.
+// — and deleting everything then leaves nothing behind. Also: its HTTP endpoint, and SIGTERM (and
+// what a stop says while it waits for in-flight work).
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../../deploy/local/ports.js';
-import { FINALIZER } from '../../src/lifecycle/names.js';
+import { FINALIZER, proxyName } from '../../src/lifecycle/names.js';
 import { eventually } from '../support/async.js';
-import { createDriveContainers, listContainers, WEKA_CONTAINERS } from '../support/containers.js';
-import { kubeConfig, temporalAddress, temporalNamespace, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { createDriveContainers, listContainers, TEST_IMAGE, WEKA_CONTAINERS } from '../support/containers.js';
 import {
+  kubeConfig,
+  startNodeKubelet,
+  stopNodeKubelet,
+  temporalAddress,
+  temporalNamespace,
+  uniqueName,
+  uniqueNamespace,
+} from '../support/harness.js';
+import {
+  podExists,
   readContainer,
   sharedDrivesNode,
   startOperatorProcess,
@@ -249,6 +259,48 @@ describe('the operator process', () => {
     expect(await p.stop(), p.output().slice(-4000)).toBe(0);
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();
   });
+
+  it(
+    'on SIGTERM, says what the worker still waits for, and stops once the grace cancels the wait for a pod',
+    { timeout: 180_000 },
+    async () => {
+      const node = await sharedDrivesNode(DEVICES, 'drain');
+      const guid = await createWekaCluster(node, uniqueName('drain'));
+      // No kubelet: the node's ssdproxy pod stays Pending, and ensure-proxy waits for it.
+      await stopNodeKubelet(node);
+      const operatorNamespace = await uniqueNamespace('weka-operator');
+      const p = await operator({ WEKA_TASK_QUEUE: uniqueName('drain'), WEKA_OPERATOR_NAMESPACE: operatorNamespace });
+      const ns = await uniqueNamespace('drain');
+      await createDriveContainers(
+        kubeConfig(),
+        ns,
+        [{ name: 'waits', spec: { image: TEST_IMAGE, nodeName: node, ...SPEC } }],
+        {
+          clusterGUID: guid,
+        },
+      );
+      await eventually(
+        'the ssdproxy pod to be created',
+        async () => ((await podExists(operatorNamespace, proxyName(node))) ? true : undefined),
+        60_000,
+      );
+      const stopping = Date.now();
+      const exit = await p.stop();
+      const output = p.output();
+      expect(exit, output.slice(-4000)).toBe(0);
+      // The 20 s grace, then the cancelled wait ends at once (not at its own 60 s timeout).
+      expect(Date.now() - stopping).toBeLessThan(35_000);
+      const waits = output
+        .split('\n')
+        .filter((l) => l.includes('"still waiting for the worker to drain"'))
+        .map((l) => JSON.parse(l) as { workers: { running: { activity: string; workflowId: string }[] } });
+      expect(waits.length).toBeGreaterThanOrEqual(1);
+      expect(waits[0]!.workers.running).toContainEqual(
+        expect.objectContaining({ activity: 'ensureProxy', workflowId: `weka-node/${node}` }),
+      );
+      await startNodeKubelet(node);
+    },
+  );
 
   it('loads the workflow bundle it is given, and refuses to start when that file is missing', async () => {
     const given = await operator({

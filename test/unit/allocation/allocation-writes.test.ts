@@ -47,7 +47,8 @@ class FakeApiserver {
   writes: string[] = [];
   /** The node's annotations the activity wrote (its allocation ledger). */
   readonly nodeAnnotations: Record<string, string> = {};
-  private nodeVersion = 1;
+  /** Bumped by every write of the node. */
+  nodeVersion = 1;
   private version = 1;
   private server: Server | undefined;
 
@@ -358,8 +359,20 @@ describe('release', () => {
     fake.writeFailures.set('a/first', { code: 422, message: 'invalid' });
     expect(await releaseAllocation({ namespace: 'a', name: 'first', node: NODE, uid: 'uid-a-first' })).toEqual({
       ok: true,
+      result: { released: true },
     });
     expect(fake.nodeAnnotations[ALLOCATIONS_ANNOTATION]).not.toContain('uid-a-first');
+  });
+
+  it('says it released nothing, and writes nothing, for a container the ledger holds nothing for', async () => {
+    const { releaseAllocation } = await setUp(['a/first']);
+    (fake.containers.get('a/first')!.metadata as Record<string, unknown>)['deletionTimestamp'] = '2026-01-01T00:00:00Z';
+    const before = fake.nodeVersion;
+    expect(await releaseAllocation({ namespace: 'a', name: 'first', node: NODE, uid: 'uid-a-first' })).toEqual({
+      ok: true,
+      result: { released: false },
+    });
+    expect(fake.nodeVersion).toBe(before);
   });
 
   it('refuses to release a container that is not being deleted', async () => {
