@@ -4,6 +4,7 @@
 // it cleanly: the watcher stops first (nothing new starts), then the worker shuts down and its
 // in-flight activities get the worker's shutdown grace. main.ts runs it as the image does.
 import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
@@ -18,6 +19,7 @@ import { startMutexDepthSampler, type MutexDepthSampler } from './mutex-depth.js
 import { clientConnection, temporalTarget, workerConnection } from './temporal-connection.js';
 import { startWatcher, type RunningWatcher } from './watcher/watcher.js';
 import { createOperatorWorker, type OperatorWorker } from './worker.js';
+import { failOrphanedActivities, processAlive } from './orphaned-activities.js';
 
 import type { ActivityDeps } from '../../activities/deps.js';
 
@@ -129,6 +131,10 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
         workflowBundle: worker.bundleSource,
       },
       'worker running',
+    );
+    const self = { pid: process.pid, hostname: hostname(), startedMs: performance.timeOrigin, alive: processAlive };
+    failOrphanedActivities({ temporal, taskQueue: config.taskQueue, self, logger }).catch((err: unknown) =>
+      logger.warn({ err }, 'could not look for activities a dead operator process left running'),
     );
   }
 

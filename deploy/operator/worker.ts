@@ -6,6 +6,7 @@
 // Both workers register everything: a mutex started on the main queue before the split keeps
 // running there.
 import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import {
   bundleWorkflowCode,
   NativeConnection,
@@ -16,6 +17,7 @@ import {
 } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import { prebuiltBundlePath, quietBundlerLogger, workflowsPath } from './workflow-bundle.js';
+import { workerIdentity } from '../../src/lifecycle/orphaned-activities.js';
 import { mutexTaskQueue } from '../../src/protocol.js';
 
 /**
@@ -79,6 +81,8 @@ export async function createOperatorWorker(o: OperatorWorkerOptions): Promise<Op
     workflowBundle: bundle,
     activities,
     interceptors: { activity: [trackIn(running)] },
+    // Said explicitly: a restart on this host finds what a dead process left running by it.
+    identity: workerIdentity(process.pid, hostname()),
     // In-flight activities get this long to finish on SIGTERM before they are cancelled.
     shutdownGraceTime: '20 seconds',
   };

@@ -1,14 +1,23 @@
 // The worker is SIGKILLed while it signs a container's virtual drives and started again: every
-// virtual drive ends up signed and added exactly once, per the simulator's log.
+// virtual drive ends up signed and added exactly once, per the simulator's log. A node decision
+// the killed process was running is retried as soon as the restarted process finds it.
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/async.js';
-import { createContainerObject } from '../support/containers.js';
-import { kubeConfig, temporalAddress, temporalNamespace, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { createContainerObject, createDriveContainers, TEST_IMAGE } from '../support/containers.js';
+import {
+  kubeConfig,
+  startNodeKubelet,
+  stopNodeKubelet,
+  temporalAddress,
+  temporalNamespace,
+  uniqueName,
+  uniqueNamespace,
+} from '../support/harness.js';
 import { readContainer, sharedDrivesNode, startOperatorProcess, waitForPhase } from '../support/operator.js';
 import type { OperatorProcess } from '../support/operator-process.js';
 import { changeCounts, createWekaCluster, sim, simulatorLog } from '../support/simulator.js';
-import { containerWorkflowId, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
+import { containerWorkflowId, nodeMutexId, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
 
 let operator: OperatorProcess | undefined;
 afterAll(async () => {
@@ -87,6 +96,57 @@ describe('crash recovery', () => {
       } finally {
         await connection.close();
         await sim(node, 'faults', '--clear');
+      }
+    },
+  );
+  it(
+    'retries a node decision the killed operator was running as soon as it is back, not at its heartbeat timeout',
+    { timeout: 180_000 },
+    async () => {
+      await operator?.stop();
+      const node = await sharedDrivesNode([{ path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' }], 'orphan');
+      const guid = await createWekaCluster(node, uniqueName('orphan'));
+      // No kubelet: the node's ssdproxy pod stays Pending, and its mutex's ensure-proxy waits for it.
+      await stopNodeKubelet(node);
+      const operatorNamespace = await uniqueNamespace('weka-operator');
+      const env = { WEKA_TASK_QUEUE: uniqueName('orphan'), WEKA_OPERATOR_NAMESPACE: operatorNamespace };
+      operator = await startOperatorProcess(env);
+      const ns = await uniqueNamespace('orphan');
+      await createDriveContainers(
+        kubeConfig(),
+        ns,
+        [
+          {
+            name: 'waits',
+            spec: { image: TEST_IMAGE, nodeName: node, driveCores: 1, numDrives: 1, driveCapacity: 500 },
+          },
+        ],
+        { clusterGUID: guid },
+      );
+      const connection = await Connection.connect({ address: temporalAddress() });
+      try {
+        const mutex = new Client({ connection, namespace: temporalNamespace() }).workflow.getHandle(nodeMutexId(node));
+        const pending = async () => (await mutex.describe()).raw.pendingActivities?.[0];
+        await eventually(
+          'ensure-proxy to be running',
+          async () => ((await pending())?.activityType?.name === 'ensureProxy' ? true : undefined),
+          60_000,
+        );
+        await operator.kill();
+        operator = await startOperatorProcess(env);
+        const retried = await eventually(
+          'the ensure-proxy attempt of the killed process to end',
+          async () => {
+            const a = await pending();
+            return a && (a.attempt ?? 1) > 1 ? a : undefined;
+          },
+          60_000,
+        );
+        expect(retried.lastFailure?.message).toMatch(/the operator process \d+@\S+ that ran it is gone/);
+        expect(operator.output()).toContain('failed an activity a dead operator process left running');
+      } finally {
+        await connection.close();
+        await startNodeKubelet(node);
       }
     },
   );
