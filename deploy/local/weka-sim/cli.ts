@@ -13,10 +13,10 @@ import { runInitNode } from './init-node.js';
 import { LockTimeoutError, sleep, withLock } from './lock.js';
 import { runLsblk } from './lsblk.js';
 import {
-  appendLog,
+  commitCommand,
   ensureNodeDirs,
+  finishPendingCommit,
   loadDevices,
-  saveDevice,
   simPaths,
   type LogEntry,
   type SimPaths,
@@ -84,14 +84,15 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
   try {
     await ensureNodeDirs(paths);
     if (kind === 'tool') return await runTool(paths, argv, invocation.aliases);
-    return await withLock(paths.nodeLock, () =>
-      runLogged(paths, [kind, ...argv], NO_FAULT, () => {
+    return await withLock(paths.nodeLock, async () => {
+      await finishPendingCommit(paths);
+      return runLogged(paths, [kind, ...argv], NO_FAULT, () => {
         if (kind === 'faults') return runFaultsCommand(argv, paths);
         if (kind === 'overcommit') return runOvercommitCommand(argv, paths);
         if (kind === 'device') return withNodeDevices(paths, (node) => runDeviceCommand(argv, node));
         return withNodeDevices(paths, (node) => runInitNode(argv, node));
-      }),
-    );
+      });
+    });
   } catch (err) {
     if (err instanceof LockTimeoutError)
       return { exitCode: EXIT_TEMPFAIL, stdout: '', stderr: `weka-sim: ${err.message}\n` };
@@ -138,6 +139,7 @@ async function runTool(
   const latency = (await readFaults(paths))?.latencyMs ?? 0;
   if (latency > 0) await sleep(latency);
   return withLock(paths.nodeLock, async () => {
+    await finishPendingCommit(paths);
     const settings = await readFaults(paths);
     const draw = settings ? await drawFaults(paths, settings) : NO_FAULT;
     return runLogged(paths, argv, draw, () => applyTool(paths, argv, aliases));
@@ -179,7 +181,7 @@ async function applyTool(
   }
 }
 
-/** Loads the node's device headers, runs fn, and writes back the headers fn changed. */
+/** Loads the node's device headers, runs fn, and says which headers fn changed (runLogged writes them). */
 async function withNodeDevices(
   paths: SimPaths,
   fn: (node: NodeView) => ToolOutput | Promise<ToolOutput>,
@@ -187,10 +189,8 @@ async function withNodeDevices(
   const devices = await loadDevices(paths);
   const before = new Map([...devices].map(([path, header]) => [path, JSON.stringify(header)]));
   const out = await fn({ nodeName: paths.nodeName, devices });
-  for (const [path, header] of devices) {
-    if (before.get(path) !== JSON.stringify(header)) await saveDevice(paths, header);
-  }
-  return out;
+  const deviceWrites = [...devices].filter(([path, header]) => before.get(path) !== JSON.stringify(header));
+  return { ...out, deviceWrites: deviceWrites.map(([, header]) => header) };
 }
 
 /** Runs one command under the node lock and appends its outcome to commands.log. */
@@ -201,8 +201,8 @@ async function runLogged(
   fn: () => Promise<ToolOutput>,
 ): Promise<SimResult> {
   const tool = basename(argv[0] ?? 'weka-sim');
-  const log = (exitCode: number, rest: Partial<LogEntry> = {}) =>
-    appendLog(paths, { time: new Date().toISOString(), argv, exitCode, changes: [], ...rest });
+  const log = (exitCode: number, rest: Partial<LogEntry> = {}, devices: ToolOutput['deviceWrites'] = []) =>
+    commitCommand(paths, devices, { time: new Date().toISOString(), argv, exitCode, changes: [], ...rest });
   if (draw.failBeforeEffect) {
     const message = 'simulated failure (fault injection); nothing was changed';
     await log(EXIT_TEMPFAIL, { fault: 'fail-before-effect', message });
@@ -225,12 +225,12 @@ async function runLogged(
   if (draw.failAfterEffect) {
     // The change is on disk; the caller sees a crash and never gets the answer.
     const message = 'simulated crash after the change was made (fault injection)';
-    await log(EXIT_TEMPFAIL, { changes: out.changes, fault: 'fail-after-effect', message });
+    await log(EXIT_TEMPFAIL, { changes: out.changes, fault: 'fail-after-effect', message }, out.deviceWrites);
     return { exitCode: EXIT_TEMPFAIL, stdout: '', stderr: `${tool}: ${message}\n` };
   }
   const exitCode = out.exitCode ?? EXIT_OK;
   const stderr = out.stderr ?? '';
-  await log(exitCode, { changes: out.changes, ...(stderr ? { message: stderr.trimEnd() } : {}) });
+  await log(exitCode, { changes: out.changes, ...(stderr ? { message: stderr.trimEnd() } : {}) }, out.deviceWrites);
   return { exitCode, stdout: out.stdout, stderr };
 }
 

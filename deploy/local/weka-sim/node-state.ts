@@ -1,10 +1,10 @@
 // One simulated node's state directory: a JSON header per device, the fault settings, the lock and
 // the append-only command log. Cluster state lives elsewhere (cluster-state.ts) because a Weka
 // cluster spans nodes.
-import { appendFile, mkdir, readdir } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { checkHeader } from './device-header.js';
-import { readJsonIfExists, writeJsonAtomic } from './files.js';
+import { isRecord, readJsonIfExists, removeIfExists, writeJsonAtomic } from './files.js';
 import type { Change } from './outcome.js';
 
 export type DriveType = 'TLC' | 'QLC';
@@ -60,6 +60,8 @@ export interface SimPaths {
   readonly overcommitFile: string;
   readonly nodeLock: string;
   readonly logFile: string;
+  /** A command's device writes and log line while they are being made (see commitCommand). */
+  readonly journalFile: string;
   readonly clustersDir: string;
   readonly clustersFile: string;
   readonly clustersLock: string;
@@ -77,6 +79,7 @@ export function simPaths(stateDir: string, clustersDir?: string): SimPaths {
     overcommitFile: join(state, 'overcommit.json'),
     nodeLock: join(state, 'lock'),
     logFile: join(state, 'commands.log'),
+    journalFile: join(state, 'pending-commit.json'),
     clustersDir: clusters,
     clustersFile: join(clusters, 'clusters.json'),
     clustersLock: join(clusters, 'lock'),
@@ -120,4 +123,36 @@ export interface LogEntry {
 /** One JSON line per command; written under the node lock, so lines never interleave. */
 export async function appendLog(paths: SimPaths, entry: LogEntry): Promise<void> {
   await appendFile(paths.logFile, `${JSON.stringify(entry)}\n`);
+}
+
+/**
+ * Makes a command's device writes and its log line durable together: the journal first, then the
+ * devices and the line, then the journal goes. A simulator killed in between (kwok kills a command
+ * whose exec stream closed) leaves the journal, and the node's next command finishes the commit
+ * before it runs (finishPendingCommit). Without it a change could be on a device with no line in
+ * commands.log, and what the tests count from the log would be wrong. (The clusters file is
+ * written inside its own lock, before the line, as the weka tool runs.)
+ */
+export async function commitCommand(paths: SimPaths, devices: readonly DeviceHeader[], entry: LogEntry): Promise<void> {
+  if (devices.length > 0) await writeJsonAtomic(paths.journalFile, { devices, entry });
+  for (const header of devices) await saveDevice(paths, header);
+  await appendLog(paths, entry);
+  if (devices.length > 0) await removeIfExists(paths.journalFile);
+}
+
+/** Finishes the commit a killed command left (under the node lock, before the next command). */
+export async function finishPendingCommit(paths: SimPaths): Promise<void> {
+  const pending = await readJsonIfExists(paths.journalFile);
+  if (pending === undefined) return;
+  if (!isRecord(pending) || !Array.isArray(pending['devices']) || !isRecord(pending['entry']))
+    throw new Error(`corrupt state file ${paths.journalFile}: not a pending commit`);
+  for (const value of pending['devices']) {
+    const header = checkHeader(value, paths.journalFile);
+    if (header) await saveDevice(paths, header);
+  }
+  // Killed after the line was written: it is the log's last line, and is not written twice.
+  const line = JSON.stringify(pending['entry']);
+  const log = await readFile(paths.logFile, 'utf8').catch(() => '');
+  if (!log.endsWith(`${line}\n`)) await appendFile(paths.logFile, `${line}\n`);
+  await removeIfExists(paths.journalFile);
 }

@@ -1,6 +1,6 @@
 // How a simulated command ends. Exit codes follow sysexits.h and match REFUSAL_EXIT_CODES in
 // src/weka/call.ts, which is how the operator tells a refusal from a transient failure.
-import type { PartitionRecord } from './node-state.js';
+import type { DeviceHeader, PartitionRecord } from './node-state.js';
 import type { OvercommitMode } from './overcommit.js';
 
 export const EXIT_OK = 0;
@@ -129,4 +129,6 @@ export interface ToolOutput {
   /** A tool that succeeds only in part (lsblk given some unknown devices): its exit code and stderr. */
   readonly exitCode?: number;
   readonly stderr?: string;
+  /** The device headers the command changed, written with its log line (commitCommand). */
+  readonly deviceWrites?: readonly DeviceHeader[];
 }
