@@ -40,12 +40,14 @@ async function tsc(project: string): Promise<void> {
 }
 
 /**
- * Compiles the operator to dist/ and bundles its workflows (npm run build), so a benchmark never
- * runs a stale build: the compiled operator runs the prebuilt bundle, not the workflows beside it.
+ * Compiles the operator to dist/ and bundles its workflows and itself (npm run build), so a
+ * benchmark never runs a stale build: the operator runs its bundle, and that the prebuilt workflow
+ * bundle, not the files beside them.
  */
 export async function compileOperator(): Promise<void> {
   await tsc('tsconfig.build.json');
-  await run(process.execPath, [join(repoRoot, 'dist/deploy/operator/bundle-workflows.js')], { cwd: repoRoot });
+  for (const script of ['bundle-workflows.js', 'bundle-operator.js'])
+    await run(process.execPath, [join(repoRoot, 'dist/deploy/operator', script)], { cwd: repoRoot });
 }
 
 /** Starts a control plane for one benchmark and always stops it, whatever `body` does. */

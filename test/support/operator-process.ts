@@ -21,7 +21,7 @@ const MAIN = {
    * code the workflow thread compiles (a small function per workflow promise, in the SDK's promise
    * hook) and maps every stack trace, a cost the product never pays.
    */
-  compiled: join(repoRoot, 'dist/deploy/operator/main.js'),
+  compiled: join(repoRoot, 'dist/deploy/operator/main.bundle.js'),
   /** An operator whose allocation decisions double-book on purpose, under tsx: only to prove a checker catches it. */
   brokenAllocation: join(repoRoot, 'test/chaos/broken-allocation-operator.ts'),
 };
@@ -37,7 +37,7 @@ export interface OperatorControlPlane {
 export interface OperatorProcessOptions {
   /** The log file is `<logDir>/<logName>.log`. */
   logName: string;
-  /** deploy/operator/main.ts under tsx, the compiled dist/deploy/operator/main.js, or a test's broken operator under tsx. */
+  /** deploy/operator/main.ts under tsx, the compiled dist/deploy/operator/main.bundle.js, or a test's broken operator under tsx. */
   main: keyof typeof MAIN;
   /** The operator's configuration (WEKA_*, LOG_LEVEL, ...), over this process's environment. */
   env: Record<string, string>;
