@@ -76,6 +76,13 @@ export async function startTestOperator(overrides: Partial<ActivityDeps> = {}): 
     allowedImages: TEST_ALLOWED_IMAGES,
     ...overrides,
   };
+  // A cluster-ports mutex an earlier file's operator process left running on its own task queue
+  // would hold this operator's port requests until it ended idle: ended here, as stop() ends ours.
+  await endClusterPortsMutex(
+    client,
+    (queue) => queue !== mutexTaskQueue(deps.taskQueue),
+    'a test operator of another task queue started it',
+  );
   const workerConnection = await NativeConnection.connect({ address: temporalAddress() });
   const worker = await createOperatorWorker({
     connection: workerConnection,
@@ -92,16 +99,25 @@ export async function startTestOperator(overrides: Partial<ActivityDeps> = {}): 
     async stop() {
       // The cluster-ports mutex is one per Temporal namespace, on the task queue of the operator
       // that started it: ended with its operator, so the next test's operator starts its own.
-      const ports = client.workflow.getHandle(CLUSTER_PORTS_MUTEX_ID);
-      const described = await ports.describe().catch(() => undefined);
-      if (described?.status.name === 'RUNNING' && described.taskQueue === mutexTaskQueue(deps.taskQueue))
-        await ports.terminate('its test operator stopped').catch(() => undefined);
+      await endClusterPortsMutex(
+        client,
+        (queue) => queue === mutexTaskQueue(deps.taskQueue),
+        'its test operator stopped',
+      );
       worker.shutdown();
       await running;
       await workerConnection.close();
       await connection.close();
     },
   };
+}
+
+/** Terminates the running cluster-ports mutex when its task queue is one `whose` accepts. */
+async function endClusterPortsMutex(client: Client, whose: (taskQueue: string) => boolean, why: string): Promise<void> {
+  const ports = client.workflow.getHandle(CLUSTER_PORTS_MUTEX_ID);
+  const described = await ports.describe().catch(() => undefined);
+  if (described?.status.name === 'RUNNING' && whose(described.taskQueue))
+    await ports.terminate(why).catch(() => undefined);
 }
 
 /** A fake node whose devices are signed for proxy and listed in its shared-drives annotation. */
