@@ -69,6 +69,14 @@ export function mutexTaskQueue(taskQueue: string): string {
   return `${taskQueue}-mutex`;
 }
 
+/**
+ * The visibility query for the running mutex workflows of an operator's task queue: on its mutex
+ * queue, or on the main one for a mutex started before the mutex queue existed.
+ */
+export function runningMutexesQuery(taskQueue: string): string {
+  return `WorkflowType="${WORKFLOW.mutex}" AND ExecutionStatus="Running" AND (TaskQueue="${mutexTaskQueue(taskQueue)}" OR TaskQueue="${taskQueue}")`;
+}
+
 // ---------------------------------------------------------------- the node mutex's requests
 
 export interface MutexRequest {

@@ -4,7 +4,7 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { OperatorMetrics } from './metrics.js';
-import { mutexTaskQueue, mutexStateQuery } from '../../src/protocol.js';
+import { mutexStateQuery, runningMutexesQuery } from '../../src/protocol.js';
 
 const NODE_MUTEX_PREFIX = 'weka-node/';
 const QUERY_DEADLINE_MS = 5_000;
@@ -23,8 +23,7 @@ export function startMutexDepthSampler(o: {
   intervalMs?: number;
 }): MutexDepthSampler {
   let running: Promise<void> | undefined;
-  // A mutex started before the mutex queue existed may still run on the main queue.
-  const query = `WorkflowType="mutexWorkflow" AND ExecutionStatus="Running" AND (TaskQueue="${mutexTaskQueue(o.taskQueue)}" OR TaskQueue="${o.taskQueue}")`;
+  const query = runningMutexesQuery(o.taskQueue);
 
   async function sampleOnce(): Promise<void> {
     const seen = new Set<string>();

@@ -9,7 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { isOrphaned, type ThisProcess } from '../../src/lifecycle/orphaned-activities.js';
 import { mapLimited } from '../../src/map-limited.js';
-import { mutexTaskQueue } from '../../src/protocol.js';
+import { runningMutexesQuery } from '../../src/protocol.js';
 
 /** Mutex workflows described at once. */
 const DESCRIBE_CONCURRENCY = 8;
@@ -47,10 +47,9 @@ export async function failOrphanedActivities(o: {
   self: ThisProcess;
   logger: Logger;
 }): Promise<number> {
-  // A mutex started before the mutex queue existed may still run on the main queue.
-  const query = `WorkflowType="mutexWorkflow" AND ExecutionStatus="Running" AND (TaskQueue="${mutexTaskQueue(o.taskQueue)}" OR TaskQueue="${o.taskQueue}")`;
   const ids: { workflowId: string; runId: string }[] = [];
-  for await (const wf of o.temporal.workflow.list({ query })) ids.push({ workflowId: wf.workflowId, runId: wf.runId });
+  for await (const wf of o.temporal.workflow.list({ query: runningMutexesQuery(o.taskQueue) }))
+    ids.push({ workflowId: wf.workflowId, runId: wf.runId });
   const failed = await mapLimited(ids, DESCRIBE_CONCURRENCY, async ({ workflowId, runId }) => {
     let n = 0;
     const described = await o.temporal.workflow
