@@ -6,8 +6,11 @@
 // and quiet, each after a forced full GC of the main thread, and CPU as the growth of
 // process_cpu_seconds_total over an idle window in both states. Workflow state lives in the
 // workflow worker thread's V8 isolate, which RSS includes and the main thread's heap does not.
+import { Client, Connection } from '@temporalio/client';
 import { createSimulatedCluster } from '../../deploy/local/shared-drives.js';
+import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../../src/settings/operator-config.js';
 import { sleep } from '../support/async.js';
+import { measureEvictedDeletion, type EvictedDeletionResult } from './evicted-deletion.js';
 import { ensureNamespace } from '../support/containers.js';
 import type { OperatorProcess } from '../support/operator-process.js';
 import {
@@ -37,6 +40,11 @@ export interface IdleScaleResult {
   /** (RSS after - RSS before) / containers. */
   rssPerWorkflowBytes: number;
   idleWindowSeconds: number;
+  /** The workers' workflow cache bound (WEKA_MAX_CACHED_WORKFLOWS) and what both held when idle. */
+  maxCachedWorkflows: number;
+  cachedWorkflows: number;
+  /** Deleting the containers that went Ready first, their workflows evicted by then. */
+  deletion: EvictedDeletionResult;
 }
 
 /** Containers per node: the nodes have room for 80 of the bench's small ones; 50 keeps slack. */
@@ -63,7 +71,13 @@ async function sample(op: OperatorProcess, windowSeconds: number): Promise<Proce
   };
 }
 
-export async function runIdleScale(o: { containers: number; idleSeconds: number; log: Log }): Promise<IdleScaleResult> {
+export async function runIdleScale(o: {
+  containers: number;
+  idleSeconds: number;
+  /** How many of them to delete at the end, first Ready first: one at a time, then in a burst. */
+  deletions: { isolated: number; burst: number };
+  log: Log;
+}): Promise<IdleScaleResult> {
   return withControlPlane(o.log, async (cp) => {
     const kc = cp.kubeConfig();
     const nodeCount = Math.max(1, Math.ceil(o.containers / CONTAINERS_PER_NODE));
@@ -98,9 +112,17 @@ export async function runIdleScale(o: { containers: number; idleSeconds: number;
       );
       await sleep(SETTLE_MS);
       const after = await sample(op, o.idleSeconds);
+      const cachedWorkflows = await op.metricSum('temporal_sticky_cache_size');
       o.log(
-        `after: RSS ${mib(after.rssBytes)}, heap ${mib(after.heapUsedBytes)}, ${after.cpuSecondsPerMinute.toFixed(2)} CPU s/min`,
+        `after: RSS ${mib(after.rssBytes)}, heap ${mib(after.heapUsedBytes)}, ${after.cpuSecondsPerMinute.toFixed(2)} CPU s/min, ${cachedWorkflows} workflows cached`,
       );
+      const connection = await Connection.connect({ address: cp.temporalAddress });
+      const deletion = await measureEvictedDeletion(
+        kc,
+        op,
+        new Client({ connection, namespace: cp.temporalNamespace }),
+        { namespace, readyAt, ...o.deletions, log: o.log },
+      ).finally(() => connection.close());
       return {
         containers: o.containers,
         nodes: nodeCount,
@@ -109,6 +131,9 @@ export async function runIdleScale(o: { containers: number; idleSeconds: number;
         after,
         rssPerWorkflowBytes: (after.rssBytes - before.rssBytes) / o.containers,
         idleWindowSeconds: o.idleSeconds,
+        maxCachedWorkflows: Number(process.env['WEKA_MAX_CACHED_WORKFLOWS'] ?? DEFAULT_MAX_CACHED_WORKFLOWS),
+        cachedWorkflows,
+        deletion,
       };
     } finally {
       await op.stop();

@@ -28,7 +28,7 @@ interface Payloads {
   payloads?: unknown[] | null;
 }
 /** The fields of a history event this module reads (protobufjs objects; unset attributes are null). */
-interface HistoryEvent {
+export interface HistoryEvent {
   eventId?: number | { toNumber(): number } | null;
   eventTime?: Timestamp | null;
   workflowExecutionStartedEventAttributes?: { input?: Payloads | null } | null;
@@ -48,7 +48,7 @@ interface HistoryEvent {
 
 const num = (v: number | { toNumber(): number } | null | undefined): number =>
   v == null ? 0 : typeof v === 'number' ? v : v.toNumber();
-const ms = (t: Timestamp | null | undefined): number => num(t?.seconds) * 1000 + (t?.nanos ?? 0) / 1e6;
+export const ms = (t: Timestamp | null | undefined): number => num(t?.seconds) * 1000 + (t?.nanos ?? 0) / 1e6;
 const decode = <T>(p: Payloads | null | undefined, i = 0): T | undefined => {
   const payload = p?.payloads?.[i];
   return payload === undefined ? undefined : (defaultPayloadConverter.fromPayload(payload as never) as T);

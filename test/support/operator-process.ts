@@ -62,6 +62,8 @@ export interface OperatorProcess {
   logTime(message: string): Promise<number | undefined>;
   /** Prometheus samples of /metrics without labels, by name. */
   metrics(): Promise<Map<string, number>>;
+  /** The sum of every sample of one metric, labelled or not (e.g. a counter per task queue). */
+  metricSum(name: string): Promise<number>;
   /** A full GC of the operator's main thread (it must run with gcOnSignalArgs), then a moment for it to finish. */
   collectGarbage(): Promise<void>;
   /**
@@ -147,6 +149,15 @@ export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOption
         if (m) samples.set(m[1]!, Number(m[2]));
       }
       return samples;
+    },
+    async metricSum(name) {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      let sum = 0;
+      for (const line of text.split('\n')) {
+        const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{[^}]*\})? ([0-9.eE+-]+)$/.exec(line);
+        if (m?.[1] === name) sum += Number(m[2]);
+      }
+      return sum;
     },
     async collectGarbage() {
       process.kill(await operatorPid(server, main), 'SIGWINCH');

@@ -1,0 +1,198 @@
+// Benchmark 5's deletion figures: how soon the teardown of an idle Ready container starts after a
+// user deletes it, when its parked workflow is no longer in the worker's cache. The containers
+// that went Ready first are deleted: some one at a time (each once the one before began its
+// teardown), then the rest one every DELETE_SPACING_MS while the earlier teardowns run, as a
+// scale-down would. A watch on the namespace notes when each one's status first shows the Deleting
+// phase, the teardown's first step. The SDK's sticky-cache miss counter says how many workflow
+// tasks found their workflow evicted and replayed it from its history.
+import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import type { Client } from '@temporalio/client';
+import { containerWorkflowId, deleteRequestedSignal } from '../../src/protocol.js';
+import type { WekaContainer } from '../../src/api/index.js';
+import { eventually, sleep } from '../support/async.js';
+import { deleteContainers, listContainers, WEKA_CONTAINERS } from '../support/containers.js';
+import type { OperatorProcess } from '../support/operator-process.js';
+import { percentile, type Log } from './bench-env.js';
+import { ms, type HistoryEvent } from './mutex-handover.js';
+
+export const DELETE_SPACING_MS = 250;
+/** Between one isolated deletion's teardown start and the next deletion. */
+const ISOLATED_GAP_MS = 1_000;
+const TEARDOWN_START_TIMEOUT_MS = 120_000;
+const GONE_TIMEOUT_MS = 600_000;
+
+/** One way of deleting: how soon each teardown started, and where that time went. */
+export interface DeletionFigures {
+  deleted: number;
+  /** Workflow tasks that found their workflow out of the cache while these deletions ran. */
+  cacheMisses: number;
+  /** Delete request sent to the Deleting phase seen, ms, ascending. */
+  teardownStartMs: number[];
+  p50Ms: number;
+  p99Ms: number;
+  /**
+   * Where the wait to the teardown's start went, over the deletions whose workflow run shows the
+   * deletion signal: delete sent to the watcher's signal recorded; the signal to the workflow task
+   * that handled it started (the task waiting for a worker); that task's start to the Deleting
+   * phase seen (the replay of the evicted history, then the status apply).
+   */
+  breakdown: { signalled: Split; taskStarted: Split; applied: Split; samples: number };
+}
+
+export interface EvictedDeletionResult {
+  /** One at a time, each after the one before began its teardown: an idle operator's answer. */
+  isolated: DeletionFigures;
+  /** The rest DELETE_SPACING_MS apart while the earlier teardowns run, as a scale-down would. */
+  burst: DeletionFigures;
+  /** Delete request sent to the object gone (finalizer removed), ms, p50 and max over all. */
+  goneP50Ms: number;
+  goneMaxMs: number;
+}
+
+export interface Split {
+  p50Ms: number;
+  p99Ms: number;
+}
+
+const split = (values: number[]): Split => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) };
+};
+
+/** When the deletion signal was recorded, and when the workflow task after it started, from the history. */
+async function signalTimes(
+  temporal: Client,
+  uid: string,
+): Promise<{ signalledAt: number; taskStartedAt: number } | undefined> {
+  const history = await temporal.workflow.getHandle(containerWorkflowId(uid)).fetchHistory();
+  const events = (history.events ?? []) as HistoryEvent[];
+  const signal = events.findIndex(
+    (e) => e.workflowExecutionSignaledEventAttributes?.signalName === deleteRequestedSignal.name,
+  );
+  if (signal < 0) return undefined;
+  const started = events.slice(signal).find((e) => e.workflowTaskStartedEventAttributes);
+  if (!started) return undefined;
+  return { signalledAt: ms(events[signal]!.eventTime), taskStartedAt: ms(started.eventTime) };
+}
+
+/** The SDK's counter of workflow tasks for runs not in the cache (named with or without `_total`). */
+async function cacheMisses(op: OperatorProcess): Promise<number> {
+  return (await op.metricSum('temporal_sticky_cache_miss')) + (await op.metricSum('temporal_sticky_cache_miss_total'));
+}
+
+/** Watches the namespace's containers, noting when each one's status first shows phase Deleting. */
+async function watchTeardownStarts(
+  kc: KubeConfig,
+  namespace: string,
+): Promise<{ seen: Map<string, number>; stop: () => void }> {
+  const seen = new Map<string, number>();
+  const path = `/apis/${WEKA_CONTAINERS.group}/${WEKA_CONTAINERS.version}/namespaces/${namespace}/${WEKA_CONTAINERS.plural}`;
+  const request = await new Watch(kc).watch(
+    path,
+    {},
+    (_type: string, obj: WekaContainer) => {
+      const name = obj.metadata?.name;
+      if (name && obj.status?.phase === 'Deleting' && !seen.has(name)) seen.set(name, Date.now());
+    },
+    () => undefined,
+  );
+  return { seen, stop: () => request.abort() };
+}
+
+export async function measureEvictedDeletion(
+  kc: KubeConfig,
+  op: OperatorProcess,
+  temporal: Client,
+  o: { namespace: string; readyAt: ReadonlyMap<string, number>; isolated: number; burst: number; log: Log },
+): Promise<EvictedDeletionResult> {
+  // The first to go Ready have been idle longest: the least recently used in the worker's cache.
+  const names = [...o.readyAt.entries()]
+    .sort((a, b) => a[1] - b[1])
+    .slice(0, o.isolated + o.burst)
+    .map(([name]) => name);
+  const uids = new Map((await listContainers(kc, o.namespace)).map((c) => [c.metadata.name!, c.metadata.uid!]));
+  const watch = await watchTeardownStarts(kc, o.namespace);
+  const sentAt = new Map<string, number>();
+  const teardownStarted = async (batch: readonly string[]) => {
+    const deadline = Date.now() + TEARDOWN_START_TIMEOUT_MS;
+    while (batch.some((n) => !watch.seen.has(n))) {
+      if (Date.now() > deadline) {
+        throw new Error(`${batch.filter((n) => !watch.seen.has(n)).length} deleted containers never showed Deleting`);
+      }
+      await sleep(50);
+    }
+  };
+  const deleteNow = async (name: string) => {
+    sentAt.set(name, Date.now());
+    await deleteContainers(kc, [{ namespace: o.namespace, name }]);
+  };
+  const figures = async (batch: readonly string[], misses: number): Promise<DeletionFigures> => {
+    const teardownStartMs = batch.map((n) => watch.seen.get(n)! - sentAt.get(n)!).sort((a, b) => a - b);
+    const signalled: number[] = [];
+    const taskStarted: number[] = [];
+    const applied: number[] = [];
+    for (const n of batch) {
+      const t = await signalTimes(temporal, uids.get(n)!).catch(() => undefined);
+      if (!t) continue;
+      signalled.push(t.signalledAt - sentAt.get(n)!);
+      taskStarted.push(t.taskStartedAt - t.signalledAt);
+      applied.push(watch.seen.get(n)! - t.taskStartedAt);
+    }
+    return {
+      deleted: batch.length,
+      cacheMisses: misses,
+      teardownStartMs,
+      p50Ms: percentile(teardownStartMs, 50),
+      p99Ms: percentile(teardownStartMs, 99),
+      breakdown: {
+        signalled: split(signalled),
+        taskStarted: split(taskStarted),
+        applied: split(applied),
+        samples: signalled.length,
+      },
+    };
+  };
+  try {
+    const isolated = names.slice(0, o.isolated);
+    const burst = names.slice(o.isolated);
+    const missesAtStart = await cacheMisses(op);
+    for (const name of isolated) {
+      await deleteNow(name);
+      await teardownStarted([name]);
+      await sleep(ISOLATED_GAP_MS);
+    }
+    const missesBetween = await cacheMisses(op);
+    for (const name of burst) {
+      await deleteNow(name);
+      await sleep(DELETE_SPACING_MS);
+    }
+    await teardownStarted(burst);
+    const missesAtEnd = await cacheMisses(op);
+    const gone = await waitGone(kc, o.namespace, names, o.log);
+    const goneMs = names.map((n) => gone.get(n)! - sentAt.get(n)!).sort((a, b) => a - b);
+    return {
+      isolated: await figures(isolated, missesBetween - missesAtStart),
+      burst: await figures(burst, missesAtEnd - missesBetween),
+      goneP50Ms: percentile(goneMs, 50),
+      goneMaxMs: goneMs.at(-1) ?? Number.NaN,
+    };
+  } finally {
+    watch.stop();
+  }
+}
+
+/** Polls until every named container is gone; returns when each was first seen missing. */
+async function waitGone(kc: KubeConfig, namespace: string, names: readonly string[], log: Log) {
+  const gone = new Map<string, number>();
+  return eventually(
+    `${names.length} deleted containers gone`,
+    async () => {
+      const present = new Set((await listContainers(kc, namespace)).map((c) => c.metadata.name));
+      const now = Date.now();
+      for (const n of names) if (!present.has(n) && !gone.has(n)) gone.set(n, now);
+      return gone.size === names.length ? gone : undefined;
+    },
+    GONE_TIMEOUT_MS,
+    { intervalMs: 1_000, progress: () => `${gone.size} of ${names.length} gone`, log, retryErrors: false },
+  );
+}
