@@ -154,7 +154,13 @@ describe('crash recovery', () => {
         console.log(`the restarted operator's worker ran ${backAfterMs} ms after the kill`);
         if (backAfterMs < 3_500) {
           expect(retried.lastFailure?.message).toMatch(/the operator process \d+@\S+ that ran it is gone/);
-          expect(operator.output()).toContain('failed an activity a dead operator process left running');
+          // Logged once the fail call returns, which can be after the retry is already visible.
+          await eventually(
+            'the restarted operator to log the activity it failed',
+            async () =>
+              operator?.output().includes('failed an activity a dead operator process left running') ? true : undefined,
+            10_000,
+          );
         }
       } finally {
         await connection.close();
