@@ -75,10 +75,8 @@ async function signalTimes(
   return { signalledAt: ms(events[signal]!.eventTime), taskStartedAt: ms(started.eventTime) };
 }
 
-/** The SDK's counter of workflow tasks for runs not in the cache (named with or without `_total`). */
-async function cacheMisses(op: OperatorProcess): Promise<number> {
-  return (await op.metricSum('temporal_sticky_cache_miss')) + (await op.metricSum('temporal_sticky_cache_miss_total'));
-}
+/** The SDK's counter of workflow tasks for runs not in the cache, summed over both workers. */
+const cacheMisses = (op: OperatorProcess): Promise<number> => op.metricSum('temporal_sticky_cache_miss');
 
 /** Watches the namespace's containers, noting when each one's status first shows phase Deleting. */
 async function watchTeardownStarts(

@@ -142,22 +142,12 @@ export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOption
       return undefined;
     },
     async metrics() {
-      const text = await (await fetch(`${url}/metrics`)).text();
       const samples = new Map<string, number>();
-      for (const line of text.split('\n')) {
-        const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*) ([0-9.eE+-]+)$/.exec(line);
-        if (m) samples.set(m[1]!, Number(m[2]));
-      }
+      for (const x of await scrape(url)) if (!x.labelled) samples.set(x.name, x.value);
       return samples;
     },
     async metricSum(name) {
-      const text = await (await fetch(`${url}/metrics`)).text();
-      let sum = 0;
-      for (const line of text.split('\n')) {
-        const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{[^}]*\})? ([0-9.eE+-]+)$/.exec(line);
-        if (m?.[1] === name) sum += Number(m[2]);
-      }
-      return sum;
+      return (await scrape(url)).filter((x) => x.name === name).reduce((sum, x) => sum + x.value, 0);
     },
     async collectGarbage() {
       process.kill(await operatorPid(server, main), 'SIGWINCH');
@@ -169,6 +159,17 @@ export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOption
     },
     kill: () => keepingAlive(server.kill()),
   };
+}
+
+/** Every sample of the operator's /metrics: its metric's name, whether it has labels, its value. */
+async function scrape(url: string): Promise<{ name: string; labelled: boolean; value: number }[]> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const samples = [];
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? ([0-9.eE+-]+)$/.exec(line);
+    if (m) samples.push({ name: m[1]!, labelled: m[2] !== undefined, value: Number(m[3]) });
+  }
+  return samples;
 }
 
 /** The node process under the supervisor (supervise.sh runs the command as its child). */

@@ -151,8 +151,8 @@ export async function finishPendingCommit(paths: SimPaths): Promise<void> {
     if (header) await saveDevice(paths, header);
   }
   // Killed after the line was written: it is the log's last line, and is not written twice.
-  const line = JSON.stringify(pending['entry']);
+  const entry = pending['entry'] as unknown as LogEntry;
   const log = await readFile(paths.logFile, 'utf8').catch(() => '');
-  if (!log.endsWith(`${line}\n`)) await appendFile(paths.logFile, `${line}\n`);
+  if (!log.endsWith(`${JSON.stringify(entry)}\n`)) await appendLog(paths, entry);
   await removeIfExists(paths.journalFile);
 }
