@@ -1,5 +1,5 @@
 // The status a drive container's workflow owns: the lifecycle's, plus what it added to Weka.
-import type { AddedDriveRecord } from '../activities/types.js';
+import type { AddedDriveRecord, StatusUpdate } from '../activities/types.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import type { LifecycleView } from '../src/protocol.js';
 import { kubeLocal } from './activities.js';
@@ -19,17 +19,18 @@ export class ContainerStatus extends LifecycleStatus {
     return { ...super.view(), ...(this.allocation !== undefined ? { allocation: this.allocation } : {}) };
   }
 
-  protected write(): Promise<void> {
-    return kubeLocal.writeContainerStatus({
-      ref: this.ref,
-      update: {
-        phase: this.phase,
-        conditions: this.conditions,
-        addedVirtualDrives: this.addedVirtualDrives,
-        addedDrives: this.addedDrives,
-        observedGeneration: this.observedGeneration,
-        ...(this.containerID !== undefined ? { containerID: this.containerID } : {}),
-      },
-    });
+  protected body(): StatusUpdate {
+    return {
+      phase: this.phase,
+      conditions: this.conditions,
+      addedVirtualDrives: this.addedVirtualDrives,
+      addedDrives: this.addedDrives,
+      observedGeneration: this.observedGeneration,
+      ...(this.containerID !== undefined ? { containerID: this.containerID } : {}),
+    };
+  }
+
+  protected write(update: StatusUpdate): Promise<void> {
+    return kubeLocal.writeContainerStatus({ ref: this.ref, update });
   }
 }

@@ -123,7 +123,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     while (!node) {
       const changes = life.specChanges;
       const why = 'spec.nodeName is not set: the container waits until a node is named (it cannot change once set)';
-      await status.condition('Placed', 'False', 'NoNodeName', why, 'Warning');
+      await status.stage('Placed', 'False', 'NoNodeName', why, 'Warning');
       await status.enter('Pending', 'waiting for spec.nodeName');
       await condition(() => life.specChanges > changes);
       await life.continueAsNewIfLong();
@@ -135,7 +135,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       }
     }
     upsertSearchAttributes([{ key: WekaNode, value: node }]);
-    await status.condition('Placed', 'True', 'NodeNamed', `on node ${node}`);
+    await status.stage('Placed', 'True', 'NodeNamed', `on node ${node}`);
   }
 
   async function ensureProxy(): Promise<void> {
@@ -165,12 +165,12 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       if (answer.ok) {
         const result = answer.result as ContainerAllocation;
         const what = `${drivesText(result)} on node ${node}; ${portsText(result)}`;
-        await status.condition('Allocated', 'True', 'Allocated', what, 'Normal');
+        await status.stage('Allocated', 'True', 'Allocated', what, 'Normal');
         return { allocation: result, ...(answer.error ? { pending: { error: answer.error, waitForCapacity } } : {}) };
       }
       const error = answer.error ?? { type: 'AllocationFailed', message: 'allocation failed' };
       if (allocation) return { allocation, pending: { error, waitForCapacity } };
-      await status.condition('Allocated', 'False', error.type, error.message, 'Warning');
+      await status.stage('Allocated', 'False', error.type, error.message, 'Warning');
       if (answer.waitForCapacity) {
         await status.enter('Allocating', `waiting for capacity on node ${node}: ${error.message}`);
         await condition(() => mutex.releases() > releases || life.specChanges > changes, CAPACITY_RETRY);
@@ -217,14 +217,14 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
           ['PodScheduled', 'Scheduled'],
         ] as const)
           if (status.conditions.some((c) => c.type === type && c.status === 'False'))
-            await status.condition(type, 'True', reason, `its pod runs on node ${node}`, 'Normal');
+            await status.stage(type, 'True', reason, `its pod runs on node ${node}`, 'Normal');
         return;
       }
       const [type, reason] =
         failure.type === 'PodRefused'
           ? ['PodCreated', podRefusalReason(failure.message)]
           : ['PodScheduled', 'Unschedulable'];
-      await status.condition(type, 'False', reason, `${failure.message}; tried again in 30 s`, 'Warning');
+      await status.stage(type, 'False', reason, `${failure.message}; tried again in 30 s`, 'Warning');
       await status.enter('Pending', `waiting for the pod (${reason}): ${failure.message}`);
       await condition(() => life.specChanges > changes, CAPACITY_RETRY);
       await life.continueAsNewIfLong();
@@ -261,7 +261,6 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         basePort: alloc.wekaPort,
         agentPort: alloc.agentPort,
       });
-      await status.publish();
     }
     const containerId = status.containerID;
     if (alloc.drives?.length) return addWholeDrives(alloc.drives, containerId, guid);
@@ -278,10 +277,9 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         ...status.addedDrives,
         { uuid: driveUUID, virtualUUID: drive.virtualUUID, serial: drive.serial },
       ];
-      await status.publish();
     }
     const what = `${count} virtual drives signed and added to cluster ${guid}`;
-    await status.condition('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
+    await status.stage('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
   }
 
   async function addWholeDrives(serials: readonly string[], containerId: number, guid: string): Promise<void> {
@@ -293,16 +291,16 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       );
       const { driveUUID } = await weka.addWholeDriveToCluster({ target, node, serial, containerId });
       status.addedDrives = [...status.addedDrives, { uuid: driveUUID, serial }];
-      await status.publish();
     }
     const what = `${serials.length} whole drives added to cluster ${guid}`;
-    await status.condition('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
+    await status.stage('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
   }
 
   async function bringUp(): Promise<void> {
     await waitForNode();
     if (resumePastProxy || wholeDrives) resumePastProxy = false;
     else await ensureProxy();
+    await status.publish();
     // Asked every run: the node's ledger answers with what it gave before, if it did.
     let podEnsured = false;
     for (;;) {
@@ -318,9 +316,10 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         if (resumePastPod) resumePastPod = false;
         else await startPod(allocation);
       }
+      await status.publish();
       clusterGUID ??= await waitForClusterGUID();
       await signAndAdd(allocation, clusterGUID);
-      await status.condition('Ready', 'True', 'Ready', `all its ${drivesText(allocation)} are in the cluster`);
+      await status.stage('Ready', 'True', 'Ready', `all its ${drivesText(allocation)} are in the cluster`);
       await showGrowth(allocation, granted.pending, grew);
       // Ready, and usable, until the spec changes: then it grows if the spec asks for more.
       const waiting = granted.pending?.waitForCapacity === true;
@@ -353,9 +352,9 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         ? 'asks again when capacity is released on the node, its spec changes, or in 30 s'
         : 'asks again when its spec changes';
       const message = `growing as the spec asks does not fit yet: ${pending.error.message}; the container keeps using its ${holds}, and ${when}`;
-      await status.condition('Grown', 'False', pending.error.type, message, 'Warning');
+      await status.stage('Grown', 'False', pending.error.type, message, 'Warning');
     } else if (grew || status.conditions.some((c) => c.type === 'Grown' && c.status === 'False')) {
-      await status.condition('Grown', 'True', 'Grown', `holds what its spec asks for: ${holds}`, 'Normal');
+      await status.stage('Grown', 'True', 'Grown', `holds what its spec asks for: ${holds}`, 'Normal');
     }
   }
 
@@ -373,7 +372,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       } catch (err) {
         if (isCancellation(err) || isContinueAsNew(err)) throw err;
         const changes = life.specChanges;
-        await status.condition('Ready', 'False', 'StepFailed', `${status.step}: ${messageOf(err)}`, 'Warning');
+        await status.stage('Ready', 'False', 'StepFailed', `${status.step}: ${messageOf(err)}`, 'Warning');
         await status.enter(
           'Error',
           `failed while ${status.step}; trying again in ${retryS} s, or at a spec change, or deletion`,

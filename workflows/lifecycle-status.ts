@@ -2,8 +2,11 @@
 // in the workflow and applied whole on every change: server-side apply removes owned fields that
 // an apply leaves out. Applies are queued, so when several run at once (a sign-drives operation
 // signs its nodes concurrently) each sends the state at the moment it runs and the last to land is
-// the newest. The same step shows in the Temporal UI (current details, the WekaPhase search
-// attribute) and in the state query.
+// the newest. An apply of what the last one that succeeded already sent is skipped: each is a
+// local activity and a request the apiserver processes in full. Changes made together with no
+// wait between them go out in one apply: stage() sets a condition that the next apply carries.
+// The same step shows in the Temporal UI (current details, the WekaPhase search attribute) and in
+// the state query.
 import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { EventInput } from '../activities/types.js';
 import type { Condition } from '../src/api/index.js';
@@ -22,6 +25,8 @@ export abstract class LifecycleStatus {
   lastError: string | undefined;
   private readonly lastEventReason = new Map<string, string>();
   private writing: Promise<void> = Promise.resolve();
+  /** The body of the last apply that succeeded, as JSON. */
+  private applied: string | undefined;
 
   constructor(
     readonly kind: EventInput['kind'],
@@ -38,8 +43,11 @@ export abstract class LifecycleStatus {
     for (const c of conditions) this.lastEventReason.set(c.type, c.reason);
   }
 
-  /** Applies this status, with the fields of its kind, through the status subresource. */
-  protected abstract write(): Promise<void>;
+  /** What this status applies: the lifecycle's fields and those of its kind. */
+  protected abstract body(): object;
+
+  /** Applies a body made by body() through the status subresource. */
+  protected abstract write(body: object): Promise<void>;
 
   view(): LifecycleView {
     return {
@@ -64,6 +72,21 @@ export abstract class LifecycleStatus {
    * condition's reason changed, so a waiting object does not flood its Events.
    */
   async condition(type: string, status: ConditionStatus, reason: string, message: string, event?: EventType) {
+    this.setCondition(type, status, reason, message);
+    await this.publish();
+    await this.eventIfNew(type, reason, message, event);
+  }
+
+  /**
+   * Sets a condition, with its Event as condition() does, without applying the status: for a
+   * change the caller applies next (enter(), condition() or publish()), before any wait.
+   */
+  async stage(type: string, status: ConditionStatus, reason: string, message: string, event?: EventType) {
+    this.setCondition(type, status, reason, message);
+    await this.eventIfNew(type, reason, message, event);
+  }
+
+  private setCondition(type: string, status: ConditionStatus, reason: string, message: string): void {
     const at = new Date().toISOString();
     this.conditions = setCondition(
       this.conditions,
@@ -71,19 +94,27 @@ export abstract class LifecycleStatus {
       at,
     );
     if (status === 'False') this.lastError = message;
-    await this.publish();
-    if (event && this.lastEventReason.get(type) !== reason) {
-      this.lastEventReason.set(type, reason);
-      await this.event(event, this.conditions.find((c) => c.type === type)!.reason, message);
-    }
+  }
+
+  private async eventIfNew(type: string, reason: string, message: string, event: EventType | undefined) {
+    if (!event || this.lastEventReason.get(type) === reason) return;
+    this.lastEventReason.set(type, reason);
+    await this.event(event, this.conditions.find((c) => c.type === type)!.reason, message);
   }
 
   async event(type: EventType, reason: string, message: string): Promise<void> {
     await kubeLocal.recordEvent({ kind: this.kind, ref: this.ref, type, reason, message });
   }
 
+  /** Applies the status, unless the last apply that succeeded sent the same. */
   publish(): Promise<void> {
-    const next = this.writing.then(() => this.write());
+    const next = this.writing.then(async () => {
+      const body = this.body();
+      const json = JSON.stringify(body);
+      if (json === this.applied) return;
+      await this.write(body);
+      this.applied = json;
+    });
     // A failed apply must not block the applies queued after it; its caller still sees the error.
     this.writing = next.catch(() => undefined);
     return next;

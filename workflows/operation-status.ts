@@ -45,16 +45,17 @@ export class OperationStatus extends LifecycleStatus {
     return [...this.results.values()].filter((r) => r.error !== undefined);
   }
 
-  protected write(): Promise<void> {
-    return kubeLocal.writeOperationStatus({
-      ref: this.ref,
-      status: {
-        phase: this.phase,
-        conditions: this.conditions,
-        results: [...this.results.values()].sort((a, b) => a.node.localeCompare(b.node)),
-        observedGeneration: this.observedGeneration,
-      },
-    });
+  protected body(): OperationStatusUpdate {
+    return {
+      phase: this.phase,
+      conditions: this.conditions,
+      results: [...this.results.values()].sort((a, b) => a.node.localeCompare(b.node)),
+      observedGeneration: this.observedGeneration,
+    };
+  }
+
+  protected write(status: OperationStatusUpdate): Promise<void> {
+    return kubeLocal.writeOperationStatus({ ref: this.ref, status });
   }
 
   protected override showDetails(): void {

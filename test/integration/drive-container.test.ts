@@ -17,7 +17,8 @@ import {
   type TestOperator,
 } from '../support/operator.js';
 import { changeCounts, createWekaCluster, showDevice, simulatorLog } from '../support/simulator.js';
-import { recordHistory } from '../support/histories.js';
+import { eventsOf } from '../support/events.js';
+import { localActivityTypes, recordHistory } from '../support/histories.js';
 import { specChangedSignal, stateQuery, nodeMutexId } from '../../src/protocol.js';
 
 let op: TestOperator;
@@ -57,6 +58,13 @@ describe('drive container workflow', () => {
     expect(await podExists(ns, 'drive-0')).toBe(true);
     const view = await handle.query(stateQuery);
     expect(view.phase).toBe('Ready');
+
+    // One status apply per step the user sees: pending at the proxy, allocating, starting the pod,
+    // waiting for the cluster, joining it, then adding each drive, the last one with Ready.
+    const applies = localActivityTypes(await handle.fetchHistory()).filter((t) => t === 'writeContainerStatus');
+    expect(applies.length).toBeLessThanOrEqual(5 + drives.length + 1);
+    const events = (await eventsOf(ref)).map((e) => e.reason);
+    for (const reason of ['Allocated', 'DrivesAdded']) expect(events).toContain(reason);
 
     // Every virtual drive is on its device, signed for this cluster, exactly once.
     const log = await simulatorLog(node);

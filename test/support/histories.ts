@@ -5,6 +5,8 @@ import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { WorkflowHandle } from '@temporalio/client';
 import { toolPaths } from '../../deploy/local/tools.js';
 import { temporalAddress, temporalNamespace } from './harness.js';
 
@@ -34,4 +36,14 @@ export async function recordHistory(workflowId: string, fixture: string, runId?:
   );
   await mkdir(dir, { recursive: true });
   await writeFile(`${dir}${fixture}.json`, stdout);
+}
+
+/** The activity types of the local activities a history recorded (one marker per execution). */
+export function localActivityTypes(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>): string[] {
+  return (history.events ?? []).flatMap((e) => {
+    const marker = e.markerRecordedEventAttributes;
+    const data = marker?.markerName === 'core_local_activity' ? marker.details?.['data']?.payloads?.[0] : undefined;
+    if (!data) return [];
+    return [defaultPayloadConverter.fromPayload<{ activity_type?: string }>(data).activity_type ?? '?'];
+  });
 }
