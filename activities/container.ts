@@ -6,11 +6,13 @@ import type { CoreV1Event } from '@kubernetes/client-node';
 import { imageAllowed, imageNotAllowedMessage } from '../src/lifecycle/image-policy.js';
 import { FINALIZER, FIELD_MANAGER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/lifecycle/names.js';
 import { driveContainerPod, podOfObject } from '../src/lifecycle/pods.js';
+import { messageOf } from '../src/errors.js';
 import { clusterWorkflowId, wakeUpSignal } from '../src/protocol.js';
 import type { ActivityDeps } from './deps.js';
 import { signalIfRunning } from './signal.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
-import { deletePod, ensurePod, POD_START_TIMEOUT_MS, waitPodRunning } from './kube/pods.js';
+import { deletePod, ensurePod, mustBeMadeAgain, POD_START_TIMEOUT_MS, waitPodRunning } from './kube/pods.js';
+import { pause } from './heartbeat.js';
 import { ledgerOf } from './kube/node-ledger.js';
 import { publishPromisedResources } from './kube/node-resources.js';
 import { snapshotOf, WekaApi } from './kube/weka-api.js';
@@ -18,6 +20,34 @@ import type { ContainerAllocation, ContainerSnapshot, EventInput, ExecTargetRef,
 
 export function createContainerActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
+
+  /** Makes the container's pod if it has none that can run (gone, ended, or being deleted). */
+  async function ensureContainerPod(ref: ObjectRef): Promise<ExecTargetRef> {
+    const c = await api.getContainer(ref);
+    if (!c) throw ApplicationFailure.nonRetryable(`${refText(ref)} does not exist`, 'NotFound');
+    if (!c.spec.nodeName)
+      throw ApplicationFailure.nonRetryable(`${refText(ref)} has no spec.nodeName`, 'InvalidObject');
+    // The pod is privileged and runs on the node the object names: only an allowed image gets
+    // one. Checked on every call, as the spec may have changed; never retried (a new spec starts
+    // a new attempt), whatever the activity's retry policy says.
+    if (!imageAllowed(c.spec.image, deps.allowedImages))
+      throw ApplicationFailure.nonRetryable(
+        `${refText(ref)}: ${imageNotAllowedMessage(c.spec.image, deps.allowedImages)}`,
+        'ImageNotAllowed',
+      );
+    // Its ports are what its node's ledger gave this uid (never what the status says), so the
+    // pod is made after the allocation; a pod of a container not allocated yet has none.
+    const node = await orIfMissing(api.core.readNode({ name: c.spec.nodeName }), null);
+    const given = node && c.metadata.uid ? ledgerOf(node).containers[c.metadata.uid]?.allocation : undefined;
+    // It asks the scheduler for what it was given, so its node must publish what it offers.
+    if (node) await publishPromisedResources(api.core, node);
+    // A pod that ended (evicted, its node rebooted) is replaced; one being deleted is waited out.
+    const pod = await ensurePod(api.core, driveContainerPod(c, given));
+    if (pod.replaced.length > 0) {
+      deps.logger.warn({ container: refText(ref), replaced: pod.replaced }, 'replaced the pod of a drive container');
+    }
+    return { namespace: ref.namespace, pod: ref.name, container: WEKA_POD_CONTAINER };
+  }
 
   return {
     async readContainer(ref: ObjectRef): Promise<ContainerSnapshot | null> {
@@ -39,36 +69,31 @@ export function createContainerActivities(deps: ActivityDeps) {
       };
     },
 
-    async ensureContainerPod(ref: ObjectRef): Promise<ExecTargetRef> {
-      const c = await api.getContainer(ref);
-      if (!c) throw ApplicationFailure.nonRetryable(`${refText(ref)} does not exist`, 'NotFound');
-      if (!c.spec.nodeName)
-        throw ApplicationFailure.nonRetryable(`${refText(ref)} has no spec.nodeName`, 'InvalidObject');
-      // The pod is privileged and runs on the node the object names: only an allowed image gets
-      // one. Checked on every call, as the spec may have changed; never retried (a new spec starts
-      // a new attempt), whatever the activity's retry policy says.
-      if (!imageAllowed(c.spec.image, deps.allowedImages))
-        throw ApplicationFailure.nonRetryable(
-          `${refText(ref)}: ${imageNotAllowedMessage(c.spec.image, deps.allowedImages)}`,
-          'ImageNotAllowed',
-        );
-      // Its ports are what its node's ledger gave this uid (never what the status says), so the
-      // pod is made after the allocation; a pod of a container not allocated yet has none.
-      const node = await orIfMissing(api.core.readNode({ name: c.spec.nodeName }), null);
-      const given = node && c.metadata.uid ? ledgerOf(node).containers[c.metadata.uid]?.allocation : undefined;
-      // It asks the scheduler for what it was given, so its node must publish what it offers.
-      if (node) await publishPromisedResources(api.core, node);
-      // A pod that ended (evicted, its node rebooted) is replaced; one being deleted is waited out.
-      const pod = await ensurePod(api.core, driveContainerPod(c, given));
-      if (pod.replaced.length > 0) {
-        deps.logger.warn({ container: refText(ref), replaced: pod.replaced }, 'replaced the pod of a drive container');
-      }
-      return { namespace: ref.namespace, pod: ref.name, container: WEKA_POD_CONTAINER };
-    },
+    ensureContainerPod,
 
-    /** Waits for the pod to run; fails at once (PodFailed, PodBeingDeleted) for a pod that never will. */
+    /**
+     * Waits for the pod to run. A pod that never will (it was deleted, it ended, it is being
+     * deleted) is made again, as often as it takes until the wait's own time is up: between its
+     * making and its run anyone may have deleted it, and waiting on, or trying the same wait again,
+     * cannot bring it back.
+     */
     async waitPodRunning(target: ExecTargetRef): Promise<void> {
-      await waitPodRunning(api.core, target.namespace, target.pod, POD_START_TIMEOUT_MS);
+      const ref = { namespace: target.namespace, name: target.pod };
+      const deadline = Date.now() + POD_START_TIMEOUT_MS;
+      for (let remade = 0; ; remade++) {
+        try {
+          return await waitPodRunning(api.core, target.namespace, target.pod, Math.max(deadline - Date.now(), 0));
+        } catch (err) {
+          if (!mustBeMadeAgain(err) || Date.now() >= deadline) throw err;
+          deps.logger.warn(
+            { container: refText(ref), reason: messageOf(err) },
+            'making the pod of a drive container again',
+          );
+          // Made again at once the first time; a pod that keeps going is not made again in a tight loop.
+          if (remade > 0) await pause(1_000);
+          await ensureContainerPod(ref);
+        }
+      }
     },
 
     /**

@@ -22,6 +22,8 @@ export const POD_START_TIMEOUT_MS = 60_000;
  */
 export const POD_FAILED = 'PodFailed';
 export const POD_BEING_DELETED = 'PodBeingDeleted';
+export const POD_MISSING = 'PodMissing';
+
 /** The scheduler cannot place the pod (it waits, Pending, until its node has room). */
 export const POD_UNSCHEDULABLE = 'PodUnschedulable';
 /**
@@ -58,6 +60,11 @@ export interface EnsuredPod {
  * is Pending, Running or Unknown is kept as it is. Fails after `timeoutMs` (an old pod that does
  * not go away); the activity is retried.
  */
+/** A wait for a pod that failed because the pod must be made again (waitPodRunning). */
+export function mustBeMadeAgain(err: unknown): boolean {
+  return err instanceof ApplicationFailure && [POD_FAILED, POD_BEING_DELETED, POD_MISSING].includes(err.type ?? '');
+}
+
 export async function ensurePod(
   core: CoreV1Api,
   manifest: PodManifest,
@@ -120,12 +127,12 @@ async function deletePodByUid(core: CoreV1Api, namespace: string, name: string, 
 }
 
 /**
- * Waits until the pod runs. A pod that will never run without being created again (it ended, or
- * it is being deleted) fails the wait at once with a message that says so (types POD_FAILED,
- * POD_BEING_DELETED), instead of waiting out `timeoutMs`: waiting cannot help, `ensurePod` can.
- * So does one the scheduler cannot place (POD_UNSCHEDULABLE, not retried), with the scheduler's
- * reason: the caller shows it and looks again later, as the scheduler does.
- * A missing or pending pod is waited for, up to `timeoutMs`.
+ * Waits until the pod runs. A pod that will never run without being created again (it ended, it
+ * is being deleted, or it is gone: the caller made it, so someone deleted it since) fails the wait
+ * at once with a message that says so (types POD_FAILED, POD_BEING_DELETED, POD_MISSING), instead
+ * of waiting out `timeoutMs`: waiting cannot help, `ensurePod` can. So does one the scheduler
+ * cannot place (POD_UNSCHEDULABLE, not retried), with the scheduler's reason: the caller shows it
+ * and looks again later, as the scheduler does. A pending pod is waited for, up to `timeoutMs`.
  */
 export async function waitPodRunning(
   core: CoreV1Api,
@@ -143,6 +150,13 @@ export async function waitPodRunning(
       throw ApplicationFailure.nonRetryable(
         `pod ${namespace}/${name} cannot be scheduled: ${facts.unschedulable}`,
         POD_UNSCHEDULABLE,
+      );
+    }
+    if (!pod) {
+      throw ApplicationFailure.retryable(
+        `pod ${namespace}/${name} is missing: it was deleted after it was made; ` +
+          `waiting cannot help, it must be created again`,
+        POD_MISSING,
       );
     }
     if (action === 'replace' || action === 'wait-for-deletion') {

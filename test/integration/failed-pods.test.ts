@@ -8,7 +8,7 @@
 // sticks; the test checks that it does before going on. A pod being deleted is made by giving it a
 // finalizer of the test's own and deleting it: kwok's delete cannot remove it until the test takes
 // the finalizer away.
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, Watch, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FINALIZER, proxyName, refText, type ObjectRef } from '../../src/lifecycle/names.js';
 import { wekaPod } from '../../src/lifecycle/pods.js';
@@ -233,5 +233,36 @@ describe('failed pods', () => {
     expect(pod?.status?.phase).toBe('Running');
 
     await deleteAndCheck(node, ref, uid);
+  });
+
+  it('makes the pod again when it is deleted while its container waits for it to run', async () => {
+    const node = await sharedDrivesNode(DEVICES, 'vanished-pod');
+    const guid = await createWekaCluster(node, 'vanished-pod');
+    const ns = await uniqueNamespace('vanished-pod');
+    const ref = { namespace: ns, name: 'drive' };
+    // Someone (a person, a controller) deletes the pod the moment the operator makes it.
+    let deletedUid: string | undefined;
+    const watch = await new Watch(kubeConfig()).watch(
+      `/api/v1/namespaces/${ns}/pods`,
+      {},
+      (type: string, pod: V1Pod) => {
+        if (type !== 'ADDED' || pod.metadata?.name !== ref.name || deletedUid) return;
+        deletedUid = pod.metadata.uid;
+        void core.deleteNamespacedPod({ namespace: ns, name: ref.name, gracePeriodSeconds: 0 }).catch(() => undefined);
+      },
+      () => undefined,
+    );
+    try {
+      const { uid } = await createDriveContainer(op, ref, { nodeName: node, ...SPEC }, guid);
+      const ready = await waitForPhase(ref, 'Ready', 45_000);
+      expect(deletedUid).toBeDefined();
+      expect(ready.status?.addedVirtualDrives).toHaveLength(1);
+      const pod = await readPod(ns, ref.name);
+      expect(pod?.metadata?.uid).not.toBe(deletedUid);
+      expect(pod?.status?.phase).toBe('Running');
+      await deleteAndCheck(node, ref, uid);
+    } finally {
+      watch.abort();
+    }
   });
 });

@@ -4,7 +4,14 @@
 import type { CoreV1Api, V1DeleteOptions, V1Pod } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { ensurePod, POD_BEING_DELETED, POD_FAILED, waitPodRunning } from '../../../activities/kube/pods.js';
+import {
+  ensurePod,
+  mustBeMadeAgain,
+  POD_BEING_DELETED,
+  POD_FAILED,
+  POD_MISSING,
+  waitPodRunning,
+} from '../../../activities/kube/pods.js';
 import { wekaPod } from '../../../src/lifecycle/pods.js';
 
 const NS = 'ns';
@@ -178,8 +185,12 @@ describe('waitPodRunning', () => {
     expect(pods.calls).toEqual(['read', 'read', 'read']);
   });
 
-  it('waits for a missing pod until its timeout', async () => {
-    const pods = new FakePods();
-    await expect(waitPodRunning(pods.core, NS, NAME, 300)).rejects.toThrow(/pod ns\/drive-0 is missing after 300 ms/);
+  it('fails at once for a missing pod: someone deleted it after it was made', async () => {
+    const err = await failure(new FakePods());
+    expect(err.type).toBe(POD_MISSING);
+    expect(err.message).toBe(
+      'pod ns/drive-0 is missing: it was deleted after it was made; waiting cannot help, it must be created again',
+    );
+    expect(mustBeMadeAgain(err)).toBe(true);
   });
 });
