@@ -13,7 +13,7 @@ import type { ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually } from '../support/async.js';
 import { warningEvent } from '../support/events.js';
 import { WEKA_CONTAINERS } from '../support/containers.js';
-import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { addNode, kubeConfig, removeNodesAdded, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { readNode, startSignDrivesOperation, waitFinished } from '../support/manual-operation.js';
 import {
   createDriveContainer,
@@ -43,6 +43,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await op?.stop();
+  // Its containers stay allocated on purpose: their ports must not fill the next files' windows.
+  await removeNodesAdded();
 });
 
 /** Waits for the container's Allocated condition to be False with this reason. */

@@ -20,12 +20,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import { API_GROUP_VERSION, CAPACITY_RULES, type Condition } from '../../src/api/index.js';
 import type { ObjectRef } from '../../src/lifecycle/names.js';
+import { orIfMissing } from '../../activities/kube/errors.js';
 import { emptyMutexState } from '../../src/lifecycle/mutex-queue.js';
 import { nodeMutexId, WORKFLOW, type MutexRequest, type MutexWorkflow } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
 import { warningEvent } from '../support/events.js';
 import { createContainerObject, rejection, TEST_IMAGE, WEKA_CONTAINERS } from '../support/containers.js';
-import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { kubeConfig, removeNodesAdded, uniqueName, uniqueNamespace } from '../support/harness.js';
 import {
   createDriveContainer,
   deleteDriveContainer,
@@ -47,7 +48,14 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await op?.stop();
+  // Their allocations stay on purpose: their ports must not fill the next files' windows.
+  await removeNodesAdded();
+  const core = kubeConfig().makeApiClient(CoreV1Api);
+  for (const name of bareNodes) await orIfMissing(core.deleteNode({ name }), undefined);
 });
+
+/** The Node objects made here without the control plane (nothing runs on them). */
+const bareNodes: string[] = [];
 
 // ---- what the user sees -------------------------------------------------------------------
 
@@ -345,6 +353,7 @@ async function createLabelledContainer(ref: ObjectRef, spec: object, labels: Rec
 /** A Node object with two signed 3840 GiB TLC drives in its annotation; nothing runs there. */
 async function nodeWithSharedDrives(): Promise<string> {
   const name = uniqueName('refused-write-node');
+  bareNodes.push(name);
   const drives = [0, 1].map((i) => ({
     physicalUUID: `${name}-p${i}`,
     serial: `${name}-SN${i}`,

@@ -5,6 +5,7 @@
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaCluster } from '../../src/api/index.js';
+import { ledgerOf } from '../../activities/kube/node-ledger.js';
 import { FINALIZER } from '../../src/lifecycle/names.js';
 import { wekaPod } from '../../src/lifecycle/pods.js';
 import {
@@ -80,6 +81,18 @@ async function deleteCluster(namespace: string, name: string): Promise<void> {
   await handle.signal(deleteRequestedSignal);
   await handle.result();
   expect(await getCluster(namespace, name)).toBeNull();
+}
+
+/** Every container's ports in every node's ledger, as `node: weka-agent` pairs. */
+async function portsHeld(): Promise<string> {
+  const nodes = await kubeConfig().makeApiClient(CoreV1Api).listNode();
+  return nodes.items
+    .flatMap((n) =>
+      Object.values(ledgerOf(n).containers).map(
+        ({ allocation: a }) => `${n.metadata?.name}: ${a.wekaPort}-${a.agentPort}`,
+      ),
+    )
+    .join(', ');
 }
 
 const portsCondition = (c: WekaCluster | null) => c?.status?.conditions?.find((x) => x.type === 'PortsAllocated');
@@ -213,10 +226,16 @@ describe('ports end to end', () => {
 
     // Its single ports start at base + 300 = 14100: the container's agent port on that node.
     await startCluster(ns, 'low', { basePort: 13800 });
-    const low = await eventually('low has ports', async () => {
-      const cl = await getCluster(ns, 'low');
-      return portsCondition(cl)?.status === 'True' ? cl! : undefined;
-    });
+    const low = await eventually(
+      'low has ports',
+      async () => {
+        const cl = await getCluster(ns, 'low');
+        return portsCondition(cl)?.status === 'True' ? cl! : undefined;
+      },
+      30_000,
+      // Any container on any node of this control plane counts, other files' too.
+      { progress: async () => `${portsCondition(await getCluster(ns, 'low'))?.message}; ${await portsHeld()}` },
+    );
     const { lbPort, lbAdminPort, s3Port } = low.status!.ports!;
     for (const port of [lbPort, lbAdminPort, s3Port]) {
       expect(port).not.toBe(agentPort);

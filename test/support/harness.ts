@@ -116,9 +116,25 @@ async function control(method: string, path: string, body?: unknown): Promise<un
   return json;
 }
 
+/** The nodes this test file added; the module is loaded once per file. */
+const nodesAdded = new Set<string>();
+
 /** Creates a fake node (Node object, its kwok, its simulated devices) and waits until Ready. */
 export async function addNode(spec: NodeSpec): Promise<void> {
   await control('POST', '/nodes', spec);
+  nodesAdded.add(spec.name);
+}
+
+/**
+ * Removes every node this file added, with its ledger. The next files on the control plane see
+ * only their own nodes' ports and capacity: a file that leaves containers allocated on purpose
+ * calls this after its operator stopped, so no teardown reacts to the nodes going.
+ */
+export async function removeNodesAdded(): Promise<void> {
+  for (const name of nodesAdded) {
+    await removeNode(name);
+    nodesAdded.delete(name);
+  }
 }
 
 export async function removeNode(name: string, opts: { keepObject?: boolean } = {}): Promise<void> {
