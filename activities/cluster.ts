@@ -3,14 +3,7 @@
 // on teardown. The containers' own workflows do the per-node work.
 import { ApplicationFailure } from '@temporalio/activity';
 import { API_GROUP, API_VERSION, WEKA_CONTAINER_PLURAL, type WekaContainer } from '../src/api/index.js';
-import {
-  FIELD_MANAGER,
-  FINALIZER,
-  WEKA_POD_CONTAINER,
-  refText,
-  wekaContainerName,
-  type ObjectRef,
-} from '../src/lifecycle/names.js';
+import { FINALIZER, WEKA_POD_CONTAINER, refText, wekaContainerName, type ObjectRef } from '../src/lifecycle/names.js';
 import { OWNER_UID_LABEL } from '../src/lifecycle/pods.js';
 import { labelSelectorText } from '../src/lifecycle/sign-drives-request.js';
 import {
@@ -33,7 +26,7 @@ import {
 import type { ActivityDeps } from './deps.js';
 import { createIfAbsent, orIfMissing } from './kube/errors.js';
 import { mergeHeaders, snapshotOf, WekaApi } from './kube/weka-api.js';
-import type { ClusterSnapshot, ClusterStatusUpdate, MemberContainer } from './cluster-types.js';
+import type { ClusterSnapshot, MemberContainer } from './cluster-types.js';
 import type { ExecTargetRef } from './types.js';
 import { wekaCli } from './weka-cli.js';
 
@@ -315,11 +308,6 @@ export function createClusterActivities(deps: ActivityDeps) {
     async nodeReady(node: string): Promise<boolean> {
       const found = await orIfMissing(api.core.readNode({ name: node }), null);
       return found?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-    },
-
-    async writeClusterStatus({ ref, update }: { ref: ObjectRef; update: ClusterStatusUpdate }): Promise<void> {
-      // The object is gone: there is no status left to show.
-      await orIfMissing(api.applyStatus('WekaCluster', ref, { ...update }, FIELD_MANAGER.workflow), undefined);
     },
 
     /** Deletes every member not already being deleted; returns how many members still exist. */

@@ -1,10 +1,9 @@
 // Activities a drive container's workflow runs against the Kubernetes API: read the container,
-// its pod, its cluster's GUID; write its status (as the workflow's field manager); record
-// Events; remove the finalizer as the last step of a teardown.
+// its pod, its cluster's GUID; remove the finalizer as the last step of a teardown. Its status and
+// Events are written by activities/status.ts.
 import { ApplicationFailure } from '@temporalio/activity';
-import type { CoreV1Event } from '@kubernetes/client-node';
 import { imageAllowed, imageNotAllowedMessage } from '../src/lifecycle/image-policy.js';
-import { FINALIZER, FIELD_MANAGER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/lifecycle/names.js';
+import { FINALIZER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/lifecycle/names.js';
 import { driveContainerPod, podOfObject } from '../src/lifecycle/pods.js';
 import { messageOf } from '../src/errors.js';
 import { clusterWorkflowId, wakeUpSignal } from '../src/protocol.js';
@@ -16,7 +15,7 @@ import { pause } from './heartbeat.js';
 import { ledgerOf } from './kube/node-ledger.js';
 import { publishPromisedResources } from './kube/node-resources.js';
 import { snapshotOf, WekaApi } from './kube/weka-api.js';
-import type { ContainerAllocation, ContainerSnapshot, EventInput, ExecTargetRef, StatusUpdate } from './types.js';
+import type { ContainerAllocation, ContainerSnapshot, EventInput, ExecTargetRef } from './types.js';
 
 export function createContainerActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
@@ -72,17 +71,18 @@ export function createContainerActivities(deps: ActivityDeps) {
     ensureContainerPod,
 
     /**
-     * Waits for the pod to run. A pod that never will (it was deleted, it ended, it is being
-     * deleted) is made again, as often as it takes until the wait's own time is up: between its
-     * making and its run anyone may have deleted it, and waiting on, or trying the same wait again,
-     * cannot bring it back.
+     * Makes the pod (as ensureContainerPod) and waits for it to run. A pod that never will (it was
+     * deleted, it ended, it is being deleted) is made again, as often as it takes until the wait's
+     * own time is up: between its making and its run anyone may have deleted it, and waiting on,
+     * or trying the same wait again, cannot bring it back.
      */
-    async waitPodRunning(target: ExecTargetRef): Promise<void> {
-      const ref = { namespace: target.namespace, name: target.pod };
+    async startContainerPod(ref: ObjectRef): Promise<ExecTargetRef> {
       const deadline = Date.now() + POD_START_TIMEOUT_MS;
+      const target = await ensureContainerPod(ref);
       for (let remade = 0; ; remade++) {
         try {
-          return await waitPodRunning(api.core, target.namespace, target.pod, Math.max(deadline - Date.now(), 0));
+          await waitPodRunning(api.core, target.namespace, target.pod, Math.max(deadline - Date.now(), 0));
+          return target;
         } catch (err) {
           if (!mustBeMadeAgain(err) || Date.now() >= deadline) throw err;
           deps.logger.warn(
@@ -132,36 +132,6 @@ export function createContainerActivities(deps: ActivityDeps) {
       const uid = cluster?.metadata?.uid;
       if (!uid) return false;
       return signalIfRunning(deps.temporal, clusterWorkflowId(uid), (h) => h.signal(wakeUpSignal));
-    },
-
-    async writeContainerStatus({ ref, update }: { ref: ObjectRef; update: StatusUpdate }): Promise<void> {
-      // The object is gone: there is no status left to show.
-      await orIfMissing(api.applyStatus('WekaContainer', ref, { ...update }, FIELD_MANAGER.workflow), undefined);
-    },
-
-    async recordEvent({ kind, ref, type, reason, message }: EventInput): Promise<void> {
-      const obj = await api.get(kind, ref);
-      if (!obj) return;
-      const now = new Date();
-      const event: CoreV1Event = {
-        metadata: { generateName: `${ref.name}.`, namespace: ref.namespace },
-        involvedObject: {
-          apiVersion: obj.apiVersion,
-          kind,
-          name: ref.name,
-          namespace: ref.namespace,
-          ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}),
-          ...(obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {}),
-        },
-        type,
-        reason,
-        message: message.slice(0, 1024),
-        source: { component: 'weka-drives-operator' },
-        firstTimestamp: now,
-        lastTimestamp: now,
-        count: 1,
-      };
-      await api.core.createNamespacedEvent({ namespace: ref.namespace, body: event });
     },
 
     /** Removes the operator's finalizer; with `uid`, only from that object, never from a successor of its name. */

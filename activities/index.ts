@@ -3,6 +3,7 @@
 // implementations declare (each activity's parameters and result): workflows import it as a type.
 import { createClusterActivities } from './cluster.js';
 import { createContainerActivities } from './container.js';
+import { createStatusActivities } from './status.js';
 import type { ActivityDeps } from './deps.js';
 import { createAllocationDecisions } from './allocations.js';
 import { createNodeDecisions } from './node-decisions.js';
@@ -29,6 +30,7 @@ export function createActivities(deps: ActivityDeps) {
         ...createClusterPortDecisions(deps),
         ...createRequesterActivities(deps),
         ...createContainerActivities(deps),
+        ...createStatusActivities(deps),
         ...createClusterActivities(deps),
         ...createWekaActivities(deps),
         ...createWholeDriveActivities(deps),

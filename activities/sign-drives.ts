@@ -3,7 +3,7 @@
 // device first so a retry never signs twice, and skipping what signing would destroy unasked), and
 // publish the signed drives on the node: its annotations and the resources the scheduler sees.
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../src/lifecycle/names.js';
+import { proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../src/lifecycle/names.js';
 import {
   labelSelectorText,
   signingRequestFor,
@@ -29,13 +29,7 @@ import {
 import type { ActivityDeps } from './deps.js';
 import { orIfMissing } from './kube/errors.js';
 import { snapshotOf, WekaApi } from './kube/weka-api.js';
-import type {
-  ExecTargetRef,
-  NodeDrivesPublished,
-  SignedDevice,
-  OperationSnapshot,
-  OperationStatusUpdate,
-} from './types.js';
+import type { ExecTargetRef, NodeDrivesPublished, SignedDevice, OperationSnapshot } from './types.js';
 import { wekaCli } from './weka-cli.js';
 import type { MutexOutcome, MutexPayloads, ProxySignedDrive } from '../src/protocol.js';
 import { createNodeDecisions } from './node-decisions.js';
@@ -240,11 +234,6 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
         node,
         drives.map((d) => d.devicePath),
       );
-    },
-
-    async writeOperationStatus({ ref, status }: { ref: ObjectRef; status: OperationStatusUpdate }): Promise<void> {
-      // The object is gone: there is no status left to show.
-      await orIfMissing(api.applyStatus('WekaManualOperation', ref, { ...status }, FIELD_MANAGER.workflow), undefined);
     },
   };
 }

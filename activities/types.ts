@@ -6,6 +6,7 @@ import type { ObjectRef } from '../src/lifecycle/names.js';
 import type { Condition } from '../src/api/index.js';
 import type { ContainerOnNode, MutexOutcome, ProxySignedDrive } from '../src/protocol.js';
 import type { SkippedDevice } from '../src/lifecycle/device-signing.js';
+import type { ClusterStatusUpdate } from './cluster-types.js';
 
 /** Defined with the mutex protocol (src/protocol.ts); here too, beside the other activity data. */
 export type { ContainerOnNode, MutexOutcome, ProxySignedDrive };
@@ -84,9 +85,26 @@ export interface StatusUpdate {
 export interface EventInput {
   kind: 'WekaContainer' | 'WekaCluster' | 'WekaManualOperation';
   ref: ObjectRef;
+  /** The object's uid, when the caller knows it: the object is then not read first. */
+  uid?: string;
+  /** The Event's own name, for a caller that may send it again (a retried activity). */
+  name?: string;
   type: 'Normal' | 'Warning';
   reason: string;
   message: string;
+}
+
+/** An Event that goes with a status change (writeStatus). */
+export type StatusEvent = Pick<EventInput, 'type' | 'reason' | 'message'> & { name: string };
+
+/** A lifecycle's status, applied whole, and the Events of what changed in it. */
+export interface StatusWrite {
+  kind: EventInput['kind'];
+  ref: ObjectRef;
+  uid: string;
+  /** Absent when only Events are new. */
+  status?: StatusUpdate | ClusterStatusUpdate | OperationStatusUpdate;
+  events: StatusEvent[];
 }
 
 /** A WekaManualOperation as its workflow sees it: plain data, no client types. */

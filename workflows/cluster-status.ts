@@ -1,26 +1,16 @@
 // The status a WekaCluster's workflow owns: the lifecycle's, plus the Weka cluster's GUID.
 import type { ClusterStatusUpdate } from '../activities/cluster-types.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
-import { kubeLocal } from './activities.js';
 import { LifecycleStatus } from './lifecycle-status.js';
 
 export class ClusterStatus extends LifecycleStatus {
   clusterGUID: string | undefined;
 
-  constructor(ref: ObjectRef) {
-    super('WekaCluster', ref);
+  constructor(ref: ObjectRef, uid: string) {
+    super('WekaCluster', ref, uid);
   }
 
-  protected body(): ClusterStatusUpdate {
-    return {
-      phase: this.phase,
-      conditions: this.conditions,
-      observedGeneration: this.observedGeneration,
-      ...(this.clusterGUID !== undefined ? { clusterGUID: this.clusterGUID } : {}),
-    };
-  }
-
-  protected write(update: ClusterStatusUpdate): Promise<void> {
-    return kubeLocal.writeClusterStatus({ ref: this.ref, update });
+  protected fields(): Partial<ClusterStatusUpdate> {
+    return this.clusterGUID !== undefined ? { clusterGUID: this.clusterGUID } : {};
   }
 }

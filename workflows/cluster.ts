@@ -38,7 +38,7 @@ const DEVICE_SET_REVIEW_MS = 5 * 60_000;
 export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void> {
   const ref: ObjectRef = { namespace: input.namespace, name: input.name };
   const mutex = installMutexClient();
-  const status = new ClusterStatus(ref);
+  const status = new ClusterStatus(ref, input.uid);
   const life = new Lifecycle(input, status);
 
   let cluster = await kubeLocal.readCluster(ref);

@@ -2,7 +2,6 @@
 import type { AddedDriveRecord, StatusUpdate } from '../activities/types.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import type { LifecycleView } from '../src/protocol.js';
-import { kubeLocal } from './activities.js';
 import { LifecycleStatus } from './lifecycle-status.js';
 
 export class ContainerStatus extends LifecycleStatus {
@@ -11,26 +10,19 @@ export class ContainerStatus extends LifecycleStatus {
   addedDrives: AddedDriveRecord[] = [];
   allocation: unknown;
 
-  constructor(ref: ObjectRef) {
-    super('WekaContainer', ref);
+  constructor(ref: ObjectRef, uid: string) {
+    super('WekaContainer', ref, uid);
   }
 
   override view(): LifecycleView {
     return { ...super.view(), ...(this.allocation !== undefined ? { allocation: this.allocation } : {}) };
   }
 
-  protected body(): StatusUpdate {
+  protected fields(): StatusUpdate {
     return {
-      phase: this.phase,
-      conditions: this.conditions,
       addedVirtualDrives: this.addedVirtualDrives,
       addedDrives: this.addedDrives,
-      observedGeneration: this.observedGeneration,
       ...(this.containerID !== undefined ? { containerID: this.containerID } : {}),
     };
-  }
-
-  protected write(update: StatusUpdate): Promise<void> {
-    return kubeLocal.writeContainerStatus({ ref: this.ref, update });
   }
 }

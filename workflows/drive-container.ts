@@ -66,7 +66,7 @@ const portsText = (a: ContainerAllocation): string =>
 export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promise<void> {
   const ref: ObjectRef = { namespace: input.namespace, name: input.name };
   const mutex = installMutexClient();
-  const status = new ContainerStatus(ref);
+  const status = new ContainerStatus(ref, input.uid);
   const life = new Lifecycle(input, status);
 
   let snapshot = await kubeLocal.readContainer(ref);
@@ -123,7 +123,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     while (!node) {
       const changes = life.specChanges;
       const why = 'spec.nodeName is not set: the container waits until a node is named (it cannot change once set)';
-      await status.stage('Placed', 'False', 'NoNodeName', why, 'Warning');
+      status.stage('Placed', 'False', 'NoNodeName', why, 'Warning');
       await status.enter('Pending', 'waiting for spec.nodeName');
       await condition(() => life.specChanges > changes);
       await life.continueAsNewIfLong();
@@ -135,7 +135,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       }
     }
     upsertSearchAttributes([{ key: WekaNode, value: node }]);
-    await status.stage('Placed', 'True', 'NodeNamed', `on node ${node}`);
+    status.stage('Placed', 'True', 'NodeNamed', `on node ${node}`);
   }
 
   async function ensureProxy(): Promise<void> {
@@ -165,12 +165,12 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       if (answer.ok) {
         const result = answer.result as ContainerAllocation;
         const what = `${drivesText(result)} on node ${node}; ${portsText(result)}`;
-        await status.stage('Allocated', 'True', 'Allocated', what, 'Normal');
+        status.stage('Allocated', 'True', 'Allocated', what, 'Normal');
         return { allocation: result, ...(answer.error ? { pending: { error: answer.error, waitForCapacity } } : {}) };
       }
       const error = answer.error ?? { type: 'AllocationFailed', message: 'allocation failed' };
       if (allocation) return { allocation, pending: { error, waitForCapacity } };
-      await status.stage('Allocated', 'False', error.type, error.message, 'Warning');
+      status.stage('Allocated', 'False', error.type, error.message, 'Warning');
       if (answer.waitForCapacity) {
         await status.enter('Allocating', `waiting for capacity on node ${node}: ${error.message}`);
         await condition(() => mutex.releases() > releases || life.specChanges > changes, CAPACITY_RETRY);
@@ -199,10 +199,9 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       await status.enter('Pending', `starting the pod on ${portsText(alloc)}`);
       const changes = life.specChanges;
       const failure = await kube
-        .ensureContainerPod(ref)
-        .then(async (t) => {
+        .startContainerPod(ref)
+        .then((t) => {
           target = t;
-          await kube.waitPodRunning(t);
           return undefined;
         })
         .catch((err: unknown) => {
@@ -217,14 +216,14 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
           ['PodScheduled', 'Scheduled'],
         ] as const)
           if (status.conditions.some((c) => c.type === type && c.status === 'False'))
-            await status.stage(type, 'True', reason, `its pod runs on node ${node}`, 'Normal');
+            status.stage(type, 'True', reason, `its pod runs on node ${node}`, 'Normal');
         return;
       }
       const [type, reason] =
         failure.type === 'PodRefused'
           ? ['PodCreated', podRefusalReason(failure.message)]
           : ['PodScheduled', 'Unschedulable'];
-      await status.stage(type, 'False', reason, `${failure.message}; tried again in 30 s`, 'Warning');
+      status.stage(type, 'False', reason, `${failure.message}; tried again in 30 s`, 'Warning');
       await status.enter('Pending', `waiting for the pod (${reason}): ${failure.message}`);
       await condition(() => life.specChanges > changes, CAPACITY_RETRY);
       await life.continueAsNewIfLong();
@@ -279,7 +278,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       ];
     }
     const what = `${count} virtual drives signed and added to cluster ${guid}`;
-    await status.stage('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
+    status.stage('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
   }
 
   async function addWholeDrives(serials: readonly string[], containerId: number, guid: string): Promise<void> {
@@ -293,7 +292,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       status.addedDrives = [...status.addedDrives, { uuid: driveUUID, serial }];
     }
     const what = `${serials.length} whole drives added to cluster ${guid}`;
-    await status.stage('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
+    status.stage('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
   }
 
   async function bringUp(): Promise<void> {
@@ -319,7 +318,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       await status.publish();
       clusterGUID ??= await waitForClusterGUID();
       await signAndAdd(allocation, clusterGUID);
-      await status.stage('Ready', 'True', 'Ready', `all its ${drivesText(allocation)} are in the cluster`);
+      status.stage('Ready', 'True', 'Ready', `all its ${drivesText(allocation)} are in the cluster`);
       await showGrowth(allocation, granted.pending, grew);
       // Ready, and usable, until the spec changes: then it grows if the spec asks for more.
       const waiting = granted.pending?.waitForCapacity === true;
@@ -352,9 +351,9 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         ? 'asks again when capacity is released on the node, its spec changes, or in 30 s'
         : 'asks again when its spec changes';
       const message = `growing as the spec asks does not fit yet: ${pending.error.message}; the container keeps using its ${holds}, and ${when}`;
-      await status.stage('Grown', 'False', pending.error.type, message, 'Warning');
+      status.stage('Grown', 'False', pending.error.type, message, 'Warning');
     } else if (grew || status.conditions.some((c) => c.type === 'Grown' && c.status === 'False')) {
-      await status.stage('Grown', 'True', 'Grown', `holds what its spec asks for: ${holds}`, 'Normal');
+      status.stage('Grown', 'True', 'Grown', `holds what its spec asks for: ${holds}`, 'Normal');
     }
   }
 
@@ -372,7 +371,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       } catch (err) {
         if (isCancellation(err) || isContinueAsNew(err)) throw err;
         const changes = life.specChanges;
-        await status.stage('Ready', 'False', 'StepFailed', `${status.step}: ${messageOf(err)}`, 'Warning');
+        status.stage('Ready', 'False', 'StepFailed', `${status.step}: ${messageOf(err)}`, 'Warning');
         await status.enter(
           'Error',
           `failed while ${status.step}; trying again in ${retryS} s, or at a spec change, or deletion`,
@@ -457,8 +456,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       }
       try {
         await status.enter('Deleting', 'removing the virtual drives from the cluster and the devices');
-        target = await inPod.ensureContainerPod(ref);
-        await inPod.waitPodRunning(target);
+        target = await inPod.startContainerPod(ref);
         if (status.containerID === undefined) {
           const name = wekaContainerName(ref.namespace, ref.name);
           const found = await inPod.findWekaContainer({ target, clusterGUID: guid, name });

@@ -5,10 +5,11 @@
 // the newest. An apply of what the last one that succeeded already sent is skipped: each is a
 // local activity and a request the apiserver processes in full. Changes made together with no
 // wait between them go out in one apply: stage() sets a condition that the next apply carries.
+// A condition's Event goes out with the apply that shows the condition, in the same activity.
 // The same step shows in the Temporal UI (current details, the WekaPhase search attribute) and in
 // the state query.
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import type { EventInput } from '../activities/types.js';
+import { setCurrentDetails, upsertSearchAttributes, uuid4 } from '@temporalio/workflow';
+import type { EventInput, StatusEvent, StatusWrite } from '../activities/types.js';
 import type { Condition } from '../src/api/index.js';
 import { setCondition, type ConditionStatus } from '../src/lifecycle/conditions.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
@@ -24,6 +25,8 @@ export abstract class LifecycleStatus {
   observedGeneration = 0;
   lastError: string | undefined;
   private readonly lastEventReason = new Map<string, string>();
+  /** Events that go out with the next apply. */
+  private readonly events: StatusEvent[] = [];
   private writing: Promise<void> = Promise.resolve();
   /** The body of the last apply that succeeded, as JSON. */
   private applied: string | undefined;
@@ -31,6 +34,8 @@ export abstract class LifecycleStatus {
   constructor(
     readonly kind: EventInput['kind'],
     readonly ref: ObjectRef,
+    /** The object's uid: its Events name it, so the object is not read to record one. */
+    readonly uid: string,
   ) {}
 
   /**
@@ -43,11 +48,8 @@ export abstract class LifecycleStatus {
     for (const c of conditions) this.lastEventReason.set(c.type, c.reason);
   }
 
-  /** What this status applies: the lifecycle's fields and those of its kind. */
-  protected abstract body(): object;
-
-  /** Applies a body made by body() through the status subresource. */
-  protected abstract write(body: object): Promise<void>;
+  /** The status fields of this lifecycle's kind, applied with the phase and conditions. */
+  protected abstract fields(): object;
 
   view(): LifecycleView {
     return {
@@ -72,21 +74,15 @@ export abstract class LifecycleStatus {
    * condition's reason changed, so a waiting object does not flood its Events.
    */
   async condition(type: string, status: ConditionStatus, reason: string, message: string, event?: EventType) {
-    this.setCondition(type, status, reason, message);
+    this.stage(type, status, reason, message, event);
     await this.publish();
-    await this.eventIfNew(type, reason, message, event);
   }
 
   /**
    * Sets a condition, with its Event as condition() does, without applying the status: for a
    * change the caller applies next (enter(), condition() or publish()), before any wait.
    */
-  async stage(type: string, status: ConditionStatus, reason: string, message: string, event?: EventType) {
-    this.setCondition(type, status, reason, message);
-    await this.eventIfNew(type, reason, message, event);
-  }
-
-  private setCondition(type: string, status: ConditionStatus, reason: string, message: string): void {
+  stage(type: string, status: ConditionStatus, reason: string, message: string, event?: EventType): void {
     const at = new Date().toISOString();
     this.conditions = setCondition(
       this.conditions,
@@ -94,25 +90,42 @@ export abstract class LifecycleStatus {
       at,
     );
     if (status === 'False') this.lastError = message;
-  }
-
-  private async eventIfNew(type: string, reason: string, message: string, event: EventType | undefined) {
     if (!event || this.lastEventReason.get(type) === reason) return;
     this.lastEventReason.set(type, reason);
-    await this.event(event, this.conditions.find((c) => c.type === type)!.reason, message);
+    this.queueEvent(event, reason, message);
   }
 
+  /** Records an Event now, with whatever status change is staged. */
   async event(type: EventType, reason: string, message: string): Promise<void> {
-    await kubeLocal.recordEvent({ kind: this.kind, ref: this.ref, type, reason, message });
+    this.queueEvent(type, reason, message);
+    await this.publish();
   }
 
-  /** Applies the status, unless the last apply that succeeded sent the same. */
+  private queueEvent(type: EventType, reason: string, message: string): void {
+    // Named in the workflow (uuid4 is replayed the same), so a retried write records it once.
+    const name = `${this.ref.name.slice(0, 200).replace(/[^a-z0-9]+$/, '')}.${uuid4().replace(/-/g, '').slice(0, 16)}`;
+    this.events.push({ name, type, reason, message });
+  }
+
+  /** Applies the status and records the queued Events, unless there is nothing new to send. */
   publish(): Promise<void> {
     const next = this.writing.then(async () => {
-      const body = this.body();
+      const body = {
+        phase: this.phase,
+        conditions: this.conditions,
+        observedGeneration: this.observedGeneration,
+        ...this.fields(),
+      } as NonNullable<StatusWrite['status']>;
       const json = JSON.stringify(body);
-      if (json === this.applied) return;
-      await this.write(body);
+      const events = this.events.splice(0);
+      if (json === this.applied && events.length === 0) return;
+      await kubeLocal.writeStatus({
+        kind: this.kind,
+        ref: this.ref,
+        uid: this.uid,
+        ...(json === this.applied ? {} : { status: body }),
+        events,
+      });
       this.applied = json;
     });
     // A failed apply must not block the applies queued after it; its caller still sees the error.

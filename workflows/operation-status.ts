@@ -5,7 +5,6 @@ import type { OperationStatusUpdate } from '../activities/types.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import type { LifecycleView } from '../src/protocol.js';
 import { setCurrentDetails } from '@temporalio/workflow';
-import { kubeLocal } from './activities.js';
 import { LifecycleStatus } from './lifecycle-status.js';
 
 export type NodeResult = OperationStatusUpdate['results'][number];
@@ -14,8 +13,8 @@ export class OperationStatus extends LifecycleStatus {
   private readonly results = new Map<string, NodeResult>();
   private readonly nodeSteps = new Map<string, string>();
 
-  constructor(ref: ObjectRef) {
-    super('WekaManualOperation', ref);
+  constructor(ref: ObjectRef, uid: string) {
+    super('WekaManualOperation', ref, uid);
   }
 
   override view(): LifecycleView {
@@ -45,17 +44,8 @@ export class OperationStatus extends LifecycleStatus {
     return [...this.results.values()].filter((r) => r.error !== undefined);
   }
 
-  protected body(): OperationStatusUpdate {
-    return {
-      phase: this.phase,
-      conditions: this.conditions,
-      results: [...this.results.values()].sort((a, b) => a.node.localeCompare(b.node)),
-      observedGeneration: this.observedGeneration,
-    };
-  }
-
-  protected write(status: OperationStatusUpdate): Promise<void> {
-    return kubeLocal.writeOperationStatus({ ref: this.ref, status });
+  protected fields(): Pick<OperationStatusUpdate, 'results'> {
+    return { results: [...this.results.values()].sort((a, b) => a.node.localeCompare(b.node)) };
   }
 
   protected override showDetails(): void {

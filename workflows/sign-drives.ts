@@ -21,7 +21,7 @@ import { OperationStatus, type NodeResult } from './operation-status.js';
 export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<void> {
   const ref: ObjectRef = { namespace: input.namespace, name: input.name };
   const mutex = installMutexClient();
-  const status = new OperationStatus(ref);
+  const status = new OperationStatus(ref, input.uid);
   // An operation is one-off: it runs the spec it read at the start, so a later edit changes nothing.
   const life = new Lifecycle(input, status, { specChanges: false });
 

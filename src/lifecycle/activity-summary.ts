@@ -11,7 +11,7 @@ function isRef(value: unknown): value is { namespace: string; name: string } {
   return typeof v === 'object' && v !== null && typeof v.namespace === 'string' && typeof v.name === 'string';
 }
 
-/** "writeContainerStatus" as "write container status". */
+/** "readClusterGUID" as "read cluster guid". */
 export function activityWords(name: string): string {
   return name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
 }
@@ -26,9 +26,15 @@ function subjects(input: unknown): string[] {
   if (isRef(i.ref)) out.push(`${i.ref.namespace}/${i.ref.name}`);
   if (typeof i.kind === 'string' && typeof i.reason === 'string')
     out.push(`${i.type === 'Warning' ? 'Warning ' : ''}${i.reason}`);
-  // A status write: the container's and the cluster's as `update`, an operation's as `status`.
-  const phase = ((i.update ?? i.status) as Input | null | undefined)?.phase;
+  // A status write, and the Events that go with it.
+  const phase = (i.status as Input | null | undefined)?.phase;
   if (typeof phase === 'string') out.push(`phase ${phase}`);
+  if (Array.isArray(i.events)) {
+    const reasons = (i.events as unknown[])
+      .map((e) => (e as Input | null)?.reason)
+      .filter((r) => typeof r === 'string');
+    if (reasons.length > 0) out.push(`Events ${reasons.join(', ')}`);
+  }
   if (isRef(i.target)) out.push(`in pod ${i.target.namespace}/${i.target.name}`);
   if (typeof i.node === 'string') out.push(`on ${i.node}`);
   if (typeof i.mutexId === 'string') out.push(`to ${i.mutexId}`);

@@ -18,7 +18,7 @@ import {
 } from '../support/operator.js';
 import { changeCounts, createWekaCluster, showDevice, simulatorLog } from '../support/simulator.js';
 import { eventsOf } from '../support/events.js';
-import { localActivityTypes, recordHistory } from '../support/histories.js';
+import { activityTypes, localActivityTypes, recordHistory } from '../support/histories.js';
 import { specChangedSignal, stateQuery, nodeMutexId } from '../../src/protocol.js';
 
 let op: TestOperator;
@@ -60,11 +60,19 @@ describe('drive container workflow', () => {
     expect(view.phase).toBe('Ready');
 
     // One status apply per step the user sees: pending at the proxy, allocating, starting the pod,
-    // waiting for the cluster, joining it, then adding each drive, the last one with Ready.
-    const applies = localActivityTypes(await handle.fetchHistory()).filter((t) => t === 'writeContainerStatus');
-    expect(applies.length).toBeLessThanOrEqual(5 + drives.length + 1);
-    const events = (await eventsOf(ref)).map((e) => e.reason);
-    for (const reason of ['Allocated', 'DrivesAdded']) expect(events).toContain(reason);
+    // waiting for the cluster, joining it, then adding each drive, the last one with Ready. The
+    // Events go out with the apply that shows their condition, not in a call of their own, and
+    // name the object by its uid.
+    const history = await handle.fetchHistory();
+    const local = localActivityTypes(history);
+    expect(local.filter((t) => t === 'writeStatus').length).toBeLessThanOrEqual(5 + drives.length + 1);
+    expect(local).not.toContain('recordEvent');
+    const events = await eventsOf(ref);
+    for (const reason of ['Allocated', 'DrivesAdded']) {
+      expect(events.find((e) => e.reason === reason)?.involvedObject.uid).toBe(uid);
+    }
+    // One activity makes the pod and waits for it to run.
+    expect(activityTypes(history).filter((t) => /Pod/.test(t))).toEqual(['startContainerPod']);
 
     // Every virtual drive is on its device, signed for this cluster, exactly once.
     const log = await simulatorLog(node);

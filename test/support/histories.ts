@@ -47,3 +47,11 @@ export function localActivityTypes(history: Awaited<ReturnType<WorkflowHandle['f
     return [defaultPayloadConverter.fromPayload<{ activity_type?: string }>(data).activity_type ?? '?'];
   });
 }
+
+/** The activity types of the activities a history scheduled, in order (local ones are not scheduled). */
+export function activityTypes(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>): string[] {
+  return (history.events ?? []).flatMap((e) => {
+    const name = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    return name ? [name] : [];
+  });
+}

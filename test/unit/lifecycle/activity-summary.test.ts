@@ -9,9 +9,22 @@ describe('activity summaries in the Temporal UI', () => {
     ['readContainer', ref, 'read container tenant-a/drive-0'],
     ['nodeExists', 'node-1', 'node exists node-1'],
     [
-      'writeContainerStatus',
-      { ref, update: { phase: 'Ready', conditions: [] } },
-      'write container status tenant-a/drive-0 phase Ready',
+      'writeStatus',
+      { kind: 'WekaContainer', ref, uid: 'u', status: { phase: 'Ready', conditions: [] }, events: [] },
+      'write status tenant-a/drive-0 phase Ready',
+    ],
+    [
+      'writeStatus',
+      {
+        kind: 'WekaContainer',
+        ref,
+        uid: 'u',
+        events: [
+          { name: 'drive-0.a', type: 'Normal', reason: 'Allocated', message: 'x' },
+          { name: 'drive-0.b', type: 'Warning', reason: 'StepFailed', message: 'y' },
+        ],
+      },
+      'write status tenant-a/drive-0 Events Allocated, StepFailed',
     ],
     [
       'recordEvent',
