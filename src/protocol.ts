@@ -170,6 +170,13 @@ export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
 /** Request kinds that a mutex may decide several of at once, in one activity. */
 export const BATCHED_KINDS: ReadonlySet<string> = new Set<MutexRequestKind>(['allocate']);
 
+/**
+ * Request kinds whose queued requests for the same payload are one decision, executed once and
+ * answered to each requester: every container on a node asks for the same proxy, and one that
+ * runs after all of them asked serves them all.
+ */
+export const COALESCED_KINDS: ReadonlySet<string> = new Set<MutexRequestKind>(['ensure-proxy']);
+
 /** The activity that executes the queued requests of BATCHED_KINDS together. */
 export const BATCH_ACTIVITY = MUTEX_REQUEST_ACTIVITIES.allocate;
 

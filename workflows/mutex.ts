@@ -26,6 +26,7 @@ import {
 import {
   BATCH_ACTIVITY,
   BATCHED_KINDS,
+  COALESCED_KINDS,
   MUTEX_REQUEST_ACTIVITIES,
   WekaNode,
   mutexRequestSignal,
@@ -89,6 +90,12 @@ async function execute(request: MutexRequest): Promise<MutexResponse> {
   } catch (err) {
     return answer(request, failed(err));
   }
+}
+
+/** Requests that ask for the same (COALESCED_KINDS): executed once, the answer given to each. */
+async function executeOnce(batch: readonly MutexRequest[]): Promise<MutexResponse[]> {
+  const response = await execute(batch[0]!);
+  return batch.map((r) => ({ ...response, requestId: r.requestId }));
 }
 
 /** Allocations queued together, decided in one activity (one read of the node for all of them). */
@@ -179,9 +186,13 @@ export async function mutexWorkflow(input: MutexInput): Promise<void> {
     state = taken.state;
     running = taken.batch;
     if (running.length > 0) {
-      const batched = BATCHED_KINDS.has(running[0]!.kind);
-      setCurrentDetails(`running ${running[0]!.kind} for ${running.length} requester(s); ${state.queue.length} queued`);
-      const responses = batched ? await executeAllocations(input.node, running) : [await execute(running[0]!)];
+      const kind = running[0]!.kind;
+      setCurrentDetails(`running ${kind} for ${running.length} requester(s); ${state.queue.length} queued`);
+      const responses = BATCHED_KINDS.has(kind)
+        ? await executeAllocations(input.node, running)
+        : COALESCED_KINDS.has(kind)
+          ? await executeOnce(running)
+          : [await execute(running[0]!)];
       const answers: MutexAnswer[] = [];
       const notify: string[] = [];
       running.forEach((request, i) => {

@@ -5,7 +5,7 @@
 // that arrives again while queued or running is ignored, and one that was already answered is
 // answered again from the record. Requesters refused for lack of capacity become waiters; when a
 // request that frees capacity completes, every waiter is told, in the order they were refused.
-import { BATCHED_KINDS, RELEASING_KINDS, type MutexRequest, type MutexResponse } from '../protocol.js';
+import { BATCHED_KINDS, COALESCED_KINDS, RELEASING_KINDS, type MutexRequest, type MutexResponse } from '../protocol.js';
 
 export interface MutexState {
   queue: MutexRequest[];
@@ -47,20 +47,36 @@ export function receive(state: MutexState, request: MutexRequest, running: reado
  * may be decided with it (up to `max` in all), in arrival order. A request may move ahead of
  * queued requests of other kinds, but never ahead of one that frees or adds capacity: a release
  * queued before an allocation for the same container must run first, and capacity freed before
- * an allocation was asked for is the allocation's to take.
+ * an allocation was asked for is the allocation's to take. Requests of a coalesced kind are taken
+ * with the first when they ask for the same (their payloads equal but for the send time), and
+ * move ahead only of allocations: never of a removal of what they ask for.
  */
 export function takeBatch(state: MutexState, max: number): { state: MutexState; batch: MutexRequest[] } {
   const [first, ...others] = state.queue;
   if (!first) return { state, batch: [] };
+  const coalesced = COALESCED_KINDS.has(first.kind);
   const batch = [first];
   const rest: MutexRequest[] = [];
-  let blocked = !BATCHED_KINDS.has(first.kind);
+  let blocked = !BATCHED_KINDS.has(first.kind) && !coalesced;
   for (const r of others) {
     if (RELEASING_KINDS.has(r.kind)) blocked = true;
-    if (!blocked && r.kind === first.kind && batch.length < max) batch.push(r);
+    if (coalesced && r.kind !== first.kind && !BATCHED_KINDS.has(r.kind)) blocked = true;
+    const joins = r.kind === first.kind && (!coalesced || sameAsk(r.payload, first.payload));
+    if (!blocked && joins && batch.length < max) batch.push(r);
     else rest.push(r);
   }
   return { state: { ...state, queue: rest }, batch };
+}
+
+/** Whether two payloads ask for the same thing: equal but for their send times. */
+function sameAsk(a: unknown, b: unknown): boolean {
+  const unstamped = (p: unknown): string =>
+    JSON.stringify(
+      typeof p === 'object' && p !== null && !Array.isArray(p)
+        ? Object.fromEntries(Object.entries(p).filter(([k]) => k !== QUEUED_AT_FIELD))
+        : p,
+    );
+  return unstamped(a) === unstamped(b);
 }
 
 /** A release that found nothing to let go of (its result says `released: false`) frees no capacity. */

@@ -8,10 +8,10 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../src/api/index.js';
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
-import { emptyMutexState } from '../../src/lifecycle/mutex-queue.js';
-import { replyCollector } from './fixtures/reply-collector-client.js';
+import { QUEUED_AT_FIELD } from '../../src/lifecycle/mutex-queue.js';
+import { replyCollector, startMutexWithQueue } from './fixtures/reply-collector-client.js';
 import { eventually } from '../support/async.js';
-import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { addNode, kubeConfig, removeNodesAdded, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { recordHistory } from '../support/histories.js';
 import { createContainerObject } from '../support/containers.js';
 import { readContainer, startTestOperator, type TestOperator } from '../support/operator.js';
@@ -34,6 +34,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await op?.stop();
+  await removeNodesAdded();
 });
 
 /** A Node object with two signed 3840 GiB TLC drives in its annotation; nothing runs there. */
@@ -132,20 +133,10 @@ describe('allocations decided together', () => {
       const node = await nodeWithSharedDrives();
       const refs = await twelveContainers(node);
       const collector = await replyCollector(op);
-      const mutexId = nodeMutexId(node);
       // The twelve are already queued when the mutex takes its first decision.
-      const state = { ...emptyMutexState(), queue: refs.map((r) => allocateRequest(node, r, collector.workflowId)) };
-      await op.client.workflow.start<MutexWorkflow>(WORKFLOW.mutex, {
-        taskQueue: op.deps.taskQueue,
-        workflowId: mutexId,
-        args: [{ key: mutexId, node, state }],
-      });
-
-      const answers = await eventually(
-        'twelve answers',
-        async () => ((await collector.answers()).length === 12 ? collector.answers() : undefined),
-        60_000,
-      );
+      const queue = refs.map((r) => allocateRequest(node, r, collector.workflowId));
+      const mutexId = await startMutexWithQueue(op, node, queue);
+      const answers = await collector.answered(12, 60_000);
       await expectTenAllocatedInOrder(refs, answers);
       // One decision, and its twelve answers delivered by one activity, not by a signal per
       // requester from the workflow.
@@ -217,4 +208,32 @@ describe('allocations decided together', () => {
       await op.client.workflow.getHandle(mutexId).terminate('test done');
     },
   );
+});
+
+describe('proxy requests asked together', () => {
+  it("ensures a node's proxy once for every container that asked before it ran, and answers each", async () => {
+    const node = uniqueName('proxy-node');
+    await addNode({ name: node, devices: [{ path: '/dev/nvme0n1', capacityGiB: DRIVE_GIB, type: 'TLC' }] });
+    const collector = await replyCollector(op);
+    const ask = (i: number): MutexRequest => ({
+      requestId: `proxy-${i}`,
+      kind: 'ensure-proxy',
+      replyTo: collector.workflowId,
+      payload: { node, [QUEUED_AT_FIELD]: i },
+    });
+    // Three containers asked, at different times, before the mutex took its first decision.
+    const mutexId = await startMutexWithQueue(op, node, [0, 1, 2].map(ask));
+    const answers = await collector.answered(3, 90_000);
+    expect(answers.map((a) => [a.requestId, a.ok]).sort()).toEqual([
+      ['proxy-0', true],
+      ['proxy-1', true],
+      ['proxy-2', true],
+    ]);
+    expect(await scheduledActivities(mutexId)).toEqual([
+      { type: 'ensureProxy', items: 1 },
+      { type: 'answerMutexRequests', items: 3 },
+    ]);
+    await collector.stop();
+    await op.client.workflow.getHandle(mutexId).terminate('test done');
+  });
 });

@@ -21,8 +21,7 @@ import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../sr
 import { API_GROUP_VERSION, CAPACITY_RULES, type Condition } from '../../src/api/index.js';
 import type { ObjectRef } from '../../src/lifecycle/names.js';
 import { orIfMissing } from '../../activities/kube/errors.js';
-import { emptyMutexState } from '../../src/lifecycle/mutex-queue.js';
-import { nodeMutexId, WORKFLOW, type MutexRequest, type MutexWorkflow } from '../../src/protocol.js';
+import { nodeMutexId, type MutexRequest } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
 import { warningEvent } from '../support/events.js';
 import { createContainerObject, rejection, TEST_IMAGE, WEKA_CONTAINERS } from '../support/containers.js';
@@ -40,7 +39,7 @@ import {
 } from '../support/operator.js';
 import { createWekaCluster } from '../support/simulator.js';
 import { CREATE_VIOLATIONS } from '../unit/api/rule-violations.js';
-import { replyCollector } from './fixtures/reply-collector-client.js';
+import { replyCollector, startMutexWithQueue } from './fixtures/reply-collector-client.js';
 
 let op: TestOperator;
 beforeAll(async () => {
@@ -428,19 +427,8 @@ describe('a deterministic apiserver refusal of one allocation write in a batch',
           payload: { ...ref, node },
         });
         // All three are queued when the mutex takes its first decision: one batch.
-        const state = { ...emptyMutexState(), queue: [first, refused, last].map(ask) };
-        await op.client.workflow.start<MutexWorkflow>(WORKFLOW.mutex, {
-          taskQueue: op.deps.taskQueue,
-          workflowId: mutexId,
-          args: [{ key: mutexId, node, state }],
-        });
-
-        const answers = await eventually(
-          'three answers',
-          async () => ((await collector.answers()).length === 3 ? collector.answers() : undefined),
-          60_000,
-          { progress: async () => pendingDecisions(mutexId) },
-        );
+        await startMutexWithQueue(op, node, [first, refused, last].map(ask));
+        const answers = await collector.answered(3, 60_000, async () => pendingDecisions(mutexId));
         const byId = new Map(answers.map((a) => [a.requestId, a]));
         expect(byId.get(ask(first).requestId)?.ok).toBe(true);
         expect(byId.get(ask(last).requestId)?.ok).toBe(true);

@@ -209,9 +209,27 @@ describe('batches of allocations', () => {
     },
     {
       name: 'runs any other kind alone, in its turn',
-      queue: ['p:ensure-proxy', 'a1:allocate', 'a2:allocate'],
-      batch: ['p'],
+      queue: ['u:remove-proxy-if-unused', 'a1:allocate', 'a2:allocate'],
+      batch: ['u'],
       left: ['a1', 'a2'],
+    },
+    {
+      name: 'takes the proxy requests queued on the node as one, past allocations',
+      queue: ['p1:ensure-proxy', 'a1:allocate', 'p2:ensure-proxy', 'p3:ensure-proxy'],
+      batch: ['p1', 'p2', 'p3'],
+      left: ['a1'],
+    },
+    {
+      name: 'never lets a proxy request pass a removal of the proxy',
+      queue: ['p1:ensure-proxy', 'u:remove-proxy-if-unused', 'p2:ensure-proxy'],
+      batch: ['p1'],
+      left: ['u', 'p2'],
+    },
+    {
+      name: 'never lets a proxy request pass a release',
+      queue: ['p1:ensure-proxy', 'r:release', 'p2:ensure-proxy'],
+      batch: ['p1'],
+      left: ['r', 'p2'],
     },
     { name: 'runs a release alone', queue: ['r:release', 'r2:release'], batch: ['r'], left: ['r2'] },
     {
@@ -225,6 +243,17 @@ describe('batches of allocations', () => {
     const taken = takeBatch(state, 3);
     expect(ids(taken.batch)).toEqual(batch);
     expect(ids(taken.state.queue)).toEqual(left);
+  });
+
+  it('takes as one only the proxy requests for the same node, whenever each was sent', () => {
+    const proxy = (id: string, node: string, queuedAtMs: number): MutexRequest => ({
+      ...req(id, 'ensure-proxy'),
+      payload: { node, [QUEUED_AT_FIELD]: queuedAtMs },
+    });
+    const state = queued(emptyMutexState(), proxy('p1', 'n1', 1), proxy('x', 'n2', 2), proxy('p2', 'n1', 3));
+    const taken = takeBatch(state, 10);
+    expect(ids(taken.batch)).toEqual(['p1', 'p2']);
+    expect(ids(taken.state.queue)).toEqual(['x']);
   });
 
   it('takes nothing from an empty queue', () => {
@@ -253,7 +282,8 @@ describe('batches of allocations', () => {
           const order: MutexRequest[] = [];
           for (let t = takeBatch(state, max); t.batch.length > 0; t = takeBatch(state, max)) {
             expect(t.batch.length).toBeLessThanOrEqual(max);
-            expect(t.batch.length === 1 || t.batch.every((r) => r.kind === 'allocate')).toBe(true);
+            expect(t.batch.every((r) => r.kind === t.batch[0]!.kind)).toBe(true);
+            expect(t.batch.length === 1 || ['allocate', 'ensure-proxy'].includes(t.batch[0]!.kind)).toBe(true);
             order.push(...t.batch);
             state = t.state;
           }
@@ -264,6 +294,10 @@ describe('batches of allocations', () => {
               // Allocations keep their order, and nothing moves past a release or a publish.
               if (a.kind === b.kind && a.kind === 'allocate') expect(position(a)).toBeLessThan(position(b));
               if (RELEASING_KINDS.has(a.kind)) expect(position(a)).toBeLessThan(position(b));
+              // A proxy removal and the proxy requests around it keep their order.
+              const proxyKinds = ['ensure-proxy', 'remove-proxy-if-unused'];
+              if (proxyKinds.includes(a.kind) && proxyKinds.includes(b.kind) && a.kind !== b.kind)
+                expect(position(a)).toBeLessThan(position(b));
             }
           }
         },
