@@ -18,7 +18,8 @@ const HEARTBEAT_TIMEOUT = '5 seconds';
 
 /**
  * Error types that retrying cannot fix: bad input, unparseable output, a definite refusal by a
- * Weka tool, an object that is not there, a Kubernetes call (or an exec) the apiserver refused. Activities
+ * Weka tool, an object that is not there, a Kubernetes call (or an exec) the apiserver refused, an
+ * exec into a pod that is gone (the step that makes the pod runs again instead). Activities
  * throw them as non-retryable failures; the policies list them too, so that an error of that type
  * is never retried whatever threw it.
  */
@@ -30,6 +31,7 @@ const NON_RETRYABLE_ERRORS = [
   'NotFound',
   'KubeRefused',
   'ExecForbidden',
+  'ExecPodMissing',
 ];
 
 const common = { heartbeatTimeout: HEARTBEAT_TIMEOUT } satisfies ActivityOptions;

@@ -41,6 +41,8 @@ const MAY_HAVE_JOINED = new Set(['Signing', 'AddingDrives', 'Ready', 'Error', 'D
 
 /** A step that failed for good is tried again after this long, then twice as long each time, up to the max. */
 const ERROR_RETRY_FIRST_S = 30;
+/** The wait before a bring-up whose pod was found gone runs again (and makes it again). */
+const POD_GONE_RETRY_S = 1;
 const ERROR_RETRY_MAX_S = 600;
 
 /** A refused allocation is asked again after a release on the node, a spec change, or this long. */
@@ -362,21 +364,29 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
    * output that does not parse) is shown, and the container waits instead of failing with
    * resources held: for a spec change, its deletion, or a while. What looked final can have been a
    * glitch (a tool killed mid-print by a kubelet restart), so the step is tried again after
-   * ERROR_RETRY_FIRST_S, then less and less often; every step is idempotent.
+   * ERROR_RETRY_FIRST_S, then less and less often; every step is idempotent. A Weka command that
+   * found the pod gone (deleted after it ran) is tried again at once the first time, as the bring-up
+   * makes the pod again before it.
    */
   async function bringUpUntilFixed(): Promise<void> {
-    for (let retryS = ERROR_RETRY_FIRST_S; ; retryS = Math.min(retryS * 2, ERROR_RETRY_MAX_S)) {
+    let podWasGone = false;
+    for (let retryS = ERROR_RETRY_FIRST_S; ;) {
       try {
         return await bringUp();
       } catch (err) {
         if (isCancellation(err) || isContinueAsNew(err)) throw err;
+        const cause = err instanceof ActivityFailure ? err.cause : err;
+        const podGone = cause instanceof ApplicationFailure && cause.type === 'ExecPodMissing';
+        const waitS = podGone && !podWasGone ? POD_GONE_RETRY_S : retryS;
+        if (waitS === retryS) retryS = Math.min(retryS * 2, ERROR_RETRY_MAX_S);
+        podWasGone = podGone;
         const changes = life.specChanges;
         status.stage('Ready', 'False', 'StepFailed', `${status.step}: ${messageOf(err)}`, 'Warning');
         await status.enter(
           'Error',
-          `failed while ${status.step}; trying again in ${retryS} s, or at a spec change, or deletion`,
+          `failed while ${status.step}; trying again in ${waitS} s, or at a spec change, or deletion`,
         );
-        await condition(() => life.specChanges > changes, `${retryS} seconds`);
+        await condition(() => life.specChanges > changes, `${waitS} seconds`);
         await life.continueAsNewIfLong();
       }
     }

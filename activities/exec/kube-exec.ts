@@ -9,6 +9,7 @@ import {
   DEFAULT_EXEC_TIMEOUT_MS,
   describeExec,
   ExecForbiddenError,
+  ExecPodMissingError,
   ExecTransportError,
   type ExecOptions,
   type ExecResult,
@@ -74,6 +75,11 @@ export function shouldRetry(
   return retryEarlyDrops && outcome.kind === 'dropped' && !outcome.sawOutput;
 }
 
+/** The websocket upgrade answered 404: there is no such pod. */
+export function isPodMissing(outcome: AttemptOutcome): boolean {
+  return outcome.kind === 'connect-failed' && /Unexpected server response: 404\b/.test(outcome.message);
+}
+
 /** The websocket upgrade answered 403: the apiserver forbids this exec (RBAC or an admission policy). */
 export function isForbidden(outcome: AttemptOutcome): boolean {
   return outcome.kind === 'connect-failed' && /Unexpected server response: 403\b/.test(outcome.message);
@@ -131,6 +137,8 @@ export function outcomeError(
         return new ExecForbiddenError(
           `${what}: ${describeOutcome(outcome)}: the apiserver forbids this exec (RBAC, or an admission policy on pods/exec)`,
         );
+      if (isPodMissing(outcome))
+        return new ExecPodMissingError(`${what}: ${describeOutcome(outcome)}${suffix}: the pod does not exist`);
       return new ExecTransportError('connect', `${what}: ${describeOutcome(outcome)}${suffix}`, false);
     case 'start-failed':
       return new ExecTransportError('start', `${what}: ${describeOutcome(outcome)}`, false);

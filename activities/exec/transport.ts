@@ -67,6 +67,21 @@ export class ExecForbiddenError extends ExecTransportError {
   }
 }
 
+export const EXEC_POD_MISSING = 'ExecPodMissing';
+
+/**
+ * The apiserver answered the exec with 404, on every attempt: the pod is not there (deleted, or
+ * made again under the same name and not running yet). The command never ran, and retrying the
+ * exec cannot bring the pod back: whoever runs the step makes the pod again first. Not retryable.
+ */
+export class ExecPodMissingError extends ExecTransportError {
+  override readonly name: string = EXEC_POD_MISSING;
+
+  constructor(message: string) {
+    super('connect', message, false);
+  }
+}
+
 /** "ns/pod[/container]: argv..." for error messages. */
 export function describeExec(target: ExecTarget, argv: readonly string[]): string {
   const where = `${target.namespace}/${target.pod}${target.container ? `/${target.container}` : ''}`;

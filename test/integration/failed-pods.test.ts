@@ -14,7 +14,7 @@ import { FINALIZER, proxyName, refText, type ObjectRef } from '../../src/lifecyc
 import { wekaPod } from '../../src/lifecycle/pods.js';
 import { containerWorkflowId, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
 import { eventually, sleep } from '../support/async.js';
-import { createContainerObject, TEST_IMAGE } from '../support/containers.js';
+import { applyClusterGUID, createContainerObject, TEST_IMAGE } from '../support/containers.js';
 import { kubeConfig, uniqueNamespace } from '../support/harness.js';
 import {
   createDriveContainer,
@@ -264,5 +264,28 @@ describe('failed pods', () => {
     } finally {
       watch.abort();
     }
+  });
+});
+
+describe('a pod deleted after it ran', () => {
+  it('is made again when it is gone before the container joined its cluster', async () => {
+    const node = await sharedDrivesNode(DEVICES, 'ran-then-gone');
+    const guid = await createWekaCluster(node, 'ran-then-gone');
+    const ns = await uniqueNamespace('ran-then-gone');
+    const ref = { namespace: ns, name: 'drive' };
+    // Without a cluster GUID the container waits, its pod running, before its first Weka command.
+    const { uid } = await createDriveContainer(op, ref, { nodeName: node, ...SPEC });
+    await waitForPhase(ref, 'WaitingForCluster');
+    const ran = await waitPodRunning(ns, ref.name);
+    await core.deleteNamespacedPod({ namespace: ns, name: ref.name, gracePeriodSeconds: 0 });
+    await eventually('the pod gone', async () => ((await readPod(ns, ref.name)) === null ? true : undefined));
+
+    await applyClusterGUID(kubeConfig(), ref, guid);
+    const ready = await waitForPhase(ref, 'Ready', 60_000);
+    expect(ready.status?.addedVirtualDrives).toHaveLength(1);
+    const pod = await readPod(ns, ref.name);
+    expect(pod?.metadata?.uid).not.toBe(ran.metadata?.uid);
+    expect(pod?.status?.phase).toBe('Running');
+    await deleteAndCheck(node, ref, uid);
   });
 });

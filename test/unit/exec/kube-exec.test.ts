@@ -65,9 +65,12 @@ describe('retry decisions', () => {
     );
     expect(forbidden.name).toBe('ExecForbidden');
     expect(forbidden.commandMayHaveRun).toBe(false);
-    expect(outcomeError({ kind: 'connect-failed', message: 'Unexpected server response: 404' }, 'x', 1).name).toBe(
-      'ExecTransportError',
-    );
+    // A 404, after every attempt, is a pod that is not there: the exec cannot bring it back.
+    const missing = outcomeError({ kind: 'connect-failed', message: 'Unexpected server response: 404' }, 'x', 3);
+    expect(missing.name).toBe('ExecPodMissing');
+    expect(missing.message).toContain('the pod does not exist');
+    expect(missing.commandMayHaveRun).toBe(false);
+    expect(outcomeError({ kind: 'connect-failed', message: 'ECONNREFUSED' }, 'x', 3).name).toBe('ExecTransportError');
   });
 
   it('does not retry once the command may have run', () => {
