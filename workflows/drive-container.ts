@@ -377,9 +377,10 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         if (isCancellation(err) || isContinueAsNew(err)) throw err;
         const cause = err instanceof ActivityFailure ? err.cause : err;
         const podGone = cause instanceof ApplicationFailure && cause.type === 'ExecPodMissing';
-        const waitS = podGone && !podWasGone ? POD_GONE_RETRY_S : retryS;
-        if (waitS === retryS) retryS = Math.min(retryS * 2, ERROR_RETRY_MAX_S);
+        const atOnce = podGone && !podWasGone;
         podWasGone = podGone;
+        const waitS = atOnce ? POD_GONE_RETRY_S : retryS;
+        if (!atOnce) retryS = Math.min(retryS * 2, ERROR_RETRY_MAX_S);
         const changes = life.specChanges;
         status.stage('Ready', 'False', 'StepFailed', `${status.step}: ${messageOf(err)}`, 'Warning');
         await status.enter(
