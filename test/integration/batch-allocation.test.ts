@@ -2,19 +2,18 @@
 // conditional status write per container, decided in arrival order exactly as one decision
 // after the other would have, the answers delivered together by one activity; and a container
 // changing under the writes is decided again.
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../src/api/index.js';
-import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import { QUEUED_AT_FIELD } from '../../src/lifecycle/mutex-queue.js';
 import { replyCollector, startMutexWithQueue } from './fixtures/reply-collector-client.js';
 import { eventually } from '../support/async.js';
 import { addNode, kubeConfig, removeNodesAdded, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { recordHistory } from '../support/histories.js';
 import { createContainerObject } from '../support/containers.js';
-import { readContainer, startTestOperator, type TestOperator } from '../support/operator.js';
+import { bareSharedDrivesNode, readContainer, startTestOperator, type TestOperator } from '../support/operator.js';
 import {
   type MutexRequest,
   type MutexResponse,
@@ -36,24 +35,6 @@ afterAll(async () => {
   await op?.stop();
   await removeNodesAdded();
 });
-
-/** A Node object with two signed 3840 GiB TLC drives in its annotation; nothing runs there. */
-async function nodeWithSharedDrives(): Promise<string> {
-  const name = uniqueName('batch-node');
-  const drives = [0, 1].map((i) => ({
-    physicalUUID: `${name}-p${i}`,
-    serial: `${name}-SN${i}`,
-    capacityGiB: DRIVE_GIB,
-    type: 'TLC' as const,
-    devicePath: `/dev/nvme${i}n1`,
-  }));
-  await kubeConfig()
-    .makeApiClient(CoreV1Api)
-    .createNode({
-      body: { metadata: { name, annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } },
-    });
-  return name;
-}
 
 /** Twelve containers of 700 GiB: five fit on each drive, so ten of the twelve fit on the node. */
 async function twelveContainers(node: string) {
@@ -130,7 +111,7 @@ describe('allocations decided together', () => {
     'decides every allocation queued on a node in one activity, in arrival order, as one after the other would',
     { timeout: 120_000 },
     async () => {
-      const node = await nodeWithSharedDrives();
+      const node = await bareSharedDrivesNode('batch-node');
       const refs = await twelveContainers(node);
       const collector = await replyCollector(op);
       // The twelve are already queued when the mutex takes its first decision.
@@ -156,7 +137,7 @@ describe('allocations decided together', () => {
     'decides again from a fresh read when containers change while their allocations are written',
     { timeout: 180_000 },
     async () => {
-      const node = await nodeWithSharedDrives();
+      const node = await bareSharedDrivesNode('batch-node');
       const refs = await twelveContainers(node);
       const collector = await replyCollector(op);
       const mutexId = nodeMutexId(node);

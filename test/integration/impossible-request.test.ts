@@ -8,19 +8,11 @@
 //   policy of the cluster's admins, answering 422) is that container's refusal, and the rest of the
 //   batch is allocated; the mutex activity is not retried.
 // Meanwhile another tenant's container on the same node, in another namespace, reaches Ready.
-import {
-  AdmissionregistrationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import { API_GROUP_VERSION, CAPACITY_RULES, type Condition } from '../../src/api/index.js';
 import type { ObjectRef } from '../../src/lifecycle/names.js';
-import { orIfMissing } from '../../activities/kube/errors.js';
 import { nodeMutexId, type MutexRequest } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
 import { warningEvent } from '../support/events.js';
@@ -30,6 +22,7 @@ import {
   createDriveContainer,
   deleteDriveContainer,
   readContainer,
+  bareSharedDrivesNode,
   sharedDrivesNode,
   startTestOperator,
   waitForPhase,
@@ -49,12 +42,7 @@ afterAll(async () => {
   await op?.stop();
   // Their allocations stay on purpose: their ports must not fill the next files' windows.
   await removeNodesAdded();
-  const core = kubeConfig().makeApiClient(CoreV1Api);
-  for (const name of bareNodes) await orIfMissing(core.deleteNode({ name }), undefined);
 });
-
-/** The Node objects made here without the control plane (nothing runs on them). */
-const bareNodes: string[] = [];
 
 // ---- what the user sees -------------------------------------------------------------------
 
@@ -349,25 +337,6 @@ async function createLabelledContainer(ref: ObjectRef, spec: object, labels: Rec
     });
 }
 
-/** A Node object with two signed 3840 GiB TLC drives in its annotation; nothing runs there. */
-async function nodeWithSharedDrives(): Promise<string> {
-  const name = uniqueName('refused-write-node');
-  bareNodes.push(name);
-  const drives = [0, 1].map((i) => ({
-    physicalUUID: `${name}-p${i}`,
-    serial: `${name}-SN${i}`,
-    capacityGiB: 3840,
-    type: 'TLC' as const,
-    devicePath: `/dev/nvme${i}n1`,
-  }));
-  await kubeConfig()
-    .makeApiClient(CoreV1Api)
-    .createNode({
-      body: { metadata: { name, annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } } },
-    });
-  return name;
-}
-
 /** Every attempt of every activity the workflow ran: its type and its attempt number. */
 async function activityAttempts(workflowId: string): Promise<{ type: string; attempt: number; items: number }[]> {
   const events = (await op.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
@@ -408,7 +377,7 @@ describe('a deterministic apiserver refusal of one allocation write in a batch',
       const label = uniqueName('refuse');
       const removePolicy = await refuseAllocationsPolicy(label);
       try {
-        const node = await nodeWithSharedDrives();
+        const node = await bareSharedDrivesNode('refused-write-node');
         const [tenantA, tenantB] = [await uniqueNamespace('batch-a'), await uniqueNamespace('batch-b')];
         const spec = { nodeName: node, driveCores: 1, containerCapacity: 700, driveTypesRatio: { tlc: 1, qlc: 0 } };
         const first = { namespace: tenantA, name: 'first' };

@@ -5,7 +5,7 @@
 // benchmarks share (async.ts, containers.ts, operator-process.ts) take what they need as arguments.
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { inject } from 'vitest';
 import type { NodeSpec } from '../../deploy/local/fake-nodes.js';
@@ -123,6 +123,12 @@ const nodesAdded = new Set<string>();
 export async function addNode(spec: NodeSpec): Promise<void> {
   await control('POST', '/nodes', spec);
   nodesAdded.add(spec.name);
+}
+
+/** Creates a Node object with nothing behind it (no kwok, no devices), removed with the others. */
+export async function addBareNode(node: V1Node): Promise<void> {
+  await kubeConfig().makeApiClient(CoreV1Api).createNode({ body: node });
+  nodesAdded.add(node.metadata!.name!);
 }
 
 /**

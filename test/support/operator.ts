@@ -14,6 +14,7 @@ import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import { FINALIZER, proxyName, type ObjectRef } from '../../src/lifecycle/names.js';
 import { DEFAULT_ALLOWED_IMAGES } from '../../src/lifecycle/image-policy.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
+import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import { eventually } from './async.js';
 import {
   createContainerObject,
@@ -25,6 +26,7 @@ import {
   WEKA_CONTAINERS,
 } from './containers.js';
 import {
+  addBareNode,
   addNode,
   kubeConfig,
   operatorControlPlane,
@@ -130,6 +132,22 @@ export async function sharedDrivesNode(
   await addNode({ name: node, devices, labels });
   await signSharedDrives({ kubeConfig: kubeConfig(), simulatorRoot: simulatorRoot(), node, devices });
   return node;
+}
+
+/** A Node object with two signed 3840 GiB TLC drives in its annotation; nothing runs there. */
+export async function bareSharedDrivesNode(prefix: string): Promise<string> {
+  const name = uniqueName(prefix);
+  const drives = [0, 1].map((i) => ({
+    physicalUUID: `${name}-p${i}`,
+    serial: `${name}-SN${i}`,
+    capacityGiB: 3840,
+    type: 'TLC' as const,
+    devicePath: `/dev/nvme${i}n1`,
+  }));
+  await addBareNode({
+    metadata: { name, annotations: { [SHARED_DRIVES_ANNOTATION]: encodeSharedDrivesAnnotation(drives) } },
+  });
+  return name;
 }
 
 export interface ContainerSpecInput {
