@@ -451,6 +451,8 @@ await bench(
     log(`   snapshot of the bundle: ${line(r.snapshot)}`);
     log(`   compiled ES modules (previous): ${line(r.compiled)}`);
     log(`   bare node -e '': ${line(r.bareNode)}`);
+    if (r.bareNodeExtraCAs)
+      log(`   bare node -e '' with this shell's NODE_EXTRA_CA_CERTS: ${line(r.bareNodeExtraCAs)}`);
     rows.push({
       benchmark: '6. simulated Weka command, snapshot of the bundle',
       figure: `p50 ${millis(r.snapshot.p50)}, p99 ${millis(r.snapshot.p99)} (previous: p50 ${millis(r.compiled.p50)}, p99 ${millis(r.compiled.p99)}; bare Node.js p50 ${millis(r.bareNode.p50)})`,

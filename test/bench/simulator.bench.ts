@@ -27,8 +27,13 @@ export interface SimulatorBenchResult {
   samples: number;
   snapshot: { p50: number; p99: number; max: number };
   compiled: { p50: number; p99: number; max: number };
-  /** Bare `node -e ''` in the same run: the floor of any command that starts Node.js. */
+  /** Bare `node -e ''` in the same run, with the environment the shims give the simulator: the floor. */
   bareNode: { p50: number; p99: number; max: number };
+  /**
+   * Bare `node -e ''` with the caller's NODE_EXTRA_CA_CERTS, when it sets one: what every simulated
+   * command paid on top before the shims dropped it.
+   */
+  bareNodeExtraCAs?: { p50: number; p99: number; max: number };
 }
 
 async function timed(command: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -61,19 +66,27 @@ export async function runSimulatorBench(o: {
       PATH: `${shims}:${process.env['PATH'] ?? ''}`,
       WEKA_SIM_STATE: state,
     });
-    const times = { snapshot: [] as number[], compiled: [] as number[], bareNode: [] as number[] };
+    const { NODE_EXTRA_CA_CERTS: extraCAs, ...bareEnv } = process.env;
+    const times = {
+      snapshot: [] as number[],
+      compiled: [] as number[],
+      bareNode: [] as number[],
+      bareNodeExtraCAs: [] as number[],
+    };
     for (let i = 0; i < o.samples; i++) {
       for (const argv of COMMANDS) {
         times.snapshot.push(await timed(join(snapshotShims, argv[0]!), argv.slice(1), env(snapshotShims)));
         times.compiled.push(await timed(join(compiledShims, argv[0]!), argv.slice(1), env(compiledShims)));
       }
-      times.bareNode.push(await timed(process.execPath, ['-e', ''], process.env));
+      times.bareNode.push(await timed(process.execPath, ['-e', ''], bareEnv));
+      if (extraCAs) times.bareNodeExtraCAs.push(await timed(process.execPath, ['-e', ''], process.env));
     }
-    const result = {
+    const result: SimulatorBenchResult = {
       samples: times.snapshot.length,
       snapshot: spread(times.snapshot),
       compiled: spread(times.compiled),
       bareNode: spread(times.bareNode),
+      ...(extraCAs ? { bareNodeExtraCAs: spread(times.bareNodeExtraCAs) } : {}),
     };
     o.log(`   ${result.samples} commands each way (${COMMANDS.map((c) => c.join(' ')).join('; ')})`);
     return result;

@@ -33,6 +33,9 @@ if [ -z "\${WEKA_SIM_STATE:-}" ]; then
   echo "${tool} (weka-sim shim): WEKA_SIM_STATE is not set, so there is no node state to act on" >&2
   exit 78
 fi
+# Node.js reads and parses NODE_EXTRA_CA_CERTS at every start (over 100 ms for a distribution's
+# bundle), and the simulator dials nothing.
+unset NODE_EXTRA_CA_CERTS
 # WEKA_SIM_DEVICE_MAP: where the pod sees the node's devices it has as block volumes (set per pod by kwok's Exec).
 exec ${command} --state "$WEKA_SIM_STATE" \${WEKA_SIM_DEVICE_MAP:+--device-map "$WEKA_SIM_DEVICE_MAP"} -- ${tool} "$@"
 `;

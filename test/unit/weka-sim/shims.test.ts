@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SHIMMED_TOOLS, shellQuote, writeSimulatorShims } from '../../../deploy/local/weka-sim/shims.js';
@@ -92,6 +92,25 @@ describe('simulator shims', () => {
     const result = await runShim(shimDir, { WEKA_SIM_STATE: undefined }, ['weka', 'cluster', 'list']);
     expect(result.exitCode).toBe(78);
     expect(result.stderr).toContain('WEKA_SIM_STATE is not set');
+  });
+
+  it('start the simulator without NODE_EXTRA_CA_CERTS, which Node.js reads and parses at every start', async () => {
+    // The simulator dials nothing, so the extra CAs would only cost time: over 100 ms a command
+    // with the 144-certificate bundle of the development machine.
+    const root = await simRoot();
+    const printEnv = join(root, 'print-env.cjs');
+    await writeFile(
+      printEnv,
+      "console.log(process.env.NODE_EXTRA_CA_CERTS ?? 'unset', process.argv.slice(2).join(' '))",
+    );
+    const shimDir = join(root, 'bin');
+    await writeSimulatorShims(shimDir, [printEnv]);
+    const result = await runShim(
+      shimDir,
+      { WEKA_SIM_STATE: '/state', NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt' },
+      ['weka', 'cluster', 'list'],
+    );
+    expect(result).toEqual({ exitCode: 0, stdout: 'unset --state /state -- weka cluster list\n', stderr: '' });
   });
 
   it('are executable and quote paths containing spaces and quotes', async () => {
