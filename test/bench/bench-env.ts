@@ -16,6 +16,7 @@ import { tailLog } from '../../deploy/local/processes.js';
 import { signSharedDrives } from '../../deploy/local/shared-drives.js';
 import { eventually, mapLimit } from '../support/async.js';
 import { createDriveContainers, isReady, listContainers } from '../support/containers.js';
+import { describeKubeError, kubeFailure } from '../../activities/kube/errors.js';
 import { gcOnSignalArgs, spawnOperator, type OperatorProcess } from '../support/operator-process.js';
 
 const run = promisify(execFile);
@@ -165,7 +166,13 @@ export async function waitForContainers(
     `${o.count} containers ${o.what}`,
     async () => {
       if (o.alive && !o.alive()) throw new Error(`the operator exited while waiting for ${o.what}`);
-      const items = await listContainers(kc, o.namespace);
+      // A list the busy apiserver times out (or any other transient failure) is asked again at the
+      // next poll; anything else ends the wait.
+      const items = await listContainers(kc, o.namespace).catch((err: unknown) => {
+        if (kubeFailure(err) !== 'transient') throw err;
+        o.progress?.(`  list of containers failed (${describeKubeError(err)}); asking again`);
+        return [];
+      });
       const now = Date.now();
       for (const c of items) if (o.done(c) && !seen.has(c.metadata.name!)) seen.set(c.metadata.name!, now);
       return seen.size >= o.count ? seen : undefined;

@@ -40,16 +40,30 @@ export async function readObject<T>(
   }
 }
 
+/**
+ * Every WekaContainer of `namespace`, read in pages of 500: one list of thousands of containers
+ * can outlast the apiserver's request timeout on a busy machine.
+ */
 export async function listContainers(
   kc: KubeConfig,
   namespace: string,
   o: { fieldSelector?: string } = {},
 ): Promise<WekaContainer[]> {
-  return (
-    (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ ...WEKA_CONTAINERS, namespace, ...o })) as {
-      items: WekaContainer[];
-    }
-  ).items;
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const items: WekaContainer[] = [];
+  let page: string | undefined;
+  do {
+    const list = (await api.listNamespacedCustomObject({
+      ...WEKA_CONTAINERS,
+      namespace,
+      ...o,
+      limit: 500,
+      ...(page ? { _continue: page } : {}),
+    })) as { items: WekaContainer[]; metadata?: { continue?: string } };
+    items.push(...list.items);
+    page = list.metadata?.continue || undefined;
+  } while (page);
+  return items;
 }
 
 export async function listWekaClusters(kc: KubeConfig, namespace: string): Promise<WekaCluster[]> {
