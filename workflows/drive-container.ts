@@ -21,6 +21,7 @@ import {
   wekaContainerName,
   type ObjectRef,
 } from '../src/lifecycle/names.js';
+import { QUEUED_CONDITION } from '../src/lifecycle/bring-up-admission.js';
 import { podRefusalReason } from '../src/lifecycle/pods.js';
 import {
   WekaCluster,
@@ -88,7 +89,9 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   ]);
   status.addedVirtualDrives = [...snapshot.status.addedVirtualDrives];
   status.addedDrives = [...snapshot.status.addedDrives];
-  status.restoreConditions(snapshot.status.conditions);
+  // The watcher's Queued condition is the watcher's alone: applied back by the workflow, it
+  // would outlive the watcher's removal of it.
+  status.restoreConditions(snapshot.status.conditions.filter((c) => c.type !== QUEUED_CONDITION));
   status.containerID = snapshot.status.containerID;
   status.observedGeneration = snapshot.generation;
 

@@ -60,6 +60,29 @@ export class OperatorMetrics {
     labelNames: ['kind', 'action', 'result'] as const,
     registers: [this.registry],
   });
+  /** What the watcher's bring-up admission holds, read at every scrape (unset: no watcher here). */
+  private bringUps: (() => { inFlight: number; waiting: number }) | undefined;
+  readonly bringUpsInFlight = new Gauge({
+    name: 'weka_drives_bringups_in_flight',
+    help: 'Drive containers this watcher counts as being brought up (WEKA_MAX_CONCURRENT_BRINGUPS bounds them).',
+    registers: [this.registry],
+    collect: () => {
+      if (this.bringUps) this.bringUpsInFlight.set(this.bringUps().inFlight);
+    },
+  });
+  readonly bringUpsWaiting = new Gauge({
+    name: 'weka_drives_bringups_waiting',
+    help: 'New drive containers waiting for their turn to start (condition Queued).',
+    registers: [this.registry],
+    collect: () => {
+      if (this.bringUps) this.bringUpsWaiting.set(this.bringUps().waiting);
+    },
+  });
+
+  /** The watcher's bring-up admission, for the two gauges above. */
+  readBringUpsFrom(source: () => { inFlight: number; waiting: number }): void {
+    this.bringUps = source;
+  }
 
   readonly buildInfo = new Gauge({
     name: 'weka_drives_build_info',

@@ -139,7 +139,14 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
   }
 
   if (config.runWatcher) {
-    watcher = startWatcher({ kubeConfig, temporal, taskQueue: config.taskQueue, logger, metrics });
+    watcher = startWatcher({
+      kubeConfig,
+      temporal,
+      taskQueue: config.taskQueue,
+      logger,
+      metrics,
+      bringUps: { limit: config.maxConcurrentBringUps, holdMs: config.bringUpHoldSeconds * 1000 },
+    });
     sampler = startMutexDepthSampler({ temporal, taskQueue: config.taskQueue, metrics, logger });
     logger.info({ taskQueue: config.taskQueue }, 'watcher running');
   }

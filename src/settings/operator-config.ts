@@ -38,6 +38,13 @@ export interface OperatorConfig {
    */
   maxCachedWorkflows: number;
   /**
+   * Drive containers the watcher brings up at once (src/lifecycle/bring-up-admission.ts); the
+   * rest wait their turn with a Queued condition. Unset, half the workflow cache.
+   */
+  maxConcurrentBringUps: number;
+  /** How long one bring-up counts against that limit at most (a parked container holds none). */
+  bringUpHoldSeconds: number;
+  /**
    * A bundle of the workflow code made beforehand from the same sources (the sandbox and the test
    * harness make one for many operator starts); unset, the compiled operator loads the one made at
    * build time and an operator run from source bundles when it starts.
@@ -47,6 +54,17 @@ export interface OperatorConfig {
 
 /** About 150 MiB of parked workflows per worker (docs/performance.md, benchmark 5). */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 250;
+
+/**
+ * Half the cache: the bring-ups in flight stay cached between their workflow tasks with room
+ * left for the mutexes and the parked containers that wake (docs/performance.md, benchmark 5).
+ */
+export function defaultMaxConcurrentBringUps(maxCachedWorkflows: number): number {
+  return Math.max(1, Math.floor(maxCachedWorkflows / 2));
+}
+
+/** A bring-up that has not settled in this long is waiting for something, not working. */
+export const DEFAULT_BRINGUP_HOLD_SECONDS = 60;
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -107,6 +125,7 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
       `WEKA_PROXY_IMAGE "${proxyImage}" is not allowed by WEKA_ALLOWED_IMAGES (${describeAllowedImages(allowedImages)}): ` +
         'the operator would refuse to create the ssdproxy pods from it',
     );
+  const maxCachedWorkflows = integer('WEKA_MAX_CACHED_WORKFLOWS', DEFAULT_MAX_CACHED_WORKFLOWS, 2, 1_000_000);
   const config: OperatorConfig = {
     taskQueue: text('WEKA_TASK_QUEUE', 'weka-drives'),
     operatorNamespace: text('WEKA_OPERATOR_NAMESPACE', 'weka-operator-system'),
@@ -132,7 +151,14 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
     runWatcher: bool('WEKA_RUN_WATCHER', true),
     nodeLossGraceSeconds: integer('WEKA_NODE_LOSS_GRACE_SECONDS', 300, 0, 7 * 24 * 3600),
     sdkMetricsBufferSize: integer('WEKA_SDK_METRICS_BUFFER_SIZE', 100_000, 10, 10_000_000),
-    maxCachedWorkflows: integer('WEKA_MAX_CACHED_WORKFLOWS', DEFAULT_MAX_CACHED_WORKFLOWS, 2, 1_000_000),
+    maxCachedWorkflows,
+    maxConcurrentBringUps: integer(
+      'WEKA_MAX_CONCURRENT_BRINGUPS',
+      defaultMaxConcurrentBringUps(maxCachedWorkflows),
+      1,
+      1_000_000,
+    ),
+    bringUpHoldSeconds: integer('WEKA_BRINGUP_HOLD_SECONDS', DEFAULT_BRINGUP_HOLD_SECONDS, 1, 24 * 3600),
     workflowBundlePath: optional('WEKA_WORKFLOW_BUNDLE'),
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config };

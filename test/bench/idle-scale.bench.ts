@@ -8,7 +8,7 @@
 // workflow worker thread's V8 isolate, which RSS includes and the main thread's heap does not.
 import { Client, Connection } from '@temporalio/client';
 import { createSimulatedCluster } from '../../deploy/local/shared-drives.js';
-import { DEFAULT_MAX_CACHED_WORKFLOWS } from '../../src/settings/operator-config.js';
+import { DEFAULT_MAX_CACHED_WORKFLOWS, defaultMaxConcurrentBringUps } from '../../src/settings/operator-config.js';
 import { sleep } from '../support/async.js';
 import { measureEvictedDeletion, type EvictedDeletionResult } from './evicted-deletion.js';
 import { ensureNamespace } from '../support/containers.js';
@@ -45,6 +45,23 @@ export interface IdleScaleResult {
   cachedWorkflows: number;
   /** Deleting the containers that went Ready first, their workflows evicted by then. */
   deletion: EvictedDeletionResult;
+  /** The watcher's bound on bring-ups in flight (WEKA_MAX_CONCURRENT_BRINGUPS or half the cache). */
+  maxConcurrentBringUps: number;
+  /**
+   * Local activity results the SDK threw away during the rollout because their workflow had been
+   * evicted with them in flight (its "Tried to complete untracked local activity" warning): work
+   * done twice. 0 when the workers are not overloaded.
+   */
+  droppedLocalActivityResults: number;
+}
+
+const DROPPED_LOCAL_ACTIVITY = 'Tried to complete untracked local activity';
+
+function countInLog(op: OperatorProcess, needle: string): number {
+  return op
+    .output()
+    .split('\n')
+    .filter((line) => line.includes(needle)).length;
 }
 
 /** Containers per node: the nodes have room for 80 of the bench's small ones; 50 keeps slack. */
@@ -109,8 +126,9 @@ export async function runIdleScale(o: {
         log: o.log,
       });
       const rolloutMs = Math.max(...readyAt.values()) - t0;
+      const droppedLocalActivityResults = countInLog(op, DROPPED_LOCAL_ACTIVITY);
       o.log(
-        `all ${o.containers} Ready in ${Math.round(rolloutMs / 1000)} s; settling ${SETTLE_MS / 1000} s, then sampling ${o.idleSeconds} s`,
+        `all ${o.containers} Ready in ${Math.round(rolloutMs / 1000)} s (${droppedLocalActivityResults} local activity results dropped); settling ${SETTLE_MS / 1000} s, then sampling ${o.idleSeconds} s`,
       );
       await sleep(SETTLE_MS);
       const after = await sample(op, o.idleSeconds);
@@ -136,11 +154,19 @@ export async function runIdleScale(o: {
         maxCachedWorkflows: Number(process.env['WEKA_MAX_CACHED_WORKFLOWS'] ?? DEFAULT_MAX_CACHED_WORKFLOWS),
         cachedWorkflows,
         deletion,
+        maxConcurrentBringUps: maxConcurrentBringUps(),
+        droppedLocalActivityResults,
       };
     } finally {
       await op.stop();
     }
   });
+}
+
+function maxConcurrentBringUps(): number {
+  const set = process.env['WEKA_MAX_CONCURRENT_BRINGUPS'];
+  if (set) return Number(set);
+  return defaultMaxConcurrentBringUps(Number(process.env['WEKA_MAX_CACHED_WORKFLOWS'] ?? DEFAULT_MAX_CACHED_WORKFLOWS));
 }
 
 export const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;

@@ -397,7 +397,10 @@ await bench(
       log,
     }),
   (r) => {
-    log(`   ${r.containers} containers on ${r.nodes} nodes Ready in ${seconds(r.rolloutMs)}`);
+    log(
+      `   ${r.containers} containers on ${r.nodes} nodes Ready in ${seconds(r.rolloutMs)}, at most ${r.maxConcurrentBringUps} brought up at once`,
+    );
+    log(`   local activity results dropped by evictions during the rollout: ${r.droppedLocalActivityResults}`);
     log(
       `   operator before: RSS ${mib(r.before.rssBytes)}, heap ${mib(r.before.heapUsedBytes)}, idle CPU ${r.before.cpuSecondsPerMinute.toFixed(2)} s/min`,
     );

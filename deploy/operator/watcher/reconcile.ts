@@ -23,6 +23,12 @@ import {
   type WatchedKind,
   type WatchedObject,
 } from '../../../src/lifecycle/watch-decision.js';
+import {
+  QUEUED_CONDITION,
+  queuedMessage,
+  type AdmissionDecision,
+  type BringUpAdmission,
+} from '../../../src/lifecycle/bring-up-admission.js';
 import type { OperatorMetrics } from '../metrics.js';
 import { recordWatcherEvent } from './events.js';
 import {
@@ -40,6 +46,8 @@ export interface ReconcilerDeps {
   taskQueue: string;
   logger: Logger;
   enabled: ReadonlySet<WatchedKind>;
+  /** Drive containers only: how many bring-ups run at once. */
+  admission?: BringUpAdmission;
   metrics?: OperatorMetrics;
 }
 
@@ -52,6 +60,8 @@ type Proceed = boolean;
 /** One per watched kind: what this process did for each uid of that kind. */
 export class Reconciler {
   private readonly seen = new Map<string, SeenState>();
+  /** The uids this process marked Queued. */
+  private readonly queued = new Set<string>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -65,6 +75,7 @@ export class Reconciler {
 
   forget(uid: string): void {
     this.seen.delete(uid);
+    this.queued.delete(uid);
   }
 
   async reconcile(obj: WatchedObject): Promise<void> {
@@ -105,10 +116,16 @@ export class Reconciler {
     switch (action.type) {
       case 'addFinalizer':
         return this.addFinalizer(obj, log);
-      case 'startWorkflow':
+      case 'startWorkflow': {
+        const admission = this.deps.admission?.admit(obj, Date.now()) ?? { admitted: true };
+        if (!admission.admitted) {
+          await this.markQueued(obj, admission, log);
+          return false;
+        }
         await this.deps.temporal.workflow.start(workflow.type, this.startOptions(obj, workflow));
         log.debug('workflow started (or already running)');
         return true;
+      }
       case 'signalSpecChanged':
         await this.deps.temporal.workflow.signalWithStart(workflow.type, {
           ...this.startOptions(obj, workflow),
@@ -158,6 +175,41 @@ export class Reconciler {
         );
         return true;
     }
+  }
+
+  /**
+   * Says once on the object why its workflow has not started: a Queued condition the watcher owns
+   * (its workflowID apply, after the start, removes it) and an Event.
+   */
+  private async markQueued(
+    obj: WatchedObject,
+    decision: Extract<AdmissionDecision, { admitted: false }>,
+    log: Logger,
+  ): Promise<void> {
+    if (this.queued.has(obj.uid)) return;
+    const message = queuedMessage(decision);
+    const condition = {
+      type: QUEUED_CONDITION,
+      status: 'True' as const,
+      reason: 'BringUpLimit',
+      message,
+      lastTransitionTime: new Date().toISOString(),
+      observedGeneration: obj.generation,
+    };
+    try {
+      await this.deps.api.applyStatus(
+        obj.kind,
+        { namespace: obj.namespace, name: obj.name },
+        { conditions: [condition] },
+        FIELD_MANAGER.watcher,
+      );
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    this.queued.add(obj.uid);
+    log.info({ inFlight: decision.inFlight, ahead: decision.ahead }, 'queued: waiting for its turn to start');
+    await this.event(obj, 'Queued', message, 'bring-up', log);
   }
 
   private startOptions(obj: WatchedObject, workflow: LifecycleWorkflow): WorkflowStartOptions {

@@ -8,8 +8,15 @@ import type { Logger } from 'pino';
 import { PLURAL, WekaApi } from '../../../activities/kube/weka-api.js';
 import { API_GROUP, API_VERSION } from '../../../src/api/index.js';
 import type { Backoff } from '../../../src/backoff.js';
+import { BringUpAdmission, type AdmissionLimits } from '../../../src/lifecycle/bring-up-admission.js';
+import {
+  DEFAULT_MAX_CACHED_WORKFLOWS,
+  DEFAULT_BRINGUP_HOLD_SECONDS,
+  defaultMaxConcurrentBringUps,
+} from '../../../src/settings/operator-config.js';
 import {
   DEFAULT_WATCHED_KINDS,
+  lifecycleWorkflowOf,
   watchedObjectOf,
   type WatchedKind,
   type WatchedObject,
@@ -32,6 +39,8 @@ export interface WatcherOptions {
   backoff?: Backoff;
   /** How often each kind is listed again even when its watch is healthy. */
   resyncMs?: number;
+  /** Drive containers brought up at once, and how long one counts at most (the defaults unset). */
+  bringUps?: AdmissionLimits;
 }
 
 export interface RunningWatcher {
@@ -42,6 +51,11 @@ export interface RunningWatcher {
   stop(): Promise<void>;
 }
 
+const DEFAULT_BRING_UPS: AdmissionLimits = {
+  limit: defaultMaxConcurrentBringUps(DEFAULT_MAX_CACHED_WORKFLOWS),
+  holdMs: DEFAULT_BRINGUP_HOLD_SECONDS * 1000,
+};
+
 export function startWatcher(o: WatcherOptions): RunningWatcher {
   const kinds = o.kinds ?? DEFAULT_WATCHED_KINDS;
   const enabled: ReadonlySet<WatchedKind> = new Set(kinds);
@@ -49,6 +63,10 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
   const abort = new AbortController();
   const logger = o.logger.child({ component: 'watcher' });
   const reconcilers = new Map<WatchedKind, Reconciler>();
+  const bringUps = o.bringUps ?? DEFAULT_BRING_UPS;
+  const admission = new BringUpAdmission(bringUps);
+  // Only drive containers have a bring-up; the operator's own ssdproxy containers have none.
+  const hasBringUp = (kind: WatchedKind, x: WatchedObject) => kind === 'WekaContainer' && lifecycleWorkflowOf(x);
   for (const kind of kinds) {
     reconcilers.set(
       kind,
@@ -58,6 +76,7 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
         taskQueue: o.taskQueue,
         logger,
         enabled,
+        ...(kind === 'WekaContainer' ? { admission } : {}),
         ...(o.metrics ? { metrics: o.metrics } : {}),
       }),
     );
@@ -67,6 +86,16 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
     ...(o.backoff ? { backoff: o.backoff } : {}),
     ...(o.metrics ? { observer: o.metrics.workQueueObserver } : {}),
   });
+  // Waiting containers whose turn came are handled again; their start then takes the place.
+  const wake = (objects: WatchedObject[]) => {
+    for (const x of objects) queue.add(x.uid, x);
+  };
+  const admissionTimer = setInterval(
+    () => wake(admission.tick(Date.now())),
+    Math.min(5_000, Math.max(500, bringUps.holdMs / 5)),
+  );
+  o.metrics?.readBringUpsFrom(() => ({ inFlight: admission.inFlight(), waiting: admission.waitingCount() }));
+  admissionTimer.unref();
 
   let ready = false;
   const listed = kinds.map((kind) => {
@@ -92,10 +121,18 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
           const uids = new Set(objects.map((x) => x.uid));
           // Gone while the watch was down: their workflows removed the finalizer already, or
           // they never had one. Nothing to do, and nothing to retry.
-          for (const uid of known) if (!uids.has(uid)) queue.forget(uid);
+          for (const uid of known)
+            if (!uids.has(uid)) {
+              queue.forget(uid);
+              if (kind === 'WekaContainer') wake(admission.forget(uid, Date.now()));
+            }
           known = uids;
           reconciler.relisted(uids);
-          for (const x of objects) queue.add(x.uid, x);
+          const now = Date.now();
+          for (const x of objects) {
+            if (hasBringUp(kind, x)) wake(admission.observe(x, now));
+            queue.add(x.uid, x);
+          }
           resolveListed();
         },
         onEvent(type, raw) {
@@ -106,8 +143,10 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
             known.delete(obj.uid);
             reconciler.forget(obj.uid);
             queue.forget(obj.uid);
+            if (kind === 'WekaContainer') wake(admission.forget(obj.uid, Date.now()));
           } else {
             known.add(obj.uid);
+            if (hasBringUp(kind, obj)) wake(admission.observe(obj, Date.now()));
             queue.add(obj.uid, obj);
           }
         },
@@ -127,6 +166,7 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
     ready: readyPromise,
     isReady: () => ready,
     async stop() {
+      clearInterval(admissionTimer);
       abort.abort();
       await Promise.all(listed.map((l) => l.loop));
       await queue.stop();

@@ -144,6 +144,8 @@ describe("the chart's operator settings", () => {
       nodeLossGraceSeconds: 300,
       sdkMetricsBufferSize: 100_000,
       maxCachedWorkflows: 250,
+      maxConcurrentBringUps: 125,
+      bringUpHoldSeconds: 60,
     });
   });
 
@@ -160,6 +162,9 @@ describe("the chart's operator settings", () => {
       proxyImage: 'registry.example/weka-in-container:4.4.99',
       allowedImages: ['quay.io/weka.io/weka-in-container', 'registry.example/weka-in-container'],
       run: { watcher: false },
+      maxCachedWorkflows: 40,
+      maxConcurrentBringUps: 7,
+      bringUpHoldSeconds: 300,
     };
     const { c } = await deployment({ values });
     const temporal = temporalTarget({ TEMPORAL_CONFIG_FILE: '/nonexistent/temporal.toml', ...envOf(c) });
@@ -180,7 +185,15 @@ describe("the chart's operator settings", () => {
       allowedImages: ['quay.io/weka.io/weka-in-container', 'registry.example/weka-in-container'],
       runWorker: true,
       runWatcher: false,
+      maxCachedWorkflows: 40,
+      maxConcurrentBringUps: 7,
+      bringUpHoldSeconds: 300,
     });
+  });
+
+  it('leave the bring-up limit at half the cache unless it is set', async () => {
+    const config = parsedConfig((await deployment({ values: { maxCachedWorkflows: 25 } })).c);
+    expect(config).toMatchObject({ maxCachedWorkflows: 25, maxConcurrentBringUps: 12 });
   });
 
   it('cover every environment variable the operator reads', async () => {
@@ -190,7 +203,7 @@ describe("the chart's operator settings", () => {
     );
     // TEMPORAL_* are Temporal's standard variables (@temporalio/envconfig), checked above.
     const read = new Set(
-      [...source.matchAll(/\b(?:text|optional|integer|bool)\('([A-Z][A-Z0-9_]+)'/g)]
+      [...source.matchAll(/\b(?:text|optional|integer|bool)\(\s*'([A-Z][A-Z0-9_]+)'/g)]
         .map((m) => m[1]!)
         .filter((name) => !name.startsWith('TEMPORAL_'))
         // For an operator run from source (the sandbox, the tests): the image's loads the bundle built into it.
@@ -199,6 +212,7 @@ describe("the chart's operator settings", () => {
     expect(read.size).toBeGreaterThan(10);
     const everything = {
       temporal: { tls: { existingSecret: 'tls', serverName: 'x' }, apiKey: { existingSecret: 'key' } },
+      maxConcurrentBringUps: 5,
     };
     const set = Object.keys(envOf((await deployment({ values: everything })).c));
     expect([...read].filter((name) => !set.includes(name))).toEqual([]);

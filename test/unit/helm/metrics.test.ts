@@ -32,6 +32,8 @@ const OPERATOR_METRICS: Record<string, { type: 'gauge' | 'counter' | 'histogram'
   weka_drives_node_mutex_wait_seconds: { type: 'histogram', labels: ['activity'] },
   weka_drives_watcher_actions_total: { type: 'counter', labels: ['kind', 'action', 'result'] },
   weka_drives_workqueue_depth: { type: 'gauge', labels: [] },
+  weka_drives_bringups_in_flight: { type: 'gauge', labels: [] },
+  weka_drives_bringups_waiting: { type: 'gauge', labels: [] },
   weka_drives_workqueue_queue_duration_seconds: { type: 'histogram', labels: [] },
   weka_drives_workqueue_work_duration_seconds: { type: 'histogram', labels: [] },
   weka_drives_workqueue_retries_total: { type: 'counter', labels: [] },

@@ -68,3 +68,27 @@ describe('WEKA_WORKFLOW_BUNDLE', () => {
     expect(parsed.ok && parsed.config.workflowBundlePath).toBe('/tmp/run-1/workflow-bundle.js');
   });
 });
+
+describe('WEKA_MAX_CONCURRENT_BRINGUPS and WEKA_BRINGUP_HOLD_SECONDS', () => {
+  it('bring up half the workflow cache at once, each counting for at most 60 s, unless set', () => {
+    const parsed = parseOperatorConfig({ WEKA_MAX_CACHED_WORKFLOWS: '25' });
+    expect(parsed.ok && [parsed.config.maxConcurrentBringUps, parsed.config.bringUpHoldSeconds]).toEqual([12, 60]);
+    const smallest = parseOperatorConfig({ WEKA_MAX_CACHED_WORKFLOWS: '2' });
+    expect(smallest.ok && smallest.config.maxConcurrentBringUps).toBe(1);
+  });
+
+  it('take the values given', () => {
+    const parsed = parseOperatorConfig({ WEKA_MAX_CONCURRENT_BRINGUPS: '300', WEKA_BRINGUP_HOLD_SECONDS: '5' });
+    expect(parsed.ok && [parsed.config.maxConcurrentBringUps, parsed.config.bringUpHoldSeconds]).toEqual([300, 5]);
+  });
+
+  it.each([
+    ['WEKA_MAX_CONCURRENT_BRINGUPS', '0', 'from 1 to 1000000'],
+    ['WEKA_BRINGUP_HOLD_SECONDS', '0', 'from 1 to 86400'],
+    ['WEKA_BRINGUP_HOLD_SECONDS', 'soon', 'from 1 to 86400'],
+  ])('refuse %s=%s by variable name', (name, value, range) => {
+    const parsed = parseOperatorConfig({ [name]: value });
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.errors).toEqual([`${name} must be a whole number ${range}, got "${value}"`]);
+  });
+});
