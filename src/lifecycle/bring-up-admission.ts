@@ -6,10 +6,10 @@
 // grows (docs/performance.md, benchmark 5). So the watcher starts at most `limit` new lifecycles
 // at a time, first come first served, and the rest wait with a condition saying so.
 //
-// A bring-up stops counting when its container settles (Ready, Error, deleting), when it is gone,
-// or after `holdMs`: a container that waits for something outside (capacity, a node name, its pod,
-// its cluster to form) is parked, not busy, and must never hold back another tenant's containers
-// for longer than that. WaitingForCluster is no settled phase: every container passes through it.
+// A bring-up stops counting when its container settles (Ready, Error, deleting), when it says with
+// a False condition that it waits for something (capacity, a node name, its pod), when it is gone,
+// and in any case after `holdMs`: a parked container is not busy, and must never hold back another
+// tenant's containers. WaitingForCluster is no settled phase: every container passes through it.
 // Each watcher process counts its own: two replicas admit up to twice the limit, which only
 // loosens a bound on load.
 import type { WatchedObject } from './watch-decision.js';
@@ -39,36 +39,49 @@ export function queuedMessage(d: { limit: number; inFlight: number; ahead: numbe
   );
 }
 
+/**
+ * Done with its bring-up, or parked: Ready, Error, deleting, or waiting for something with a
+ * condition False that says what (Placed, ProxyReady, Allocated, PodCreated, PodScheduled, Ready
+ * while a failed step waits to be tried again).
+ */
 export function isSettled(obj: WatchedObject): boolean {
-  return obj.deleting || (obj.status.phase !== undefined && SETTLED_CONTAINER_PHASES.includes(obj.status.phase));
+  return (
+    obj.deleting ||
+    obj.status.falseCondition !== undefined ||
+    (obj.status.phase !== undefined && SETTLED_CONTAINER_PHASES.includes(obj.status.phase))
+  );
 }
 
-/** The admission state of one watcher process: plain data, driven by what the watch sees. */
+/**
+ * Whether the object's workflow has run: the watcher wrote its id, or the workflow wrote a phase.
+ * Such a container is never held back (starting it again changes nothing).
+ */
+export function hasStarted(obj: WatchedObject): boolean {
+  return obj.status.workflowID !== undefined || obj.status.phase !== undefined;
+}
+
+/**
+ * The admission state of one watcher process: plain data, driven by what the watch sees. It counts
+ * the bring-ups this process started; after a restart, the ones the process before started are
+ * not counted, so for a while up to twice the limit may run (counting them would hold every new
+ * container back behind each parked one after every restart).
+ */
 export class BringUpAdmission {
   /** uid -> when it began to count. */
   private readonly holding = new Map<string, number>();
   /** uid -> the newest sighting, in the order they first asked. */
   private readonly waiting = new Map<string, WatchedObject>();
-  /** Every uid this process has seen, so a resync does not count a started one again. */
-  private readonly sighted = new Set<string>();
 
   constructor(private readonly limits: AdmissionLimits) {}
 
-  /**
-   * A sighting from the watch. A container first seen already started (a workflow id in its
-   * status, from another process or before a restart) and not settled counts as in flight.
-   * Returns the waiting objects that may start now.
-   */
+  /** A sighting from the watch. Returns the waiting objects that may start now. */
   observe(obj: WatchedObject, now: number): WatchedObject[] {
-    const first = !this.sighted.has(obj.uid);
-    this.sighted.add(obj.uid);
     if (isSettled(obj)) {
       this.holding.delete(obj.uid);
       this.waiting.delete(obj.uid);
-    } else if (obj.status.workflowID !== undefined) {
-      // Started: by this process (it holds a place already), or by another one while it waited
-      // here, or before this process first saw it.
-      if (this.waiting.delete(obj.uid) || (first && !this.holding.has(obj.uid))) this.holding.set(obj.uid, now);
+    } else if (hasStarted(obj)) {
+      // Started while it waited here: by another replica's watcher.
+      this.waiting.delete(obj.uid);
     } else if (this.waiting.has(obj.uid)) {
       this.waiting.set(obj.uid, obj);
     }
@@ -79,18 +92,16 @@ export class BringUpAdmission {
   forget(uid: string, now: number): WatchedObject[] {
     this.holding.delete(uid);
     this.waiting.delete(uid);
-    this.sighted.delete(uid);
     return this.admissible(now);
   }
 
   /**
-   * Whether `obj`'s workflow may start now. One already started (a workflow id in its status)
-   * always may: starting it again changes nothing. Otherwise it takes a free place if no earlier
-   * one waits for it, and else waits its turn.
+   * Whether `obj`'s workflow may start now. One already started always may. Otherwise it takes a
+   * free place if no earlier one waits for it, and else waits its turn.
    */
   admit(obj: WatchedObject, now: number): AdmissionDecision {
     if (this.holding.has(obj.uid)) return { admitted: true };
-    if (obj.status.workflowID !== undefined) {
+    if (hasStarted(obj)) {
       this.waiting.delete(obj.uid);
       return { admitted: true };
     }

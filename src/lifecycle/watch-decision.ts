@@ -21,7 +21,13 @@ export interface WatchedObject {
   finalizers: readonly string[];
   labels: Readonly<Record<string, string>>;
   spec: { mode?: string; action?: string; nodeName?: string; cluster?: string };
-  status: { observedGeneration?: number; workflowID?: string; phase?: string };
+  status: {
+    observedGeneration?: number;
+    workflowID?: string;
+    phase?: string;
+    /** The type of a condition whose status is False: the object waits for something. */
+    falseCondition?: string;
+  };
 }
 
 /**
@@ -202,6 +208,9 @@ export function watchedObjectOf(kind: WatchedKind, raw: unknown): WatchedObject 
     Object.fromEntries(keys.flatMap((k) => (typeof from[k] === 'string' ? [[k, from[k]]] : []))) as Partial<
       Record<K, string>
     >;
+  const falseCondition = (Array.isArray(status.conditions) ? status.conditions : [])
+    .map(record)
+    .find((c) => c.status === 'False' && typeof c.type === 'string')?.type as string | undefined;
   return {
     kind,
     namespace: optionalString(metadata.namespace) ?? 'default',
@@ -215,6 +224,7 @@ export function watchedObjectOf(kind: WatchedKind, raw: unknown): WatchedObject 
     status: {
       ...pick(status, ['workflowID', 'phase'] as const),
       ...(typeof status.observedGeneration === 'number' ? { observedGeneration: status.observedGeneration } : {}),
+      ...(falseCondition !== undefined ? { falseCondition } : {}),
     },
   };
 }

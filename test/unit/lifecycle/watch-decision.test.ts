@@ -349,6 +349,22 @@ describe('watchedObjectOf', () => {
     });
   });
 
+  it('names a condition that is False, which says the object waits for something', () => {
+    const raw = (conditions: unknown) => ({
+      metadata: { name: 'd', uid: 'u' },
+      status: { phase: 'Allocating', conditions },
+    });
+    const waiting = [
+      { type: 'Placed', status: 'True' },
+      { type: 'Allocated', status: 'False', reason: 'InsufficientCapacity' },
+    ];
+    expect(watchedObjectOf('WekaContainer', raw(waiting))?.status.falseCondition).toBe('Allocated');
+    expect(watchedObjectOf('WekaContainer', raw([{ type: 'Placed', status: 'True' }]))?.status).toEqual({
+      phase: 'Allocating',
+    });
+    expect(watchedObjectOf('WekaContainer', raw('not a list'))?.status.falseCondition).toBeUndefined();
+  });
+
   it('reads a bare new object and refuses one without a uid', () => {
     expect(
       watchedObjectOf('WekaCluster', { metadata: { name: 'c', namespace: 'ns', uid: 'u' }, spec: {} }),
