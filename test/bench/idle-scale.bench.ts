@@ -8,7 +8,7 @@
 // workflow worker thread's V8 isolate, which RSS includes and the main thread's heap does not.
 import { Client, Connection } from '@temporalio/client';
 import { createSimulatedCluster } from '../../deploy/local/shared-drives.js';
-import { DEFAULT_MAX_CACHED_WORKFLOWS, defaultMaxConcurrentBringUps } from '../../src/settings/operator-config.js';
+import { parseOperatorConfig } from '../../src/settings/operator-config.js';
 import { sleep } from '../support/async.js';
 import { measureEvictedDeletion, type EvictedDeletionResult } from './evicted-deletion.js';
 import { ensureNamespace } from '../support/containers.js';
@@ -151,10 +151,9 @@ export async function runIdleScale(o: {
         after,
         rssPerWorkflowBytes: (after.rssBytes - before.rssBytes) / o.containers,
         idleWindowSeconds: o.idleSeconds,
-        maxCachedWorkflows: Number(process.env['WEKA_MAX_CACHED_WORKFLOWS'] ?? DEFAULT_MAX_CACHED_WORKFLOWS),
+        ...workerBounds(),
         cachedWorkflows,
         deletion,
-        maxConcurrentBringUps: maxConcurrentBringUps(),
         droppedLocalActivityResults,
       };
     } finally {
@@ -163,10 +162,17 @@ export async function runIdleScale(o: {
   });
 }
 
-function maxConcurrentBringUps(): number {
-  const set = process.env['WEKA_MAX_CONCURRENT_BRINGUPS'];
-  if (set) return Number(set);
-  return defaultMaxConcurrentBringUps(Number(process.env['WEKA_MAX_CACHED_WORKFLOWS'] ?? DEFAULT_MAX_CACHED_WORKFLOWS));
+/** The cache and bring-up bounds the operator this benchmark starts reads from the environment. */
+function workerBounds(): { maxCachedWorkflows: number; maxConcurrentBringUps: number } {
+  const parsed = parseOperatorConfig({
+    WEKA_MAX_CACHED_WORKFLOWS: process.env['WEKA_MAX_CACHED_WORKFLOWS'],
+    WEKA_MAX_CONCURRENT_BRINGUPS: process.env['WEKA_MAX_CONCURRENT_BRINGUPS'],
+  });
+  if (!parsed.ok) throw new Error(parsed.errors.join('; '));
+  return {
+    maxCachedWorkflows: parsed.config.maxCachedWorkflows,
+    maxConcurrentBringUps: parsed.config.maxConcurrentBringUps,
+  };
 }
 
 export const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;

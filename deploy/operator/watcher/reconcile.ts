@@ -29,6 +29,7 @@ import {
   type AdmissionDecision,
   type BringUpAdmission,
 } from '../../../src/lifecycle/bring-up-admission.js';
+import { setCondition } from '../../../src/lifecycle/conditions.js';
 import type { OperatorMetrics } from '../metrics.js';
 import { recordWatcherEvent } from './events.js';
 import {
@@ -188,19 +189,16 @@ export class Reconciler {
   ): Promise<void> {
     if (this.queued.has(obj.uid)) return;
     const message = queuedMessage(decision);
-    const condition = {
-      type: QUEUED_CONDITION,
-      status: 'True' as const,
-      reason: 'BringUpLimit',
-      message,
-      lastTransitionTime: new Date().toISOString(),
-      observedGeneration: obj.generation,
-    };
+    const conditions = setCondition(
+      [],
+      { type: QUEUED_CONDITION, status: 'True', reason: 'BringUpLimit', message, observedGeneration: obj.generation },
+      new Date().toISOString(),
+    );
     try {
       await this.deps.api.applyStatus(
         obj.kind,
         { namespace: obj.namespace, name: obj.name },
-        { conditions: [condition] },
+        { conditions },
         FIELD_MANAGER.watcher,
       );
     } catch (err) {
