@@ -44,10 +44,13 @@ import { decisions, delivery } from './activities.js';
 /** An idle mutex ends after this long; the next request starts it again. */
 const IDLE_TIMEOUT = '1 hour';
 /**
- * Continue as new past this many history events: well before the history gets heavy to replay
- * (and below Temporal's own suggestion, 4,096 events, and its hard limit, 51,200).
+ * Continue as new past this many history events (some 17 per request). A worker whose cache has
+ * no room for every node's mutex replays a mutex's whole history at the next request after an
+ * eviction, on the workflow thread every workflow shares: a 1,500-event history took about a
+ * second, so a rollout over more nodes than the cache holds slowed as the histories grew. 500
+ * keeps that replay short; continuing costs one workflow task and the carried state.
  */
-const HISTORY_LIMIT = 2_000;
+const HISTORY_LIMIT = 500;
 /**
  * The most bytes of state (JSON) carried through continue-as-new: the oldest answers are dropped
  * to stay under it (stateToCarry). Temporal refuses a payload over 2 MB and warns over 512 KB;

@@ -1,6 +1,10 @@
 // Samples the node mutexes' queues for weka_drives_node_mutex_queue_depth: the queue lives in the mutex
 // workflows, which cannot export metrics themselves, so every interval this lists the running
-// `weka-node/*` mutex workflows of our task queue and asks each for its state.
+// `weka-node/*` mutex workflows of our task queue and asks each busy one for its state. A query is
+// answered by a worker, which replays the whole history of a mutex it no longer caches (and evicts
+// another workflow for it); an idle mutex, with no workflow task and no activity pending, has
+// nothing queued (a queued request is taken at its next workflow task and run by an activity), so
+// the server's description of it is enough.
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { OperatorMetrics } from './metrics.js';
@@ -31,14 +35,19 @@ export function startMutexDepthSampler(o: {
       if (!wf.workflowId.startsWith(NODE_MUTEX_PREFIX)) continue;
       const node = wf.workflowId.slice(NODE_MUTEX_PREFIX.length);
       try {
-        const view = await o.temporal.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
-          o.temporal.workflow.getHandle(wf.workflowId).query(mutexStateQuery),
-        );
-        o.metrics.mutexQueueDepth.set({ node }, view.queue.length);
-        o.metrics.mutexBusy.set({ node }, view.running.length > 0 ? 1 : 0);
+        const handle = o.temporal.workflow.getHandle(wf.workflowId);
+        const { raw } = await handle.describe();
+        const idle = !raw.pendingWorkflowTask && (raw.pendingActivities ?? []).length === 0;
+        const view = idle
+          ? { queued: 0, running: 0 }
+          : await o.temporal
+              .withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(mutexStateQuery))
+              .then((v) => ({ queued: v.queue.length, running: v.running.length }));
+        o.metrics.mutexQueueDepth.set({ node }, view.queued);
+        o.metrics.mutexBusy.set({ node }, view.running > 0 ? 1 : 0);
         seen.add(node);
       } catch (err) {
-        // Closed between list and query, or no worker answered in time: no sample this round.
+        // Closed since the list, or no worker answered in time: no sample this round.
         o.logger.debug({ node, err }, 'mutex state query failed');
       }
     }

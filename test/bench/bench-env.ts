@@ -15,8 +15,9 @@ import { freePorts } from '../../deploy/local/ports.js';
 import { tailLog } from '../../deploy/local/processes.js';
 import { signSharedDrives } from '../../deploy/local/shared-drives.js';
 import { eventually, mapLimit } from '../support/async.js';
-import { createDriveContainers, isReady, listContainers } from '../support/containers.js';
-import { describeKubeError, kubeFailure } from '../../activities/kube/errors.js';
+import { pino } from 'pino';
+import { runListWatch } from '../../deploy/operator/watcher/list-watch.js';
+import { createDriveContainers, isReady, WEKA_CONTAINERS } from '../support/containers.js';
 import { gcOnSignalArgs, spawnOperator, type OperatorProcess } from '../support/operator-process.js';
 
 const run = promisify(execFile);
@@ -145,8 +146,11 @@ export function roundRobin(prefix: string, count: number, nodes: readonly string
 }
 
 /**
- * Polls the namespace until `count` containers satisfy `done`; returns when each was first seen
- * so (ms since the epoch). Fails after `timeoutMs`, or at once when `alive()` says the operator died.
+ * Watches the containers until `count` in the namespace satisfy `done`; returns when each was first
+ * seen so (ms since the epoch). A watch, not a poll: at thousands of containers every poll would
+ * list them all, and that load on the apiserver and on this process's two shared cores would slow
+ * the operator being measured. Fails after `timeoutMs`, or at once when `alive()` says the operator
+ * died.
  */
 export async function waitForContainers(
   kc: KubeConfig,
@@ -156,35 +160,43 @@ export async function waitForContainers(
     done: (c: WekaContainer) => boolean;
     what: string;
     timeoutMs: number;
-    pollMs: number;
     alive?: () => boolean;
     progress?: Log;
   },
 ): Promise<Map<string, number>> {
   const seen = new Map<string, number>();
-  return eventually(
-    `${o.count} containers ${o.what}`,
-    async () => {
-      if (o.alive && !o.alive()) throw new Error(`the operator exited while waiting for ${o.what}`);
-      // A list the busy apiserver times out (or any other transient failure) is asked again at the
-      // next poll; anything else ends the wait.
-      const items = await listContainers(kc, o.namespace).catch((err: unknown) => {
-        if (kubeFailure(err) !== 'transient') throw err;
-        o.progress?.(`  list of containers failed (${describeKubeError(err)}); asking again`);
-        return [];
-      });
-      const now = Date.now();
-      for (const c of items) if (o.done(c) && !seen.has(c.metadata.name!)) seen.set(c.metadata.name!, now);
-      return seen.size >= o.count ? seen : undefined;
-    },
-    o.timeoutMs,
-    {
-      intervalMs: o.pollMs,
-      progress: () => `${seen.size} of ${o.count} ${o.what}`,
-      log: o.progress ?? (() => undefined),
-      retryErrors: false,
-    },
-  );
+  const look = (raw: unknown) => {
+    const c = raw as WekaContainer;
+    const name = c.metadata?.name;
+    if (name && c.metadata?.namespace === o.namespace && !seen.has(name) && o.done(c)) seen.set(name, Date.now());
+  };
+  const abort = new AbortController();
+  const watching = runListWatch({
+    kubeConfig: kc,
+    ...WEKA_CONTAINERS,
+    handlers: { onList: (items) => items.forEach(look), onEvent: (type, obj) => type !== 'DELETED' && look(obj) },
+    logger: pino({ level: 'warn' }, pino.destination(2)),
+    signal: abort.signal,
+  });
+  try {
+    return await eventually(
+      `${o.count} containers ${o.what}`,
+      async () => {
+        if (o.alive && !o.alive()) throw new Error(`the operator exited while waiting for ${o.what}`);
+        return seen.size >= o.count ? seen : undefined;
+      },
+      o.timeoutMs,
+      {
+        intervalMs: 50,
+        progress: () => `${seen.size} of ${o.count} ${o.what}`,
+        log: o.progress ?? (() => undefined),
+        retryErrors: false,
+      },
+    );
+  } finally {
+    abort.abort();
+    await watching;
+  }
 }
 
 /** Nearest-rank percentile of an ascending list. */
@@ -214,7 +226,6 @@ export async function createAndWaitReady(
     placements: readonly ContainerPlacement[];
     clusterGUID: string;
     timeoutMs: number;
-    pollMs: number;
     log: Log;
     /** What each container asks for; SMALL_DRIVE_SPEC unless given. */
     drives?: typeof SMALL_DRIVE_SPEC;
@@ -229,7 +240,6 @@ export async function createAndWaitReady(
     done: isReady,
     what: 'Ready',
     timeoutMs: o.timeoutMs,
-    pollMs: o.pollMs,
     alive: () => op.running(),
     progress: o.log,
   }).catch((err: unknown) => {

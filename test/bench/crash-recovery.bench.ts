@@ -92,7 +92,6 @@ export async function runCrashRecovery(o: { samples: number; log: Log }): Promis
               done: (c) => c.metadata.name === victim && isAllocated(c),
               what: `allocated (${victim})`,
               timeoutMs: 120_000,
-              pollMs: 20,
             })
           ).get(victim)!;
           const runningAt = await logTimeOf(op, LOG_WORKER_RUNNING);
@@ -124,7 +123,6 @@ export async function runCrashRecovery(o: { samples: number; log: Log }): Promis
           done: isReady,
           what: 'Ready',
           timeoutMs: 180_000,
-          pollMs: 500,
         });
       }
     } finally {

@@ -120,9 +120,6 @@ export async function runIdleScale(o: {
         placements: roundRobin('idle', o.containers, nodes),
         clusterGUID: guid,
         timeoutMs: Math.max(600_000, o.containers * 2_000),
-        // Each poll lists every container: at 10,000 a list is tens of MB for the apiserver and this
-        // process to serialize and parse, so it runs less often the more there are (10 s at 10,000).
-        pollMs: Math.max(2_000, o.containers),
         log: o.log,
       });
       const rolloutMs = Math.max(...readyAt.values()) - t0;

@@ -142,7 +142,6 @@ export async function runLeaseBaseline(o: {
           done: isAllocated,
           what: 'allocated',
           timeoutMs: 300_000,
-          pollMs: 1_000,
           alive: () => op.running(),
         }).catch((err: unknown) => {
           throw new Error(
@@ -272,7 +271,6 @@ async function warmUp(kc: KubeConfig, client: Client, taskQueue: string): Promis
     done: isAllocated,
     what: 'allocated (warm-up)',
     timeoutMs: 60_000,
-    pollMs: 100,
   });
 }
 

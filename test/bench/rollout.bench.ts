@@ -95,7 +95,6 @@ export async function runRollout(o: {
           placements,
           clusterGUID: guid,
           timeoutMs: Math.max(300_000, o.containers * 3_000),
-          pollMs: 250,
           log: o.log,
           drives: driveSpec(o.drives),
         });
