@@ -5,13 +5,18 @@
 // another workflow for it); an idle mutex, with no workflow task and no activity pending, has
 // nothing queued (a queued request is taken at its next workflow task and run by an activity), so
 // the server's description of it is enough.
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { OperatorMetrics } from './metrics.js';
 import { mutexStateQuery, runningMutexesQuery } from '../../src/protocol.js';
 
 const NODE_MUTEX_PREFIX = 'weka-node/';
 const QUERY_DEADLINE_MS = 5_000;
+
+/** Idle as the server describes it: no workflow task and no activity pending, so nothing queued. */
+export function isIdleMutex({ raw }: WorkflowExecutionDescription): boolean {
+  return !raw.pendingWorkflowTask && (raw.pendingActivities ?? []).length === 0;
+}
 
 export interface MutexDepthSampler {
   /** One sample now (also what the timer runs). */
@@ -36,9 +41,7 @@ export function startMutexDepthSampler(o: {
       const node = wf.workflowId.slice(NODE_MUTEX_PREFIX.length);
       try {
         const handle = o.temporal.workflow.getHandle(wf.workflowId);
-        const { raw } = await handle.describe();
-        const idle = !raw.pendingWorkflowTask && (raw.pendingActivities ?? []).length === 0;
-        const view = idle
+        const view = isIdleMutex(await handle.describe())
           ? { queued: 0, running: 0 }
           : await o.temporal
               .withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(mutexStateQuery))
@@ -48,7 +51,7 @@ export function startMutexDepthSampler(o: {
         seen.add(node);
       } catch (err) {
         // Closed since the list, or no worker answered in time: no sample this round.
-        o.logger.debug({ node, err }, 'mutex state query failed');
+        o.logger.debug({ node, err }, 'mutex not sampled');
       }
     }
     // A mutex that ended (idle) has nothing queued: drop its series instead of keeping a stale value.

@@ -7,7 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OperatorMetrics } from '../../deploy/operator/metrics.js';
-import { startMutexDepthSampler } from '../../deploy/operator/mutex-depth.js';
+import { isIdleMutex, startMutexDepthSampler } from '../../deploy/operator/mutex-depth.js';
 import {
   mutexRequestSignal,
   mutexTaskQueue,
@@ -54,8 +54,7 @@ describe('node mutex depth sampler', () => {
       await eventually(
         'the mutex idle and visible',
         async () => {
-          const { raw } = await handle.describe();
-          if (raw.pendingWorkflowTask || (raw.pendingActivities ?? []).length > 0) return undefined;
+          if (!isIdleMutex(await handle.describe())) return undefined;
           for await (const wf of client.workflow.list({ query: runningMutexesQuery(taskQueue) }))
             if (wf.workflowId === handle.workflowId) return true;
           return undefined;
