@@ -60,6 +60,12 @@ export class OperatorMetrics {
     labelNames: ['kind', 'action', 'result'] as const,
     registers: [this.registry],
   });
+  readonly workflowsRestarted = new Counter({
+    name: 'weka_drives_workflows_restarted_total',
+    help: 'Lifecycle workflows the CR watcher started again because they ended (terminated, failed, timed out, completed) while their object still existed, by kind and how the run ended.',
+    labelNames: ['kind', 'status'] as const,
+    registers: [this.registry],
+  });
   /** What the watcher's bring-up admission holds, read at every scrape (unset: no watcher here). */
   private bringUps: (() => { inFlight: number; waiting: number }) | undefined;
   readonly bringUpsInFlight = new Gauge({

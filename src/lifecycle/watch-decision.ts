@@ -31,9 +31,10 @@ export interface WatchedObject {
 }
 
 /**
- * What this watcher process did for a uid. Forgotten on restart; `started`, `deleteSignalled`
- * and `workflowIdWritten` are also forgotten at every (re-)list, so a workflow that ended while
- * its object still exists is started again and a teardown that failed is asked for again.
+ * What this watcher process did for a uid. Forgotten on restart; `deleteSignalled` and
+ * `workflowIdWritten` are also forgotten at every (re-)list, so a teardown that failed is asked
+ * for again. `started` is forgotten when the workflow is seen to have ended while its object still
+ * exists (src/lifecycle/ended-workflows.ts), so it is started again.
  */
 export interface SeenState {
   started: boolean;
@@ -59,6 +60,13 @@ export interface LifecycleWorkflow {
   searchAttributes: { WekaContainer?: string; WekaNode?: string; WekaCluster?: string; WekaOperation?: string };
 }
 
+/** The lifecycle workflow type of each kind. */
+export const LIFECYCLE_WORKFLOW_TYPES: Readonly<Record<WatchedKind, string>> = {
+  WekaContainer: 'driveContainerWorkflow',
+  WekaManualOperation: 'signDrivesWorkflow',
+  WekaCluster: 'clusterWorkflow',
+};
+
 const SIGN_DRIVES_ACTION = 'sign-drives';
 /** An operation in one of these phases has run; it is never started again, only torn down. */
 const FINISHED_OPERATION_PHASES: readonly string[] = ['Succeeded', 'Failed'];
@@ -79,7 +87,7 @@ export function lifecycleWorkflowOf(obj: WatchedObject): LifecycleWorkflow | und
     case 'WekaContainer':
       if (obj.spec.mode !== 'drive') return undefined;
       return {
-        type: 'driveContainerWorkflow',
+        type: LIFECYCLE_WORKFLOW_TYPES.WekaContainer,
         id: containerWorkflowId(obj.uid),
         summary: `Drive container ${ref} on node ${obj.spec.nodeName ?? '(not yet placed)'}`,
         searchAttributes: {
@@ -91,14 +99,14 @@ export function lifecycleWorkflowOf(obj: WatchedObject): LifecycleWorkflow | und
     case 'WekaManualOperation':
       if (obj.spec.action !== SIGN_DRIVES_ACTION) return undefined;
       return {
-        type: 'signDrivesWorkflow',
+        type: LIFECYCLE_WORKFLOW_TYPES.WekaManualOperation,
         id: operationWorkflowId(obj.uid),
         summary: `Sign drives: operation ${ref}`,
         searchAttributes: { WekaOperation: ref },
       };
     case 'WekaCluster':
       return {
-        type: 'clusterWorkflow',
+        type: LIFECYCLE_WORKFLOW_TYPES.WekaCluster,
         id: clusterWorkflowId(obj.uid),
         summary: `Weka cluster ${ref}`,
         searchAttributes: { WekaCluster: ref },
@@ -116,9 +124,14 @@ export function firstSighting(obj: WatchedObject): SeenState {
   return { started: false, signalledGeneration: observed, deleteSignalled: false, workflowIdWritten: false };
 }
 
-/** At every (re-)list: forget what was done, keep which generation was signalled. */
+/**
+ * At every (re-)list: forget the signals and writes, keep which generation was signalled and that
+ * the workflow was started (one start call per object at every re-list would cost as many
+ * Temporal calls as there are objects, every time; the ended-workflow sweep finds the few that
+ * need one).
+ */
 export function forgetDone(seen: SeenState): SeenState {
-  return { ...seen, started: false, deleteSignalled: false, workflowIdWritten: false };
+  return { ...seen, deleteSignalled: false, workflowIdWritten: false };
 }
 
 function isFinished(obj: WatchedObject): boolean {

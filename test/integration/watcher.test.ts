@@ -10,7 +10,8 @@ import {
 } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
+import { OperatorMetrics } from '../../deploy/operator/metrics.js';
+import { startWatcher, type RunningWatcher, type WatcherOptions } from '../../deploy/operator/watcher/watcher.js';
 import { FINALIZER, FIELD_MANAGER, type ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually, sleep } from '../support/async.js';
 import { kubeConfig, uniqueNamespace } from '../support/harness.js';
@@ -52,12 +53,15 @@ afterAll(async () => {
   await op?.stop();
 });
 
-async function watcher(): Promise<RunningWatcher> {
+async function watcher(
+  options: Pick<WatcherOptions, 'resyncMs' | 'endedSweepMs' | 'metrics'> = {},
+): Promise<RunningWatcher> {
   const w = startWatcher({
     kubeConfig: kubeConfig(),
     temporal: op.client,
     taskQueue: op.deps.taskQueue,
     logger: pino({ level: process.env.WATCHER_TEST_LOG ?? 'warn' }),
+    ...options,
   });
   running.push(w);
   await w.ready;
@@ -101,6 +105,18 @@ async function eventReasons(ref: ObjectRef): Promise<string[]> {
 async function virtualDrivesOnNode(): Promise<string[]> {
   const all = await Promise.all(DEVICES.map((d) => showDevice(node, d.path)));
   return all.flatMap((d) => d.virtualDrives.map((v) => v.virtualUUID));
+}
+
+/** Waits (a minute at most) for a new run of the container's workflow, running; returns its id. */
+async function runningAgain(uid: string, previousRun: string): Promise<string> {
+  return eventually(
+    'the workflow running again',
+    async () => {
+      const d = await op.client.workflow.getHandle(containerWorkflowId(uid)).describe();
+      return d.runId !== previousRun && d.status.name === 'RUNNING' ? d.runId : undefined;
+    },
+    60_000,
+  );
 }
 
 describe('the CR watcher', () => {
@@ -245,6 +261,72 @@ describe('the CR watcher', () => {
       const left = await virtualDrivesOnNode();
       for (const v of mine) expect(left).not.toContain(v);
       expect(await eventReasons(ref)).toContain('TeardownRequested');
+    },
+  );
+
+  it(
+    'starts a workflow terminated while its object exists again within a minute, with a Warning Event, and the container keeps its drives',
+    { timeout: 240_000 },
+    async () => {
+      await watcher();
+      const ref = { namespace: await uniqueNamespace('watch-ended'), name: 'drive-0' };
+      const uid = await createContainer(ref, SPEC);
+      const ready = await waitForPhase(ref, 'Ready', 150_000);
+      const drives = ready.status!.allocations!.virtualDrives!.map((d) => d.virtualUUID).sort();
+      const handle = op.client.workflow.getHandle(containerWorkflowId(uid));
+      const firstRun = (await handle.describe()).runId;
+
+      // What the Temporal UI's Terminate does: the run ends at once, with no cleanup of its own.
+      const terminatedAt = Date.now();
+      await handle.terminate('terminated from the Temporal UI');
+      const secondRun = await runningAgain(uid, firstRun);
+      console.log(`terminated workflow running again after ${Date.now() - terminatedAt} ms`);
+      expect(await runsOf(containerWorkflowId(uid))).toEqual(expect.arrayContaining([firstRun, secondRun]));
+      const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: ref.namespace });
+      const ended = events.items.filter((e) => e.involvedObject.name === ref.name && e.reason === 'WorkflowEnded');
+      expect(ended).toHaveLength(1);
+      expect(ended[0]!.type).toBe('Warning');
+      expect(ended[0]!.message).toContain(firstRun);
+      expect(ended[0]!.message).toMatch(/terminated/);
+
+      // The new run picks up the recorded state: same drives, none released, Ready again.
+      const again = await waitForPhase(ref, 'Ready', 120_000);
+      expect(again.status!.allocations!.virtualDrives!.map((d) => d.virtualUUID).sort()).toEqual(drives);
+      expect((await virtualDrivesOnNode()).filter((v) => drives.includes(v)).sort()).toEqual(drives);
+
+      await deleteContainer(ref);
+      await waitGone(ref, 120_000);
+      expect((await virtualDrivesOnNode()).filter((v) => drives.includes(v))).toEqual([]);
+    },
+  );
+
+  it(
+    'makes no start call for a running workflow at a re-list, and starts each again when Temporal has fewer running than it started',
+    { timeout: 240_000 },
+    async () => {
+      const metrics = new OperatorMetrics();
+      const starts = async () =>
+        (await metrics.watcherActions.get()).values
+          .filter((v) => v.labels.action === 'startWorkflow' && v.labels.kind === 'WekaContainer')
+          .reduce((sum, v) => sum + v.value, 0);
+      // Re-lists every 2 s; the ended-workflow sweep is kept out of the way.
+      await watcher({ resyncMs: 2_000, endedSweepMs: 3_600_000, metrics });
+      const ref = { namespace: await uniqueNamespace('watch-relist'), name: 'drive-0' };
+      const uid = await createContainer(ref, SPEC);
+      await waitForPhase(ref, 'Ready', 150_000);
+      const before = await starts();
+      await sleep(7_000);
+      expect(await starts()).toBe(before);
+
+      // A run gone without the sweep noticing (a replaced Temporal store looks the same to a
+      // re-list): fewer running than started, so the next re-list starts each object again.
+      const handle = op.client.workflow.getHandle(containerWorkflowId(uid));
+      const firstRun = (await handle.describe()).runId;
+      await handle.terminate('gone without a trace');
+      await runningAgain(uid, firstRun);
+      await waitForPhase(ref, 'Ready', 120_000);
+      await deleteContainer(ref);
+      await waitGone(ref, 120_000);
     },
   );
 

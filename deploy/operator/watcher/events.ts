@@ -15,6 +15,7 @@ export async function recordWatcherEvent(
   reason: string,
   message: string,
   occurrence: string | number,
+  type: 'Normal' | 'Warning' = 'Normal',
 ): Promise<void> {
   const now = new Date();
   const event: CoreV1Event = {
@@ -26,7 +27,7 @@ export async function recordWatcherEvent(
       namespace: obj.namespace,
       uid: obj.uid,
     },
-    type: 'Normal',
+    type,
     reason,
     message: message.slice(0, 1024),
     source: { component: 'weka-drives-watcher' },

@@ -11,7 +11,7 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 export interface ListWatchHandlers {
   /** Every object that exists now: at start, after a 410 Gone or a failed list, and at each resync. */
-  onList(items: unknown[]): void;
+  onList(items: unknown[]): void | Promise<void>;
   onEvent(type: WatchEventType, obj: unknown): void;
 }
 
@@ -87,7 +87,7 @@ export async function runListWatch(o: ListWatchOptions): Promise<void> {
     resourceVersion = version;
     listedAt = Date.now();
     log.debug({ count: items.length, resourceVersion }, 'listed');
-    o.handlers.onList(items);
+    await o.handlers.onList(items);
   }
 
   while (!o.signal.aborted) {

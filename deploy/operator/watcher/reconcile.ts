@@ -66,12 +66,56 @@ export class Reconciler {
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
-  /** A fresh list: forget the uids that are gone, and what was done for the others. */
-  relisted(uids: ReadonlySet<string>): void {
+  /**
+   * A fresh list: forget the uids that are gone, and what was done for the others; with
+   * `forgetStarted`, also that their workflows were started, so each is started again.
+   */
+  relisted(uids: ReadonlySet<string>, forgetStarted: boolean): void {
     for (const [uid, state] of this.seen) {
-      if (uids.has(uid)) this.seen.set(uid, forgetDone(state));
-      else this.seen.delete(uid);
+      if (!uids.has(uid)) this.seen.delete(uid);
+      else this.seen.set(uid, forgetStarted ? { ...forgetDone(state), started: false } : forgetDone(state));
     }
+  }
+
+  /** How many of these uids this process started a workflow for. */
+  startedCount(uids: ReadonlySet<string>): number {
+    let n = 0;
+    for (const uid of uids) if (this.seen.get(uid)?.started) n++;
+    return n;
+  }
+
+  /**
+   * The object's workflow run ended while the object still exists: forget that it was started (or
+   * told to tear down), so handling it again does that again. Returns whether it will; when so,
+   * records a Warning Event (one per ended run) saying what happened.
+   */
+  async workflowEnded(obj: WatchedObject, run: { runId: string; status: string }): Promise<boolean> {
+    const before = this.seen.get(obj.uid) ?? firstSighting(obj);
+    const state: SeenState = { ...before, started: false, deleteSignalled: false };
+    this.seen.set(obj.uid, state);
+    const workflow = lifecycleWorkflowOf(obj);
+    const again = decideWatchActions(obj, state, this.deps.enabled).some(
+      (a) => a.type === 'startWorkflow' || a.type === 'signalDelete',
+    );
+    if (!again || !workflow) return false;
+    const log = this.deps.logger.child({
+      kind: obj.kind,
+      namespace: obj.namespace,
+      name: obj.name,
+      workflowId: workflow.id,
+    });
+    const status = run.status.toLowerCase().replace(/_/g, ' ');
+    log.warn({ runId: run.runId, status }, 'its lifecycle workflow ended while the object exists: starting it again');
+    this.deps.metrics?.workflowsRestarted.inc({ kind: obj.kind, status: run.status });
+    await this.event(
+      obj,
+      'WorkflowEnded',
+      `workflow ${workflow.id} (run ${run.runId}) ended (${status}) while this object exists; the operator starts it again`,
+      run.runId,
+      log,
+      'Warning',
+    );
+    return true;
   }
 
   forget(uid: string): void {
@@ -274,9 +318,10 @@ export class Reconciler {
     message: string,
     occurrence: string | number,
     log: Logger,
+    type: 'Normal' | 'Warning' = 'Normal',
   ): Promise<void> {
     try {
-      await recordWatcherEvent(this.deps.api.core, obj, reason, message, occurrence);
+      await recordWatcherEvent(this.deps.api.core, obj, reason, message, occurrence, type);
     } catch (err) {
       // An Event is for people; failing to record one must not make the action count as failed.
       log.debug({ reason, err }, 'could not record an Event');

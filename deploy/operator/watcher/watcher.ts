@@ -16,12 +16,15 @@ import {
 } from '../../../src/settings/operator-config.js';
 import {
   DEFAULT_WATCHED_KINDS,
+  LIFECYCLE_WORKFLOW_TYPES,
   lifecycleWorkflowOf,
   watchedObjectOf,
   type WatchedKind,
   type WatchedObject,
 } from '../../../src/lifecycle/watch-decision.js';
 import type { OperatorMetrics } from '../metrics.js';
+import { runningWorkflowsQuery } from '../../../src/lifecycle/ended-workflows.js';
+import { runEndedWorkflowSweep } from './ended-workflows.js';
 import { runListWatch } from './list-watch.js';
 import { Reconciler } from './reconcile.js';
 import { KeyedWorkQueue } from './work-queue.js';
@@ -41,6 +44,8 @@ export interface WatcherOptions {
   resyncMs?: number;
   /** Drive containers brought up at once, and how long one counts at most (the defaults unset). */
   bringUps?: AdmissionLimits;
+  /** How often Temporal is asked which lifecycle workflows ended while their object exists. */
+  endedSweepMs?: number;
 }
 
 export interface RunningWatcher {
@@ -97,13 +102,36 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
   o.metrics?.readBringUpsFrom(() => ({ inFlight: admission.inFlight(), waiting: admission.waitingCount() }));
   admissionTimer.unref();
 
+  /** Per kind, the uids the queue may hold, so a re-list can drop the ones that vanished. */
+  const known = new Map<WatchedKind, Set<string>>(kinds.map((kind) => [kind, new Set<string>()]));
+  /**
+   * At a re-list, whether every workflow this process started may be gone without a trace (fewer
+   * run than it started: Temporal's store was replaced, say), so each is started again; the
+   * ended-workflow sweep finds the ones that merely ended.
+   */
+  const workflowsMissing = async (kind: WatchedKind, uids: ReadonlySet<string>): Promise<boolean> => {
+    const started = reconcilers.get(kind)!.startedCount(uids);
+    if (started === 0) return false;
+    try {
+      const { count } = await o.temporal.workflow.count(
+        runningWorkflowsQuery(LIFECYCLE_WORKFLOW_TYPES[kind], o.taskQueue),
+      );
+      if (count >= started) return false;
+      logger.warn(
+        { kind, running: count, started },
+        'fewer lifecycle workflows run than were started: starting each again',
+      );
+    } catch (err) {
+      logger.warn({ kind, err }, 'could not count the running lifecycle workflows: starting each again');
+    }
+    return true;
+  };
+
   let ready = false;
   const listed = kinds.map((kind) => {
     let resolveListed!: () => void;
     const firstList = new Promise<void>((resolve) => (resolveListed = resolve));
     const reconciler = reconcilers.get(kind)!;
-    // The uids of this kind the queue may hold, so a re-list can drop the ones that vanished.
-    let known = new Set<string>();
     const loop = runListWatch({
       kubeConfig: o.kubeConfig,
       group: API_GROUP,
@@ -114,20 +142,20 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
       ...(o.backoff ? { backoff: o.backoff } : {}),
       ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
       handlers: {
-        onList(items) {
+        async onList(items) {
           const objects = items
             .map((item) => watchedObjectOf(kind, item))
             .filter((x): x is WatchedObject => x !== undefined);
           const uids = new Set(objects.map((x) => x.uid));
           // Gone while the watch was down: their workflows removed the finalizer already, or
           // they never had one. Nothing to do, and nothing to retry.
-          for (const uid of known)
+          for (const uid of known.get(kind)!)
             if (!uids.has(uid)) {
               queue.forget(uid);
               if (kind === 'WekaContainer') wake(admission.forget(uid, Date.now()));
             }
-          known = uids;
-          reconciler.relisted(uids);
+          known.set(kind, uids);
+          reconciler.relisted(uids, await workflowsMissing(kind, uids));
           const now = Date.now();
           for (const x of objects) {
             if (hasBringUp(kind, x)) wake(admission.observe(x, now));
@@ -140,12 +168,12 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
           if (!obj) return;
           if (type === 'DELETED') {
             // Gone from the apiserver: its workflow removed the finalizer, or it never had one.
-            known.delete(obj.uid);
+            known.get(kind)!.delete(obj.uid);
             reconciler.forget(obj.uid);
             queue.forget(obj.uid);
             if (kind === 'WekaContainer') wake(admission.forget(obj.uid, Date.now()));
           } else {
-            known.add(obj.uid);
+            known.get(kind)!.add(obj.uid);
             if (hasBringUp(kind, obj)) wake(admission.observe(obj, Date.now()));
             queue.add(obj.uid, obj);
           }
@@ -162,13 +190,37 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
       logger.info({ kinds }, 'watcher ready: every object listed and handled once');
     });
 
+  // A workflow ended while its object exists (terminated in the Temporal UI, say): start it again.
+  const aborted = new Promise<void>((resolve) =>
+    abort.signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
+  const sweep = Promise.race([readyPromise, aborted]).then(() =>
+    runEndedWorkflowSweep({
+      temporal: o.temporal,
+      workflowTypes: kinds.map((kind) => LIFECYCLE_WORKFLOW_TYPES[kind]),
+      logger,
+      signal: abort.signal,
+      isLive: (uid) => kinds.some((kind) => known.get(kind)!.has(uid)),
+      async restart(run) {
+        const kind = kinds.find((k) => k === run.kind);
+        if (!kind) return false;
+        const obj = watchedObjectOf(kind, await api.get(kind, { namespace: run.namespace, name: run.name }));
+        if (!obj || obj.uid !== run.uid) return false;
+        if (!(await reconcilers.get(kind)!.workflowEnded(obj, run))) return false;
+        queue.add(obj.uid, obj);
+        return true;
+      },
+      ...(o.endedSweepMs !== undefined ? { intervalMs: o.endedSweepMs } : {}),
+    }),
+  );
+
   return {
     ready: readyPromise,
     isReady: () => ready,
     async stop() {
       clearInterval(admissionTimer);
       abort.abort();
-      await Promise.all(listed.map((l) => l.loop));
+      await Promise.all([...listed.map((l) => l.loop), sweep.catch(() => undefined)]);
       await queue.stop();
     },
   };

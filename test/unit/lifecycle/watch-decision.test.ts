@@ -269,9 +269,9 @@ describe("the watcher's memory", () => {
     expect(decideWatchActions({ ...obj, finalizers: [FINALIZER] }, state, DEFAULTS)).toEqual([]);
   });
 
-  it('after a re-list, starts again (a workflow that ended is started anew) but does not re-signal', () => {
+  it('after a re-list, asks for a teardown again but neither starts again nor re-signals a spec change', () => {
     const state = forgetDone(seen({ signalledGeneration: 3, deleteSignalled: true }));
-    expect(types(decideWatchActions(container({ generation: 3 }), state, DEFAULTS))).toEqual(['startWorkflow']);
+    expect(types(decideWatchActions(container({ generation: 3 }), state, DEFAULTS))).toEqual([]);
     expect(types(decideWatchActions(container({ generation: 3, deleting: true }), state, DEFAULTS))).toEqual([
       'signalDelete',
     ]);

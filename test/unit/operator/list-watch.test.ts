@@ -81,7 +81,9 @@ describe('runListWatch', () => {
       signal: abort.signal,
       backoff: { initialMs: 10, maxMs: 20 },
       handlers: {
-        onList: (items) => lists.push(items.map((i) => (i as ReturnType<typeof obj>).metadata.resourceVersion)),
+        onList: (items) => {
+          lists.push(items.map((i) => (i as ReturnType<typeof obj>).metadata.resourceVersion));
+        },
         onEvent: (type, o) => events.push([type, (o as ReturnType<typeof obj>).metadata.resourceVersion]),
       },
     });
