@@ -165,8 +165,7 @@ export async function waitForContainers(
   },
 ): Promise<Map<string, number>> {
   const seen = new Map<string, number>();
-  const look = (raw: unknown) => {
-    const c = raw as WekaContainer;
+  const look = (c: WekaContainer) => {
     const name = c.metadata?.name;
     if (name && c.metadata?.namespace === o.namespace && !seen.has(name) && o.done(c)) seen.set(name, Date.now());
   };
@@ -174,7 +173,11 @@ export async function waitForContainers(
   const watching = runListWatch({
     kubeConfig: kc,
     ...WEKA_CONTAINERS,
-    handlers: { onList: (items) => items.forEach(look), onEvent: (type, obj) => type !== 'DELETED' && look(obj) },
+    handlers: {
+      parse: (raw) => raw as WekaContainer,
+      onList: (items) => items.forEach(look),
+      onEvent: (type, obj) => type !== 'DELETED' && look(obj),
+    },
     logger: pino({ level: 'warn' }, pino.destination(2)),
     signal: abort.signal,
   });

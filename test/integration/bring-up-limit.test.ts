@@ -62,6 +62,13 @@ async function quiet(op: OperatorProcess): Promise<void> {
   );
 }
 
+/** The watcher's startWorkflow actions so far: made, and held back by the bring-up limit. */
+async function startCalls(op: OperatorProcess): Promise<{ ok: number; held: number }> {
+  const series = (result: string) =>
+    op.metricWith('weka_drives_watcher_actions_total', { kind: 'WekaContainer', action: 'startWorkflow', result });
+  return { ok: await series('ok'), held: await series('held') };
+}
+
 const spec = (node: string) => ({ nodeName: node, driveCores: 1, numDrives: 1, driveCapacity: 384 });
 
 describe('bringing up a burst of drive containers', () => {
@@ -77,6 +84,7 @@ describe('bringing up a burst of drive containers', () => {
       // The hold outlasts a bring-up here many times over, so none of the burst stops counting.
       operator = await startOperator(LIMIT, 60, port!);
       await quiet(operator);
+      const before = await startCalls(operator);
       const kc = kubeConfig();
       const ns = await uniqueNamespace('bringup');
       const refs = await createDriveContainers(
@@ -111,6 +119,10 @@ describe('bringing up a burst of drive containers', () => {
       expect(queuedEvents[0]!.message).toMatch(/at most 2 drive containers at once/);
       expect(mostWaiting, 'weka_drives_bringups_waiting during the burst').toBeGreaterThan(0);
       await quiet(operator);
+      // One start call per container; each time one was held back counts apart, as held.
+      const after = await startCalls(operator);
+      expect(after.ok - before.ok, 'startWorkflow calls made').toBe(COUNT);
+      expect(after.held - before.held, 'startWorkflow held back by the limit').toBeGreaterThanOrEqual(COUNT - LIMIT);
 
       await deleteContainers(kc, refs);
       for (const r of refs) await waitGone(r, 120_000);

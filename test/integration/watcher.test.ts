@@ -307,7 +307,9 @@ describe('the CR watcher', () => {
       const metrics = new OperatorMetrics();
       const starts = async () =>
         (await metrics.watcherActions.get()).values
-          .filter((v) => v.labels.action === 'startWorkflow' && v.labels.kind === 'WekaContainer')
+          .filter(
+            (v) => v.labels.action === 'startWorkflow' && v.labels.kind === 'WekaContainer' && v.labels.result === 'ok',
+          )
           .reduce((sum, v) => sum + v.value, 0);
       // Re-lists every 2 s; the ended-workflow sweep is kept out of the way.
       await watcher({ resyncMs: 2_000, endedSweepMs: 3_600_000, metrics });

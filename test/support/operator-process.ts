@@ -64,6 +64,8 @@ export interface OperatorProcess {
   metrics(): Promise<Map<string, number>>;
   /** The sum of every sample of one metric, labelled or not (e.g. a counter per task queue). */
   metricSum(name: string): Promise<number>;
+  /** The sum of the samples of one metric whose labels include these; 0 if none. */
+  metricWith(name: string, labels: Readonly<Record<string, string>>): Promise<number>;
   /** A full GC of the operator's main thread (it must run with gcOnSignalArgs), then a moment for it to finish. */
   collectGarbage(): Promise<void>;
   /**
@@ -149,6 +151,11 @@ export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOption
     async metricSum(name) {
       return (await scrape(url)).filter((x) => x.name === name).reduce((sum, x) => sum + x.value, 0);
     },
+    async metricWith(name, labels) {
+      return (await scrape(url))
+        .filter((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v))
+        .reduce((sum, x) => sum + x.value, 0);
+    },
     async collectGarbage() {
       process.kill(await operatorPid(server, main), 'SIGWINCH');
       await sleep(2_000);
@@ -162,12 +169,21 @@ export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOption
 }
 
 /** Every sample of the operator's /metrics: its metric's name, whether it has labels, its value. */
-async function scrape(url: string): Promise<{ name: string; labelled: boolean; value: number }[]> {
+interface Sample {
+  name: string;
+  labelled: boolean;
+  labels: Record<string, string>;
+  value: number;
+}
+
+async function scrape(url: string): Promise<Sample[]> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const samples = [];
+  const samples: Sample[] = [];
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? ([0-9.eE+-]+)$/.exec(line);
-    if (m) samples.push({ name: m[1]!, labelled: m[2] !== undefined, value: Number(m[3]) });
+    if (!m) continue;
+    const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1]!, l[2]!]));
+    samples.push({ name: m[1]!, labelled: m[2] !== undefined, labels, value: Number(m[3]) });
   }
   return samples;
 }

@@ -3,7 +3,6 @@
 // each whose object the watcher still has is handed to `restart` (src/lifecycle/ended-workflows.ts
 // says which, and paces an object whose workflow keeps ending). One query per interval, whatever
 // the number of objects: the periodic re-list needs no start call per object for this.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import {
@@ -13,6 +12,7 @@ import {
   type EndedRun,
   type RestartPacing,
 } from '../../../src/lifecycle/ended-workflows.js';
+import { pause } from './pause.js';
 
 export interface EndedWorkflowSweepOptions {
   temporal: Client;
@@ -52,7 +52,7 @@ export async function runEndedWorkflowSweep(o: EndedWorkflowSweepOptions): Promi
   const log = o.logger.child({ component: 'ended-workflow-sweep' });
   const intervalMs = o.intervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
   while (!o.signal.aborted) {
-    await sleep(intervalMs, undefined, { signal: o.signal }).catch(() => undefined);
+    await pause(intervalMs, o.signal);
     if (o.signal.aborted) break;
     const queriedAt = Date.now();
     let runs: EndedRun[];

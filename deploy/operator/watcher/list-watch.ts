@@ -2,25 +2,30 @@
 // list's resourceVersion; a watch that ends (server timeout, dropped connection, error) resumes
 // from the last resourceVersion seen; a 410 Gone (that version is compacted away) lists again;
 // every failure waits a jittered, capped back-off. A periodic re-list (resync) lets the handler
-// converge on anything a bug or a lost update could have left behind.
+// converge on anything a bug or a lost update could have left behind. Each listed or watched
+// object is parsed into what the handler keeps as soon as it arrives, so a list of thousands holds
+// one page of raw objects at a time, never all of them.
 import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from '../../../src/backoff.js';
+import { pause } from './pause.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-export interface ListWatchHandlers {
+export interface ListWatchHandlers<T> {
+  /** What the handler keeps of one raw object; undefined skips the object. */
+  parse(raw: unknown): T | undefined;
   /** Every object that exists now: at start, after a 410 Gone or a failed list, and at each resync. */
-  onList(items: unknown[]): void | Promise<void>;
-  onEvent(type: WatchEventType, obj: unknown): void;
+  onList(items: T[]): void | Promise<void>;
+  onEvent(type: WatchEventType, obj: T): void;
 }
 
-export interface ListWatchOptions {
+export interface ListWatchOptions<T> {
   kubeConfig: KubeConfig;
   group: string;
   version: string;
   plural: string;
-  handlers: ListWatchHandlers;
+  handlers: ListWatchHandlers<T>;
   logger: Logger;
   signal: AbortSignal;
   backoff?: Backoff;
@@ -28,10 +33,12 @@ export interface ListWatchOptions {
   resyncMs?: number;
   /** The server ends each watch after this long; it is then resumed. */
   watchTimeoutSeconds?: number;
+  /** Objects asked for in each page of a list. */
+  listPageSize?: number;
 }
 
 const DEFAULT_RESYNC_MS = 10 * 60_000;
-const LIST_PAGE = 500;
+const DEFAULT_LIST_PAGE = 500;
 /** A watch that ends sooner than this without an event counts as a failure, so it cannot spin. */
 const SHORT_WATCH_MS = 1_000;
 
@@ -53,7 +60,7 @@ function isGone(err: unknown): boolean {
 }
 
 /** Runs until `signal` aborts. */
-export async function runListWatch(o: ListWatchOptions): Promise<void> {
+export async function runListWatch<T>(o: ListWatchOptions<T>): Promise<void> {
   const api = o.kubeConfig.makeApiClient(CustomObjectsApi);
   const watch = new Watch(o.kubeConfig);
   const path = `/apis/${o.group}/${o.version}/${o.plural}`;
@@ -64,7 +71,7 @@ export async function runListWatch(o: ListWatchOptions): Promise<void> {
   let failures = 0;
 
   async function list(): Promise<void> {
-    const items: unknown[] = [];
+    const items: T[] = [];
     let next: string | undefined;
     let version: string | undefined;
     do {
@@ -72,13 +79,16 @@ export async function runListWatch(o: ListWatchOptions): Promise<void> {
         group: o.group,
         version: o.version,
         plural: o.plural,
-        limit: LIST_PAGE,
+        limit: o.listPageSize ?? DEFAULT_LIST_PAGE,
         ...(next ? { _continue: next } : {}),
       })) as {
         items?: unknown[];
         metadata?: { resourceVersion?: string; continue?: string };
       };
-      items.push(...(page.items ?? []));
+      for (const raw of page.items ?? []) {
+        const item = o.handlers.parse(raw);
+        if (item !== undefined) items.push(item);
+      }
       version = page.metadata?.resourceVersion;
       next = page.metadata?.continue || undefined;
     } while (next && !o.signal.aborted);
@@ -118,31 +128,17 @@ export async function runListWatch(o: ListWatchOptions): Promise<void> {
       failures++;
       const delayMs = backoffDelay(failures, o.backoff ?? DEFAULT_BACKOFF);
       log.warn({ err, failures, delayMs }, 'list/watch failed; retrying');
-      await sleep(delayMs, o.signal);
+      await pause(delayMs, o.signal);
     }
   }
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
-function watchOnce(
+function watchOnce<T>(
   watch: Watch,
   path: string,
   fromVersion: string,
   timeoutSeconds: number,
-  handlers: ListWatchHandlers,
+  handlers: ListWatchHandlers<T>,
   signal: AbortSignal,
 ): Promise<WatchOutcome> {
   return new Promise((resolve) => {
@@ -177,7 +173,8 @@ function watchOnce(
       if (type === 'BOOKMARK') return;
       if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
       outcome.events++;
-      handlers.onEvent(type, obj);
+      const item = handlers.parse(obj);
+      if (item !== undefined) handlers.onEvent(type, item);
     };
     watch
       .watch(

@@ -55,8 +55,11 @@ export interface ReconcilerDeps {
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const SEARCH_ATTRIBUTE_KEYS = { WekaContainer, WekaNode, WekaCluster, WekaOperation } as const;
 
-/** Whether the remaining actions still apply: false when the object vanished or began deleting. */
-type Proceed = boolean;
+/**
+ * What became of one action: `done`, the remaining actions still apply; `stop`, they do not (the
+ * object vanished or began deleting); `held`, the bring-up limit holds the start back for now.
+ */
+type Outcome = 'done' | 'stop' | 'held';
 
 /** One per watched kind: what this process did for each uid of that kind. */
 export class Reconciler {
@@ -98,12 +101,7 @@ export class Reconciler {
       (a) => a.type === 'startWorkflow' || a.type === 'signalDelete',
     );
     if (!again || !workflow) return false;
-    const log = this.deps.logger.child({
-      kind: obj.kind,
-      namespace: obj.namespace,
-      name: obj.name,
-      workflowId: workflow.id,
-    });
+    const log = this.logFor(obj, workflow);
     const status = run.status.toLowerCase().replace(/_/g, ' ');
     log.warn({ runId: run.runId, status }, 'its lifecycle workflow ended while the object exists: starting it again');
     this.deps.metrics?.workflowsRestarted.inc({ kind: obj.kind, status: run.status });
@@ -127,28 +125,36 @@ export class Reconciler {
     const actions = decideWatchActions(obj, this.seen.get(obj.uid), this.deps.enabled);
     const workflow = lifecycleWorkflowOf(obj);
     if (actions.length === 0 || !workflow) return;
-    const log = this.deps.logger.child({
+    const log = this.logFor(obj, workflow);
+    let state = this.seen.get(obj.uid) ?? firstSighting(obj);
+    for (const action of actions) {
+      let outcome: Outcome;
+      try {
+        outcome = await this.execute(action, obj, workflow, log);
+        this.deps.metrics?.watcherActions.inc({
+          kind: obj.kind,
+          action: action.type,
+          result: outcome === 'held' ? 'held' : 'ok',
+        });
+      } catch (err) {
+        this.deps.metrics?.watcherActions.inc({ kind: obj.kind, action: action.type, result: 'error' });
+        log.warn({ action: action.type, err }, 'watcher action failed; will retry');
+        throw err;
+      }
+      if (outcome !== 'done') return;
+      state = recordDone(state, action);
+      this.seen.set(obj.uid, state);
+    }
+  }
+
+  private logFor(obj: WatchedObject, workflow: LifecycleWorkflow): Logger {
+    return this.deps.logger.child({
       kind: obj.kind,
       namespace: obj.namespace,
       name: obj.name,
       workflowId: workflow.id,
       ...(obj.spec.nodeName ? { node: obj.spec.nodeName } : {}),
     });
-    let state = this.seen.get(obj.uid) ?? firstSighting(obj);
-    for (const action of actions) {
-      let proceed: Proceed;
-      try {
-        proceed = await this.execute(action, obj, workflow, log);
-        this.deps.metrics?.watcherActions.inc({ kind: obj.kind, action: action.type, result: 'ok' });
-      } catch (err) {
-        this.deps.metrics?.watcherActions.inc({ kind: obj.kind, action: action.type, result: 'error' });
-        log.warn({ action: action.type, err }, 'watcher action failed; will retry');
-        throw err;
-      }
-      if (!proceed) return;
-      state = recordDone(state, action);
-      this.seen.set(obj.uid, state);
-    }
   }
 
   private async execute(
@@ -156,20 +162,20 @@ export class Reconciler {
     obj: WatchedObject,
     workflow: LifecycleWorkflow,
     log: Logger,
-  ): Promise<Proceed> {
+  ): Promise<Outcome> {
     const ref = { namespace: obj.namespace, name: obj.name };
     switch (action.type) {
       case 'addFinalizer':
-        return this.addFinalizer(obj, log);
+        return (await this.addFinalizer(obj, log)) ? 'done' : 'stop';
       case 'startWorkflow': {
         const admission = this.deps.admission?.admit(obj, Date.now()) ?? { admitted: true };
         if (!admission.admitted) {
           await this.markQueued(obj, admission, log);
-          return false;
+          return 'held';
         }
         await this.deps.temporal.workflow.start(workflow.type, this.startOptions(obj, workflow));
         log.debug('workflow started (or already running)');
-        return true;
+        return 'done';
       }
       case 'signalSpecChanged':
         await this.deps.temporal.workflow.signalWithStart(workflow.type, {
@@ -185,7 +191,7 @@ export class Reconciler {
           action.generation,
           log,
         );
-        return true;
+        return 'done';
       case 'signalDelete':
         // With start: a workflow that never ran (created and deleted while no watcher ran) or
         // that ended starts now and goes straight to its teardown, which removes the finalizer.
@@ -202,12 +208,12 @@ export class Reconciler {
           'deletion',
           log,
         );
-        return true;
+        return 'done';
       case 'writeWorkflowId':
         try {
           await this.deps.api.applyStatus(obj.kind, ref, { workflowID: action.workflowId }, FIELD_MANAGER.watcher);
         } catch (err) {
-          if (isNotFound(err)) return false;
+          if (isNotFound(err)) return 'stop';
           throw err;
         }
         log.info('workflow id written to status');
@@ -218,7 +224,7 @@ export class Reconciler {
           'workflow',
           log,
         );
-        return true;
+        return 'done';
     }
   }
 
@@ -277,9 +283,10 @@ export class Reconciler {
   /**
    * Adds our finalizer by a JSON merge patch of metadata.finalizers, conditional on the
    * resourceVersion read (so another writer's finalizers are never dropped), only if absent,
-   * as the watcher's field manager (so managedFields show who added it).
+   * as the watcher's field manager (so managedFields show who added it). Resolves false when the
+   * object vanished or began deleting.
    */
-  private async addFinalizer(obj: WatchedObject, log: Logger): Promise<Proceed> {
+  private async addFinalizer(obj: WatchedObject, log: Logger): Promise<boolean> {
     const ref = { namespace: obj.namespace, name: obj.name };
     for (let attempt = 0; attempt < 10; attempt++) {
       const current = await this.deps.api.get(obj.kind, ref);

@@ -142,10 +142,8 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
       ...(o.backoff ? { backoff: o.backoff } : {}),
       ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
       handlers: {
-        async onList(items) {
-          const objects = items
-            .map((item) => watchedObjectOf(kind, item))
-            .filter((x): x is WatchedObject => x !== undefined);
+        parse: (raw) => watchedObjectOf(kind, raw),
+        async onList(objects) {
           const uids = new Set(objects.map((x) => x.uid));
           // Gone while the watch was down: their workflows removed the finalizer already, or
           // they never had one. Nothing to do, and nothing to retry.
@@ -163,9 +161,7 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
           }
           resolveListed();
         },
-        onEvent(type, raw) {
-          const obj = watchedObjectOf(kind, raw);
-          if (!obj) return;
+        onEvent(type, obj) {
           if (type === 'DELETED') {
             // Gone from the apiserver: its workflow removed the finalizer, or it never had one.
             known.get(kind)!.delete(obj.uid);

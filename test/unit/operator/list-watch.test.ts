@@ -36,17 +36,33 @@ async function fakeApiserver(listVersions: string[], watches: WatchScript[]) {
     if (!script) return; // hold the last watch open until the test stops
     script(res);
   });
-  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+  return { kc: await listen(server), seen };
+}
+
+/** Watches the fake apiserver's WekaContainers. */
+const watchOptions = (kubeConfig: KubeConfig, signal: AbortSignal) => ({
+  kubeConfig,
+  group: 'weka.weka.io',
+  version: 'v1alpha1',
+  plural: 'wekacontainers',
+  logger: pino({ level: 'silent' }),
+  signal,
+});
+
+/** Starts the fake apiserver and returns a kubeconfig for it. */
+async function listen(fake: Server): Promise<KubeConfig> {
+  await new Promise<void>((r) => fake.listen(0, '127.0.0.1', () => r()));
   const kc = new KubeConfig();
+  // skipTLSVerify: without it the client never sends a request to a plain-HTTP server.
   kc.loadFromOptions({
     clusters: [
-      { name: 'fake', server: `http://127.0.0.1:${(server!.address() as AddressInfo).port}`, skipTLSVerify: true },
+      { name: 'fake', server: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`, skipTLSVerify: true },
     ],
     users: [{ name: 'nobody' }],
     contexts: [{ name: 'fake', cluster: 'fake', user: 'nobody' }],
     currentContext: 'fake',
   });
-  return { kc, seen };
+  return kc;
 }
 
 describe('runListWatch', () => {
@@ -73,18 +89,14 @@ describe('runListWatch', () => {
     const events: Array<[WatchEventType, string]> = [];
     const abort = new AbortController();
     const loop = runListWatch({
-      kubeConfig: kc,
-      group: 'weka.weka.io',
-      version: 'v1alpha1',
-      plural: 'wekacontainers',
-      logger: pino({ level: 'silent' }),
-      signal: abort.signal,
+      ...watchOptions(kc, abort.signal),
       backoff: { initialMs: 10, maxMs: 20 },
       handlers: {
+        parse: (raw) => raw as ReturnType<typeof obj>,
         onList: (items) => {
-          lists.push(items.map((i) => (i as ReturnType<typeof obj>).metadata.resourceVersion));
+          lists.push(items.map((i) => i.metadata.resourceVersion));
         },
-        onEvent: (type, o) => events.push([type, (o as ReturnType<typeof obj>).metadata.resourceVersion]),
+        onEvent: (type, o) => events.push([type, o.metadata.resourceVersion]),
       },
     });
     const deadline = Date.now() + 5_000;
@@ -99,5 +111,59 @@ describe('runListWatch', () => {
     // 10: from the first list; 13: resumed after the bookmark; 20: the list after 410; 20 again after the 500.
     expect(seen.watchVersions).toEqual(['10', '13', '20', '20']);
     expect(lists).toEqual([['10'], ['20']]);
+  });
+});
+
+describe('runListWatch paging', () => {
+  it('parses each page of a list as it arrives, so a list holds one page of raw objects at most', async () => {
+    const names = ['a', 'b', 'c', 'd', 'skipped'];
+    const order: string[] = [];
+    server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.searchParams.get('watch') === 'true') return; // held open until the test stops
+      const limit = Number(url.searchParams.get('limit'));
+      const from = Number(url.searchParams.get('continue') || 0);
+      order.push(`page from ${from}`);
+      const next = from + limit < names.length ? String(from + limit) : undefined;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          items: names.slice(from, from + limit).map((n) => obj(n, '7')),
+          metadata: { resourceVersion: '7', ...(next ? { continue: next } : {}) },
+        }),
+      );
+    });
+    const kc = await listen(server);
+    const abort = new AbortController();
+    let listed: string[] | undefined;
+    const loop = runListWatch<string>({
+      ...watchOptions(kc, abort.signal),
+      listPageSize: 2,
+      handlers: {
+        parse(raw) {
+          const name = (raw as ReturnType<typeof obj>).metadata.name;
+          order.push(`parse ${name}`);
+          return name === 'skipped' ? undefined : name.toUpperCase();
+        },
+        onList: (items) => void (listed = items),
+        onEvent: () => undefined,
+      },
+    });
+    const deadline = Date.now() + 5_000;
+    while (!listed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    abort.abort();
+    await loop;
+
+    expect(order).toEqual([
+      'page from 0',
+      'parse a',
+      'parse b',
+      'page from 2',
+      'parse c',
+      'parse d',
+      'page from 4',
+      'parse skipped',
+    ]);
+    expect(listed).toEqual(['A', 'B', 'C', 'D']);
   });
 });
