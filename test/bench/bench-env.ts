@@ -18,6 +18,7 @@ import { eventually, mapLimit } from '../support/async.js';
 import { pino } from 'pino';
 import { runListWatch } from '../../deploy/operator/watcher/list-watch.js';
 import { createDriveContainers, isReady, WEKA_CONTAINERS } from '../support/containers.js';
+import { imageEnv } from './image-env.js';
 import { gcOnSignalArgs, spawnOperator, type OperatorProcess } from '../support/operator-process.js';
 
 const run = promisify(execFile);
@@ -102,7 +103,7 @@ export async function startOperator(
       WEKA_TASK_QUEUE: o.taskQueue ?? 'weka-drives',
       WEKA_HTTP_PORT: String(httpPort),
       WEKA_HTTP_ADDRESS: '127.0.0.1',
-      NODE_ENV: 'production',
+      ...imageEnv(),
       LOG_LEVEL: o.logLevel ?? 'warn',
       ...o.env,
     },
