@@ -41,9 +41,10 @@ export function endedWorkflowsQuery(workflowTypes: readonly string[], since: num
   );
 }
 
-/** The visibility query for the running workflows of one type on one task queue. */
-export function runningWorkflowsQuery(workflowType: string, taskQueue: string): string {
-  return `WorkflowType = ${quote(workflowType)} AND TaskQueue = ${quote(taskQueue)} AND ExecutionStatus = 'Running'`;
+/** The visibility query for the running workflows of one type, on one task queue or on any. */
+export function runningWorkflowsQuery(workflowType: string, taskQueue?: string): string {
+  const queue = taskQueue === undefined ? '' : ` AND TaskQueue = ${quote(taskQueue)}`;
+  return `WorkflowType = ${quote(workflowType)}${queue} AND ExecutionStatus = 'Running'`;
 }
 
 /** The memo the watcher gives every lifecycle workflow it starts, or undefined when it is not one. */

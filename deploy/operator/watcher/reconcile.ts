@@ -70,21 +70,19 @@ export class Reconciler {
   constructor(private readonly deps: ReconcilerDeps) {}
 
   /**
-   * A fresh list: forget the uids that are gone, and what was done for the others; with
-   * `forgetStarted`, also that their workflows were started, so each is started again.
+   * A fresh list: forget the uids that are gone, and what was done for the others; for the uids in
+   * `notRunning`, also that their workflows were started, so each is started again.
    */
-  relisted(uids: ReadonlySet<string>, forgetStarted: boolean): void {
+  relisted(uids: ReadonlySet<string>, notRunning: ReadonlySet<string>): void {
     for (const [uid, state] of this.seen) {
       if (!uids.has(uid)) this.seen.delete(uid);
-      else this.seen.set(uid, forgetStarted ? { ...forgetDone(state), started: false } : forgetDone(state));
+      else this.seen.set(uid, notRunning.has(uid) ? { ...forgetDone(state), started: false } : forgetDone(state));
     }
   }
 
-  /** How many of these uids this process started a workflow for. */
-  startedCount(uids: ReadonlySet<string>): number {
-    let n = 0;
-    for (const uid of uids) if (this.seen.get(uid)?.started) n++;
-    return n;
+  /** Whether this process started the workflow of this uid. */
+  hasStarted(uid: string): boolean {
+    return this.seen.get(uid)?.started === true;
   }
 
   /**

@@ -105,26 +105,34 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
   /** Per kind, the uids the queue may hold, so a re-list can drop the ones that vanished. */
   const known = new Map<WatchedKind, Set<string>>(kinds.map((kind) => [kind, new Set<string>()]));
   /**
-   * At a re-list, whether every workflow this process started may be gone without a trace (fewer
-   * run than it started: Temporal's store was replaced, say), so each is started again; the
-   * ended-workflow sweep finds the ones that merely ended.
+   * At a re-list, the objects whose workflows this process started but which no longer run (a
+   * Temporal store replaced or restored, which the ended-workflow sweep cannot see), so each is
+   * started again. One count on this task queue settles the usual case; only when fewer run there
+   * than were started are the running ids listed, on any task queue: an object another operator
+   * process started on its own queue is running, not missing.
    */
-  const workflowsMissing = async (kind: WatchedKind, uids: ReadonlySet<string>): Promise<boolean> => {
-    const started = reconcilers.get(kind)!.startedCount(uids);
-    if (started === 0) return false;
+  const notRunning = async (kind: WatchedKind, objects: readonly WatchedObject[]): Promise<ReadonlySet<string>> => {
+    const reconciler = reconcilers.get(kind)!;
+    const started = objects.filter((x) => reconciler.hasStarted(x.uid));
+    if (started.length === 0) return new Set();
+    const type = LIFECYCLE_WORKFLOW_TYPES[kind];
     try {
-      const { count } = await o.temporal.workflow.count(
-        runningWorkflowsQuery(LIFECYCLE_WORKFLOW_TYPES[kind], o.taskQueue),
-      );
-      if (count >= started) return false;
-      logger.warn(
-        { kind, running: count, started },
-        'fewer lifecycle workflows run than were started: starting each again',
-      );
+      const { count } = await o.temporal.workflow.count(runningWorkflowsQuery(type, o.taskQueue));
+      if (count >= started.length) return new Set();
+      const running = new Set<string>();
+      for await (const info of o.temporal.workflow.list({ query: runningWorkflowsQuery(type) }))
+        running.add(info.workflowId);
+      const missing = started.filter((x) => !running.has(lifecycleWorkflowOf(x)?.id ?? ''));
+      if (missing.length > 0)
+        logger.warn(
+          { kind, missing: missing.length, started: started.length },
+          'lifecycle workflows this watcher started no longer run: starting them again',
+        );
+      return new Set(missing.map((x) => x.uid));
     } catch (err) {
-      logger.warn({ kind, err }, 'could not count the running lifecycle workflows: starting each again');
+      logger.warn({ kind, err }, 'could not tell which lifecycle workflows run: starting each again');
+      return new Set(started.map((x) => x.uid));
     }
-    return true;
   };
 
   let ready = false;
@@ -153,7 +161,7 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
               if (kind === 'WekaContainer') wake(admission.forget(uid, Date.now()));
             }
           known.set(kind, uids);
-          reconciler.relisted(uids, await workflowsMissing(kind, uids));
+          reconciler.relisted(uids, await notRunning(kind, objects));
           const now = Date.now();
           for (const x of objects) {
             if (hasBringUp(kind, x)) wake(admission.observe(x, now));

@@ -43,9 +43,15 @@ describe('endedWorkflowsQuery', () => {
 });
 
 describe('runningWorkflowsQuery', () => {
-  it('counts the running workflows of one type on the operator task queue only', () => {
+  it('counts the running workflows of one type on the operator task queue', () => {
     expect(runningWorkflowsQuery('driveContainerWorkflow', 'weka-drives')).toBe(
       "WorkflowType = 'driveContainerWorkflow' AND TaskQueue = 'weka-drives' AND ExecutionStatus = 'Running'",
+    );
+  });
+
+  it('lists them on any task queue when none is given', () => {
+    expect(runningWorkflowsQuery('driveContainerWorkflow')).toBe(
+      "WorkflowType = 'driveContainerWorkflow' AND ExecutionStatus = 'Running'",
     );
   });
 });
