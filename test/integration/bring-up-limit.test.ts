@@ -65,7 +65,7 @@ async function quiet(op: OperatorProcess): Promise<void> {
 /** The watcher's startWorkflow actions so far: made, and held back by the bring-up limit. */
 async function startCalls(op: OperatorProcess): Promise<{ ok: number; held: number }> {
   const series = (result: string) =>
-    op.metricWith('weka_drives_watcher_actions_total', { kind: 'WekaContainer', action: 'startWorkflow', result });
+    op.metricSum('weka_drives_watcher_actions_total', { kind: 'WekaContainer', action: 'startWorkflow', result });
   return { ok: await series('ok'), held: await series('held') };
 }
 

@@ -62,10 +62,11 @@ export interface OperatorProcess {
   logTime(message: string): Promise<number | undefined>;
   /** Prometheus samples of /metrics without labels, by name. */
   metrics(): Promise<Map<string, number>>;
-  /** The sum of every sample of one metric, labelled or not (e.g. a counter per task queue). */
-  metricSum(name: string): Promise<number>;
-  /** The sum of the samples of one metric whose labels include these; 0 if none. */
-  metricWith(name: string, labels: Readonly<Record<string, string>>): Promise<number>;
+  /**
+   * The sum of the samples of one metric, labelled or not (e.g. a counter per task queue), whose
+   * labels include `labels` (all of them by default); 0 if none.
+   */
+  metricSum(name: string, labels?: Readonly<Record<string, string>>): Promise<number>;
   /** A full GC of the operator's main thread (it must run with gcOnSignalArgs), then a moment for it to finish. */
   collectGarbage(): Promise<void>;
   /**
@@ -148,10 +149,7 @@ export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOption
       for (const x of await scrape(url)) if (!x.labelled) samples.set(x.name, x.value);
       return samples;
     },
-    async metricSum(name) {
-      return (await scrape(url)).filter((x) => x.name === name).reduce((sum, x) => sum + x.value, 0);
-    },
-    async metricWith(name, labels) {
+    async metricSum(name, labels = {}) {
       return (await scrape(url))
         .filter((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v))
         .reduce((sum, x) => sum + x.value, 0);
@@ -168,7 +166,7 @@ export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOption
   };
 }
 
-/** Every sample of the operator's /metrics: its metric's name, whether it has labels, its value. */
+/** One sample of the operator's /metrics: its metric's name, whether it has labels, which, its value. */
 interface Sample {
   name: string;
   labelled: boolean;
@@ -176,6 +174,7 @@ interface Sample {
   value: number;
 }
 
+/** Every sample of the operator's /metrics. */
 async function scrape(url: string): Promise<Sample[]> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const samples: Sample[] = [];
