@@ -1,21 +1,23 @@
-// The order in which vitest hands test files to its workers. Two integration files run at a time
+// The order in which vitest hands test files to its workers. A few integration files run at a time
 // (test/integration/control-planes.ts); a file of several minutes started last would run alone at
-// the end while the other worker idles, so the long ones start first. Without the hint a fresh
+// the end while the other workers idle, so the long ones start first. Without the hint a fresh
 // clone orders files by size, and the chaos profile, a short file, would start last.
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-/** The integration files that take longest on two cores (figures in docs/performance.md), longest first. */
+/** The integration files that take longest, three at a time on two cores (docs/performance.md, 6b), longest first. */
 export const LONG_FILES = [
   'test/integration/chaos/chaos-profile.test.ts',
   'test/integration/chaos/simulator-faults.test.ts',
-  'test/integration/sandbox.test.ts',
   'test/integration/cluster-lifecycle.test.ts',
   'test/integration/chaos/broken-allocation.test.ts',
-  'test/integration/chaos/delete-during-rollout.test.ts',
+  'test/integration/sandbox.test.ts',
   'test/integration/device-sets.test.ts',
+  'test/integration/operator-restart.test.ts',
+  'test/integration/watcher.test.ts',
   'test/integration/history-limits.test.ts',
   'test/integration/growth.test.ts',
+  'test/integration/drive-scheduling.test.ts',
 ];
 
 export class LongFilesFirst extends BaseSequencer {

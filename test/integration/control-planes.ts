@@ -1,8 +1,10 @@
 // How many integration test files run at a time, each on a control plane of its own. The suite
 // waits far more than it computes (on two cores a single file leaves the CPU idle about 60 % of the
-// time), so two files side by side take much less than twice as long as one.
+// time), so files side by side take much less than their sum. On two cores three at a time keep
+// the CPU busy (89 % on average over the run): the suite took 975 s against 1,285 s two at a time,
+// and four at a time gained only 5 % more while each file took a quarter longer (docs/performance.md, 6b).
 // WEKA_TEST_CONTROL_PLANES=1 runs the files one after another on a single control plane.
-export const DEFAULT_CONTROL_PLANES = 2;
+export const DEFAULT_CONTROL_PLANES = 3;
 
 export function integrationControlPlanes(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.WEKA_TEST_CONTROL_PLANES;

@@ -4,11 +4,12 @@ import { DEFAULT_CONTROL_PLANES, integrationControlPlanes } from '../../integrat
 import { LONG_FILES } from '../../sequencer.js';
 
 describe('how many integration files run at a time', () => {
-  it('is two control planes unless WEKA_TEST_CONTROL_PLANES says otherwise', () => {
-    expect(integrationControlPlanes({})).toBe(DEFAULT_CONTROL_PLANES);
-    expect(integrationControlPlanes({ WEKA_TEST_CONTROL_PLANES: '' })).toBe(DEFAULT_CONTROL_PLANES);
+  it('is three control planes unless WEKA_TEST_CONTROL_PLANES says otherwise', () => {
+    expect(DEFAULT_CONTROL_PLANES).toBe(3);
+    expect(integrationControlPlanes({})).toBe(3);
+    expect(integrationControlPlanes({ WEKA_TEST_CONTROL_PLANES: '' })).toBe(3);
     expect(integrationControlPlanes({ WEKA_TEST_CONTROL_PLANES: '1' })).toBe(1);
-    expect(integrationControlPlanes({ WEKA_TEST_CONTROL_PLANES: '3' })).toBe(3);
+    expect(integrationControlPlanes({ WEKA_TEST_CONTROL_PLANES: '2' })).toBe(2);
   });
 
   it.each(['0', '-1', '1.5', 'two', '9'])('refuses WEKA_TEST_CONTROL_PLANES=%s with a message naming it', (raw) => {
