@@ -146,7 +146,7 @@ export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOption
     },
     async metrics() {
       const samples = new Map<string, number>();
-      for (const x of await scrape(url)) if (!x.labelled) samples.set(x.name, x.value);
+      for (const x of await scrape(url)) if (Object.keys(x.labels).length === 0) samples.set(x.name, x.value);
       return samples;
     },
     async metricSum(name, labels = {}) {
@@ -166,10 +166,9 @@ export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOption
   };
 }
 
-/** One sample of the operator's /metrics: its metric's name, whether it has labels, which, its value. */
+/** One sample of the operator's /metrics: its metric's name, its labels (none: {}), its value. */
 interface Sample {
   name: string;
-  labelled: boolean;
   labels: Record<string, string>;
   value: number;
 }
@@ -182,7 +181,7 @@ async function scrape(url: string): Promise<Sample[]> {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? ([0-9.eE+-]+)$/.exec(line);
     if (!m) continue;
     const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1]!, l[2]!]));
-    samples.push({ name: m[1]!, labelled: m[2] !== undefined, labels, value: Number(m[3]) });
+    samples.push({ name: m[1]!, labels, value: Number(m[3]) });
   }
   return samples;
 }
