@@ -38,6 +38,7 @@ import { simRetryingFaultsAt, simulatorLogAt } from '../support/sim-access.js';
 import { FAULT_CLASSES, injectFault, type FaultClass, type FaultPace } from './faults.js';
 import {
   nodeFill,
+  roomLeft,
   PRESSURE_DEVICES,
   pressurePlan,
   SMALL_CONTAINER,
@@ -320,6 +321,7 @@ class ChaosRun {
       const least = Math.min(...fill.values());
       this.report.fill.push(least);
       this.log(`${what}: nodes ${[...fill].map(([n, f]) => `${n} ${(f * 100).toFixed(1)} %`).join(', ')}`);
+      violations.push(...roomLeft(containers, this.world.nodes));
     }
     const state = await observe(this.world.scope, this.world.observed);
     this.report.checks.steadyState++;

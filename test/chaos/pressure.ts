@@ -39,7 +39,8 @@ export interface PressurePlan {
   fill: PlannedContainer[];
   /**
    * Per node, small containers asking the rest of the demand, created after the first wave: they
-   * take what the large ones could not, so every node ends full but for less than a small one.
+   * take what the large ones could not, so a node ends full but for less than a small one when the
+   * waves allocate in the order they were created (faults can reorder them: see roomLeft).
    */
   topUp: PlannedContainer[];
 }
@@ -154,4 +155,33 @@ export function nodeFill(containers: readonly WekaContainer[], nodes: readonly s
     fill.set(node, fill.get(node)! + gib / NODE_CAPACITY_GIB);
   }
   return fill;
+}
+
+/**
+ * The nodes a pressure rollout left with room for one of its waiters, or with room and no waiter:
+ * every node must end full but for less than the smallest container still waiting on it. Which
+ * containers end up waiting depends on the order the faults let them ask in (a node whose small
+ * containers all came early can leave a large one 768 GiB short), so the room left is measured
+ * against the waiters, not against a fixed share of the node.
+ */
+export function roomLeft(containers: readonly WekaContainer[], nodes: readonly string[]): string[] {
+  const fill = nodeFill(containers, nodes);
+  const out: string[] = [];
+  for (const node of nodes) {
+    const free = Math.round((1 - fill.get(node)!) * NODE_CAPACITY_GIB);
+    if (free <= 0) continue;
+    const waiters = containers
+      .filter((c) => c.spec.nodeName === node && waitsForCapacity(c))
+      .map((c) => ({ name: `${c.metadata.namespace}/${c.metadata.name}`, gib: askedGiB(c) }))
+      .sort((a, b) => a.gib - b.gib);
+    const smallest = waiters[0];
+    if (!smallest) out.push(`node ${node} has ${free} GiB left and no container waiting for capacity`);
+    else if (smallest.gib <= free)
+      out.push(`node ${node} has ${free} GiB left, enough for ${smallest.name} (${smallest.gib} GiB), which waits`);
+  }
+  return out;
+}
+
+function askedGiB(c: WekaContainer): number {
+  return allocationRequest(c.spec).containerCapacity ?? 0;
 }

@@ -7,6 +7,7 @@ import {
   nodeFill,
   PRESSURE_DEVICES,
   pressurePlan,
+  roomLeft,
   unsettled,
   type PlannedContainer,
 } from '../../chaos/pressure.js';
@@ -154,5 +155,35 @@ describe('fitsOnNode and nodeFill', () => {
         ['n2', 0],
       ]),
     );
+  });
+});
+
+describe('roomLeft', () => {
+  // Four large holders and one small one: 6912 of 7680 GiB, 768 left.
+  const held = [
+    ...Array.from({ length: 4 }, (_, i) => container(`h${i}`, { gib: 1536 })),
+    container('s', { gib: 768 }),
+  ];
+  const large = () => container('wl', { phase: 'Allocating', waiting: true, small: false });
+  const small = () => container('ws', { phase: 'Allocating', waiting: true });
+
+  it('accepts a node left short of its smallest waiter, a large one 768 GiB short', () => {
+    expect(roomLeft([...held, large()], ['n1'])).toEqual([]);
+  });
+
+  it('accepts a full node, with or without waiters', () => {
+    const full = Array.from({ length: 5 }, (_, i) => container(`h${i}`, { gib: 1536 }));
+    expect(roomLeft([...full, small()], ['n1'])).toEqual([]);
+    expect(roomLeft(full, ['n1'])).toEqual([]);
+  });
+
+  it('reports a node with room for a waiter, even when the allocator says it does not fit', () => {
+    expect(roomLeft([...held, large(), small()], ['n1'])).toEqual([
+      'node n1 has 768 GiB left, enough for ns/ws (768 GiB), which waits',
+    ]);
+  });
+
+  it('reports a node with room and nothing waiting: the rollout did not press on it', () => {
+    expect(roomLeft(held, ['n1'])).toEqual(['node n1 has 768 GiB left and no container waiting for capacity']);
   });
 });
