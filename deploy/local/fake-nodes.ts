@@ -11,7 +11,7 @@ import { messageOf } from '../../src/errors.js';
 import { freePorts } from './ports.js';
 import type { ServerProcess } from './processes.js';
 import { initNodeDevices, type InitialDevice } from './weka-sim/node-devices.js';
-import { buildSimulator, snapshotArgs, type SimulatorBuild } from './weka-sim/bundle.js';
+import { buildSimulator, simulatorArgs, type SimulatorBuild } from './weka-sim/bundle.js';
 import { writeSimulatorShims } from './weka-sim/shims.js';
 
 const run = promisify(execFile);
@@ -76,7 +76,7 @@ export const NODE_STATUS_UNKNOWN = {
 
 export class FakeNodes {
   private readonly nodes = new Map<string, NodeRecord>();
-  /** The simulator bundled and snapshotted into the shims' directory, with the shims, once per control plane. */
+  /** The simulator bundled into the shims' directory, with the shims, once per control plane. */
   private simulator?: Promise<SimulatorBuild>;
   private readonly core: CoreV1Api;
 
@@ -110,7 +110,7 @@ export class FakeNodes {
   async add(spec: NodeSpec): Promise<void> {
     if (this.nodes.has(spec.name)) throw new Error(`node ${spec.name} already exists in this control plane`);
     this.simulator ??= buildSimulator(this.shimDir).then(async (built) => {
-      await writeSimulatorShims(this.shimDir, snapshotArgs(built));
+      await writeSimulatorShims(this.shimDir, simulatorArgs(built));
       return built;
     });
     const simulator = await this.simulator;
@@ -254,7 +254,7 @@ export class FakeNodes {
   private async initDevices(simulator: SimulatorBuild, stateDir: string, devices: SimulatedDevice[]): Promise<void> {
     await initNodeDevices(devices, async (command, args) => {
       try {
-        return (await run(process.execPath, [...snapshotArgs(simulator), '--state', stateDir, command, ...args]))
+        return (await run(process.execPath, [...simulatorArgs(simulator), '--state', stateDir, command, ...args]))
           .stdout;
       } catch (err) {
         const e = err as { stderr?: string; message: string };

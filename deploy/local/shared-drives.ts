@@ -11,17 +11,17 @@ import type { PhysicalDrive } from '../../src/allocation/index.js';
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import { parseDriveShow } from '../../src/weka/index.js';
 import type { SimulatedDevice } from './fake-nodes.js';
-import { simulatorFiles, snapshotArgs } from './weka-sim/bundle.js';
+import { simulatorArgs, simulatorFiles } from './weka-sim/bundle.js';
 
 const run = promisify(execFile);
 
 /**
- * Runs the simulator against one node's state (`<simulatorRoot>/nodes/<node>`), from the snapshot
+ * Runs the simulator against one node's state (`<simulatorRoot>/nodes/<node>`), from the bundle
  * the control plane built beside its shims (`<simulatorRoot>/bin`) when it added its first node.
  */
 export async function simulate(simulatorRoot: string, node: string, ...args: string[]): Promise<string> {
   const { stdout } = await run(process.execPath, [
-    ...snapshotArgs(simulatorFiles(join(simulatorRoot, 'bin'))),
+    ...simulatorArgs(simulatorFiles(join(simulatorRoot, 'bin'))),
     '--state',
     join(simulatorRoot, 'nodes', node),
     ...args,

@@ -1,7 +1,7 @@
 // Benchmark 6: what one simulated Weka command costs, run the way kwok's exec runs it in the local
 // control plane: `sh` runs the tool's shim, which starts Node.js on the simulator. Two ways side by
-// side, interleaved so load hits both alike: the V8 startup snapshot of the single-file bundle (what
-// the control plane runs) and the previous way, the ES modules tsc compiles to dist/ (npm run build).
+// side, interleaved so load hits both alike: the single-file bundle (what the control plane runs) and
+// the ES modules tsc compiles to dist/ (npm run build), which the bundle saves resolving and compiling.
 // No servers: the exec hop through kwok is the same for both and is not counted.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { buildSimulator, snapshotArgs } from '../../deploy/local/weka-sim/bundle.js';
+import { buildSimulator, simulatorArgs } from '../../deploy/local/weka-sim/bundle.js';
 import { writeSimulatorShims } from '../../deploy/local/weka-sim/shims.js';
 import { spread } from './report.js';
 
@@ -25,7 +25,7 @@ const COMMANDS: ReadonlyArray<readonly string[]> = [
 
 export interface SimulatorBenchResult {
   samples: number;
-  snapshot: { p50: number; p99: number; max: number };
+  bundle: { p50: number; p99: number; max: number };
   compiled: { p50: number; p99: number; max: number };
   /** Bare `node -e ''` in the same run, with the environment the shims give the simulator: the floor. */
   bareNode: { p50: number; p99: number; max: number };
@@ -51,15 +51,15 @@ export async function runSimulatorBench(o: {
     const built = await buildSimulator(join(dir, 'build'));
     const state = join(dir, 'nodes', 'bench');
     await run(process.execPath, [
-      ...snapshotArgs(built),
+      ...simulatorArgs(built),
       '--state',
       state,
       'init-node',
       ...['/dev/nvme0n1:3840:TLC', '/dev/nvme1n1:3840:TLC', '/dev/nvme2n1:7680:QLC'].flatMap((d) => ['--device', d]),
     ]);
-    const snapshotShims = join(dir, 'snapshot-bin');
+    const bundleShims = join(dir, 'bundle-bin');
     const compiledShims = join(dir, 'compiled-bin');
-    await writeSimulatorShims(snapshotShims, snapshotArgs(built));
+    await writeSimulatorShims(bundleShims, simulatorArgs(built));
     await writeSimulatorShims(compiledShims, [COMPILED_MAIN]);
     const env = (shims: string): NodeJS.ProcessEnv => ({
       ...process.env,
@@ -68,22 +68,22 @@ export async function runSimulatorBench(o: {
     });
     const { NODE_EXTRA_CA_CERTS: extraCAs, ...bareEnv } = process.env;
     const times = {
-      snapshot: [] as number[],
+      bundle: [] as number[],
       compiled: [] as number[],
       bareNode: [] as number[],
       bareNodeExtraCAs: [] as number[],
     };
     for (let i = 0; i < o.samples; i++) {
       for (const argv of COMMANDS) {
-        times.snapshot.push(await timed(join(snapshotShims, argv[0]!), argv.slice(1), env(snapshotShims)));
+        times.bundle.push(await timed(join(bundleShims, argv[0]!), argv.slice(1), env(bundleShims)));
         times.compiled.push(await timed(join(compiledShims, argv[0]!), argv.slice(1), env(compiledShims)));
       }
       times.bareNode.push(await timed(process.execPath, ['-e', ''], bareEnv));
       if (extraCAs) times.bareNodeExtraCAs.push(await timed(process.execPath, ['-e', ''], process.env));
     }
     const result: SimulatorBenchResult = {
-      samples: times.snapshot.length,
-      snapshot: spread(times.snapshot),
+      samples: times.bundle.length,
+      bundle: spread(times.bundle),
       compiled: spread(times.compiled),
       bareNode: spread(times.bareNode),
       ...(extraCAs ? { bareNodeExtraCAs: spread(times.bareNodeExtraCAs) } : {}),

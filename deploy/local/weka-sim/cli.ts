@@ -2,8 +2,7 @@
 // node's commands.log; `weka` commands also take the shared cluster lock (always node first, then
 // cluster, so two commands can never wait on each other). Handlers change in-memory state; this
 // runner writes back what changed, then applies any "fail after effect" fault.
-import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import { basename } from 'node:path';
 import { isDevicePath } from '../../../src/weka/validate.js';
 import { loadClusters, saveClusters } from './cluster-state.js';
@@ -38,6 +37,7 @@ import {
 import type { NodeView } from './node-view.js';
 import { runSignDrive } from './sign-drive-tool.js';
 import { runWeka } from './weka-tool.js';
+import { randomUUID as newUUID } from './uuid.js';
 
 export const SIM_USAGE = `usage:
   weka-sim --state DIR [--clusters DIR] [--device-map ALIAS=PATH,...] -- weka-sign-drive ARGS...
@@ -82,10 +82,10 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
   const { kind, argv } = invocation;
   const paths = simPaths(invocation.state, invocation.clusters);
   try {
-    await ensureNodeDirs(paths);
+    ensureNodeDirs(paths);
     if (kind === 'tool') return await runTool(paths, argv, invocation.aliases);
-    return await withLock(paths.nodeLock, async () => {
-      await finishPendingCommit(paths);
+    return await withLock(paths.nodeLock, () => {
+      finishPendingCommit(paths);
       return runLogged(paths, [kind, ...argv], NO_FAULT, () => {
         if (kind === 'faults') return runFaultsCommand(argv, paths);
         if (kind === 'overcommit') return runOvercommitCommand(argv, paths);
@@ -136,12 +136,12 @@ async function runTool(
   aliases: ReadonlyMap<string, string>,
 ): Promise<SimResult> {
   // Latency is spent outside the lock: a slow command does not stall the node's other commands.
-  const latency = (await readFaults(paths))?.latencyMs ?? 0;
+  const latency = readFaults(paths)?.latencyMs ?? 0;
   if (latency > 0) await sleep(latency);
-  return withLock(paths.nodeLock, async () => {
-    await finishPendingCommit(paths);
-    const settings = await readFaults(paths);
-    const draw = settings ? await drawFaults(paths, settings) : NO_FAULT;
+  return withLock(paths.nodeLock, () => {
+    finishPendingCommit(paths);
+    const settings = readFaults(paths);
+    const draw = settings ? drawFaults(paths, settings) : NO_FAULT;
     return runLogged(paths, argv, draw, () => applyTool(paths, argv, aliases));
   });
 }
@@ -156,18 +156,18 @@ async function applyTool(
     withNodeDevices(paths, (node) => fn({ ...node, aliases }));
   switch (basename(tool)) {
     case 'weka-sign-drive': {
-      const overcommit = await readOvercommitMode(paths);
-      return withDevices((node) => runSignDrive(rest, { ...node, overcommit }, randomUUID));
+      const overcommit = readOvercommitMode(paths);
+      return withDevices((node) => runSignDrive(rest, { ...node, overcommit }, newUUID));
     }
     case 'weka':
-      await mkdir(paths.clustersDir, { recursive: true });
+      mkdirSync(paths.clustersDir, { recursive: true });
       return withDevices((node) =>
-        withLock(paths.clustersLock, async () => {
-          const clusters = await loadClusters(paths);
+        withLock(paths.clustersLock, () => {
+          const clusters = loadClusters(paths);
           const before = JSON.stringify(clusters);
-          const out = runWeka(rest, { node, clusters, newUUID: randomUUID });
-          if (JSON.stringify(clusters) !== before) await saveClusters(paths, clusters);
-          return out;
+          const out = runWeka(rest, { node, clusters, newUUID });
+          if (JSON.stringify(clusters) !== before) saveClusters(paths, clusters);
+          return Promise.resolve(out);
         }),
       );
     case 'lsblk':
@@ -186,7 +186,7 @@ async function withNodeDevices(
   paths: SimPaths,
   fn: (node: NodeView) => ToolOutput | Promise<ToolOutput>,
 ): Promise<ToolOutput> {
-  const devices = await loadDevices(paths);
+  const devices = loadDevices(paths);
   const before = new Map([...devices].map(([path, header]) => [path, JSON.stringify(header)]));
   const out = await fn({ nodeName: paths.nodeName, devices });
   const deviceWrites = [...devices].filter(([path, header]) => before.get(path) !== JSON.stringify(header));
@@ -198,14 +198,14 @@ async function runLogged(
   paths: SimPaths,
   argv: readonly string[],
   draw: FaultDraw,
-  fn: () => Promise<ToolOutput>,
+  fn: () => ToolOutput | Promise<ToolOutput>,
 ): Promise<SimResult> {
   const tool = basename(argv[0] ?? 'weka-sim');
   const log = (exitCode: number, rest: Partial<LogEntry> = {}, devices: ToolOutput['deviceWrites'] = []) =>
     commitCommand(paths, devices, { time: new Date().toISOString(), argv, exitCode, changes: [], ...rest });
   if (draw.failBeforeEffect) {
     const message = 'simulated failure (fault injection); nothing was changed';
-    await log(EXIT_TEMPFAIL, { fault: 'fail-before-effect', message });
+    log(EXIT_TEMPFAIL, { fault: 'fail-before-effect', message });
     return { exitCode: EXIT_TEMPFAIL, stdout: '', stderr: `${tool}: ${message}\n` };
   }
   let out: ToolOutput;
@@ -214,23 +214,23 @@ async function runLogged(
   } catch (err) {
     if (err instanceof LockTimeoutError) throw err; // the cluster lock: reported as exit 75 by runSimulator
     if (err instanceof ToolExit) {
-      await log(err.exitCode, { message: err.message });
+      log(err.exitCode, { message: err.message });
       return { exitCode: err.exitCode, stdout: '', stderr: err.stderr };
     }
     const exitCode = err instanceof SimRefusal ? EXIT_REFUSED : err instanceof UsageError ? EXIT_USAGE : EXIT_INTERNAL;
     const message = exitCode === EXIT_INTERNAL ? `internal error: ${errorText(err)}` : errorText(err);
-    await log(exitCode, { message });
+    log(exitCode, { message });
     return { exitCode, stdout: '', stderr: `${tool}: ${message}\n` };
   }
   if (draw.failAfterEffect) {
     // The change is on disk; the caller sees a crash and never gets the answer.
     const message = 'simulated crash after the change was made (fault injection)';
-    await log(EXIT_TEMPFAIL, { changes: out.changes, fault: 'fail-after-effect', message }, out.deviceWrites);
+    log(EXIT_TEMPFAIL, { changes: out.changes, fault: 'fail-after-effect', message }, out.deviceWrites);
     return { exitCode: EXIT_TEMPFAIL, stdout: '', stderr: `${tool}: ${message}\n` };
   }
   const exitCode = out.exitCode ?? EXIT_OK;
   const stderr = out.stderr ?? '';
-  await log(exitCode, { changes: out.changes, ...(stderr ? { message: stderr.trimEnd() } : {}) }, out.deviceWrites);
+  log(exitCode, { changes: out.changes, ...(stderr ? { message: stderr.trimEnd() } : {}) }, out.deviceWrites);
   return { exitCode, stdout: out.stdout, stderr };
 }
 

@@ -63,8 +63,8 @@ export function emptyClusterState(): ClusterState {
   return { nextContainerId: 0, clusters: [], containers: [], drives: [] };
 }
 
-export async function loadClusters(paths: SimPaths): Promise<ClusterState> {
-  const value = await readJsonIfExists(paths.clustersFile);
+export function loadClusters(paths: SimPaths): ClusterState {
+  const value = readJsonIfExists(paths.clustersFile);
   if (value === undefined) return emptyClusterState();
   const ok =
     isRecord(value) &&
@@ -84,8 +84,8 @@ export async function loadClusters(paths: SimPaths): Promise<ClusterState> {
   return state;
 }
 
-export async function saveClusters(paths: SimPaths, state: ClusterState): Promise<void> {
-  await writeJsonAtomic(paths.clustersFile, state);
+export function saveClusters(paths: SimPaths, state: ClusterState): void {
+  writeJsonAtomic(paths.clustersFile, state);
 }
 
 export function requireCluster(clusters: ClusterState, guid: string): ClusterRecord {

@@ -28,8 +28,8 @@ export const FAULTS_USAGE = `usage:
   weka-sim --state DIR faults [--latency-ms N] [--fail-rate P] [--fail-after-effect-rate P] [--seed S]
   weka-sim --state DIR faults --clear`;
 
-export async function readFaults(paths: SimPaths): Promise<FaultSettings | undefined> {
-  const value = await readJsonIfExists(paths.faultsFile);
+export function readFaults(paths: SimPaths): FaultSettings | undefined {
+  const value = readJsonIfExists(paths.faultsFile);
   if (value === undefined) return undefined;
   const ok =
     isRecord(value) &&
@@ -39,9 +39,9 @@ export async function readFaults(paths: SimPaths): Promise<FaultSettings | undef
 }
 
 /** Draws this command's fate and records that it drew. Call under the node lock. */
-export async function drawFaults(paths: SimPaths, settings: FaultSettings): Promise<FaultDraw> {
+export function drawFaults(paths: SimPaths, settings: FaultSettings): FaultDraw {
   const n = settings.draws;
-  await writeJsonAtomic(paths.faultsFile, { ...settings, draws: n + 1 });
+  writeJsonAtomic(paths.faultsFile, { ...settings, draws: n + 1 });
   return {
     failBeforeEffect: uniform(settings.seed, 2 * n) < settings.failRate,
     failAfterEffect: uniform(settings.seed, 2 * n + 1) < settings.failAfterEffectRate,
@@ -49,7 +49,7 @@ export async function drawFaults(paths: SimPaths, settings: FaultSettings): Prom
 }
 
 /** The `faults` subcommand. Call under the node lock. */
-export async function runFaultsCommand(args: readonly string[], paths: SimPaths): Promise<ToolOutput> {
+export function runFaultsCommand(args: readonly string[], paths: SimPaths): ToolOutput {
   const parsed = parseArgs(args, {
     values: ['--latency-ms', '--fail-rate', '--fail-after-effect-rate', '--seed'],
     flags: ['--clear'],
@@ -57,7 +57,7 @@ export async function runFaultsCommand(args: readonly string[], paths: SimPaths)
   positionals(parsed, []);
   if (parsed.flags.has('--clear')) {
     if (parsed.values.size > 0) throw new UsageError(`--clear takes no other options\n${FAULTS_USAGE}`);
-    await removeIfExists(paths.faultsFile);
+    removeIfExists(paths.faultsFile);
     return { stdout: 'Fault injection cleared\n', changes: [{ kind: 'faults-clear' }] };
   }
   if (parsed.values.size === 0) throw new UsageError(`nothing to set\n${FAULTS_USAGE}`);
@@ -70,7 +70,7 @@ export async function runFaultsCommand(args: readonly string[], paths: SimPaths)
     seed: seed === undefined ? 1 : integerArg('--seed', seed, 0),
     draws: 0,
   };
-  await writeJsonAtomic(paths.faultsFile, settings);
+  writeJsonAtomic(paths.faultsFile, settings);
   return {
     stdout: `Fault injection set: ${JSON.stringify(settings)}\n`,
     changes: [{ kind: 'faults-set', faults: settings }],

@@ -1,25 +1,33 @@
 // File primitives for the simulator state: JSON written atomically (temp file + rename, so a
-// reader or a crash never sees half a file) and read back strictly.
-import { randomUUID } from 'node:crypto';
-import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
+// reader or a crash never sees half a file) and read back strictly. The simulator's file calls are
+// synchronous: a command is a short process that does one thing at a time, and loading
+// node:fs/promises alone costs it a few milliseconds (docs/weka-simulator.md).
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { errorCode } from './lock.js';
 
-export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
-  const temp = `${path}.${process.pid}.${randomUUID()}.tmp`;
+let temps = 0;
+
+export function writeJsonAtomic(path: string, value: unknown): void {
+  // The PID keeps live processes apart; a dead one's leftover with a reused PID is overwritten.
+  const temp = `${path}.${process.pid}.${temps++}.tmp`;
   try {
-    await writeFile(temp, `${JSON.stringify(value, null, 2)}\n`);
-    await rename(temp, path);
+    writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`);
+    renameSync(temp, path);
   } catch (err) {
-    await unlink(temp).catch(() => undefined);
+    try {
+      unlinkSync(temp);
+    } catch {
+      // The write's error is the one to report.
+    }
     throw err;
   }
 }
 
 /** The parsed file, or undefined when it does not exist. A corrupt file is an error. */
-export async function readJsonIfExists(path: string): Promise<unknown> {
+export function readJsonIfExists(path: string): unknown {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch (err) {
     if (errorCode(err) === 'ENOENT') return undefined;
     throw err;
@@ -31,9 +39,9 @@ export async function readJsonIfExists(path: string): Promise<unknown> {
   }
 }
 
-export async function removeIfExists(path: string): Promise<void> {
+export function removeIfExists(path: string): void {
   try {
-    await unlink(path);
+    unlinkSync(path);
   } catch (err) {
     if (errorCode(err) !== 'ENOENT') throw err;
   }

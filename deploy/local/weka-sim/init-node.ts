@@ -2,7 +2,6 @@
 // already exists with the same capacity, type and serial is left alone (even if signed since),
 // new devices are added (a drive was plugged in), and a device whose spec differs is refused
 // rather than silently rewritten, since that would drop its signatures.
-import { createHash } from 'node:crypto';
 import { isDevicePath } from '../../../src/weka/validate.js';
 import { integerArg, parseArgs, positionals } from './args.js';
 import { blankDevice } from './device-header.js';
@@ -86,5 +85,5 @@ function parseDeviceSpec(text: string, nodeName: string): DeviceSpec {
 
 /** Deterministic, so re-running init-node without serials is idempotent. */
 export function defaultSerial(nodeName: string, devicePath: string): string {
-  return `SIM${createHash('sha256').update(`${nodeName}\0${devicePath}`).digest('hex').slice(0, 14).toUpperCase()}`;
+  return `SIM${process.getBuiltinModule('node:crypto').createHash('sha256').update(`${nodeName}\0${devicePath}`).digest('hex').slice(0, 14).toUpperCase()}`;
 }

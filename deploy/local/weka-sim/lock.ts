@@ -3,8 +3,7 @@
 // PID is dead (the holder crashed) or that is older than any command could hold it (PID reuse)
 // is stale and may be broken; breaking goes through a second O_EXCL "breaker" file and re-reads
 // the lock under it, so two waiters cannot both break it and delete a fresh lock by mistake.
-import { randomUUID } from 'node:crypto';
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 
 export interface LockOptions {
   /** Give up waiting after this long. */
@@ -18,13 +17,16 @@ export class LockTimeoutError extends Error {}
 const DEFAULT_ACQUIRE_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_HOLD_MS = 15_000;
 
+let tokens = 0;
+
 export async function withLock<T>(lockPath: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
-  const token = `${process.pid} ${randomUUID()}`;
+  // Unique among live holders: the PID tells processes apart, the count the locks of one process.
+  const token = `${process.pid} ${Date.now()}-${tokens++}`;
   await acquire(lockPath, token, options);
   try {
     return await fn();
   } finally {
-    await release(lockPath, token);
+    release(lockPath, token);
   }
 }
 
@@ -32,49 +34,49 @@ async function acquire(lockPath: string, token: string, options: LockOptions): P
   const deadline = Date.now() + (options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS);
   const maxHoldMs = options.maxHoldMs ?? DEFAULT_MAX_HOLD_MS;
   for (let attempt = 0; ; attempt++) {
-    if (await tryCreate(lockPath, token)) return;
-    await breakIfStale(lockPath, maxHoldMs);
+    if (tryCreate(lockPath, token)) return;
+    breakIfStale(lockPath, maxHoldMs);
     if (Date.now() > deadline) throw new LockTimeoutError(`timed out waiting for lock ${lockPath}`);
     // Jittered backoff up to ~25 ms: holders keep the lock for a few milliseconds.
     await sleep(Math.min(25, 1 + attempt) * (0.5 + Math.random()));
   }
 }
 
-async function tryCreate(path: string, content: string): Promise<boolean> {
-  let handle;
+function tryCreate(path: string, content: string): boolean {
+  let fd;
   try {
-    handle = await open(path, 'wx');
+    fd = openSync(path, 'wx');
   } catch (err) {
     if (errorCode(err) === 'EEXIST') return false;
     throw err;
   }
   try {
-    await handle.writeFile(content);
+    writeFileSync(fd, content);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
   return true;
 }
 
-async function breakIfStale(lockPath: string, maxHoldMs: number): Promise<void> {
-  const seen = await readIfExists(lockPath);
-  if (seen === undefined || !(await isStale(lockPath, seen, maxHoldMs))) return;
+function breakIfStale(lockPath: string, maxHoldMs: number): void {
+  const seen = readIfExists(lockPath);
+  if (seen === undefined || !isStale(lockPath, seen, maxHoldMs)) return;
   const breaker = `${lockPath}.break`;
-  if (!(await tryCreate(breaker, String(process.pid)))) {
+  if (!tryCreate(breaker, String(process.pid))) {
     // Another waiter is breaking it. A breaker left by a crash mid-break is itself stale by age.
-    if ((await ageMs(breaker)) > maxHoldMs) await unlinkIfExists(breaker);
+    if (ageMs(breaker) > maxHoldMs) unlinkIfExists(breaker);
     return;
   }
   try {
     // Only delete the lock we judged stale, not one a faster waiter created since.
-    if ((await readIfExists(lockPath)) === seen) await unlinkIfExists(lockPath);
+    if (readIfExists(lockPath) === seen) unlinkIfExists(lockPath);
   } finally {
-    await unlinkIfExists(breaker);
+    unlinkIfExists(breaker);
   }
 }
 
-async function isStale(lockPath: string, content: string, maxHoldMs: number): Promise<boolean> {
-  const age = await ageMs(lockPath);
+function isStale(lockPath: string, content: string, maxHoldMs: number): boolean {
+  const age = ageMs(lockPath);
   if (age > maxHoldMs) return true;
   const pid = Number(content.split(' ')[0]);
   // Empty content: the holder has created the file and is about to write its PID.
@@ -92,33 +94,33 @@ export function isProcessAlive(pid: number): boolean {
   }
 }
 
-async function release(lockPath: string, token: string): Promise<void> {
+function release(lockPath: string, token: string): void {
   // If the lock was broken as stale while we held it (we were stuck longer than maxHoldMs),
   // it now belongs to someone else and must not be deleted.
-  if ((await readIfExists(lockPath)) === token) await unlinkIfExists(lockPath);
+  if (readIfExists(lockPath) === token) unlinkIfExists(lockPath);
 }
 
-async function readIfExists(path: string): Promise<string | undefined> {
+function readIfExists(path: string): string | undefined {
   try {
-    return await readFile(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (err) {
     if (errorCode(err) === 'ENOENT') return undefined;
     throw err;
   }
 }
 
-async function ageMs(path: string): Promise<number> {
+function ageMs(path: string): number {
   try {
-    return Date.now() - (await stat(path)).mtimeMs;
+    return Date.now() - statSync(path).mtimeMs;
   } catch (err) {
     if (errorCode(err) === 'ENOENT') return 0;
     throw err;
   }
 }
 
-async function unlinkIfExists(path: string): Promise<void> {
+function unlinkIfExists(path: string): void {
   try {
-    await unlink(path);
+    unlinkSync(path);
   } catch (err) {
     if (errorCode(err) !== 'ENOENT') throw err;
   }

@@ -1,19 +1,30 @@
 #!/usr/bin/env node
 // weka-sim: answers the argv of weka-sign-drive and weka against a node's state directory.
-// It runs once per simulated CLI call, so it imports nothing heavier than Node built-ins, and the
-// local control plane runs it from a V8 startup snapshot of its single-file bundle (bundle.ts):
-// built from this file, the snapshot holds every module already loaded, and this is its main.
-import { startupSnapshot } from 'node:v8';
+// It runs once per simulated CLI call, and the local control plane runs it as one bundled file
+// (bundle.ts), so it loads as few Node.js modules as it can: node:fs (loaded with Node.js itself)
+// and node:path, synchronous file calls, and output written to the file descriptors, since
+// process.stdout alone would load the stream modules (docs/weka-simulator.md).
+import { writeSync } from 'node:fs';
 import { runSimulator } from './cli.js';
 
 async function main(argv: string[]): Promise<void> {
   const result = await runSimulator(argv);
-  process.stdout.write(result.stdout);
-  process.stderr.write(result.stderr);
+  writeAll(1, result.stdout);
+  writeAll(2, result.stderr);
   process.exitCode = result.exitCode;
 }
 
-// Nothing runs while the snapshot is built: what ran then (a random UUID pool, say) would be
-// frozen into every process started from it.
-if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(() => main(process.argv.slice(1)));
-else void main(process.argv.slice(2));
+/** Writes all of text to fd, waiting out a full non-blocking pipe. */
+function writeAll(fd: number, text: string): void {
+  let rest = Buffer.from(text);
+  while (rest.length > 0) {
+    try {
+      rest = rest.subarray(writeSync(fd, rest));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+    }
+  }
+}
+
+void main(process.argv.slice(2));

@@ -1,7 +1,7 @@
 // One simulated node's state directory: a JSON header per device, the fault settings, the lock and
 // the append-only command log. Cluster state lives elsewhere (cluster-state.ts) because a Weka
 // cluster spans nodes.
-import { appendFile, mkdir, readdir, readFile } from 'node:fs/promises';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { checkHeader } from './device-header.js';
 import { isRecord, readJsonIfExists, removeIfExists, writeJsonAtomic } from './files.js';
@@ -86,8 +86,8 @@ export function simPaths(stateDir: string, clustersDir?: string): SimPaths {
   };
 }
 
-export async function ensureNodeDirs(paths: SimPaths): Promise<void> {
-  await mkdir(paths.devicesDir, { recursive: true });
+export function ensureNodeDirs(paths: SimPaths): void {
+  mkdirSync(paths.devicesDir, { recursive: true });
 }
 
 /** "/dev/nvme0n1" → "nvme0n1.json"; "/dev/disk/by-id/x" → "disk%2Fby-id%2Fx.json". */
@@ -95,18 +95,20 @@ export function deviceFileName(devicePath: string): string {
   return `${encodeURIComponent(devicePath.slice('/dev/'.length))}.json`;
 }
 
-export async function loadDevices(paths: SimPaths): Promise<Map<string, DeviceHeader>> {
+export function loadDevices(paths: SimPaths): Map<string, DeviceHeader> {
   const devices = new Map<string, DeviceHeader>();
-  for (const name of (await readdir(paths.devicesDir)).filter((n) => n.endsWith('.json')).sort()) {
+  for (const name of readdirSync(paths.devicesDir)
+    .filter((n) => n.endsWith('.json'))
+    .sort()) {
     const file = join(paths.devicesDir, name);
-    const header = checkHeader(await readJsonIfExists(file), file);
+    const header = checkHeader(readJsonIfExists(file), file);
     if (header) devices.set(header.devicePath, header);
   }
   return devices;
 }
 
-export async function saveDevice(paths: SimPaths, header: DeviceHeader): Promise<void> {
-  await writeJsonAtomic(join(paths.devicesDir, deviceFileName(header.devicePath)), header);
+export function saveDevice(paths: SimPaths, header: DeviceHeader): void {
+  writeJsonAtomic(join(paths.devicesDir, deviceFileName(header.devicePath)), header);
 }
 
 export interface LogEntry {
@@ -121,8 +123,8 @@ export interface LogEntry {
 }
 
 /** One JSON line per command; written under the node lock, so lines never interleave. */
-export async function appendLog(paths: SimPaths, entry: LogEntry): Promise<void> {
-  await appendFile(paths.logFile, `${JSON.stringify(entry)}\n`);
+export function appendLog(paths: SimPaths, entry: LogEntry): void {
+  appendFileSync(paths.logFile, `${JSON.stringify(entry)}\n`);
 }
 
 /**
@@ -133,26 +135,34 @@ export async function appendLog(paths: SimPaths, entry: LogEntry): Promise<void>
  * commands.log, and what the tests count from the log would be wrong. (The clusters file is
  * written inside its own lock, before the line, as the weka tool runs.)
  */
-export async function commitCommand(paths: SimPaths, devices: readonly DeviceHeader[], entry: LogEntry): Promise<void> {
-  if (devices.length > 0) await writeJsonAtomic(paths.journalFile, { devices, entry });
-  for (const header of devices) await saveDevice(paths, header);
-  await appendLog(paths, entry);
-  if (devices.length > 0) await removeIfExists(paths.journalFile);
+export function commitCommand(paths: SimPaths, devices: readonly DeviceHeader[], entry: LogEntry): void {
+  if (devices.length > 0) writeJsonAtomic(paths.journalFile, { devices, entry });
+  for (const header of devices) saveDevice(paths, header);
+  appendLog(paths, entry);
+  if (devices.length > 0) removeIfExists(paths.journalFile);
 }
 
 /** Finishes the commit a killed command left (under the node lock, before the next command). */
-export async function finishPendingCommit(paths: SimPaths): Promise<void> {
-  const pending = await readJsonIfExists(paths.journalFile);
+export function finishPendingCommit(paths: SimPaths): void {
+  const pending = readJsonIfExists(paths.journalFile);
   if (pending === undefined) return;
   if (!isRecord(pending) || !Array.isArray(pending['devices']) || !isRecord(pending['entry']))
     throw new Error(`corrupt state file ${paths.journalFile}: not a pending commit`);
   for (const value of pending['devices']) {
     const header = checkHeader(value, paths.journalFile);
-    if (header) await saveDevice(paths, header);
+    if (header) saveDevice(paths, header);
   }
   // Killed after the line was written: it is the log's last line, and is not written twice.
   const entry = pending['entry'] as unknown as LogEntry;
-  const log = await readFile(paths.logFile, 'utf8').catch(() => '');
-  if (!log.endsWith(`${JSON.stringify(entry)}\n`)) await appendLog(paths, entry);
-  await removeIfExists(paths.journalFile);
+  const log = readIfExists(paths.logFile);
+  if (!log.endsWith(`${JSON.stringify(entry)}\n`)) appendLog(paths, entry);
+  removeIfExists(paths.journalFile);
+}
+
+function readIfExists(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
 }

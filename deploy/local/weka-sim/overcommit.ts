@@ -19,8 +19,8 @@ function isMode(value: unknown): value is OvercommitMode {
 }
 
 /** The node's mode; `refuse` when it was never set. */
-export async function readOvercommitMode(paths: SimPaths): Promise<OvercommitMode> {
-  const value = await readJsonIfExists(paths.overcommitFile);
+export function readOvercommitMode(paths: SimPaths): OvercommitMode {
+  const value = readJsonIfExists(paths.overcommitFile);
   if (value === undefined) return 'refuse';
   if (!isRecord(value) || !isMode(value['mode']))
     throw new Error(`corrupt over-commit setting ${paths.overcommitFile}`);
@@ -28,12 +28,12 @@ export async function readOvercommitMode(paths: SimPaths): Promise<OvercommitMod
 }
 
 /** The `overcommit` subcommand. Call under the node lock. */
-export async function runOvercommitCommand(args: readonly string[], paths: SimPaths): Promise<ToolOutput> {
+export function runOvercommitCommand(args: readonly string[], paths: SimPaths): ToolOutput {
   const [mode] = args;
   if (args.length !== 1 || !isMode(mode)) {
     throw new UsageError(`overcommit takes record or refuse, got ${JSON.stringify(args)}\n${OVERCOMMIT_USAGE}`);
   }
-  await writeJsonAtomic(paths.overcommitFile, { mode });
+  writeJsonAtomic(paths.overcommitFile, { mode });
   const effect = mode === 'record' ? 'signed and recorded' : 'refused';
   return {
     stdout: `Over-commit mode set to ${mode}: a virtual add beyond a device's free capacity is ${effect}\n`,

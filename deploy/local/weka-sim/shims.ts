@@ -9,7 +9,7 @@ export const SHIMMED_TOOLS = ['weka-sign-drive', 'weka', 'lsblk', 'nsenter'] as 
 
 /**
  * Writes one shim per tool, each running `node SIMULATOR_ARGS --state ... -- TOOL ARGS...`:
- * SIMULATOR_ARGS is snapshotArgs() of bundle.ts for the snapshot, or a script's path (absolute:
+ * SIMULATOR_ARGS is simulatorArgs() of bundle.ts for the bundle, or a script's path (absolute:
  * the shims run in whatever working directory kwok gives them), after any node options.
  */
 export async function writeSimulatorShims(

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, afterEach } from 'vitest';
-import { buildSimulator as buildSnapshot, snapshotArgs } from '../../../deploy/local/weka-sim/bundle.js';
+import { buildSimulator as buildBundle, simulatorArgs } from '../../../deploy/local/weka-sim/bundle.js';
 import { runSimulator } from '../../../deploy/local/weka-sim/cli.js';
 import type { LogEntry } from '../../../deploy/local/weka-sim/node-state.js';
 import type { SimResult } from '../../../deploy/local/weka-sim/outcome.js';
@@ -56,13 +56,13 @@ export function sim(...args: string[]): Promise<SimResult> {
 }
 
 /**
- * Builds the simulator as the local control plane runs it (bundle.ts: one bundled file and its V8
- * startup snapshot) in a temporary directory; returns the node arguments that run it.
+ * Builds the simulator as the local control plane runs it (bundle.ts: one bundled file) in a
+ * temporary directory; returns the node arguments that run it.
  */
 export async function buildSimulator(): Promise<string[]> {
   const outDir = await mkdtemp(join(tmpdir(), 'weka-sim-build-'));
   builds.push(outDir);
-  return snapshotArgs(await buildSnapshot(outDir));
+  return simulatorArgs(await buildBundle(outDir));
 }
 
 /** Runs weka-sim as a separate process, the way the shims do; from a build if given, else under tsx. */
