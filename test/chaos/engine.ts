@@ -321,7 +321,7 @@ class ChaosRun {
       const least = Math.min(...fill.values());
       this.report.fill.push(least);
       this.log(`${what}: nodes ${[...fill].map(([n, f]) => `${n} ${(f * 100).toFixed(1)} %`).join(', ')}`);
-      violations.push(...roomLeft(containers, this.world.nodes));
+      violations.push(...roomLeft(containers, fill));
     }
     const state = await observe(this.world.scope, this.world.observed);
     this.report.checks.steadyState++;

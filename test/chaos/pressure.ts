@@ -159,16 +159,16 @@ export function nodeFill(containers: readonly WekaContainer[], nodes: readonly s
 
 /**
  * The nodes a pressure rollout left with room for one of its waiters, or with room and no waiter:
- * every node must end full but for less than the smallest container still waiting on it. Which
+ * every node must end full but for less than the smallest container still waiting on it. `fill` is
+ * nodeFill's answer for the same containers. Which
  * containers end up waiting depends on the order the faults let them ask in (a node whose small
  * containers all came early can leave a large one 768 GiB short), so the room left is measured
  * against the waiters, not against a fixed share of the node.
  */
-export function roomLeft(containers: readonly WekaContainer[], nodes: readonly string[]): string[] {
-  const fill = nodeFill(containers, nodes);
+export function roomLeft(containers: readonly WekaContainer[], fill: ReadonlyMap<string, number>): string[] {
   const out: string[] = [];
-  for (const node of nodes) {
-    const free = Math.round((1 - fill.get(node)!) * NODE_CAPACITY_GIB);
+  for (const [node, share] of fill) {
+    const free = Math.round((1 - share) * NODE_CAPACITY_GIB);
     if (free <= 0) continue;
     const waiters = containers
       .filter((c) => c.spec.nodeName === node && waitsForCapacity(c))

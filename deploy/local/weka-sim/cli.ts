@@ -167,7 +167,7 @@ async function applyTool(
           const before = JSON.stringify(clusters);
           const out = runWeka(rest, { node, clusters, newUUID });
           if (JSON.stringify(clusters) !== before) saveClusters(paths, clusters);
-          return Promise.resolve(out);
+          return out;
         }),
       );
     case 'lsblk':

@@ -19,7 +19,7 @@ const DEFAULT_MAX_HOLD_MS = 15_000;
 
 let tokens = 0;
 
-export async function withLock<T>(lockPath: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
+export async function withLock<T>(lockPath: string, fn: () => T | Promise<T>, options: LockOptions = {}): Promise<T> {
   // Unique among live holders: the PID tells processes apart, the count the locks of one process.
   const token = `${process.pid} ${Date.now()}-${tokens++}`;
   await acquire(lockPath, token, options);

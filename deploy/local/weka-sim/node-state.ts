@@ -154,12 +154,13 @@ export function finishPendingCommit(paths: SimPaths): void {
   }
   // Killed after the line was written: it is the log's last line, and is not written twice.
   const entry = pending['entry'] as unknown as LogEntry;
-  const log = readIfExists(paths.logFile);
+  const log = readOrEmpty(paths.logFile);
   if (!log.endsWith(`${JSON.stringify(entry)}\n`)) appendLog(paths, entry);
   removeIfExists(paths.journalFile);
 }
 
-function readIfExists(path: string): string {
+/** The file's text, or '' when it cannot be read: a log not written yet has no line to repeat. */
+function readOrEmpty(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch {

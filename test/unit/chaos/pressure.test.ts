@@ -166,24 +166,25 @@ describe('roomLeft', () => {
   ];
   const large = () => container('wl', { phase: 'Allocating', waiting: true, small: false });
   const small = () => container('ws', { phase: 'Allocating', waiting: true });
+  const roomOnN1 = (containers: WekaContainer[]) => roomLeft(containers, nodeFill(containers, ['n1']));
 
   it('accepts a node left short of its smallest waiter, a large one 768 GiB short', () => {
-    expect(roomLeft([...held, large()], ['n1'])).toEqual([]);
+    expect(roomOnN1([...held, large()])).toEqual([]);
   });
 
   it('accepts a full node, with or without waiters', () => {
     const full = Array.from({ length: 5 }, (_, i) => container(`h${i}`, { gib: 1536 }));
-    expect(roomLeft([...full, small()], ['n1'])).toEqual([]);
-    expect(roomLeft(full, ['n1'])).toEqual([]);
+    expect(roomOnN1([...full, small()])).toEqual([]);
+    expect(roomOnN1(full)).toEqual([]);
   });
 
   it('reports a node with room for a waiter, even when the allocator says it does not fit', () => {
-    expect(roomLeft([...held, large(), small()], ['n1'])).toEqual([
+    expect(roomOnN1([...held, large(), small()])).toEqual([
       'node n1 has 768 GiB left, enough for ns/ws (768 GiB), which waits',
     ]);
   });
 
   it('reports a node with room and nothing waiting: the rollout did not press on it', () => {
-    expect(roomLeft(held, ['n1'])).toEqual(['node n1 has 768 GiB left and no container waiting for capacity']);
+    expect(roomOnN1(held)).toEqual(['node n1 has 768 GiB left and no container waiting for capacity']);
   });
 });
