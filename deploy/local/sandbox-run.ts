@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { backoffDelay, type Backoff } from '../../src/backoff.js';
 import { messageOf } from '../../src/errors.js';
+import { bundleOperatorSource, type SourceBundle } from '../operator/operator-bundle.js';
 import { ControlPlane } from './control-plane.js';
 import { createLocalBlockVolumes } from './local-volumes.js';
 import { startServer, type ServerProcess } from './processes.js';
@@ -75,11 +76,21 @@ function whereToLook(cp: ControlPlane): string {
 
 const seconds = (ms: number): number => Math.round(ms / 1000);
 
+async function removeOperatorBundle(bundle: SourceBundle | Error): Promise<void> {
+  if (!(bundle instanceof Error)) await bundle.remove();
+}
+
 export async function runSandbox(options: SandboxRunOptions): Promise<never> {
   const dataDir = options.keep ? join(options.repoRoot, '.tmp', 'sandbox') : undefined;
   if (dataDir) await mkdir(dataDir, { recursive: true });
-  // The operator runs from source: its workflow code is bundled while the servers start, in a
-  // process of its own (webpack would hold up this one's event loop, which starts the servers).
+  // The operator runs from source, bundled as the image's build bundles it and run under plain
+  // Node.js (operator-bundle.ts says why not tsx). Its workflow code is bundled while the servers
+  // start, in a process of its own (webpack would hold up this one's event loop, which starts the
+  // servers); esbuild works in a process of its own anyway.
+  const operatorBundled = bundleOperatorSource(join(options.repoRoot, 'deploy/operator/main.ts')).then(
+    (b) => b,
+    (err: unknown) => new Error(messageOf(err)),
+  );
   const bundleDir = await mkdtemp(join(tmpdir(), 'weka-sandbox-workflows-'));
   const bundlePath = join(bundleDir, 'workflow-bundle.js');
   const bundled = promisify(execFile)(
@@ -95,6 +106,7 @@ export async function runSandbox(options: SandboxRunOptions): Promise<never> {
       // start() has stopped whatever it had started.
       console.error(`sandbox: the control plane did not start: ${messageOf(err)}`);
       await rm(bundleDir, { recursive: true, force: true });
+      await removeOperatorBundle(await operatorBundled);
       process.exit(1);
     },
   );
@@ -113,6 +125,7 @@ export async function runSandbox(options: SandboxRunOptions): Promise<never> {
       await operator?.stop();
       await cp.stop();
       await rm(bundleDir, { recursive: true, force: true });
+      await removeOperatorBundle(await operatorBundled);
       if (options.keep) console.log(`state kept in ${cp.dataDir}; run again with --keep to resume`);
       return code;
     })();
@@ -136,10 +149,13 @@ export async function runSandbox(options: SandboxRunOptions): Promise<never> {
     const bundleError = await bundled;
     if (bundleError !== undefined)
       await shutdown(1, `sandbox: bundling the workflow code failed: ${messageOf(bundleError)}`);
+    const operatorBundle = await operatorBundled;
+    if (operatorBundle instanceof Error)
+      return shutdown(1, `sandbox: bundling the operator failed: ${operatorBundle.message}`);
     operator = startServer({
       name: 'operator',
       command: process.execPath,
-      args: ['--import', 'tsx', join(options.repoRoot, 'deploy/operator/main.ts')],
+      args: [operatorBundle.path],
       cwd: options.repoRoot,
       logPath: join(cp.logDir, 'operator.log'),
       env: {

@@ -19,7 +19,7 @@ import { pino } from 'pino';
 import { runListWatch } from '../../deploy/operator/watcher/list-watch.js';
 import { createDriveContainers, isReady, WEKA_CONTAINERS } from '../support/containers.js';
 import { imageEnv } from './image-env.js';
-import { gcOnSignalArgs, spawnOperator, type OperatorProcess } from '../support/operator-process.js';
+import { COMPILED_OPERATOR, gcOnSignalArgs, spawnOperator, type OperatorProcess } from '../support/operator-process.js';
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -92,7 +92,7 @@ export async function startOperator(
   const [httpPort] = await freePorts(1);
   return spawnOperator(cp, {
     logName: o.logName,
-    main: 'compiled',
+    script: COMPILED_OPERATOR,
     nodeArgs: [
       // Preloaded by the scale benchmark only, for op.collectGarbage().
       ...(o.gcOnSignal ? gcOnSignalArgs : []),

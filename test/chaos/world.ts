@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { ControlPlane } from '../../deploy/local/control-plane.js';
 import { writeWorkflowBundle } from '../../deploy/operator/workflow-bundle.js';
+import { bundleOperatorSource, type SourceBundle } from '../../deploy/operator/operator-bundle.js';
 import { freePorts } from '../../deploy/local/ports.js';
 import { createSimulatedCluster, signSharedDrives, simulate } from '../../deploy/local/shared-drives.js';
 import { startTcpProxy, type TcpProxy } from '../../deploy/local/tcp-proxy.js';
@@ -16,7 +17,12 @@ import { eventually } from '../support/async.js';
 import { ensureNamespace } from '../support/containers.js';
 import { CONTAINER_WRITES_AUDIT_POLICY } from '../support/instant-invariants.js';
 import type { InvariantScope, ObservedWorld } from '../support/invariants.js';
-import { spawnOperator, type OperatorProcess } from '../support/operator-process.js';
+import {
+  BROKEN_ALLOCATION_OPERATOR_SOURCE,
+  OPERATOR_SOURCE,
+  spawnOperator,
+  type OperatorProcess,
+} from '../support/operator-process.js';
 import { PRESSURE_DEVICES } from './pressure.js';
 
 export type OperatorMain = 'source' | 'brokenAllocation';
@@ -47,7 +53,7 @@ export class ReplicaSlot {
       },
       {
         logName: `operator-${this.name}-${++this.started}`,
-        main: this.world.operatorMain,
+        script: this.world.operatorBundle.path,
         env: {
           WEKA_TASK_QUEUE: 'weka-drives',
           WEKA_OPERATOR_NAMESPACE: this.world.operatorNamespace,
@@ -103,7 +109,8 @@ export class ChaosWorld {
     readonly nodes: string[],
     readonly namespaces: string[],
     readonly operatorNamespace: string,
-    readonly operatorMain: OperatorMain,
+    /** The operator's source (operatorMain), bundled once: every replica the faults restart runs it. */
+    readonly operatorBundle: SourceBundle,
   ) {}
 
   static async start(o: {
@@ -114,19 +121,28 @@ export class ChaosWorld {
     log: (m: string) => void;
   }): Promise<ChaosWorld> {
     const dataDir = await mkdtemp(join(tmpdir(), 'weka-chaos-'));
-    // Bundled once, beside the boot: every replica the faults restart loads it (WEKA_WORKFLOW_BUNDLE).
-    const [cp] = await Promise.all([
+    // Bundled once, beside the boot: every replica the faults restart loads them (WEKA_WORKFLOW_BUNDLE).
+    const [started, bundled, workflows] = await Promise.allSettled([
       ControlPlane.start({
         dataDir,
         auditPolicy: CONTAINER_WRITES_AUDIT_POLICY,
         log: () => undefined,
       }),
+      bundleOperatorSource(o.operatorMain === 'source' ? OPERATOR_SOURCE : BROKEN_ALLOCATION_OPERATOR_SOURCE),
       writeWorkflowBundle(join(dataDir, WORKFLOW_BUNDLE)),
     ]);
+    if (started.status === 'rejected' || bundled.status === 'rejected' || workflows.status === 'rejected') {
+      if (started.status === 'fulfilled') await started.value.stop();
+      if (bundled.status === 'fulfilled') await bundled.value.remove();
+      await rm(dataDir, { recursive: true, force: true });
+      throw [started, bundled, workflows].find((r) => r.status === 'rejected')!.reason;
+    }
+    const cp = started.value;
+    const operatorBundle = bundled.value;
     o.log(`chaos: control plane up in ${cp.timings.total} ms (${dataDir})`);
     const nodes = Array.from({ length: o.nodes }, (_, i) => `chaos-node-${i}`);
     const namespaces = Array.from({ length: o.namespaces }, (_, i) => `chaos-tenant-${i}`);
-    const world = new ChaosWorld(cp, nodes, namespaces, 'weka-operator-system', o.operatorMain);
+    const world = new ChaosWorld(cp, nodes, namespaces, 'weka-operator-system', operatorBundle);
     try {
       await world.prepare(o.clusters);
     } catch (err) {
@@ -211,6 +227,7 @@ export class ChaosWorld {
     await Promise.all(this.replicas.map((r) => r.stop().catch(() => undefined)));
     await Promise.all(this.replicas.flatMap((r) => [r.apiProxy.close(), r.temporalProxy.close()]));
     await this.cp.stop();
+    await this.operatorBundle.remove();
     if (removeData) await rm(this.cp.dataDir, { recursive: true, force: true });
   }
 }

@@ -2,12 +2,16 @@
 // time (test/integration/control-planes.ts), and hands their addresses to the test files through
 // vitest's provide/inject (read through test/support/harness.ts, which picks the worker's own).
 // It also bundles the workflow code once, beside the boots: every operator the tests start (in
-// process or as a process) loads that bundle instead of bundling again, seconds of CPU each.
+// process or as a process) loads that bundle instead of bundling again, seconds of CPU each. And it
+// bundles the operator's source, which every operator process a test starts runs under plain
+// Node.js, as the image runs its build (deploy/operator/operator-bundle.ts says why not tsx).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { writeWorkflowBundle } from '../../deploy/operator/workflow-bundle.js';
+import { bundleOperatorSource, type SourceBundle } from '../../deploy/operator/operator-bundle.js';
+import { OPERATOR_SOURCE } from '../support/operator-process.js';
 import { serveControlApi, type ControlApi } from '../../deploy/local/control-api.js';
 import { ControlPlane } from '../../deploy/local/control-plane.js';
 import { integrationControlPlanes, type ProvidedControlPlane } from './control-planes.js';
@@ -18,17 +22,21 @@ declare module 'vitest' {
     controlPlanes: ProvidedControlPlane[];
     /** The workflow code, bundled from the sources under test (WEKA_WORKFLOW_BUNDLE). */
     workflowBundlePath: string;
+    /** deploy/operator/main.ts, bundled from the sources under test (the script of operator processes). */
+    operatorBundlePath: string;
   }
 }
 
 const started: { plane: ControlPlane; api?: ControlApi }[] = [];
 let bundleDir: string | undefined;
+let operatorBundle: SourceBundle | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   const count = integrationControlPlanes();
   bundleDir = await mkdtemp(join(tmpdir(), 'weka-workflows-'));
   const bundlePath = join(bundleDir, 'workflow-bundle.js');
   const bundled = writeWorkflowBundle(bundlePath);
+  const operatorBundled = bundleOperatorSource(OPERATOR_SOURCE).then((b) => (operatorBundle = b));
   const booted = await Promise.allSettled(
     Array.from({ length: count }, async (_, i): Promise<ProvidedControlPlane> => {
       const plane = await ControlPlane.start({ log: (m) => console.log(`[control plane ${i + 1}] ${m}`) });
@@ -53,8 +61,8 @@ export async function setup(project: TestProject): Promise<void> {
       };
     }),
   );
-  const [bundle] = await Promise.allSettled([bundled]);
-  const failed = [...booted, bundle].find((b) => b.status === 'rejected');
+  const [bundle, operator] = await Promise.allSettled([bundled, operatorBundled]);
+  const failed = [...booted, bundle, operator].find((b) => b.status === 'rejected');
   if (failed) {
     await teardown();
     throw failed.reason;
@@ -62,6 +70,9 @@ export async function setup(project: TestProject): Promise<void> {
   const { bytes, ms } = (bundle as PromiseFulfilledResult<{ bytes: number; ms: number }>).value;
   console.log(`integration setup: workflows bundled in ${ms} ms (${(bytes / 1e6).toFixed(1)} MB) into ${bundlePath}`);
   project.provide('workflowBundlePath', bundlePath);
+  const o = (operator as PromiseFulfilledResult<SourceBundle>).value;
+  console.log(`integration setup: operator bundled in ${o.ms} ms (${(o.bytes / 1e6).toFixed(1)} MB) into ${o.path}`);
+  project.provide('operatorBundlePath', o.path);
   project.provide(
     'controlPlanes',
     booted.map((b) => (b as PromiseFulfilledResult<ProvidedControlPlane>).value),
@@ -70,6 +81,7 @@ export async function setup(project: TestProject): Promise<void> {
 
 export async function teardown(): Promise<void> {
   if (bundleDir !== undefined) await rm(bundleDir, { recursive: true, force: true });
+  await operatorBundle?.remove();
   await Promise.all(
     started.map(async ({ plane, api }) => {
       await api?.close();

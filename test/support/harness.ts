@@ -65,6 +65,11 @@ export function workflowBundlePath(): string {
   return inject('workflowBundlePath');
 }
 
+/** deploy/operator/main.ts bundled once for the run: the script of every operator process a test starts from source. */
+export function operatorBundlePath(): string {
+  return inject('operatorBundlePath');
+}
+
 /** The root of every fake node's Weka simulator state. */
 export function simulatorRoot(): string {
   return plane().simulatorRoot;

@@ -1,8 +1,9 @@
 // The operator as a separate process, the way a pod runs it: started under the control plane's
 // supervisor (deploy/local/processes.ts: a process group of its own that never outlives whoever
 // started it), its output in a log file, and stopped with SIGTERM or SIGKILLed like a crashed pod.
-// The integration and chaos tests run deploy/operator/main.ts from source under tsx (support/
-// operator.ts); the benchmarks run the compiled dist/ as the image does (bench/bench-env.ts).
+// The integration and chaos tests run a bundle of deploy/operator/main.ts made from source at the
+// start of their run (support/operator.ts, chaos/world.ts); the benchmarks run the compiled dist/ as
+// the image does (bench/bench-env.ts).
 // No vitest here: the benchmarks run outside it.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -13,18 +14,12 @@ import { localTemporalProfile } from '../../deploy/local/temporal.js';
 import { sleep } from './async.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const MAIN = {
-  source: join(repoRoot, 'deploy/operator/main.ts'),
-  /**
-   * The operator as the image runs it: the compiled JavaScript under plain node (npm run build).
-   * Not under tsx: its loader turns on source maps, and then Node looks for a source map in all the
-   * code the workflow thread compiles (a small function per workflow promise, in the SDK's promise
-   * hook) and maps every stack trace, a cost the product never pays.
-   */
-  compiled: join(repoRoot, 'dist/deploy/operator/main.bundle.js'),
-  /** An operator whose allocation decisions double-book on purpose, under tsx: only to prove a checker catches it. */
-  brokenAllocation: join(repoRoot, 'test/chaos/broken-allocation-operator.ts'),
-};
+/** The operator's entry point, as source: tests run bundles of it (bundleOperatorSource). */
+export const OPERATOR_SOURCE = join(repoRoot, 'deploy/operator/main.ts');
+/** An operator whose allocation decisions double-book on purpose: only to prove a checker catches it. */
+export const BROKEN_ALLOCATION_OPERATOR_SOURCE = join(repoRoot, 'test/chaos/broken-allocation-operator.ts');
+/** The operator as the image runs it: the compiled JavaScript, bundled by `npm run build`. */
+export const COMPILED_OPERATOR = join(repoRoot, 'dist/deploy/operator/main.bundle.js');
 
 /** Where the operator finds its servers, and where its log goes (a ControlPlane has all four). */
 export interface OperatorControlPlane {
@@ -37,8 +32,12 @@ export interface OperatorControlPlane {
 export interface OperatorProcessOptions {
   /** The log file is `<logDir>/<logName>.log`. */
   logName: string;
-  /** deploy/operator/main.ts under tsx, the compiled dist/deploy/operator/main.bundle.js, or a test's broken operator under tsx. */
-  main: keyof typeof MAIN;
+  /**
+   * The JavaScript file Node.js runs: COMPILED_OPERATOR, or a bundle of a source entry point
+   * (bundleOperatorSource of deploy/operator/operator-bundle.ts). Never the source under tsx, whose
+   * source maps the workflow threads would pay for at every promise.
+   */
+  script: string;
   /** The operator's configuration (WEKA_*, LOG_LEVEL, ...), over this process's environment. */
   env: Record<string, string>;
   /** Node's own options, before the main module (e.g. --expose-gc). */
@@ -93,14 +92,13 @@ export const gcOnSignalArgs = [
 
 /** Starts the operator; it returns at once (see waitReady, or wait for its `worker running` line). */
 export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOptions): OperatorProcess {
-  const main = MAIN[o.main];
   const spawnedAt = Date.now();
   const temporalConfig = join(cp.logDir, `${o.logName}-temporal.toml`);
   writeFileSync(temporalConfig, localTemporalProfile(cp.temporalAddress, cp.temporalNamespace));
   const server = startServer({
     name: o.logName,
     command: process.execPath,
-    args: [...(o.nodeArgs ?? []), ...(o.main === 'compiled' ? [] : ['--import', 'tsx']), main],
+    args: [...(o.nodeArgs ?? []), o.script],
     cwd: repoRoot,
     logPath: join(cp.logDir, `${o.logName}.log`),
     env: {
@@ -155,7 +153,7 @@ export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOption
         .reduce((sum, x) => sum + x.value, 0);
     },
     async collectGarbage() {
-      process.kill(await operatorPid(server, main), 'SIGWINCH');
+      process.kill(await operatorPid(server, o.script), 'SIGWINCH');
       await sleep(2_000);
     },
     async stop(graceMs = 40_000) {

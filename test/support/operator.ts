@@ -29,6 +29,7 @@ import {
   addBareNode,
   addNode,
   kubeConfig,
+  operatorBundlePath,
   operatorControlPlane,
   simulatorRoot,
   temporalAddress,
@@ -37,7 +38,7 @@ import {
   uniqueNamespace,
   workflowBundlePath,
 } from './harness.js';
-import { spawnOperator, type OperatorProcess } from './operator-process.js';
+import { COMPILED_OPERATOR, spawnOperator, type OperatorProcess } from './operator-process.js';
 import {
   CLUSTER_PORTS_MUTEX_ID,
   clusterWorkflowId,
@@ -308,7 +309,8 @@ export async function podExists(namespace: string, name: string): Promise<boolea
 
 /**
  * The whole operator (watcher and worker, as configured by `env`) as a process of its own, run from
- * source, logging at info to the control plane's log directory; returns once its worker runs.
+ * the sources under test (bundled for the run) or as `npm run build` compiled it, logging at info
+ * to the control plane's log directory; returns once its worker runs.
  */
 export async function startOperatorProcess(
   env: Record<string, string>,
@@ -316,7 +318,7 @@ export async function startOperatorProcess(
 ): Promise<OperatorProcess> {
   const p = spawnOperator(operatorControlPlane(), {
     logName: uniqueName(`operator-${env['WEKA_TASK_QUEUE'] ?? ''}`),
-    main,
+    script: main === 'source' ? operatorBundlePath() : COMPILED_OPERATOR,
     env: {
       LOG_LEVEL: 'info',
       WEKA_HTTP_PORT: '0',

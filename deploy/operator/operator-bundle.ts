@@ -1,0 +1,90 @@
+// How the operator is bundled into one file. The image's build bundles the compiled
+// dist/deploy/operator/main.js (bundle-operator.ts); the sandbox and the tests bundle the TypeScript
+// source the same way, since esbuild reads it directly, and run it under plain Node.js. Under tsx
+// instead, every operator process transformed its modules at start, and tsx's loader, which the
+// workflow threads inherit, turned on source maps: then Node looks for a map for each small function
+// the Temporal SDK's promise hook compiles, and maps every stack trace it captures. That cost half the
+// CPU of an operator process in the tests (docs/performance.md, 6b), and the image never pays it.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+/** Packages bundled in: @kubernetes/client-node alone is thousands of modules to read at start. */
+const INLINED = new Set(['@kubernetes/client-node']);
+
+/** The checkout's root: two levels above this file as source, three as dist/deploy/operator/. */
+export function repoRoot(): string {
+  for (const up of ['../../', '../../../']) {
+    const root = fileURLToPath(new URL(up, import.meta.url));
+    const pkg = join(root, 'package.json');
+    if (
+      existsSync(pkg) &&
+      (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: unknown }).name === 'weka-drives-operator'
+    )
+      return root;
+  }
+  throw new Error('cannot find the weka-drives-operator package.json above the operator');
+}
+
+/**
+ * Bundles `entry` (JavaScript or TypeScript) into `outfile`. Every dependency but the inlined ones
+ * stays outside and is imported from node_modules: Temporal's worker starts threads and loads a
+ * native module from its own files. `outfile` must therefore be inside the checkout.
+ */
+export async function bundleOperator(
+  entry: string,
+  outfile: string,
+  o: { sourcemap: boolean },
+): Promise<{ bytes: number; ms: number }> {
+  const pkg = JSON.parse(readFileSync(join(repoRoot(), 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  const external = Object.keys(pkg.dependencies)
+    .filter((d) => !INLINED.has(d))
+    .flatMap((d) => [d, `${d}/*`]);
+  const started = performance.now();
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external,
+    sourcemap: o.sourcemap,
+    logLevel: 'warning',
+    // The CommonJS modules inlined with client-node call require() for Node's own modules.
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    },
+  });
+  return { bytes: statSync(outfile).size, ms: Math.round(performance.now() - started) };
+}
+
+export interface SourceBundle {
+  /** The bundle: run it with `node PATH`. */
+  readonly path: string;
+  readonly bytes: number;
+  readonly ms: number;
+  /** Deletes the bundle. */
+  remove(): Promise<void>;
+}
+
+let made = 0;
+
+/**
+ * Bundles an operator entry point from source (deploy/operator/main.ts, or a test's variant) into
+ * `.tmp/operator-bundles/` of the checkout, under a name no other process uses. That folder is two
+ * levels below the root, as deploy/operator/ is, so what the operator finds relative to its own file
+ * (the package.json it reports the version of; workflows/ when it bundles them itself) and the
+ * packages it imports resolve as they do from source.
+ */
+export async function bundleOperatorSource(entry: string): Promise<SourceBundle> {
+  const dir = join(repoRoot(), '.tmp', 'operator-bundles');
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, `${basename(entry).replace(/\.[cm]?[jt]s$/, '')}-${process.pid}-${++made}.js`);
+  const { bytes, ms } = await bundleOperator(entry, path, { sourcemap: false });
+  return { path, bytes, ms, remove: () => rm(path, { force: true }) };
+}
