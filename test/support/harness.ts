@@ -23,9 +23,21 @@ function plane(): ProvidedControlPlane {
   return found;
 }
 
+const kubeConfigs = new Map<string, KeepAliveKubeConfig>();
+
+/**
+ * The control plane's kubeconfig, one per test file: every client made from it shares its kept-alive
+ * connections. A fresh one per call would read the file again and open a new TLS connection for
+ * each of the thousands of reads the tests' polling makes.
+ */
 export function kubeConfig(): KubeConfig {
-  const kc = new KeepAliveKubeConfig();
-  kc.loadFromFile(plane().kubeconfigPath);
+  const path = plane().kubeconfigPath;
+  let kc = kubeConfigs.get(path);
+  if (kc === undefined) {
+    kc = new KeepAliveKubeConfig();
+    kc.loadFromFile(path);
+    kubeConfigs.set(path, kc);
+  }
   return kc;
 }
 
