@@ -6,7 +6,7 @@
 // the Temporal SDK's promise hook compiles, and maps every stack trace it captures. That cost half the
 // CPU of an operator process in the tests (docs/performance.md, 6b), and the image never pays it.
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -84,7 +84,26 @@ let made = 0;
 export async function bundleOperatorSource(entry: string): Promise<SourceBundle> {
   const dir = join(repoRoot(), '.tmp', 'operator-bundles');
   await mkdir(dir, { recursive: true });
+  await removeOrphans(dir);
   const path = join(dir, `${basename(entry).replace(/\.[cm]?[jt]s$/, '')}-${process.pid}-${++made}.js`);
   const { bytes, ms } = await bundleOperator(entry, path, { sourcemap: false });
   return { path, bytes, ms, remove: () => rm(path, { force: true }) };
+}
+
+/** Deletes the bundles of processes that are gone (killed before they could remove their own). */
+async function removeOrphans(dir: string): Promise<void> {
+  for (const name of await readdir(dir)) {
+    const pid = Number(/-(\d+)-\d+\.js$/.exec(name)?.[1]);
+    if (Number.isInteger(pid) && pid > 0 && !alive(pid)) await rm(join(dir, name), { force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, as another user's process.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

@@ -49,4 +49,16 @@ describe('bundling the operator from source', () => {
     expect(a.path).not.toBe(b.path);
     expect(a.path).toMatch(/\/\.tmp\/operator-bundles\/version-\d+-\d+\.js$/);
   });
+
+  it("deletes the bundles a killed process left behind, and keeps a live process's", async () => {
+    const dir = join(root, '.tmp', 'operator-bundles');
+    const live = await bundleOperatorSource(join(root, 'deploy/operator/version.ts'));
+    // A pid that no process has: above the kernel's largest.
+    const orphan = join(dir, 'main-4194305-1.js');
+    await writeFile(orphan, '');
+    const next = await bundleOperatorSource(join(root, 'deploy/operator/version.ts'));
+    expect(existsSync(orphan)).toBe(false);
+    expect(existsSync(live.path)).toBe(true);
+    await Promise.all([live.remove(), next.remove()]);
+  });
 });
