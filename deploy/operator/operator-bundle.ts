@@ -5,27 +5,26 @@
 // workflow threads inherit, turned on source maps: then Node looks for a map for each small function
 // the Temporal SDK's promise hook compiles, and maps every stack trace it captures. That cost half the
 // CPU of an operator process in the tests (docs/performance.md, 6b), and the image never pays it.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { operatorPackage, type OperatorPackage } from './package-json.js';
 
 /** Packages bundled in: @kubernetes/client-node alone is thousands of modules to read at start. */
 const INLINED = new Set(['@kubernetes/client-node']);
 
-/** The checkout's root: two levels above this file as source, three as dist/deploy/operator/. */
+/** The checkout's package.json (its root, and the dependencies a bundle leaves outside). */
+function checkoutPackage(): Required<Pick<OperatorPackage, 'root' | 'dependencies'>> {
+  const pkg = operatorPackage();
+  if (pkg?.dependencies === undefined)
+    throw new Error('cannot find the weka-drives-operator package.json above the operator');
+  return { root: pkg.root, dependencies: pkg.dependencies };
+}
+
+/** The checkout's root. */
 export function repoRoot(): string {
-  for (const up of ['../../', '../../../']) {
-    const root = fileURLToPath(new URL(up, import.meta.url));
-    const pkg = join(root, 'package.json');
-    if (
-      existsSync(pkg) &&
-      (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: unknown }).name === 'weka-drives-operator'
-    )
-      return root;
-  }
-  throw new Error('cannot find the weka-drives-operator package.json above the operator');
+  return checkoutPackage().root;
 }
 
 /**
@@ -38,10 +37,7 @@ export async function bundleOperator(
   outfile: string,
   o: { sourcemap: boolean },
 ): Promise<{ bytes: number; ms: number }> {
-  const pkg = JSON.parse(readFileSync(join(repoRoot(), 'package.json'), 'utf8')) as {
-    dependencies: Record<string, string>;
-  };
-  const external = Object.keys(pkg.dependencies)
+  const external = Object.keys(checkoutPackage().dependencies)
     .filter((d) => !INLINED.has(d))
     .flatMap((d) => [d, `${d}/*`]);
   const started = performance.now();
