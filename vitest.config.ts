@@ -9,8 +9,8 @@ const workers = integrationControlPlanes();
 
 // Every Node.js process the suite starts (a fork per test file, the operator processes, the tools the
 // tests run) would read and parse a NODE_EXTRA_CA_CERTS bundle at its start: about 60 ms of CPU each
-// for a distribution's bundle. The tests dial only the local servers, whose certificates they trust by
-// name, so the workers, which pass their environment on, start without it.
+// for a distribution's bundle. The tests dial only the local servers, whose CA they are given
+// explicitly, so the workers, which pass their environment on, start without it.
 delete process.env['NODE_EXTRA_CA_CERTS'];
 
 export default defineConfig({
