@@ -16,8 +16,10 @@ import type { OperatorProcess } from '../support/operator-process.js';
 import {
   addSharedDrivesNodes,
   createAndWaitReady,
+  nodeByNode,
   OPERATOR_NAMESPACE,
   roundRobin,
+  type PlacementOrder,
   startOperator,
   withControlPlane,
   type Log,
@@ -33,6 +35,8 @@ export interface ProcessSample {
 export interface IdleScaleResult {
   containers: number;
   nodes: number;
+  /** The order the containers were created and placed in. */
+  placement: PlacementOrder;
   /** Creation of the first container to the last one Ready. */
   rolloutMs: number;
   before: ProcessSample;
@@ -93,6 +97,7 @@ export async function runIdleScale(o: {
   idleSeconds: number;
   /** How many of them to delete at the end, first Ready first: one at a time, then in a burst. */
   deletions: { isolated: number; burst: number };
+  placement: PlacementOrder;
   log: Log;
 }): Promise<IdleScaleResult> {
   return withControlPlane(o.log, async (cp) => {
@@ -117,7 +122,7 @@ export async function runIdleScale(o: {
 
       const { t0, readyAt } = await createAndWaitReady(kc, op, {
         namespace,
-        placements: roundRobin('idle', o.containers, nodes),
+        placements: (o.placement === 'node-by-node' ? nodeByNode : roundRobin)('idle', o.containers, nodes),
         clusterGUID: guid,
         timeoutMs: Math.max(600_000, o.containers * 2_000),
         log: o.log,
@@ -143,6 +148,7 @@ export async function runIdleScale(o: {
       return {
         containers: o.containers,
         nodes: nodeCount,
+        placement: o.placement,
         rolloutMs,
         before,
         after,

@@ -12,6 +12,8 @@
 //   --crash-samples K      crash recovery: interrupted allocations to measure (default 5)
 //   --idle-containers N    scale: Ready idle containers (default 1000; 50 per node)
 //   --idle-seconds S       scale: length of each idle CPU window (default 60)
+//   --idle-placement P     scale: round-robin (default; each container on the next node) or
+//                          node-by-node (one node filled before the next)
 //   --idle-deletions K     scale: idle containers deleted at the end, first Ready first: 20 one at a
 //                          time, the rest in a burst (default 100)
 //   --sim-samples K        simulator: rounds of its commands, each way (default 30)
@@ -20,7 +22,7 @@ import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { runAllocatorBench } from './allocator.bench.js';
-import { compileOperator, median } from './bench-env.js';
+import { compileOperator, median, PLACEMENT_ORDERS, type PlacementOrder } from './bench-env.js';
 import { runCrashRecovery, summarizeCrash } from './crash-recovery.bench.js';
 import { DELETE_SPACING_MS } from './evicted-deletion.js';
 import { kib, mib, runIdleScale } from './idle-scale.bench.js';
@@ -49,6 +51,7 @@ const { values } = parseArgs({
     'idle-containers': { type: 'string', default: process.env['BENCH_IDLE_CONTAINERS'] ?? '1000' },
     'idle-seconds': { type: 'string', default: '60' },
     'idle-deletions': { type: 'string', default: '100' },
+    'idle-placement': { type: 'string', default: 'round-robin' },
     'sim-samples': { type: 'string', default: '30' },
     json: { type: 'string' },
   },
@@ -80,6 +83,11 @@ const crashSamples = count('crash-samples', values['crash-samples']);
 const idleContainers = count('idle-containers', values['idle-containers']);
 const idleSeconds = count('idle-seconds', values['idle-seconds']);
 const idleDeletions = count('idle-deletions', values['idle-deletions']);
+const idlePlacement = values['idle-placement'] as PlacementOrder;
+if (!PLACEMENT_ORDERS.includes(idlePlacement)) {
+  console.error(`--idle-placement must be one of ${PLACEMENT_ORDERS.join(', ')}, got "${values['idle-placement']}"`);
+  process.exit(2);
+}
 const simSamples = count('sim-samples', values['sim-samples']);
 
 const log = (m: string): void => console.log(m);
@@ -394,11 +402,12 @@ await bench(
       containers: idleContainers,
       idleSeconds,
       deletions: { isolated: Math.min(20, idleDeletions), burst: Math.max(0, idleDeletions - 20) },
+      placement: idlePlacement,
       log,
     }),
   (r) => {
     log(
-      `   ${r.containers} containers on ${r.nodes} nodes Ready in ${seconds(r.rolloutMs)}, at most ${r.maxConcurrentBringUps} brought up at once`,
+      `   ${r.containers} containers on ${r.nodes} nodes (${r.placement}) Ready in ${seconds(r.rolloutMs)}, at most ${r.maxConcurrentBringUps} brought up at once`,
     );
     log(`   local activity results dropped by evictions during the rollout: ${r.droppedLocalActivityResults}`);
     log(
