@@ -149,7 +149,7 @@ export function roundRobin(prefix: string, count: number, nodes: readonly string
 /**
  * `count` containers named `<prefix>-<i>`, filling one node before the next (created, and so
  * admitted, in that order): the bring-ups in flight share one or two nodes' mutex workflows
- * instead of touching a different node each, so a small workflow cache keeps them.
+ * instead of touching a different node each.
  */
 export function nodeByNode(prefix: string, count: number, nodes: readonly string[]): ContainerPlacement[] {
   const perNode = Math.ceil(count / nodes.length);
@@ -159,8 +159,9 @@ export function nodeByNode(prefix: string, count: number, nodes: readonly string
   }));
 }
 
-export type PlacementOrder = 'round-robin' | 'node-by-node';
-export const PLACEMENT_ORDERS: readonly PlacementOrder[] = ['round-robin', 'node-by-node'];
+/** The scale benchmark's placement orders, by the name `--idle-placement` takes. */
+export const PLACEMENTS = { 'round-robin': roundRobin, 'node-by-node': nodeByNode } as const;
+export type PlacementOrder = keyof typeof PLACEMENTS;
 
 /**
  * Watches the containers until `count` in the namespace satisfy `done`; returns when each was first

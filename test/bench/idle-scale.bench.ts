@@ -16,9 +16,8 @@ import type { OperatorProcess } from '../support/operator-process.js';
 import {
   addSharedDrivesNodes,
   createAndWaitReady,
-  nodeByNode,
   OPERATOR_NAMESPACE,
-  roundRobin,
+  PLACEMENTS,
   type PlacementOrder,
   startOperator,
   withControlPlane,
@@ -122,7 +121,7 @@ export async function runIdleScale(o: {
 
       const { t0, readyAt } = await createAndWaitReady(kc, op, {
         namespace,
-        placements: (o.placement === 'node-by-node' ? nodeByNode : roundRobin)('idle', o.containers, nodes),
+        placements: PLACEMENTS[o.placement]('idle', o.containers, nodes),
         clusterGUID: guid,
         timeoutMs: Math.max(600_000, o.containers * 2_000),
         log: o.log,

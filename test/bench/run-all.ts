@@ -22,7 +22,7 @@ import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { runAllocatorBench } from './allocator.bench.js';
-import { compileOperator, median, PLACEMENT_ORDERS, type PlacementOrder } from './bench-env.js';
+import { compileOperator, median, PLACEMENTS, type PlacementOrder } from './bench-env.js';
 import { runCrashRecovery, summarizeCrash } from './crash-recovery.bench.js';
 import { DELETE_SPACING_MS } from './evicted-deletion.js';
 import { kib, mib, runIdleScale } from './idle-scale.bench.js';
@@ -84,8 +84,10 @@ const idleContainers = count('idle-containers', values['idle-containers']);
 const idleSeconds = count('idle-seconds', values['idle-seconds']);
 const idleDeletions = count('idle-deletions', values['idle-deletions']);
 const idlePlacement = values['idle-placement'] as PlacementOrder;
-if (!PLACEMENT_ORDERS.includes(idlePlacement)) {
-  console.error(`--idle-placement must be one of ${PLACEMENT_ORDERS.join(', ')}, got "${values['idle-placement']}"`);
+if (!Object.hasOwn(PLACEMENTS, idlePlacement)) {
+  console.error(
+    `--idle-placement must be one of ${Object.keys(PLACEMENTS).join(', ')}, got "${values['idle-placement']}"`,
+  );
   process.exit(2);
 }
 const simSamples = count('sim-samples', values['sim-samples']);
