@@ -2,12 +2,12 @@
 // status subresource as the workflow's field manager, and the Events that go with its changes.
 // Both in one local activity, so a step that changes a condition costs one round trip.
 import type { CoreV1Event } from '@kubernetes/client-node';
-import { API_GROUP_VERSION } from '../src/api/index.js';
-import { FIELD_MANAGER } from '../src/lifecycle/names.js';
+import { API_GROUP_VERSION, WRITTEN_BY_RULE } from '../src/api/index.js';
+import { FIELD_MANAGER, type ObjectRef } from '../src/lifecycle/names.js';
 import type { ActivityDeps } from './deps.js';
-import { isAlreadyExists, orIfMissing } from './kube/errors.js';
+import { apiMessage, httpStatus, isAlreadyExists, isConflict, isNotFound } from './kube/errors.js';
 import { WekaApi } from './kube/weka-api.js';
-import type { EventInput, StatusWrite } from './types.js';
+import type { EventInput, StatusWrite, StatusWriteOutcome } from './types.js';
 
 export function createStatusActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
@@ -49,11 +49,50 @@ export function createStatusActivities(deps: ActivityDeps) {
   return {
     recordEvent,
 
-    /** Applies the status (when given), then records the Events of its changes, in order. */
-    async writeStatus({ kind, ref, uid, status, events }: StatusWrite): Promise<void> {
-      // The object is gone: there is no status left to show.
-      if (status) await orIfMissing(api.applyStatus(kind, ref, { ...status }, FIELD_MANAGER.workflow), undefined);
+    /**
+     * Applies the status (when given), then records the Events of its changes, in order. Nothing is
+     * done when the name is another object's now (or nobody's), or when the object records a newer
+     * write of the workflow: this one came late, from a workflow task done again elsewhere.
+     */
+    async writeStatus({ kind, ref, uid, status, events }: StatusWrite): Promise<StatusWriteOutcome> {
+      if (status) {
+        const outcome = await applyOnObjectOf(uid, kind, ref, status);
+        if (outcome !== 'applied') {
+          deps.logger.warn({ kind, ref, uid, writtenBy: status.writtenBy, outcome }, 'status write not applied');
+          return outcome;
+        }
+      }
       for (const e of events) await recordEvent({ kind, ref, uid, ...e });
+      return 'applied';
     },
   };
+
+  /**
+   * Applies the status on the object of `uid`: read, then applied at the version read, so that an
+   * object created again under the name in between is never written.
+   */
+  async function applyOnObjectOf(
+    uid: string,
+    kind: StatusWrite['kind'],
+    ref: ObjectRef,
+    status: NonNullable<StatusWrite['status']>,
+  ): Promise<StatusWriteOutcome> {
+    for (let attempt = 1; ; attempt++) {
+      const obj = await api.get(kind, ref);
+      if (obj?.metadata.uid !== uid) return 'gone';
+      try {
+        await api.applyStatus(kind, ref, { ...status }, FIELD_MANAGER.workflow, obj.metadata.resourceVersion);
+        return 'applied';
+      } catch (err) {
+        if (isNotFound(err)) return 'gone';
+        if (httpStatus(err) === 422 && apiMessage(err).includes(WRITTEN_BY_RULE.message)) return 'stale';
+        // Another writer changed the object since the read: read again. Past a few, the local
+        // activity's retries take over, with their backoff.
+        if (!isConflict(err) || attempt === CONFLICT_RETRIES) throw err;
+      }
+    }
+  }
 }
+
+/** Applies that meet another writer's change, read again at once before the call fails. */
+const CONFLICT_RETRIES = 3;

@@ -3,7 +3,7 @@
 import type { VirtualDrive } from '../src/allocation/index.js';
 import type { ContainerAllocation } from '../src/lifecycle/node-allocations.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
-import type { Condition } from '../src/api/index.js';
+import type { Condition, WrittenBy } from '../src/api/index.js';
 import type { ContainerOnNode, MutexOutcome, ProxySignedDrive } from '../src/protocol.js';
 import type { SkippedDevice } from '../src/lifecycle/device-signing.js';
 import type { ClusterStatusUpdate } from './cluster-types.js';
@@ -102,10 +102,16 @@ export interface StatusWrite {
   kind: EventInput['kind'];
   ref: ObjectRef;
   uid: string;
-  /** Absent when only Events are new. */
-  status?: StatusUpdate | ClusterStatusUpdate | OperationStatusUpdate;
+  /** Absent when only Events are new; says which run wrote it, and where in the run. */
+  status?: (StatusUpdate | ClusterStatusUpdate | OperationStatusUpdate) & { writtenBy: WrittenBy };
   events: StatusEvent[];
 }
+
+/**
+ * What became of a status write: applied (its Events recorded), stale (the object records a newer
+ * write of the workflow: nothing done), or gone (no object of that uid has the name: nothing done).
+ */
+export type StatusWriteOutcome = 'applied' | 'stale' | 'gone';
 
 /** A WekaManualOperation as its workflow sees it: plain data, no client types. */
 export interface OperationSnapshot extends ObjectSnapshot {

@@ -8,9 +8,9 @@
 // A condition's Event goes out with the apply that shows the condition, in the same activity.
 // The same step shows in the Temporal UI (current details, the WekaPhase search attribute) and in
 // the state query.
-import { setCurrentDetails, upsertSearchAttributes, uuid4 } from '@temporalio/workflow';
-import type { EventInput, StatusEvent, StatusWrite } from '../activities/types.js';
-import type { Condition } from '../src/api/index.js';
+import { setCurrentDetails, upsertSearchAttributes, uuid4, workflowInfo } from '@temporalio/workflow';
+import type { EventInput, StatusEvent } from '../activities/types.js';
+import type { Condition, WrittenBy } from '../src/api/index.js';
 import { setCondition, type ConditionStatus } from '../src/lifecycle/conditions.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import { WekaPhase, type LifecycleView } from '../src/protocol.js';
@@ -30,6 +30,8 @@ export abstract class LifecycleStatus {
   private writing: Promise<void> = Promise.resolve();
   /** The body of the last apply that succeeded, as JSON. */
   private applied: string | undefined;
+  /** Status applies sent by this run. */
+  private writes = 0;
 
   constructor(
     readonly kind: EventInput['kind'],
@@ -107,7 +109,11 @@ export abstract class LifecycleStatus {
     this.events.push({ name, type, reason, message });
   }
 
-  /** Applies the status and records the queued Events, unless there is nothing new to send. */
+  /**
+   * Applies the status and records the queued Events, unless there is nothing new to send. Each
+   * apply carries its run and its number in the run (writtenBy): the same on a replay, and on a
+   * workflow task done again, so a late apply of an earlier one is refused (see writtenBySchema).
+   */
   publish(): Promise<void> {
     const next = this.writing.then(async () => {
       const body = {
@@ -115,15 +121,16 @@ export abstract class LifecycleStatus {
         conditions: this.conditions,
         observedGeneration: this.observedGeneration,
         ...this.fields(),
-      } as NonNullable<StatusWrite['status']>;
+      };
       const json = JSON.stringify(body);
       const events = this.events.splice(0);
       if (json === this.applied && events.length === 0) return;
+      const status = json === this.applied ? undefined : { ...body, writtenBy: this.nextWrite() };
       await kubeLocal.writeStatus({
         kind: this.kind,
         ref: this.ref,
         uid: this.uid,
-        ...(json === this.applied ? {} : { status: body }),
+        ...(status ? { status } : {}),
         events,
       });
       this.applied = json;
@@ -131,6 +138,11 @@ export abstract class LifecycleStatus {
     // A failed apply must not block the applies queued after it; its caller still sees the error.
     this.writing = next.catch(() => undefined);
     return next;
+  }
+
+  private nextWrite(): WrittenBy {
+    const { runId, runStartTime } = workflowInfo();
+    return { run: runId, runStartTime: runStartTime.toISOString(), sequence: ++this.writes };
   }
 
   /** What the Temporal UI shows as the workflow's current details. */

@@ -114,7 +114,7 @@ export class WekaApi {
   /**
    * Server-side apply of `status` on the status subresource as `fieldManager`. With
    * `resourceVersion`, the write happens only if the object is still at that version (409
-   * otherwise).
+   * otherwise). A uid in the body would not fence: the status subresource ignores metadata.
    */
   async applyStatus(
     kind: WekaKind,

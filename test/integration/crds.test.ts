@@ -115,7 +115,8 @@ describe('each CEL rule rejects a manifest that breaks it, with its message', ()
   });
 
   it.each(UPDATE_VIOLATIONS.map((v) => [v.kind, v.what, v] as const))('%s: %s', async (_kind, _what, violation) => {
-    const created = await create(violation.manifest);
+    let created = await create(violation.manifest);
+    if (violation.status) created = await replaceStatus({ ...created, status: violation.status });
     const request =
       violation.subresource === 'main'
         ? replace({ ...created, spec: { ...(created['spec'] as Manifest), ...violation.change } })

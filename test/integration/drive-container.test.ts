@@ -58,6 +58,11 @@ describe('drive container workflow', () => {
     expect(await podExists(ns, 'drive-0')).toBe(true);
     const view = await handle.query(stateQuery);
     expect(view.phase).toBe('Ready');
+    // The status says which run wrote it, and where in the run, so that a late write of an earlier
+    // workflow task is refused (stale-status-writes.test.ts).
+    const { runId } = await handle.describe();
+    expect(ready.status?.writtenBy).toMatchObject({ run: runId, sequence: expect.any(Number) });
+    expect(ready.status?.writtenBy?.sequence).toBeGreaterThan(5);
 
     // One status apply per step the user sees: pending at the proxy, allocating, starting the pod,
     // waiting for the cluster, joining it, then adding each drive, the last one with Ready. The

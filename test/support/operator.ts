@@ -62,12 +62,10 @@ export interface TestOperator {
   stop(): Promise<void>;
 }
 
-export async function startTestOperator(overrides: Partial<ActivityDeps> = {}): Promise<TestOperator> {
-  const operatorNamespace = await uniqueNamespace('weka-operator');
-  const connection = await Connection.connect({ address: temporalAddress() });
-  const client = new Client({ connection, namespace: temporalNamespace() });
+/** What a test operator's activities get: this control plane, a new task queue and operator namespace. */
+export function testOperatorDeps(client: Client, operatorNamespace: string): ActivityDeps {
   const kc = kubeConfig();
-  const deps: ActivityDeps = {
+  return {
     kubeConfig: kc,
     exec: KubeExecTransport.fromKubeConfig(kc),
     temporal: client,
@@ -77,8 +75,14 @@ export async function startTestOperator(overrides: Partial<ActivityDeps> = {}): 
     operatorNamespace,
     proxyImage: 'quay.io/weka.io/weka-in-container:test',
     allowedImages: TEST_ALLOWED_IMAGES,
-    ...overrides,
   };
+}
+
+export async function startTestOperator(overrides: Partial<ActivityDeps> = {}): Promise<TestOperator> {
+  const operatorNamespace = await uniqueNamespace('weka-operator');
+  const connection = await Connection.connect({ address: temporalAddress() });
+  const client = new Client({ connection, namespace: temporalNamespace() });
+  const deps: ActivityDeps = { ...testOperatorDeps(client, operatorNamespace), ...overrides };
   // A cluster-ports mutex an earlier file's operator process left running on its own task queue
   // would hold this operator's port requests until it ended idle: ended here, as stop() ends ours.
   await endClusterPortsMutex(

@@ -100,6 +100,46 @@ export function conditionsSchema(description: string) {
   });
 }
 
+/**
+ * A workflow's status write may not go back: to an earlier run, or to an earlier write of the same
+ * run. Refused writes are late ones (see writtenBySchema); the activity knows them by the message.
+ */
+export const WRITTEN_BY_RULE = {
+  rule: 'self.runStartTime > oldSelf.runStartTime || (self.runStartTime == oldSelf.runStartTime && self.sequence >= oldSelf.sequence)',
+  message:
+    'writtenBy cannot go back: the status records a newer write of the workflow (a later run, or later in the same run), and this one came late',
+  reason: 'FieldValueForbidden',
+} as const satisfies CelRule;
+
+/**
+ * Which workflow run wrote the status, and where in that run. A worker cut from Temporal can still
+ * make a status write of a workflow task that another worker has since done again and gone past;
+ * the rule refuses such a late write, so the status never goes back to an earlier step. A later
+ * run (continued as new, or started again) starts after every earlier one, so it orders first.
+ */
+export function writtenBySchema(workflow: string) {
+  return Type.Object(
+    {
+      run: Type.String({ maxLength: 64, description: `Run id of the ${workflow} workflow run that wrote the status.` }),
+      runStartTime: Type.String({
+        format: 'date-time',
+        maxLength: 32,
+        description: 'When that run started (RFC 3339, milliseconds, UTC).',
+      }),
+      sequence: Type.Integer({
+        format: 'int64',
+        minimum: 1,
+        description: "Which of the run's status writes this is, counting from 1.",
+      }),
+    },
+    {
+      description: `The ${workflow} workflow's last status write: its run and its number in the run. A write that would go back (an earlier run, or an earlier write of the same run) is refused.`,
+      ...celRules(WRITTEN_BY_RULE),
+    },
+  );
+}
+export type WrittenBy = Static<ReturnType<typeof writtenBySchema>>;
+
 export function observedGenerationSchema() {
   return Type.Integer({
     format: 'int64',

@@ -9,6 +9,7 @@ import {
   MAX_NAME_LENGTH,
   nodeSelectorSchema,
   observedGenerationSchema,
+  writtenBySchema,
   phaseSchema,
   portSchema,
   resourceSchema,
@@ -141,6 +142,7 @@ export const WekaClusterStatusSchema = Type.Object(
     ports: Type.Optional(ClusterPortsStatusSchema),
     conditions: Type.Optional(conditionsSchema('Detailed observed state, one entry per condition type.')),
     observedGeneration: Type.Optional(observedGenerationSchema()),
+    writtenBy: Type.Optional(writtenBySchema('cluster')),
     workflowID: Type.Optional(
       Type.String({
         maxLength: 512,
@@ -150,7 +152,7 @@ export const WekaClusterStatusSchema = Type.Object(
   },
   {
     description:
-      'Observed state, written only through the status subresource by server-side apply: the cluster workflow owns phase, clusterGUID, conditions and observedGeneration, the allocator owns ports, the watcher owns workflowID. Every field is optional so writers apply only their own.',
+      'Observed state, written only through the status subresource by server-side apply: the cluster workflow owns phase, clusterGUID, conditions, observedGeneration and writtenBy, the allocator owns ports, the watcher owns workflowID. Every field is optional so writers apply only their own.',
   },
 );
 export type WekaClusterStatus = Static<typeof WekaClusterStatusSchema>;

@@ -9,6 +9,7 @@ import {
   conditionsSchema,
   MAX_NAME_LENGTH,
   observedGenerationSchema,
+  writtenBySchema,
   phaseSchema,
   portSchema,
   resourceSchema,
@@ -254,6 +255,7 @@ export const WekaContainerStatusSchema = Type.Object(
     ),
     conditions: Type.Optional(conditionsSchema('Detailed observed state, one entry per condition type.')),
     observedGeneration: Type.Optional(observedGenerationSchema()),
+    writtenBy: Type.Optional(writtenBySchema('container')),
     workflowID: Type.Optional(
       Type.String({
         maxLength: 512,
@@ -263,7 +265,7 @@ export const WekaContainerStatusSchema = Type.Object(
   },
   {
     description:
-      'Observed state, written only through the status subresource by server-side apply: the container workflow owns phase, clusterGUID, containerID, allocations, addedVirtualDrives, addedDrives, conditions and observedGeneration; the watcher owns workflowID. Every field is optional so each writer applies only its own.',
+      'Observed state, written only through the status subresource by server-side apply: the container workflow owns phase, clusterGUID, containerID, allocations, addedVirtualDrives, addedDrives, conditions, observedGeneration and writtenBy; the watcher owns workflowID. Every field is optional so each writer applies only its own.',
   },
 );
 export type WekaContainerStatus = Static<typeof WekaContainerStatusSchema>;

@@ -7,6 +7,7 @@ import {
   MAX_NAME_LENGTH,
   nodeSelectorSchema,
   observedGenerationSchema,
+  writtenBySchema,
   phaseSchema,
   resourceSchema,
   type CelRule,
@@ -211,6 +212,7 @@ export const WekaManualOperationStatusSchema = Type.Object(
     ),
     conditions: Type.Optional(conditionsSchema('Detailed observed state, one entry per condition type.')),
     observedGeneration: Type.Optional(observedGenerationSchema()),
+    writtenBy: Type.Optional(writtenBySchema('operation')),
     workflowID: Type.Optional(
       Type.String({
         maxLength: 512,
@@ -220,7 +222,7 @@ export const WekaManualOperationStatusSchema = Type.Object(
   },
   {
     description:
-      'Observed state, written only through the status subresource by server-side apply: the operation workflow owns phase, results, conditions and observedGeneration; the watcher owns workflowID. Every field is optional so each writer applies only its own.',
+      'Observed state, written only through the status subresource by server-side apply: the operation workflow owns phase, results, conditions, observedGeneration and writtenBy; the watcher owns workflowID. Every field is optional so each writer applies only its own.',
   },
 );
 export type WekaManualOperationStatus = Static<typeof WekaManualOperationStatusSchema>;

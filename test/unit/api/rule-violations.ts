@@ -12,6 +12,7 @@ import {
   WEKA_CONTAINER_RULES,
   WEKA_MANUAL_OPERATION_KIND,
   WEKA_MANUAL_OPERATION_RULES,
+  WRITTEN_BY_RULE,
   type CelRule,
 } from '../../../src/api/index.js';
 
@@ -33,6 +34,8 @@ export interface UpdateViolation {
   rule: CelRule;
   manifest: Manifest;
   subresource: 'main' | 'status';
+  /** The status written through /status before the change, for a rule that compares with it. */
+  status?: Fields;
   change: Fields;
 }
 
@@ -365,4 +368,24 @@ UPDATE_VIOLATIONS.push(
       change: { storageClassDeviceSets: sets },
     };
   }),
+);
+
+/** The same workflow run's writes, the second one earlier in the run than the first. */
+const WRITTEN = { run: 'run-1', runStartTime: '2026-11-29T02:52:34.535Z', sequence: 5 };
+UPDATE_VIOLATIONS.push(
+  ...(
+    [
+      [WEKA_CONTAINER_KIND, container('late-write', MODE_1)],
+      [WEKA_CLUSTER_KIND, cluster('late-write', CLUSTER_MODE_1)],
+      [WEKA_MANUAL_OPERATION_KIND, signDrives('late-write', { nodeSelector: { a: 'b' } })],
+    ] as const
+  ).map(([kind, manifest]) => ({
+    what: 'a late status write of an earlier workflow task',
+    kind,
+    rule: WRITTEN_BY_RULE,
+    manifest,
+    subresource: 'status' as const,
+    status: { writtenBy: WRITTEN },
+    change: { writtenBy: { ...WRITTEN, sequence: 4 } },
+  })),
 );

@@ -1,0 +1,233 @@
+// A worker cut from Temporal keeps running the local activities of a workflow task that Temporal
+// has already handed to another worker: its status write can land seconds after the newer ones
+// the other worker made, and put the object back to an earlier phase (a container Ready in its
+// workflow, AddingDrives on its object, for ever). Every workflow status write says which run made
+// it and where in the run it is, and the apiserver keeps only writes that do not go back.
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import pino from 'pino';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createActivities } from '../../activities/index.js';
+import { createStatusActivities } from '../../activities/status.js';
+import type { ActivityDeps } from '../../activities/deps.js';
+import { WekaApi } from '../../activities/kube/weka-api.js';
+import type { StatusWrite, StatusWriteOutcome } from '../../activities/types.js';
+import { startTcpProxy } from '../../deploy/local/tcp-proxy.js';
+import type { WekaContainer } from '../../src/api/index.js';
+import { mutexTaskQueue } from '../../src/protocol.js';
+import { eventsOf } from '../support/events.js';
+import {
+  kubeConfig,
+  temporalAddress,
+  temporalNamespace,
+  uniqueNamespace,
+  workflowBundlePath,
+} from '../support/harness.js';
+import {
+  createDriveContainer,
+  readContainer,
+  sharedDrivesNode,
+  testOperatorDeps,
+  waitForPhase,
+} from '../support/operator.js';
+import { createWekaCluster } from '../support/simulator.js';
+
+const api = new WekaApi(kubeConfig());
+const status = createStatusActivities({ kubeConfig: kubeConfig(), logger: pino({ level: 'silent' }) } as ActivityDeps);
+
+async function createContainer(ref: { namespace: string; name: string }): Promise<string> {
+  const body = {
+    apiVersion: 'weka.weka.io/v1alpha1',
+    kind: 'WekaContainer',
+    metadata: ref,
+    spec: { mode: 'drive', image: 'weka', numDrives: 1, driveCapacity: 1000, driveCores: 1 },
+  } as WekaContainer;
+  return (await api.createContainer(body)).metadata.uid ?? '';
+}
+
+const RUN_START = '2026-11-29T02:52:34.535Z';
+const LATER_RUN_START = '2026-11-29T03:10:00.000Z';
+
+function write(
+  ref: { namespace: string; name: string },
+  uid: string,
+  phase: string,
+  writtenBy: { run: string; runStartTime: string; sequence: number },
+  eventReason?: string,
+): StatusWrite {
+  return {
+    kind: 'WekaContainer',
+    ref,
+    uid,
+    status: { phase, observedGeneration: 1, addedVirtualDrives: [], addedDrives: [], writtenBy },
+    events: eventReason
+      ? [{ name: `${ref.name}.${eventReason.toLowerCase()}`, type: 'Normal', reason: eventReason, message: phase }]
+      : [],
+  };
+}
+
+let ns: string;
+beforeAll(async () => {
+  ns = await uniqueNamespace('stale-status');
+});
+
+describe('status writes of a workflow', () => {
+  it('keeps a newer write when an earlier one of the same run lands after it', async () => {
+    const ref = { namespace: ns, name: 'late-task' };
+    const uid = await createContainer(ref);
+    const run = 'run-1';
+    expect(
+      await status.writeStatus(write(ref, uid, 'AddingDrives', { run, runStartTime: RUN_START, sequence: 4 })),
+    ).toBe('applied');
+    expect(
+      await status.writeStatus(write(ref, uid, 'Ready', { run, runStartTime: RUN_START, sequence: 5 }, 'Ready')),
+    ).toBe('applied');
+    // The write of the task that timed out on the worker cut from Temporal, made again by the
+    // other worker before the Ready one: it lands last.
+    expect(
+      await status.writeStatus(write(ref, uid, 'AddingDrives', { run, runStartTime: RUN_START, sequence: 4 }, 'Late')),
+    ).toBe('stale');
+    const now = await readContainer(ref);
+    expect(now?.status?.phase).toBe('Ready');
+    expect(now?.status?.writtenBy).toEqual({ run, runStartTime: RUN_START, sequence: 5 });
+    // Its Events went out with the write that did land, not again with the stale one.
+    expect((await eventsOf(ref)).map((e) => e.reason)).toEqual(['Ready']);
+    // A retried write (the same run and sequence) lands again.
+    expect(await status.writeStatus(write(ref, uid, 'Ready', { run, runStartTime: RUN_START, sequence: 5 }))).toBe(
+      'applied',
+    );
+  });
+
+  it('keeps the writes of a later run against those of an earlier one', async () => {
+    const ref = { namespace: ns, name: 'late-run' };
+    const uid = await createContainer(ref);
+    const old = { run: 'run-1', runStartTime: RUN_START };
+    const next = { run: 'run-2', runStartTime: LATER_RUN_START };
+    expect(await status.writeStatus(write(ref, uid, 'AddingDrives', { ...old, sequence: 30 }))).toBe('applied');
+    // The run continued as new: its sequence starts again, and its writes land.
+    expect(await status.writeStatus(write(ref, uid, 'Ready', { ...next, sequence: 1 }))).toBe('applied');
+    expect(await status.writeStatus(write(ref, uid, 'AddingDrives', { ...old, sequence: 31 }))).toBe('stale');
+    expect((await readContainer(ref))?.status?.phase).toBe('Ready');
+  });
+
+  it('never writes on another object that took the name', async () => {
+    const ref = { namespace: ns, name: 'replaced' };
+    const oldUid = await createContainer(ref);
+    await api.delete('WekaContainer', ref);
+    await expect.poll(() => readContainer(ref)).toBeNull();
+    const uid = await createContainer(ref);
+    expect(
+      await status.writeStatus(
+        write(ref, oldUid, 'Ready', { run: 'run-1', runStartTime: RUN_START, sequence: 1 }, 'Old'),
+      ),
+    ).toBe('gone');
+    const now = await readContainer(ref);
+    expect(now?.metadata.uid).toBe(uid);
+    expect(now?.status?.phase).toBeUndefined();
+    expect(await eventsOf(ref)).toEqual([]);
+  });
+});
+
+/** A promise and the function that resolves it. */
+function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('a worker cut from Temporal in the middle of a workflow task', () => {
+  it('cannot put the status back with the write it makes late', { timeout: 240_000 }, async () => {
+    const NUM_DRIVES = 6;
+    const node = await sharedDrivesNode([{ path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' }], 'late-write');
+    const guid = await createWekaCluster(node, 'late-write');
+    const ref = { namespace: await uniqueNamespace('late-write'), name: 'drive-0' };
+    const connection = await Connection.connect({ address: temporalAddress() });
+    const client = new Client({ connection, namespace: temporalNamespace() });
+    const deps = testOperatorDeps(client, await uniqueNamespace('weka-operator'));
+    const activities = createActivities(deps);
+
+    // Worker A reaches Temporal through a proxy the test can cut. Its status write with the second
+    // added drive waits until the test lets it go: as a write does that is slow to reach the
+    // apiserver while its worker loses Temporal.
+    const held = deferred<StatusWrite>();
+    const letGo = deferred();
+    const heldOutcome = deferred<StatusWriteOutcome>();
+    let holding = true;
+    const gated = {
+      ...activities,
+      async writeStatus(w: StatusWrite): Promise<StatusWriteOutcome> {
+        const added = (w.status as { addedDrives?: unknown[] } | undefined)?.addedDrives?.length;
+        if (!holding || added !== 2) return activities.writeStatus(w);
+        holding = false;
+        held.resolve(w);
+        await letGo.promise;
+        const outcome = await activities.writeStatus(w);
+        heldOutcome.resolve(outcome);
+        return outcome;
+      },
+    };
+    const temporalProxy = await startTcpProxy({
+      targetPort: Number(temporalAddress().split(':')[1]),
+      name: 'temporal-a',
+    });
+    const direct = await NativeConnection.connect({ address: temporalAddress() });
+    const viaProxy = await NativeConnection.connect({ address: `127.0.0.1:${temporalProxy.port}` });
+    const common = { namespace: temporalNamespace(), workflowBundle: { codePath: workflowBundlePath() } };
+    const mutexWorker = await Worker.create({
+      ...common,
+      connection: direct,
+      taskQueue: mutexTaskQueue(deps.taskQueue),
+      activities,
+    });
+    const workerA = await Worker.create({
+      ...common,
+      connection: viaProxy,
+      taskQueue: deps.taskQueue,
+      activities: gated,
+      identity: 'worker-a',
+      shutdownGraceTime: '1 second',
+    });
+    const runs = [mutexWorker.run(), workerA.run()];
+    let workerB: Worker | undefined;
+    try {
+      const { handle } = await createDriveContainer(
+        { client, deps, operatorNamespace: deps.operatorNamespace, stop: async () => undefined },
+        ref,
+        { nodeName: node, driveCores: 1, numDrives: NUM_DRIVES, driveCapacity: 500 },
+        guid,
+      );
+      const late = await held.promise;
+      expect(late.status?.phase).toBe('AddingDrives');
+
+      // A loses Temporal: its workflow task times out, and worker B does it again and goes on.
+      temporalProxy.cut('reset');
+      workerB = await Worker.create({
+        ...common,
+        connection: direct,
+        taskQueue: deps.taskQueue,
+        activities,
+        identity: 'worker-b',
+      });
+      runs.push(workerB.run());
+      const ready = await waitForPhase(ref, 'Ready', 120_000);
+      expect(ready.status?.addedDrives).toHaveLength(NUM_DRIVES);
+
+      // A's write lands now, after B's Ready: refused, and the status stays Ready.
+      letGo.resolve();
+      const outcome = await heldOutcome.promise;
+      const after = await readContainer(ref);
+      expect(after?.status?.phase).toBe('Ready');
+      expect(after?.status?.addedDrives).toHaveLength(NUM_DRIVES);
+      expect(outcome).toBe('stale');
+      expect(after?.status?.writtenBy?.sequence).toBeGreaterThan(late.status?.writtenBy.sequence ?? 0);
+      await handle.terminate('the test is over');
+    } finally {
+      letGo.resolve();
+      temporalProxy.heal();
+      for (const w of [mutexWorker, workerA, workerB]) if (w?.getState() === 'RUNNING') w.shutdown();
+      await Promise.allSettled(runs);
+      await temporalProxy.close();
+      await Promise.all([direct.close(), viaProxy.close(), connection.close()]);
+    }
+  });
+});
