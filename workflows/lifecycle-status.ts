@@ -30,8 +30,9 @@ export abstract class LifecycleStatus {
   private writing: Promise<void> = Promise.resolve();
   /** The body of the last apply that succeeded, as JSON. */
   private applied: string | undefined;
-  /** Status applies sent by this run. */
-  private writes = 0;
+  /** The history length of the workflow task of the last apply, and the applies it sent. */
+  private taskHistoryLength = 0;
+  private taskWrites = 0;
 
   constructor(
     readonly kind: EventInput['kind'],
@@ -111,8 +112,8 @@ export abstract class LifecycleStatus {
 
   /**
    * Applies the status and records the queued Events, unless there is nothing new to send. Each
-   * apply carries its run and its number in the run (writtenBy): the same on a replay, and on a
-   * workflow task done again, so a late apply of an earlier one is refused (see writtenBySchema).
+   * apply carries its run, its workflow task and its number in the task (writtenBy), so a late
+   * apply of an earlier one is refused (see writtenBySchema).
    */
   publish(): Promise<void> {
     const next = this.writing.then(async () => {
@@ -140,9 +141,19 @@ export abstract class LifecycleStatus {
     return next;
   }
 
+  /**
+   * The key of the next apply. The history length is Temporal's (a workflow task done again on
+   * another worker starts at a longer one than the task that timed out, and the local activities
+   * of one task all see the same); the workflow's clock is not used, because it is the worker's
+   * own clock while the local activities of a task complete.
+   */
   private nextWrite(): WrittenBy {
-    const { runId, runStartTime } = workflowInfo();
-    return { run: runId, runStartTime: runStartTime.toISOString(), sequence: ++this.writes };
+    const { runId, runStartTime, historyLength } = workflowInfo();
+    if (historyLength !== this.taskHistoryLength) {
+      this.taskHistoryLength = historyLength;
+      this.taskWrites = 0;
+    }
+    return { run: runId, runStartTime: runStartTime.toISOString(), historyLength, sequence: ++this.taskWrites };
   }
 
   /** What the Temporal UI shows as the workflow's current details. */

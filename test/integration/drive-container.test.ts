@@ -62,7 +62,7 @@ describe('drive container workflow', () => {
     // workflow task is refused (stale-status-writes.test.ts).
     const { runId } = await handle.describe();
     expect(ready.status?.writtenBy).toMatchObject({ run: runId, sequence: expect.any(Number) });
-    expect(ready.status?.writtenBy?.sequence).toBeGreaterThan(5);
+    expect(ready.status?.writtenBy?.historyLength).toBeGreaterThan(5);
 
     // One status apply per step the user sees: pending at the proxy, allocating, starting the pod,
     // waiting for the cluster, joining it, then adding each drive, the last one with Ready. The

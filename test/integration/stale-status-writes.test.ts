@@ -13,7 +13,7 @@ import type { ActivityDeps } from '../../activities/deps.js';
 import { WekaApi } from '../../activities/kube/weka-api.js';
 import type { StatusWrite, StatusWriteOutcome } from '../../activities/types.js';
 import { startTcpProxy } from '../../deploy/local/tcp-proxy.js';
-import type { WekaContainer } from '../../src/api/index.js';
+import type { WekaContainer, WrittenBy } from '../../src/api/index.js';
 import { mutexTaskQueue } from '../../src/protocol.js';
 import { eventsOf } from '../support/events.js';
 import {
@@ -52,7 +52,7 @@ function write(
   ref: { namespace: string; name: string },
   uid: string,
   phase: string,
-  writtenBy: { run: string; runStartTime: string; sequence: number },
+  writtenBy: WrittenBy,
   eventReason?: string,
 ): StatusWrite {
   return {
@@ -72,29 +72,40 @@ beforeAll(async () => {
 });
 
 describe('status writes of a workflow', () => {
-  it('keeps a newer write when an earlier one of the same run lands after it', async () => {
+  it('keeps the writes of a workflow task done again when those of the timed-out one land after them', async () => {
     const ref = { namespace: ns, name: 'late-task' };
     const uid = await createContainer(ref);
-    const run = 'run-1';
+    const run = { run: 'run-1', runStartTime: RUN_START };
+    // Worker A's task started at history length 68 and timed out; worker B did it again at 71,
+    // with the same writes (the same numbers in the task), then went on at 78 to Ready.
+    const timedOut = { ...run, historyLength: 68, sequence: 1 };
+    expect(await status.writeStatus(write(ref, uid, 'AddingDrives', { ...run, historyLength: 71, sequence: 1 }))).toBe(
+      'applied',
+    );
     expect(
-      await status.writeStatus(write(ref, uid, 'AddingDrives', { run, runStartTime: RUN_START, sequence: 4 })),
+      await status.writeStatus(write(ref, uid, 'AddingDrives', { ...run, historyLength: 71, sequence: 2 }, 'Added')),
     ).toBe('applied');
+    // A's first write lands between B's writes of the same task: refused all the same.
+    expect(await status.writeStatus(write(ref, uid, 'Signing', timedOut, 'Late'))).toBe('stale');
     expect(
-      await status.writeStatus(write(ref, uid, 'Ready', { run, runStartTime: RUN_START, sequence: 5 }, 'Ready')),
+      await status.writeStatus(write(ref, uid, 'Ready', { ...run, historyLength: 78, sequence: 1 }, 'Ready')),
     ).toBe('applied');
-    // The write of the task that timed out on the worker cut from Temporal, made again by the
-    // other worker before the Ready one: it lands last.
-    expect(
-      await status.writeStatus(write(ref, uid, 'AddingDrives', { run, runStartTime: RUN_START, sequence: 4 }, 'Late')),
-    ).toBe('stale');
+    // A's writes land after B's Ready, whatever their number in the task.
+    expect(await status.writeStatus(write(ref, uid, 'AddingDrives', { ...timedOut, sequence: 3 }, 'Late'))).toBe(
+      'stale',
+    );
     const now = await readContainer(ref);
     expect(now?.status?.phase).toBe('Ready');
-    expect(now?.status?.writtenBy).toEqual({ run, runStartTime: RUN_START, sequence: 5 });
-    // Its Events went out with the write that did land, not again with the stale one.
-    expect((await eventsOf(ref)).map((e) => e.reason)).toEqual(['Ready']);
-    // A retried write (the same run and sequence) lands again.
-    expect(await status.writeStatus(write(ref, uid, 'Ready', { run, runStartTime: RUN_START, sequence: 5 }))).toBe(
+    expect(now?.status?.writtenBy).toEqual({ ...run, historyLength: 78, sequence: 1 });
+    // Events go out with the writes that land, not with the stale ones.
+    expect((await eventsOf(ref)).map((e) => e.reason).sort()).toEqual(['Added', 'Ready']);
+    // A retried write (the same key) lands again; an earlier write of the same task does not.
+    expect(await status.writeStatus(write(ref, uid, 'Ready', { ...run, historyLength: 78, sequence: 1 }))).toBe(
       'applied',
+    );
+    await status.writeStatus(write(ref, uid, 'Ready', { ...run, historyLength: 78, sequence: 2 }));
+    expect(await status.writeStatus(write(ref, uid, 'AddingDrives', { ...run, historyLength: 78, sequence: 1 }))).toBe(
+      'stale',
     );
   });
 
@@ -103,10 +114,16 @@ describe('status writes of a workflow', () => {
     const uid = await createContainer(ref);
     const old = { run: 'run-1', runStartTime: RUN_START };
     const next = { run: 'run-2', runStartTime: LATER_RUN_START };
-    expect(await status.writeStatus(write(ref, uid, 'AddingDrives', { ...old, sequence: 30 }))).toBe('applied');
-    // The run continued as new: its sequence starts again, and its writes land.
-    expect(await status.writeStatus(write(ref, uid, 'Ready', { ...next, sequence: 1 }))).toBe('applied');
-    expect(await status.writeStatus(write(ref, uid, 'AddingDrives', { ...old, sequence: 31 }))).toBe('stale');
+    expect(
+      await status.writeStatus(write(ref, uid, 'AddingDrives', { ...old, historyLength: 1900, sequence: 1 })),
+    ).toBe('applied');
+    // The run continued as new: its history starts again, and its writes land.
+    expect(await status.writeStatus(write(ref, uid, 'Ready', { ...next, historyLength: 3, sequence: 1 }))).toBe(
+      'applied',
+    );
+    expect(
+      await status.writeStatus(write(ref, uid, 'AddingDrives', { ...old, historyLength: 1990, sequence: 1 })),
+    ).toBe('stale');
     expect((await readContainer(ref))?.status?.phase).toBe('Ready');
   });
 
@@ -118,7 +135,7 @@ describe('status writes of a workflow', () => {
     const uid = await createContainer(ref);
     expect(
       await status.writeStatus(
-        write(ref, oldUid, 'Ready', { run: 'run-1', runStartTime: RUN_START, sequence: 1 }, 'Old'),
+        write(ref, oldUid, 'Ready', { run: 'run-1', runStartTime: RUN_START, historyLength: 3, sequence: 1 }, 'Old'),
       ),
     ).toBe('gone');
     const now = await readContainer(ref);
@@ -151,7 +168,7 @@ describe('a worker cut from Temporal in the middle of a workflow task', () => {
     // apiserver while its worker loses Temporal.
     const held = deferred<StatusWrite>();
     const letGo = deferred();
-    const heldOutcome = deferred<StatusWriteOutcome>();
+    const heldOutcome = deferred<Promise<StatusWriteOutcome | unknown>>();
     let holding = true;
     const gated = {
       ...activities,
@@ -161,8 +178,8 @@ describe('a worker cut from Temporal in the middle of a workflow task', () => {
         holding = false;
         held.resolve(w);
         await letGo.promise;
-        const outcome = await activities.writeStatus(w);
-        heldOutcome.resolve(outcome);
+        const outcome = activities.writeStatus(w);
+        heldOutcome.resolve(outcome.catch((err: unknown) => err));
         return outcome;
       },
     };
@@ -214,12 +231,13 @@ describe('a worker cut from Temporal in the middle of a workflow task', () => {
 
       // A's write lands now, after B's Ready: refused, and the status stays Ready.
       letGo.resolve();
-      const outcome = await heldOutcome.promise;
+      const outcome = await await heldOutcome.promise;
       const after = await readContainer(ref);
       expect(after?.status?.phase).toBe('Ready');
       expect(after?.status?.addedDrives).toHaveLength(NUM_DRIVES);
       expect(outcome).toBe('stale');
-      expect(after?.status?.writtenBy?.sequence).toBeGreaterThan(late.status?.writtenBy.sequence ?? 0);
+      expect(after?.status?.writtenBy?.run).toBe(late.status?.writtenBy.run);
+      expect(after?.status?.writtenBy?.historyLength).toBeGreaterThan(late.status?.writtenBy.historyLength ?? 0);
       await handle.terminate('the test is over');
     } finally {
       letGo.resolve();

@@ -101,21 +101,26 @@ export function conditionsSchema(description: string) {
 }
 
 /**
- * A workflow's status write may not go back: to an earlier run, or to an earlier write of the same
- * run. Refused writes are late ones (see writtenBySchema); the activity knows them by the message.
+ * A workflow's status write may not go back: to an earlier run, to an earlier workflow task of the
+ * same run, or to an earlier write of the same task. Refused writes are late ones (see
+ * writtenBySchema); the activity knows them by the message.
  */
 export const WRITTEN_BY_RULE = {
-  rule: 'self.runStartTime > oldSelf.runStartTime || (self.runStartTime == oldSelf.runStartTime && self.sequence >= oldSelf.sequence)',
+  rule:
+    'self.runStartTime > oldSelf.runStartTime || (self.runStartTime == oldSelf.runStartTime && ' +
+    '(self.historyLength > oldSelf.historyLength || (self.historyLength == oldSelf.historyLength && self.sequence >= oldSelf.sequence)))',
   message:
-    'writtenBy cannot go back: the status records a newer write of the workflow (a later run, or later in the same run), and this one came late',
+    'writtenBy cannot go back: the status records a newer write of the workflow (a later run, or a later workflow task or write of the same run), and this one came late',
   reason: 'FieldValueForbidden',
 } as const satisfies CelRule;
 
 /**
- * Which workflow run wrote the status, and where in that run. A worker cut from Temporal can still
- * make a status write of a workflow task that another worker has since done again and gone past;
- * the rule refuses such a late write, so the status never goes back to an earlier step. A later
- * run (continued as new, or started again) starts after every earlier one, so it orders first.
+ * Which workflow run wrote the status, and where in that run. A worker cut from Temporal still runs
+ * the local activities of a workflow task that Temporal has timed out and given to another worker;
+ * one of them can make a status write after the other worker's newer ones. Temporal numbers the
+ * tasks: the task done again starts at a longer history than the one timed out, so the rule
+ * refuses the late write, and the status never goes back to an earlier step. A later run
+ * (continued as new, or started again) starts after every earlier one, so it orders first.
  */
 export function writtenBySchema(workflow: string) {
   return Type.Object(
@@ -124,16 +129,21 @@ export function writtenBySchema(workflow: string) {
       runStartTime: Type.String({
         format: 'date-time',
         maxLength: 32,
-        description: 'When that run started (RFC 3339, milliseconds, UTC).',
+        description: 'When that run started (its first workflow task; RFC 3339, milliseconds, UTC).',
+      }),
+      historyLength: Type.Integer({
+        format: 'int64',
+        minimum: 1,
+        description: "The run's history length when the workflow task that made the write started.",
       }),
       sequence: Type.Integer({
         format: 'int64',
         minimum: 1,
-        description: "Which of the run's status writes this is, counting from 1.",
+        description: "Which of that workflow task's status writes this is, counting from 1.",
       }),
     },
     {
-      description: `The ${workflow} workflow's last status write: its run and its number in the run. A write that would go back (an earlier run, or an earlier write of the same run) is refused.`,
+      description: `The ${workflow} workflow's last status write: its run, its workflow task and its number in the task. A write that would go back (an earlier run, task or write) is refused.`,
       ...celRules(WRITTEN_BY_RULE),
     },
   );

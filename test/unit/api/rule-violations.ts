@@ -370,8 +370,8 @@ UPDATE_VIOLATIONS.push(
   }),
 );
 
-/** The same workflow run's writes, the second one earlier in the run than the first. */
-const WRITTEN = { run: 'run-1', runStartTime: '2026-11-29T02:52:34.535Z', sequence: 5 };
+/** A write of a workflow task that timed out, after the write of the task done again in its place. */
+const WRITTEN = { run: 'run-1', runStartTime: '2026-11-29T02:52:34.535Z', historyLength: 71, sequence: 1 };
 UPDATE_VIOLATIONS.push(
   ...(
     [
@@ -380,12 +380,12 @@ UPDATE_VIOLATIONS.push(
       [WEKA_MANUAL_OPERATION_KIND, signDrives('late-write', { nodeSelector: { a: 'b' } })],
     ] as const
   ).map(([kind, manifest]) => ({
-    what: 'a late status write of an earlier workflow task',
+    what: 'a late status write of a timed-out workflow task',
     kind,
     rule: WRITTEN_BY_RULE,
     manifest,
     subresource: 'status' as const,
     status: { writtenBy: WRITTEN },
-    change: { writtenBy: { ...WRITTEN, sequence: 4 } },
+    change: { writtenBy: { ...WRITTEN, historyLength: 68, sequence: 2 } },
   })),
 );
