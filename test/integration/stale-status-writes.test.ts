@@ -13,8 +13,9 @@ import type { ActivityDeps } from '../../activities/deps.js';
 import { WekaApi } from '../../activities/kube/weka-api.js';
 import type { StatusWrite, StatusWriteOutcome } from '../../activities/types.js';
 import { startTcpProxy } from '../../deploy/local/tcp-proxy.js';
-import type { WekaContainer, WrittenBy } from '../../src/api/index.js';
+import type { WrittenBy } from '../../src/api/index.js';
 import { mutexTaskQueue } from '../../src/protocol.js';
+import { createContainerObject } from '../support/containers.js';
 import { eventsOf } from '../support/events.js';
 import {
   kubeConfig,
@@ -36,13 +37,8 @@ const api = new WekaApi(kubeConfig());
 const status = createStatusActivities({ kubeConfig: kubeConfig(), logger: pino({ level: 'silent' }) } as ActivityDeps);
 
 async function createContainer(ref: { namespace: string; name: string }): Promise<string> {
-  const body = {
-    apiVersion: 'weka.weka.io/v1alpha1',
-    kind: 'WekaContainer',
-    metadata: ref,
-    spec: { mode: 'drive', image: 'weka', numDrives: 1, driveCapacity: 1000, driveCores: 1 },
-  } as WekaContainer;
-  return (await api.createContainer(body)).metadata.uid ?? '';
+  const created = await createContainerObject(kubeConfig(), ref, { numDrives: 1, driveCapacity: 1000, driveCores: 1 });
+  return created.metadata.uid ?? '';
 }
 
 const RUN_START = '2026-11-29T02:52:34.535Z';
@@ -168,7 +164,7 @@ describe('a worker cut from Temporal in the middle of a workflow task', () => {
     // apiserver while its worker loses Temporal.
     const held = deferred<StatusWrite>();
     const letGo = deferred();
-    const heldOutcome = deferred<Promise<StatusWriteOutcome | unknown>>();
+    const heldOutcome = deferred<StatusWriteOutcome | unknown>();
     let holding = true;
     const gated = {
       ...activities,
@@ -179,7 +175,7 @@ describe('a worker cut from Temporal in the middle of a workflow task', () => {
         held.resolve(w);
         await letGo.promise;
         const outcome = activities.writeStatus(w);
-        heldOutcome.resolve(outcome.catch((err: unknown) => err));
+        outcome.then(heldOutcome.resolve, heldOutcome.resolve);
         return outcome;
       },
     };
@@ -231,7 +227,7 @@ describe('a worker cut from Temporal in the middle of a workflow task', () => {
 
       // A's write lands now, after B's Ready: refused, and the status stays Ready.
       letGo.resolve();
-      const outcome = await await heldOutcome.promise;
+      const outcome = await heldOutcome.promise;
       const after = await readContainer(ref);
       expect(after?.status?.phase).toBe('Ready');
       expect(after?.status?.addedDrives).toHaveLength(NUM_DRIVES);
