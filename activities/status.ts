@@ -11,6 +11,7 @@ import type { EventInput, StatusWrite, StatusWriteOutcome } from './types.js';
 
 export function createStatusActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
+  const versions = new VersionsSeen(VERSIONS_KEPT);
 
   /**
    * Records an Event about an object. With the object's uid it is not read first. With a name the
@@ -68,8 +69,9 @@ export function createStatusActivities(deps: ActivityDeps) {
   };
 
   /**
-   * Applies the status on the object of `uid`: read, then applied at the version read, so that an
-   * object created again under the name in between is never written.
+   * Applies the status on the object of `uid` at a version of that object: the one its last write
+   * here left, else one read now. A version is the uid's fence, since an object created again under
+   * the name never has it; a conflict (another writer, or another object) reads the object again.
    */
   async function applyOnObjectOf(
     uid: string,
@@ -77,18 +79,24 @@ export function createStatusActivities(deps: ActivityDeps) {
     ref: ObjectRef,
     status: NonNullable<StatusWrite['status']>,
   ): Promise<StatusWriteOutcome> {
+    let version = versions.take(uid);
     for (let attempt = 1; ; attempt++) {
-      const obj = await api.get(kind, ref);
-      if (obj?.metadata.uid !== uid) return 'gone';
+      if (version === undefined) {
+        const obj = await api.get(kind, ref);
+        if (obj?.metadata.uid !== uid) return 'gone';
+        version = obj.metadata.resourceVersion;
+      }
       try {
-        await api.applyStatus(kind, ref, { ...status }, FIELD_MANAGER.workflow, obj.metadata.resourceVersion);
+        const written = await api.applyStatus(kind, ref, { ...status }, FIELD_MANAGER.workflow, version);
+        versions.remember(uid, written);
         return 'applied';
       } catch (err) {
         if (isNotFound(err)) return 'gone';
         if (httpStatus(err) === 422 && apiMessage(err).includes(WRITTEN_BY_RULE.message)) return 'stale';
-        // Another writer changed the object since the read: read again. Past a few, the local
-        // activity's retries take over, with their backoff.
+        // Another writer changed the object since that version: read it again. Past a few, the
+        // local activity's retries take over, with their backoff.
         if (!isConflict(err) || attempt === CONFLICT_RETRIES) throw err;
+        version = undefined;
       }
     }
   }
@@ -96,3 +104,29 @@ export function createStatusActivities(deps: ActivityDeps) {
 
 /** Applies that meet another writer's change, read again at once before the call fails. */
 const CONFLICT_RETRIES = 3;
+
+/**
+ * Objects whose last version written here is kept. Past it the oldest are forgotten, and their
+ * next write reads first: a parked lifecycle writes rarely, and memory stays flat in their number.
+ */
+const VERSIONS_KEPT = 2_000;
+
+/** The resourceVersion each object's last status write here left, by uid, the newest last. */
+class VersionsSeen {
+  private readonly byUid = new Map<string, string>();
+
+  constructor(private readonly limit: number) {}
+
+  /** The version last left on the object, forgotten: a failed write must not leave it behind. */
+  take(uid: string): string | undefined {
+    const version = this.byUid.get(uid);
+    this.byUid.delete(uid);
+    return version;
+  }
+
+  remember(uid: string, version: string | undefined): void {
+    if (version === undefined) return;
+    this.byUid.set(uid, version);
+    if (this.byUid.size > this.limit) this.byUid.delete(this.byUid.keys().next().value as string);
+  }
+}

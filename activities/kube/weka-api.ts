@@ -115,6 +115,7 @@ export class WekaApi {
    * Server-side apply of `status` on the status subresource as `fieldManager`. With
    * `resourceVersion`, the write happens only if the object is still at that version (409
    * otherwise). A uid in the body would not fence: the status subresource ignores metadata.
+   * Returns the object's resourceVersion after the write.
    */
   async applyStatus(
     kind: WekaKind,
@@ -122,17 +123,18 @@ export class WekaApi {
     status: Record<string, unknown>,
     fieldManager: string,
     resourceVersion?: string,
-  ): Promise<void> {
+  ): Promise<string | undefined> {
     const body = {
       apiVersion: `${API_GROUP}/${API_VERSION}`,
       kind,
       metadata: { name: ref.name, namespace: ref.namespace, ...(resourceVersion ? { resourceVersion } : {}) },
       status,
     };
-    await this.custom.patchNamespacedCustomObjectStatus(
+    const applied = (await this.custom.patchNamespacedCustomObjectStatus(
       { ...this.params(kind, ref), body, fieldManager, force: true },
       applyHeaders,
-    );
+    )) as { metadata?: ObjectMeta } | undefined;
+    return applied?.metadata?.resourceVersion;
   }
 
   /** A JSON merge patch of metadata (finalizers), conditional on resourceVersion. */

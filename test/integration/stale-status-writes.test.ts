@@ -14,6 +14,7 @@ import { WekaApi } from '../../activities/kube/weka-api.js';
 import type { StatusWrite, StatusWriteOutcome } from '../../activities/types.js';
 import { startTcpProxy } from '../../deploy/local/tcp-proxy.js';
 import type { WrittenBy } from '../../src/api/index.js';
+import { FIELD_MANAGER } from '../../src/lifecycle/names.js';
 import { mutexTaskQueue } from '../../src/protocol.js';
 import { createContainerObject } from '../support/containers.js';
 import { eventsOf } from '../support/events.js';
@@ -126,18 +127,40 @@ describe('status writes of a workflow', () => {
   it('never writes on another object that took the name', async () => {
     const ref = { namespace: ns, name: 'replaced' };
     const oldUid = await createContainer(ref);
+    const run = { run: 'run-1', runStartTime: RUN_START };
+    // A write first, so that the next one for the old object starts from the version it left.
+    expect(await status.writeStatus(write(ref, oldUid, 'Signing', { ...run, historyLength: 3, sequence: 1 }))).toBe(
+      'applied',
+    );
     await api.delete('WekaContainer', ref);
     await expect.poll(() => readContainer(ref)).toBeNull();
     const uid = await createContainer(ref);
     expect(
-      await status.writeStatus(
-        write(ref, oldUid, 'Ready', { run: 'run-1', runStartTime: RUN_START, historyLength: 3, sequence: 1 }, 'Old'),
-      ),
+      await status.writeStatus(write(ref, oldUid, 'Ready', { ...run, historyLength: 9, sequence: 1 }, 'Old')),
     ).toBe('gone');
     const now = await readContainer(ref);
     expect(now?.metadata.uid).toBe(uid);
     expect(now?.status?.phase).toBeUndefined();
     expect(await eventsOf(ref)).toEqual([]);
+  });
+});
+
+describe('status writes beside other writers', () => {
+  it("land after another writer's change without taking it away", async () => {
+    const ref = { namespace: ns, name: 'two-writers' };
+    const uid = await createContainer(ref);
+    const run = { run: 'run-1', runStartTime: RUN_START };
+    expect(await status.writeStatus(write(ref, uid, 'Allocating', { ...run, historyLength: 3, sequence: 1 }))).toBe(
+      'applied',
+    );
+    // The watcher writes its own field between two of the workflow's writes.
+    await api.applyStatus('WekaContainer', ref, { workflowID: 'container-x' }, FIELD_MANAGER.watcher);
+    expect(await status.writeStatus(write(ref, uid, 'Signing', { ...run, historyLength: 9, sequence: 1 }))).toBe(
+      'applied',
+    );
+    const now = await readContainer(ref);
+    expect(now?.status?.phase).toBe('Signing');
+    expect(now?.status?.workflowID).toBe('container-x');
   });
 });
 
