@@ -2,7 +2,7 @@
 // directory holding the node's NVMe devices. A node's kwok can be stopped and started again (a
 // kubelet that goes away and comes back) without losing the node.
 import { execFile } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Node } from '@kubernetes/client-node';
@@ -12,6 +12,7 @@ import { freePorts } from './ports.js';
 import type { ServerProcess } from './processes.js';
 import { initNodeDevices, type InitialDevice } from './weka-sim/node-devices.js';
 import { buildSimulator, simulatorArgs, type SimulatorBuild } from './weka-sim/bundle.js';
+import { CLUSTERS_DIR_FILE } from './weka-sim/node-state.js';
 import { writeSimulatorShims } from './weka-sim/shims.js';
 
 const run = promisify(execFile);
@@ -45,6 +46,12 @@ export interface NodeSpec {
   labels?: Record<string, string>;
   /** The devices the node's simulator starts with (unsigned). */
   devices?: SimulatedDevice[];
+  /**
+   * The set of simulated Weka clusters the node's commands see, by name: nodes that give the same
+   * name share one, and nodes that give none share the control plane's. A `weka` command reads
+   * and writes its whole set, so a benchmark over many nodes gives each group of nodes its own.
+   */
+  simulatedClusters?: string;
 }
 
 export interface FakeNodesOptions {
@@ -109,6 +116,8 @@ export class FakeNodes {
 
   async add(spec: NodeSpec): Promise<void> {
     if (this.nodes.has(spec.name)) throw new Error(`node ${spec.name} already exists in this control plane`);
+    if (spec.simulatedClusters !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(spec.simulatedClusters))
+      throw new Error(`node ${spec.name}: simulatedClusters must be a lower-case name, got ${spec.simulatedClusters}`);
     this.simulator ??= buildSimulator(this.shimDir).then(async (built) => {
       await writeSimulatorShims(this.shimDir, simulatorArgs(built));
       return built;
@@ -116,6 +125,10 @@ export class FakeNodes {
     const simulator = await this.simulator;
     const stateDir = this.nodeStateDir(spec.name);
     await mkdir(stateDir, { recursive: true });
+    if (spec.simulatedClusters !== undefined) {
+      const dir = join(this.o.simulatorRoot, 'cluster-sets', spec.simulatedClusters);
+      await writeFile(join(stateDir, CLUSTERS_DIR_FILE), `${dir}\n`);
+    }
     if (spec.devices && spec.devices.length > 0) await this.initDevices(simulator, stateDir, spec.devices);
     await this.createNodeObject(spec);
     const record: NodeRecord = {

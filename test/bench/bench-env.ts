@@ -17,7 +17,7 @@ import { signSharedDrives } from '../../deploy/local/shared-drives.js';
 import { eventually, mapLimit } from '../support/async.js';
 import { pino } from 'pino';
 import { runListWatch } from '../../deploy/operator/watcher/list-watch.js';
-import { createDriveContainers, isReady, WEKA_CONTAINERS } from '../support/containers.js';
+import { createContainerObject, isReady, WEKA_CONTAINERS } from '../support/containers.js';
 import { imageEnv } from './image-env.js';
 import { COMPILED_OPERATOR, gcOnSignalArgs, spawnOperator, type OperatorProcess } from '../support/operator-process.js';
 
@@ -72,10 +72,22 @@ export async function withControlPlane<T>(
 }
 
 /** Fake nodes (kwok + simulator) whose devices are signed for proxy and published on the node. */
-export async function addSharedDrivesNodes(cp: ControlPlane, names: readonly string[]): Promise<void> {
+export async function addSharedDrivesNodes(
+  cp: ControlPlane,
+  names: readonly string[],
+  /** The set of simulated Weka clusters each node sees (NodeSpec.simulatedClusters); shared when none. */
+  clusterSetOf: (node: string) => string | undefined = () => undefined,
+): Promise<void> {
   const kubeConfig = cp.kubeConfig();
   // One at a time: FakeNodes picks each kwok's port and pod CIDR as it adds, not atomically.
-  for (const name of names) await cp.addNode({ name, devices: BENCH_DEVICES });
+  for (const name of names) {
+    const simulatedClusters = clusterSetOf(name);
+    await cp.addNode({
+      name,
+      devices: BENCH_DEVICES,
+      ...(simulatedClusters === undefined ? {} : { simulatedClusters }),
+    });
+  }
   await mapLimit(names, 4, (node) =>
     signSharedDrives({ kubeConfig, simulatorRoot: cp.simulatorRoot, node, devices: BENCH_DEVICES }),
   );
@@ -117,6 +129,8 @@ export function operatorLogTail(op: OperatorProcess): string {
 export interface ContainerPlacement {
   name: string;
   nodeName: string;
+  /** The GUID of the cluster it joins, when not the one given for all. */
+  clusterGUID?: string;
 }
 
 /**
@@ -130,15 +144,15 @@ export async function createBenchContainers(
   clusterGUID?: string,
   drives: typeof SMALL_DRIVE_SPEC = SMALL_DRIVE_SPEC,
 ): Promise<void> {
-  await createDriveContainers(
-    kc,
-    namespace,
-    placements.map((p) => ({
-      name: p.name,
-      spec: { image: 'quay.io/weka.io/weka-in-container:bench', nodeName: p.nodeName, ...drives },
-    })),
-    { concurrency: 50, ...(clusterGUID === undefined ? {} : { clusterGUID }) },
-  );
+  await mapLimit(placements, 50, (p) => {
+    const guid = p.clusterGUID ?? clusterGUID;
+    return createContainerObject(
+      kc,
+      { namespace, name: p.name },
+      { image: 'quay.io/weka.io/weka-in-container:bench', nodeName: p.nodeName, ...drives },
+      guid === undefined ? {} : { clusterGUID: guid },
+    );
+  });
 }
 
 /** `count` containers named `<prefix>-<i>`, round robin over the nodes. */
@@ -245,7 +259,8 @@ export async function createAndWaitReady(
   o: {
     namespace: string;
     placements: readonly ContainerPlacement[];
-    clusterGUID: string;
+    /** The cluster of the placements that name none. */
+    clusterGUID?: string;
     timeoutMs: number;
     log: Log;
     /** What each container asks for; SMALL_DRIVE_SPEC unless given. */

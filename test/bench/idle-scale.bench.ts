@@ -24,6 +24,13 @@ import {
   type Log,
 } from './bench-env.js';
 
+/**
+ * Nodes whose containers join one Weka cluster (500 containers). Each group has its own set of
+ * simulated clusters: a simulated `weka` command reads and writes its whole set, so one cluster of
+ * 10,000 containers would make every command, and the rollout, slower as it grows.
+ */
+const NODES_PER_CLUSTER = 10;
+
 export interface ProcessSample {
   rssBytes: number;
   heapUsedBytes: number;
@@ -103,10 +110,18 @@ export async function runIdleScale(o: {
     const kc = cp.kubeConfig();
     const nodeCount = Math.max(1, Math.ceil(o.containers / CONTAINERS_PER_NODE));
     const nodes = Array.from({ length: nodeCount }, (_, i) => `scale-node-${i}`);
+    const clusterSets = new Map(nodes.map((node, i) => [node, `scale-${Math.floor(i / NODES_PER_CLUSTER)}`]));
+    const clusterSetOf = (node: string): string => clusterSets.get(node)!;
     const started = Date.now();
-    await addSharedDrivesNodes(cp, nodes);
+    await addSharedDrivesNodes(cp, nodes, clusterSetOf);
     o.log(`${nodeCount} nodes with signed shared drives in ${Date.now() - started} ms`);
-    const guid = await createSimulatedCluster(cp.simulatorRoot, nodes[0]!, 'bench-scale');
+    // One Weka cluster for each group of nodes, in the group's own set of simulated clusters.
+    const guids = new Map<string, string>();
+    for (const [i, node] of nodes.entries()) {
+      if (i % NODES_PER_CLUSTER === 0)
+        guids.set(clusterSetOf(node), await createSimulatedCluster(cp.simulatorRoot, node, clusterSetOf(node)));
+    }
+    o.log(`${guids.size} simulated Weka clusters, ${NODES_PER_CLUSTER} nodes each`);
     await ensureNamespace(kc, OPERATOR_NAMESPACE);
     const namespace = 'bench-scale';
     await ensureNamespace(kc, namespace);
@@ -121,8 +136,10 @@ export async function runIdleScale(o: {
 
       const { t0, readyAt } = await createAndWaitReady(kc, op, {
         namespace,
-        placements: PLACEMENTS[o.placement]('idle', o.containers, nodes),
-        clusterGUID: guid,
+        placements: PLACEMENTS[o.placement]('idle', o.containers, nodes).map((p) => ({
+          ...p,
+          clusterGUID: guids.get(clusterSetOf(p.nodeName))!,
+        })),
         timeoutMs: Math.max(600_000, o.containers * 2_000),
         log: o.log,
       });

@@ -85,6 +85,34 @@ describe('local control plane', () => {
     expect(failed).toEqual({ stdout: 'partial\n', exitCode: 3 });
   });
 
+  it('gives the nodes that name a set of simulated Weka clusters that set, and no other node', async () => {
+    const set = uniqueName('site');
+    const [a, b, other] = [uniqueName('set-a'), uniqueName('set-b'), uniqueName('no-set')];
+    await addNode({ name: a, simulatedClusters: set });
+    await addNode({ name: b, simulatedClusters: set });
+    await addNode({ name: other });
+    const core = kubeConfig().makeApiClient(CoreV1Api);
+    const ns = await uniqueNamespace('sets');
+    for (const node of [a, b, other]) {
+      await core.createNamespacedPod({
+        namespace: ns,
+        body: { metadata: { name: node }, spec: { nodeName: node, containers: [{ name: 'main', image: 'busybox' }] } },
+      });
+    }
+    await eventually('pods Running', async () => {
+      const pods = await core.listNamespacedPod({ namespace: ns });
+      return pods.items.filter((p) => p.status?.phase === 'Running').length === 3 || undefined;
+    });
+    const name = uniqueName('tenant');
+    expect((await execInPod(ns, a, ['weka', 'cluster', 'create', name, '--json'])).exitCode).toBe(0);
+    const listed = async (pod: string) =>
+      (
+        JSON.parse((await execInPod(ns, pod, ['weka', 'cluster', 'list', '--json'])).stdout) as Array<{ name: string }>
+      ).map((c) => c.name);
+    expect(await listed(b)).toEqual([name]);
+    expect(await listed(other)).not.toContain(name);
+  });
+
   it('runs a workflow, finds it by search attribute, and keeps it across a server restart', async () => {
     const taskQueue = uniqueName('smoke');
     const nodeTag = uniqueName('node');

@@ -80,8 +80,8 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
     throw err;
   }
   const { kind, argv } = invocation;
-  const paths = simPaths(invocation.state, invocation.clusters);
   try {
+    const paths = simPaths(invocation.state, invocation.clusters);
     ensureNodeDirs(paths);
     if (kind === 'tool') return await runTool(paths, argv, invocation.aliases);
     return await withLock(paths.nodeLock, () => {

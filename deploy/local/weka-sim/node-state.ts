@@ -67,10 +67,19 @@ export interface SimPaths {
   readonly clustersLock: string;
 }
 
-/** Clusters default to <state>/../../clusters: shared by every node under the same root. */
+/**
+ * The file in a node's state directory that names the directory of the clusters the node sees,
+ * when the node has its own set (nodes that name the same directory share it).
+ */
+export const CLUSTERS_DIR_FILE = 'clusters-dir';
+
+/**
+ * Clusters are those of `clustersDir` when given, else those the node's CLUSTERS_DIR_FILE names,
+ * else <state>/../../clusters: shared by every node under the same root.
+ */
 export function simPaths(stateDir: string, clustersDir?: string): SimPaths {
   const state = resolve(stateDir);
-  const clusters = resolve(clustersDir ?? join(state, '..', '..', 'clusters'));
+  const clusters = resolve(clustersDir ?? namedClustersDir(state) ?? join(state, '..', '..', 'clusters'));
   return {
     stateDir: state,
     nodeName: basename(state),
@@ -84,6 +93,19 @@ export function simPaths(stateDir: string, clustersDir?: string): SimPaths {
     clustersFile: join(clusters, 'clusters.json'),
     clustersLock: join(clusters, 'lock'),
   };
+}
+
+function namedClustersDir(state: string): string | undefined {
+  const file = join(state, CLUSTERS_DIR_FILE);
+  let named: string;
+  try {
+    named = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  if (named === '') throw new Error(`${file} names no directory`);
+  return named;
 }
 
 export function ensureNodeDirs(paths: SimPaths): void {

@@ -1,6 +1,7 @@
-import { access } from 'node:fs/promises';
+import { access, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CLUSTERS_DIR_FILE } from '../../../deploy/local/weka-sim/node-state.js';
 import {
   changesOfKind,
   expectOk,
@@ -68,6 +69,33 @@ describe('weka-sim cluster formation', () => {
       (await tool(node1, 'weka', 'cluster', 'container', 'list', '--cluster-guid', a, '--json')).stdout,
     ) as Array<{ name: string }>;
     expect(listed.map((c) => c.name)).toEqual(['d0', 'd1']);
+  });
+
+  it("keeps the clusters of a node that names its own directory apart from the root's", async () => {
+    const root = await simRoot();
+    const shared = await signedNode(root, 'node-1');
+    const [own, alsoOwn] = [await signedNode(root, 'node-2'), await signedNode(root, 'node-3')];
+    for (const state of [own, alsoOwn]) await writeFile(join(state, CLUSTERS_DIR_FILE), join(root, 'site-b') + '\n');
+    await createCluster(shared, 'tenant-a');
+    const b = await createCluster(own, 'tenant-b');
+    const names = async (state: string) =>
+      (JSON.parse((await tool(state, 'weka', 'cluster', 'list', '--json')).stdout) as Array<{ name: string }>).map(
+        (c) => c.name,
+      );
+    expect(await names(shared)).toEqual(['tenant-a']);
+    expect(await names(alsoOwn)).toEqual(['tenant-b']);
+    // A node of the same set joins its cluster as any node of the root would.
+    await addContainer(alsoOwn, b, 'd0', 'node-3');
+    await access(join(root, 'site-b', 'clusters.json'));
+  });
+
+  it('refuses every command of a node whose clusters file names no directory', async () => {
+    const root = await simRoot();
+    const state = await signedNode(root, 'node-1');
+    await writeFile(join(state, CLUSTERS_DIR_FILE), '\n');
+    const result = await tool(state, 'weka', 'cluster', 'list', '--json');
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toContain('names no directory');
   });
 
   it('refuses a container name already used in the cluster, and an unknown cluster', async () => {
