@@ -2,7 +2,7 @@
 // directory holding the node's NVMe devices. A node's kwok can be stopped and started again (a
 // kubelet that goes away and comes back) without losing the node.
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Node } from '@kubernetes/client-node';
@@ -125,10 +125,10 @@ export class FakeNodes {
     const simulator = await this.simulator;
     const stateDir = this.nodeStateDir(spec.name);
     await mkdir(stateDir, { recursive: true });
-    if (spec.simulatedClusters !== undefined) {
-      const dir = join(this.o.simulatorRoot, 'cluster-sets', spec.simulatedClusters);
-      await writeFile(join(stateDir, CLUSTERS_DIR_FILE), `${dir}\n`);
-    }
+    // A node added again keeps its state (its disks), but sees the set it is added with now.
+    const clustersDirFile = join(stateDir, CLUSTERS_DIR_FILE);
+    if (spec.simulatedClusters === undefined) await rm(clustersDirFile, { force: true });
+    else await writeFile(clustersDirFile, `${join(this.o.simulatorRoot, 'cluster-sets', spec.simulatedClusters)}\n`);
     if (spec.devices && spec.devices.length > 0) await this.initDevices(simulator, stateDir, spec.devices);
     await this.createNodeObject(spec);
     const record: NodeRecord = {

@@ -10,9 +10,11 @@ import { describe, expect, it } from 'vitest';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import { greet } from './fixtures/smoke-workflows.js';
 import { eventually } from '../support/async.js';
+import { createWekaCluster } from '../support/simulator.js';
 import {
   addNode,
   kubeConfig,
+  removeNode,
   startTemporal,
   stopTemporal,
   temporalAddress,
@@ -111,6 +113,13 @@ describe('local control plane', () => {
       ).map((c) => c.name);
     expect(await listed(b)).toEqual([name]);
     expect(await listed(other)).not.toContain(name);
+    // Added again without a set, a node keeps its disks and sees the shared clusters.
+    await removeNode(b, { keepObject: true });
+    await addNode({ name: b });
+    const again = uniqueName('tenant');
+    await createWekaCluster(b, again);
+    expect(await listed(other)).toContain(again);
+    expect(await listed(a)).not.toContain(again);
   });
 
   it('runs a workflow, finds it by search attribute, and keeps it across a server restart', async () => {
