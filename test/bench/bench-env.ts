@@ -17,7 +17,7 @@ import { signSharedDrives } from '../../deploy/local/shared-drives.js';
 import { eventually, mapLimit } from '../support/async.js';
 import { pino } from 'pino';
 import { runListWatch } from '../../deploy/operator/watcher/list-watch.js';
-import { createContainerObject, isReady, WEKA_CONTAINERS } from '../support/containers.js';
+import { createDriveContainers, isReady, WEKA_CONTAINERS } from '../support/containers.js';
 import { imageEnv } from './image-env.js';
 import { COMPILED_OPERATOR, gcOnSignalArgs, spawnOperator, type OperatorProcess } from '../support/operator-process.js';
 
@@ -144,15 +144,16 @@ export async function createBenchContainers(
   clusterGUID?: string,
   drives: typeof SMALL_DRIVE_SPEC = SMALL_DRIVE_SPEC,
 ): Promise<void> {
-  await mapLimit(placements, 50, (p) => {
-    const guid = p.clusterGUID ?? clusterGUID;
-    return createContainerObject(
-      kc,
-      { namespace, name: p.name },
-      { image: 'quay.io/weka.io/weka-in-container:bench', nodeName: p.nodeName, ...drives },
-      guid === undefined ? {} : { clusterGUID: guid },
-    );
-  });
+  await createDriveContainers(
+    kc,
+    namespace,
+    placements.map((p) => ({
+      name: p.name,
+      spec: { image: 'quay.io/weka.io/weka-in-container:bench', nodeName: p.nodeName, ...drives },
+      ...(p.clusterGUID === undefined ? {} : { clusterGUID: p.clusterGUID }),
+    })),
+    { concurrency: 50, ...(clusterGUID === undefined ? {} : { clusterGUID }) },
+  );
 }
 
 /** `count` containers named `<prefix>-<i>`, round robin over the nodes. */

@@ -123,18 +123,20 @@ export async function createContainerObject(
 
 /**
  * Creates drive WekaContainers in `namespace` as a user would (createContainerObject, no
- * finalizer), `concurrency` at a time (one after the other unless given), each with the
- * standalone cluster's GUID when one is given. Returns their references, in order.
+ * finalizer), `concurrency` at a time (one after the other unless given), each with its own
+ * standalone cluster's GUID, else the one given for all, when there is one. Returns their
+ * references, in order.
  */
 export async function createDriveContainers(
   kc: KubeConfig,
   namespace: string,
-  containers: ReadonlyArray<{ name: string; spec: object }>,
+  containers: ReadonlyArray<{ name: string; spec: object; clusterGUID?: string }>,
   o: { clusterGUID?: string; concurrency?: number } = {},
 ): Promise<ObjectRef[]> {
-  await mapLimit(containers, o.concurrency ?? 1, (c) =>
-    createContainerObject(kc, { namespace, name: c.name }, c.spec, o.clusterGUID ? { clusterGUID: o.clusterGUID } : {}),
-  );
+  await mapLimit(containers, o.concurrency ?? 1, (c) => {
+    const clusterGUID = c.clusterGUID ?? o.clusterGUID;
+    return createContainerObject(kc, { namespace, name: c.name }, c.spec, clusterGUID ? { clusterGUID } : {});
+  });
   return containers.map((c) => ({ namespace, name: c.name }));
 }
 
