@@ -47,6 +47,12 @@ export interface IdleScaleResult {
   rolloutMs: number;
   before: ProcessSample;
   after: ProcessSample;
+  /**
+   * With `restartWhenIdle`: the operator stopped once idle and started again, sampled the same way
+   * once it settled. Without the rollout's peak behind it, what a restarted operator (an upgrade, a
+   * rescheduled pod) holds for the same idle containers.
+   */
+  restarted?: ProcessSample & { stopToReadyMs: number };
   /** (RSS after - RSS before) / containers. */
   rssPerWorkflowBytes: number;
   idleWindowSeconds: number;
@@ -104,6 +110,8 @@ export async function runIdleScale(o: {
   /** How many of them to delete at the end, first Ready first: one at a time, then in a burst. */
   deletions: { isolated: number; burst: number };
   placement: PlacementOrder;
+  /** Stop the idle operator and start a new one, and sample it too, before the deletions. */
+  restartWhenIdle?: boolean;
   log: Log;
 }): Promise<IdleScaleResult> {
   return withControlPlane(o.log, async (cp) => {
@@ -125,7 +133,7 @@ export async function runIdleScale(o: {
     await ensureNamespace(kc, OPERATOR_NAMESPACE);
     const namespace = 'bench-scale';
     await ensureNamespace(kc, namespace);
-    const op = await startOperator(cp, { logName: 'operator', gcOnSignal: true });
+    let op = await startOperator(cp, { logName: 'operator', gcOnSignal: true });
     try {
       await op.waitReady();
       await sleep(5_000);
@@ -154,6 +162,19 @@ export async function runIdleScale(o: {
       o.log(
         `after: RSS ${mib(after.rssBytes)}, heap ${mib(after.heapUsedBytes)}, ${after.cpuSecondsPerMinute.toFixed(2)} CPU s/min, ${cachedWorkflows} workflows cached`,
       );
+      let restarted: IdleScaleResult['restarted'];
+      if (o.restartWhenIdle) {
+        const stopped = Date.now();
+        await op.stop();
+        op = await startOperator(cp, { logName: 'operator-restarted', gcOnSignal: true });
+        await op.waitReady();
+        const stopToReadyMs = Date.now() - stopped;
+        await sleep(SETTLE_MS);
+        restarted = { ...(await sample(op, o.idleSeconds)), stopToReadyMs };
+        o.log(
+          `restarted (ready ${Math.round(stopToReadyMs / 1000)} s after the stop): RSS ${mib(restarted.rssBytes)}, heap ${mib(restarted.heapUsedBytes)}, ${restarted.cpuSecondsPerMinute.toFixed(2)} CPU s/min`,
+        );
+      }
       const connection = await Connection.connect({ address: cp.temporalAddress });
       const deletion = await measureEvictedDeletion(
         kc,
@@ -168,6 +189,7 @@ export async function runIdleScale(o: {
         rolloutMs,
         before,
         after,
+        ...(restarted ? { restarted } : {}),
         rssPerWorkflowBytes: (after.rssBytes - before.rssBytes) / o.containers,
         idleWindowSeconds: o.idleSeconds,
         ...workerBounds(),

@@ -14,6 +14,7 @@
 //   --idle-seconds S       scale: length of each idle CPU window (default 60)
 //   --idle-placement P     scale: round-robin (default; each container on the next node) or
 //                          node-by-node (one node filled before the next)
+//   --idle-restart         scale: once idle, stop the operator, start it again and sample it too
 //   --idle-deletions K     scale: idle containers deleted at the end, first Ready first: 20 one at a
 //                          time, the rest in a burst (default 100)
 //   --sim-samples K        simulator: rounds of its commands, each way (default 30)
@@ -52,6 +53,7 @@ const { values } = parseArgs({
     'idle-seconds': { type: 'string', default: '60' },
     'idle-deletions': { type: 'string', default: '100' },
     'idle-placement': { type: 'string', default: 'round-robin' },
+    'idle-restart': { type: 'boolean', default: false },
     'sim-samples': { type: 'string', default: '30' },
     json: { type: 'string' },
   },
@@ -405,6 +407,7 @@ await bench(
       idleSeconds,
       deletions: { isolated: Math.min(20, idleDeletions), burst: Math.max(0, idleDeletions - 20) },
       placement: idlePlacement,
+      restartWhenIdle: values['idle-restart'],
       log,
     }),
   (r) => {
@@ -419,6 +422,10 @@ await bench(
       `   operator after:  RSS ${mib(r.after.rssBytes)}, heap ${mib(r.after.heapUsedBytes)}, idle CPU ${r.after.cpuSecondsPerMinute.toFixed(2)} s/min`,
     );
     log(`   per workflow: RSS ${kib(r.rssPerWorkflowBytes)}`);
+    if (r.restarted)
+      log(
+        `   operator restarted once idle (ready ${seconds(r.restarted.stopToReadyMs)} after the stop): RSS ${mib(r.restarted.rssBytes)}, heap ${mib(r.restarted.heapUsedBytes)}, idle CPU ${r.restarted.cpuSecondsPerMinute.toFixed(2)} s/min`,
+      );
     log(`   workflows cached when idle: ${r.cachedWorkflows} (each worker keeps at most ${r.maxCachedWorkflows})`);
     const sp = (x: { p50Ms: number; p99Ms: number }) => `p50 ${millis(x.p50Ms)}, p99 ${millis(x.p99Ms)}`;
     for (const [how, d] of [
@@ -440,6 +447,12 @@ await bench(
       goal: 'RSS at most 400 MiB at 10,000',
       ...(r.containers >= 10_000 ? { met: r.after.rssBytes <= 400 * 2 ** 20 } : {}),
     });
+    if (r.restarted)
+      rows.push({
+        benchmark: `5. scale: the same operator restarted once idle, ${r.containers} idle Ready workflows`,
+        figure: `RSS ${mib(r.restarted.rssBytes)}, idle CPU ${r.restarted.cpuSecondsPerMinute.toFixed(2)} s/min`,
+        goal: '-',
+      });
     const { isolated, burst } = r.deletion;
     rows.push({
       benchmark: `5. scale: deletion of an evicted idle container to its teardown's start, one at a time (${isolated.deleted})`,
