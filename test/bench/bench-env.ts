@@ -208,6 +208,7 @@ export async function waitForContainers(
     ...WEKA_CONTAINERS,
     handlers: {
       parse: (raw) => raw as WekaContainer,
+      keyOf: (c) => c.metadata?.uid ?? '',
       onList: (items) => items.forEach(look),
       onEvent: (type, obj) => type !== 'DELETED' && look(obj),
     },

@@ -6,6 +6,7 @@ import {
   CustomObjectsApi,
   PatchStrategy,
   setHeaderOptions,
+  type KubeConfig,
   type V1ManagedFieldsEntry,
 } from '@kubernetes/client-node';
 import { pino } from 'pino';
@@ -25,6 +26,7 @@ import {
   type ContainerSpecInput,
   type TestOperator,
 } from '../support/operator.js';
+import { startListHoldingProxy } from '../support/list-holding-proxy.js';
 import { createWekaCluster, showDevice } from '../support/simulator.js';
 import { containerWorkflowId } from '../../src/protocol.js';
 
@@ -54,7 +56,7 @@ afterAll(async () => {
 });
 
 async function watcher(
-  options: Pick<WatcherOptions, 'resyncMs' | 'endedSweepMs' | 'metrics'> = {},
+  options: Pick<WatcherOptions, 'resyncMs' | 'endedSweepMs' | 'metrics'> & { kubeConfig?: KubeConfig } = {},
 ): Promise<RunningWatcher> {
   const w = startWatcher({
     kubeConfig: kubeConfig(),
@@ -329,6 +331,38 @@ describe('the CR watcher', () => {
       await waitForPhase(ref, 'Ready', 120_000);
       await deleteContainer(ref);
       await waitGone(ref, 120_000);
+    },
+  );
+
+  it(
+    'keeps watching while it lists again: a deletion during a slow re-list is torn down before the list answers, and the older copy in that list does not start it again',
+    { timeout: 240_000 },
+    async () => {
+      const proxy = await startListHoldingProxy();
+      try {
+        await watcher({ kubeConfig: proxy.kubeConfig, resyncMs: 3_000, endedSweepMs: 3_600_000 });
+        const ref = { namespace: await uniqueNamespace('watch-slow-list'), name: 'drive-0' };
+        const uid = await createContainer(ref, SPEC);
+        await waitForPhase(ref, 'Ready', 150_000);
+
+        // A re-list whose answer (the container still Ready) is held: at 10,000 objects a list
+        // takes seconds, and a deletion meanwhile must not wait for it.
+        const slowList = proxy.holdLists(WEKA_CONTAINERS.plural);
+        try {
+          await slowList.listed;
+          await deleteContainer(ref);
+          await waitGone(ref, 90_000);
+        } finally {
+          slowList.release();
+        }
+        // The held list, handled now, and the re-lists after it find the teardown done: one run only.
+        await sleep(7_000);
+        expect(await runsOf(containerWorkflowId(uid))).toHaveLength(1);
+      } finally {
+        await Promise.all(running.map((w) => w.stop()));
+        running = [];
+        await proxy.stop();
+      }
     },
   );
 

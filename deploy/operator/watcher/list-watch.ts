@@ -2,7 +2,8 @@
 // list's resourceVersion; a watch that ends (server timeout, dropped connection, error) resumes
 // from the last resourceVersion seen; a 410 Gone (that version is compacted away) lists again;
 // every failure waits a jittered, capped back-off. A periodic re-list (resync) lets the handler
-// converge on anything a bug or a lost update could have left behind. Each listed or watched
+// converge on anything a bug or a lost update could have left behind; it runs beside the watch,
+// which goes on delivering, because a list of thousands takes seconds. Each listed or watched
 // object is parsed into what the handler keeps as soon as it arrives, so a list of thousands holds
 // one page of raw objects at a time, never all of them.
 import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
@@ -15,8 +16,16 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 export interface ListWatchHandlers<T> {
   /** What the handler keeps of one raw object; undefined skips the object. */
   parse(raw: unknown): T | undefined;
-  /** Every object that exists now: at start, after a 410 Gone or a failed list, and at each resync. */
-  onList(items: T[]): void | Promise<void>;
+  /** Names one object across its versions (its uid). */
+  keyOf(item: T): string;
+  /**
+   * Every object that existed when the list was taken: at start, after a 410 Gone or a failed
+   * list, and at each resync. `newer` holds the keys of the objects the watch delivered since the
+   * list began, and grows until the returned promise settles: what the handler knows of those is
+   * newer than their copies in `items` (or knows them gone, or created after the list), so it must
+   * skip those copies, and not take the objects missing from `items` for gone.
+   */
+  onList(items: T[], newer: ReadonlySet<string>): void | Promise<void>;
   onEvent(type: WatchEventType, obj: T): void;
 }
 
@@ -69,45 +78,88 @@ export async function runListWatch<T>(o: ListWatchOptions<T>): Promise<void> {
   let resourceVersion: string | undefined;
   let listedAt = 0;
   let failures = 0;
+  /** The `newer` sets of the lists in progress, each fed every key the watch delivers. */
+  const listsInProgress = new Set<Set<string>>();
+  /** Lists run one after another, so a handler never meets two at once. */
+  let lists: Promise<unknown> = Promise.resolve();
 
-  async function list(): Promise<void> {
-    const items: T[] = [];
-    let next: string | undefined;
-    let version: string | undefined;
-    do {
-      const page = (await api.listClusterCustomObject({
-        group: o.group,
-        version: o.version,
-        plural: o.plural,
-        limit: o.listPageSize ?? DEFAULT_LIST_PAGE,
-        ...(next ? { _continue: next } : {}),
-      })) as {
-        items?: unknown[];
-        metadata?: { resourceVersion?: string; continue?: string };
-      };
-      for (const raw of page.items ?? []) {
-        const item = o.handlers.parse(raw);
-        if (item !== undefined) items.push(item);
-      }
-      version = page.metadata?.resourceVersion;
-      next = page.metadata?.continue || undefined;
-    } while (next && !o.signal.aborted);
-    if (o.signal.aborted) return;
-    if (!version) throw new Error(`list of ${o.plural} carried no resourceVersion`);
-    resourceVersion = version;
-    listedAt = Date.now();
-    log.debug({ count: items.length, resourceVersion }, 'listed');
-    await o.handlers.onList(items);
+  function list(): Promise<string | undefined> {
+    const run = lists.then(listOnce);
+    lists = run.catch(() => undefined);
+    return run;
   }
+
+  async function listOnce(): Promise<string | undefined> {
+    const newer = new Set<string>();
+    listsInProgress.add(newer);
+    try {
+      const items: T[] = [];
+      let next: string | undefined;
+      let version: string | undefined;
+      do {
+        const page = (await api.listClusterCustomObject({
+          group: o.group,
+          version: o.version,
+          plural: o.plural,
+          limit: o.listPageSize ?? DEFAULT_LIST_PAGE,
+          ...(next ? { _continue: next } : {}),
+        })) as {
+          items?: unknown[];
+          metadata?: { resourceVersion?: string; continue?: string };
+        };
+        for (const raw of page.items ?? []) {
+          const item = o.handlers.parse(raw);
+          if (item !== undefined) items.push(item);
+        }
+        version = page.metadata?.resourceVersion;
+        next = page.metadata?.continue || undefined;
+      } while (next && !o.signal.aborted);
+      if (o.signal.aborted) return undefined;
+      if (!version) throw new Error(`list of ${o.plural} carried no resourceVersion`);
+      listedAt = Date.now();
+      log.debug({ count: items.length, resourceVersion: version, newer: newer.size }, 'listed');
+      await o.handlers.onList(items, newer);
+      return version;
+    } finally {
+      listsInProgress.delete(newer);
+    }
+  }
+
+  const onEvent = (type: WatchEventType, item: T) => {
+    for (const newer of listsInProgress) newer.add(o.handlers.keyOf(item));
+    o.handlers.onEvent(type, item);
+  };
+
+  /** Lists again once the last list is `resyncMs` old, while the watch runs. */
+  async function resync(): Promise<void> {
+    let resyncFailures = 0;
+    while (!o.signal.aborted) {
+      const due = listedAt + resyncMs - Date.now();
+      if (due > 0 || resourceVersion === undefined) {
+        // The watch loop lists for itself until its first list or after a 410 Gone.
+        await pause(due > 0 ? due : SHORT_WATCH_MS, o.signal);
+        continue;
+      }
+      try {
+        await list();
+        resyncFailures = 0;
+      } catch (err) {
+        if (o.signal.aborted) break;
+        resyncFailures++;
+        const delayMs = backoffDelay(resyncFailures, o.backoff ?? DEFAULT_BACKOFF);
+        log.warn({ err, failures: resyncFailures, delayMs }, 'resync list failed; retrying');
+        await pause(delayMs, o.signal);
+      }
+    }
+  }
+  const resyncing = resync();
 
   while (!o.signal.aborted) {
     try {
-      if (resourceVersion === undefined || Date.now() - listedAt >= resyncMs) await list();
+      if (resourceVersion === undefined) resourceVersion = await list();
       if (o.signal.aborted || resourceVersion === undefined) break;
-      const untilResync = Math.ceil((resyncMs - (Date.now() - listedAt)) / 1000);
-      const timeoutSeconds = Math.max(1, Math.min(o.watchTimeoutSeconds ?? 300, untilResync));
       const started = Date.now();
-      const outcome = await watchOnce(watch, path, resourceVersion, timeoutSeconds, o.handlers, o.signal);
+      const outcome = await watchOnce(watch, path, resourceVersion, o.watchTimeoutSeconds ?? 300, onEvent, o);
       resourceVersion = outcome.resourceVersion;
       if (outcome.gone) {
         log.info({ resourceVersion }, 'watch expired (410 Gone): listing again');
@@ -131,6 +183,7 @@ export async function runListWatch<T>(o: ListWatchOptions<T>): Promise<void> {
       await pause(delayMs, o.signal);
     }
   }
+  await resyncing;
 }
 
 function watchOnce<T>(
@@ -138,8 +191,8 @@ function watchOnce<T>(
   path: string,
   fromVersion: string,
   timeoutSeconds: number,
-  handlers: ListWatchHandlers<T>,
-  signal: AbortSignal,
+  onEvent: (type: WatchEventType, item: T) => void,
+  { handlers, signal }: Pick<ListWatchOptions<T>, 'handlers' | 'signal'>,
 ): Promise<WatchOutcome> {
   return new Promise((resolve) => {
     const outcome: WatchOutcome = { resourceVersion: fromVersion, gone: false, events: 0 };
@@ -174,7 +227,7 @@ function watchOnce<T>(
       if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
       outcome.events++;
       const item = handlers.parse(obj);
-      if (item !== undefined) handlers.onEvent(type, item);
+      if (item !== undefined) onEvent(type, item);
     };
     watch
       .watch(

@@ -151,21 +151,28 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
       ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
       handlers: {
         parse: (raw) => watchedObjectOf(kind, raw),
-        async onList(objects) {
+        keyOf: (x) => x.uid,
+        async onList(listed, newer) {
+          const missing = await notRunning(kind, listed);
+          // Nothing below waits, so no watch event comes between. What the watch delivered since
+          // the list began is newer than the list's copy: those uids are skipped here, and kept.
+          const objects = listed.filter((x) => !newer.has(x.uid));
           const uids = new Set(objects.map((x) => x.uid));
-          // Gone while the watch was down: their workflows removed the finalizer already, or
-          // they never had one. Nothing to do, and nothing to retry.
-          for (const uid of known.get(kind)!)
-            if (!uids.has(uid)) {
+          for (const uid of known.get(kind)!) {
+            if (newer.has(uid)) uids.add(uid);
+            // Gone while the watch was down: their workflows removed the finalizer already, or
+            // they never had one. Nothing to do, and nothing to retry.
+            else if (!uids.has(uid)) {
               queue.forget(uid);
               if (kind === 'WekaContainer') wake(admission.forget(uid, Date.now()));
             }
+          }
           known.set(kind, uids);
-          reconciler.relisted(uids, await notRunning(kind, objects));
+          reconciler.relisted(uids, missing);
           const now = Date.now();
           for (const x of objects) {
             if (hasBringUp(kind, x)) wake(admission.observe(x, now));
-            queue.add(x.uid, x);
+            queue.add(x.uid, x, { background: true });
           }
           resolveListed();
         },

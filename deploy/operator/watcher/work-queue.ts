@@ -1,6 +1,8 @@
 // A keyed, coalescing work queue: one item per key (the newest replaces an older one not yet
 // handled), one handler at a time per key so one object's actions never interleave, a bounded
 // number of keys at once, and a failed key retried after a jittered back-off with the newest item.
+// Items from a list wait behind the others: a list of thousands must not hold up a change (a
+// deletion, say) that arrives behind it.
 // The handling is level-based (the decision looks at the object as it is), so skipping
 // intermediate versions of an object loses nothing.
 import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from '../../../src/backoff.js';
@@ -9,6 +11,8 @@ interface KeyState<T> {
   item: T;
   /** A newer item arrived and has not been handled yet. */
   dirty: boolean;
+  /** An item not yet handled came from a change, not from a list: its key goes ahead. */
+  urgent: boolean;
   running: boolean;
   failures: number;
   retry?: NodeJS.Timeout | undefined;
@@ -35,9 +39,13 @@ export interface WorkQueueOptions {
   observer?: WorkQueueObserver;
 }
 
+type Lane = 'urgent' | 'background';
+
 export class KeyedWorkQueue<T> {
   private readonly keys = new Map<string, KeyState<T>>();
-  private readonly ready: string[] = [];
+  /** The keys ready to run, by the lane each waits in (a key moved to urgent leaves a stale entry behind). */
+  private readonly ready = new Map<string, Lane>();
+  private readonly lanes: Record<Lane, string[]> = { urgent: [], background: [] };
   private active = 0;
   private stopped = false;
   private idleWaiters: Array<() => void> = [];
@@ -50,16 +58,18 @@ export class KeyedWorkQueue<T> {
     this.concurrency = options.concurrency ?? 8;
   }
 
-  add(key: string, item: T): void {
+  /** Queues the key's newest item; `background` for an item from a list rather than a change. */
+  add(key: string, item: T, { background = false } = {}): void {
     if (this.stopped) return;
     const state = this.keys.get(key);
     if (!state) {
-      this.keys.set(key, { item, dirty: true, running: false, failures: 0 });
+      this.keys.set(key, { item, dirty: true, urgent: !background, running: false, failures: 0 });
       this.enqueue(key);
       return;
     }
     state.item = item;
     state.dirty = true;
+    if (!background) state.urgent = true;
     // A key waiting out its back-off keeps waiting (with the newest item) so a stream of events
     // during an outage does not turn into a stream of failing calls.
     if (!state.running && state.retry === undefined) this.enqueue(key);
@@ -74,6 +84,7 @@ export class KeyedWorkQueue<T> {
     if (!state) return;
     if (state.retry) clearTimeout(state.retry);
     this.keys.delete(key);
+    this.ready.delete(key);
     this.notifyIfIdle();
   }
 
@@ -86,7 +97,9 @@ export class KeyedWorkQueue<T> {
   /** Stops taking work, cancels retries, and waits for the handlers that are running. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.ready.length = 0;
+    this.ready.clear();
+    this.lanes.urgent.length = 0;
+    this.lanes.background.length = 0;
     this.options.observer?.depth(0);
     for (const state of this.keys.values()) if (state.retry) clearTimeout(state.retry);
     await this.idle();
@@ -94,7 +107,7 @@ export class KeyedWorkQueue<T> {
   }
 
   private isIdle(): boolean {
-    return this.active === 0 && this.ready.length === 0;
+    return this.active === 0 && this.ready.size === 0;
   }
 
   private notifyIfIdle(): void {
@@ -105,21 +118,39 @@ export class KeyedWorkQueue<T> {
   }
 
   private enqueue(key: string): void {
-    if (!this.ready.includes(key)) this.markReady(key);
+    const state = this.keys.get(key);
+    const lane: Lane = state?.urgent ? 'urgent' : 'background';
+    if (this.ready.get(key) !== 'urgent' && this.ready.get(key) !== lane) this.markReady(key, lane);
     this.pump();
   }
 
-  private markReady(key: string): void {
+  private markReady(key: string, lane: Lane): void {
     const state = this.keys.get(key);
     if (state && state.queuedAt === undefined) state.queuedAt = performance.now();
-    this.ready.push(key);
-    this.options.observer?.depth(this.ready.length);
+    this.ready.set(key, lane);
+    this.lanes[lane].push(key);
+    this.options.observer?.depth(this.ready.size);
+  }
+
+  /** The next ready key, urgent ones first; entries a key left behind by moving lanes are skipped. */
+  private next(): string | undefined {
+    for (const lane of ['urgent', 'background'] as const) {
+      const keys = this.lanes[lane];
+      while (keys.length > 0) {
+        const key = keys.shift()!;
+        if (this.ready.get(key) !== lane) continue;
+        this.ready.delete(key);
+        return key;
+      }
+    }
+    return undefined;
   }
 
   private pump(): void {
-    while (!this.stopped && this.active < this.concurrency && this.ready.length > 0) {
-      const key = this.ready.shift()!;
-      this.options.observer?.depth(this.ready.length);
+    while (!this.stopped && this.active < this.concurrency && this.ready.size > 0) {
+      const key = this.next();
+      this.options.observer?.depth(this.ready.size);
+      if (key === undefined) break;
       const state = this.keys.get(key);
       if (!state || state.running || !state.dirty) continue;
       void this.run(key, state);
@@ -131,6 +162,8 @@ export class KeyedWorkQueue<T> {
     this.active++;
     state.running = true;
     state.dirty = false;
+    const wasUrgent = state.urgent;
+    state.urgent = false;
     const started = performance.now();
     if (state.queuedAt !== undefined) this.options.observer?.waited((started - state.queuedAt) / 1000);
     state.queuedAt = undefined;
@@ -142,6 +175,7 @@ export class KeyedWorkQueue<T> {
     } catch (err) {
       failed = true;
       state.failures++;
+      state.urgent ||= wasUrgent;
       this.options.onError?.(key, err, state.failures);
     } finally {
       state.running = false;
@@ -164,7 +198,7 @@ export class KeyedWorkQueue<T> {
       );
       state.retry.unref();
     } else if (state.dirty) {
-      this.markReady(key);
+      this.markReady(key, state.urgent ? 'urgent' : 'background');
     }
     this.pump();
   }

@@ -1,5 +1,6 @@
 // runListWatch against a scripted fake apiserver: a watch that ends is resumed from the last
-// resourceVersion, a 410 Gone lists again, and a failed watch is retried after a back-off.
+// resourceVersion, a 410 Gone lists again, a failed watch is retried after a back-off, and a
+// resync lists beside the watch, which goes on delivering.
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -93,6 +94,7 @@ describe('runListWatch', () => {
       backoff: { initialMs: 10, maxMs: 20 },
       handlers: {
         parse: (raw) => raw as ReturnType<typeof obj>,
+        keyOf: (o) => o.metadata.uid,
         onList: (items) => {
           lists.push(items.map((i) => i.metadata.resourceVersion));
         },
@@ -145,6 +147,7 @@ describe('runListWatch paging', () => {
           order.push(`parse ${name}`);
           return name === 'skipped' ? undefined : name.toUpperCase();
         },
+        keyOf: (name) => name,
         onList: (items) => void (listed = items),
         onEvent: () => undefined,
       },
@@ -165,5 +168,60 @@ describe('runListWatch paging', () => {
       'parse skipped',
     ]);
     expect(listed).toEqual(['A', 'B', 'C', 'D']);
+  });
+});
+
+describe('runListWatch resync', () => {
+  it('lists again beside the watch, which goes on delivering, and names what it delivered meanwhile', async () => {
+    let lists = 0;
+    let watches = 0;
+    let answerResync!: () => void;
+    let watchStream: ServerResponse | undefined;
+    server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.searchParams.get('watch') === 'true') {
+        watches++;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        watchStream = res;
+        return; // held open: the resync must not need it closed
+      }
+      const rv = String(10 * ++lists);
+      const answer = () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ items: [obj('a', rv), obj('b', rv)], metadata: { resourceVersion: rv } }));
+      };
+      if (lists === 1) answer();
+      else answerResync = answer; // the resync's list is answered when the test says
+    });
+    const kc = await listen(server);
+    const abort = new AbortController();
+    const seen: string[] = [];
+    const loop = runListWatch({
+      ...watchOptions(kc, abort.signal),
+      resyncMs: 200,
+      handlers: {
+        parse: (raw) => raw as ReturnType<typeof obj>,
+        keyOf: (o) => o.metadata.uid,
+        onList: (items, newer) => {
+          seen.push(`list ${items.map((i) => i.metadata.name).join(',')} newer ${[...newer].join(',')}`);
+        },
+        onEvent: (type, o) => seen.push(`${type} ${o.metadata.name}`),
+      },
+    });
+    const until = async (what: () => boolean) => {
+      const deadline = Date.now() + 5_000;
+      while (!what() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(what()).toBe(true);
+    };
+    await until(() => answerResync !== undefined && watchStream !== undefined);
+    line(watchStream!, 'DELETED', obj('a', '15'));
+    await until(() => seen.length === 2);
+    answerResync();
+    await until(() => seen.length === 3);
+    abort.abort();
+    await loop;
+
+    expect(seen).toEqual(['list a,b newer ', 'DELETED a', 'list a,b newer uid-a']);
+    expect(watches).toBe(1);
   });
 });

@@ -26,6 +26,52 @@ describe('KeyedWorkQueue', () => {
     expect(seen).toEqual(['v1', 'v3']);
   });
 
+  it('runs a change ahead of the keys a list queued before it, and a listed key that changes moves ahead too', async () => {
+    const seen: string[] = [];
+    const gate = deferred();
+    const q = new KeyedWorkQueue<string>(
+      async (key, item) => {
+        seen.push(`${key}:${item}`);
+        if (key === 'first') await gate.promise;
+      },
+      { concurrency: 1 },
+    );
+    q.add('first', 'listed', { background: true });
+    for (let i = 0; i < 5; i++) q.add(`k${i}`, 'listed', { background: true });
+    q.add('deleted', 'change');
+    q.add('k3', 'change');
+    q.add('k1', 'listed again', { background: true });
+    gate.resolve();
+    await q.idle();
+    expect(seen).toEqual([
+      'first:listed',
+      'deleted:change',
+      'k3:change',
+      'k0:listed',
+      'k1:listed again',
+      'k2:listed',
+      'k4:listed',
+    ]);
+  });
+
+  it('forgets a queued key at once: it is not run, and the queue is idle without it', async () => {
+    const seen: string[] = [];
+    const gate = deferred();
+    const q = new KeyedWorkQueue<string>(
+      async (key) => {
+        seen.push(key);
+        await gate.promise;
+      },
+      { concurrency: 1 },
+    );
+    q.add('running', 'v1');
+    q.add('gone', 'v1', { background: true });
+    q.forget('gone');
+    gate.resolve();
+    await q.idle();
+    expect(seen).toEqual(['running']);
+  });
+
   it('never runs one key twice at once, but runs different keys side by side', async () => {
     let running = 0;
     let most = 0;
