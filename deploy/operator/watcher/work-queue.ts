@@ -88,6 +88,11 @@ export class KeyedWorkQueue<T> {
     this.notifyIfIdle();
   }
 
+  /** The keys with work: queued, running or waiting out a back-off. */
+  get size(): number {
+    return this.keys.size;
+  }
+
   /** Resolves when no key is queued or running (keys waiting out a back-off do not count). */
   idle(): Promise<void> {
     if (this.isIdle()) return Promise.resolve();
@@ -199,6 +204,10 @@ export class KeyedWorkQueue<T> {
       state.retry.unref();
     } else if (state.dirty) {
       this.markReady(key, state.urgent ? 'urgent' : 'background');
+    } else {
+      // Handled, and nothing newer: the next item for the key starts afresh, and the queue holds
+      // the keys it has work for, not every object it ever saw.
+      this.keys.delete(key);
     }
     this.pump();
   }

@@ -72,6 +72,27 @@ describe('KeyedWorkQueue', () => {
     expect(seen).toEqual(['running']);
   });
 
+  it('holds only the keys it has work for: a handled key is dropped, a failed one kept for its retry', async () => {
+    let fail = true;
+    const q = new KeyedWorkQueue<number>(
+      async (key) => {
+        if (key === 'flaky' && fail) {
+          fail = false;
+          throw new Error('apiserver down');
+        }
+      },
+      { backoff: { initialMs: 50, maxMs: 50 } },
+    );
+    for (let i = 0; i < 100; i++) q.add(`k${i}`, i);
+    q.add('flaky', 0);
+    await q.idle();
+    expect(q.size).toBe(1);
+    await new Promise((r) => setTimeout(r, 200));
+    await q.idle();
+    expect(fail).toBe(false);
+    expect(q.size).toBe(0);
+  });
+
   it('never runs one key twice at once, but runs different keys side by side', async () => {
     let running = 0;
     let most = 0;
