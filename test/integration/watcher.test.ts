@@ -26,7 +26,7 @@ import {
   type ContainerSpecInput,
   type TestOperator,
 } from '../support/operator.js';
-import { startListHoldingProxy } from '../support/list-holding-proxy.js';
+import { startListHoldingProxy, type ListHoldingProxy } from '../support/list-holding-proxy.js';
 import { createWekaCluster, showDevice } from '../support/simulator.js';
 import { containerWorkflowId } from '../../src/protocol.js';
 
@@ -56,7 +56,7 @@ afterAll(async () => {
 });
 
 async function watcher(
-  options: Pick<WatcherOptions, 'resyncMs' | 'endedSweepMs' | 'metrics'> & { kubeConfig?: KubeConfig } = {},
+  options: Pick<WatcherOptions, 'resyncMs' | 'endedSweepMs' | 'metrics' | 'backoff'> & { kubeConfig?: KubeConfig } = {},
 ): Promise<RunningWatcher> {
   const w = startWatcher({
     kubeConfig: kubeConfig(),
@@ -73,6 +73,18 @@ async function watcher(
 async function stop(w: RunningWatcher): Promise<void> {
   await w.stop();
   running = running.filter((x) => x !== w);
+}
+
+/** Runs `body` with a proxy in front of the apiserver; the watchers stop before the proxy does. */
+async function throughProxy(body: (proxy: ListHoldingProxy) => Promise<void>): Promise<void> {
+  const proxy = await startListHoldingProxy();
+  try {
+    await body(proxy);
+  } finally {
+    await Promise.all(running.map((w) => w.stop()));
+    running = [];
+    await proxy.stop();
+  }
 }
 
 /** A drive WekaContainer as a user creates it (no finalizer, no workflow), in a standalone cluster. */
@@ -337,9 +349,8 @@ describe('the CR watcher', () => {
   it(
     'keeps watching while it lists again: a deletion during a slow re-list is torn down before the list answers, and the older copy in that list does not start it again',
     { timeout: 240_000 },
-    async () => {
-      const proxy = await startListHoldingProxy();
-      try {
+    () =>
+      throughProxy(async (proxy) => {
         await watcher({ kubeConfig: proxy.kubeConfig, resyncMs: 3_000, endedSweepMs: 3_600_000 });
         const ref = { namespace: await uniqueNamespace('watch-slow-list'), name: 'drive-0' };
         const uid = await createContainer(ref, SPEC);
@@ -358,12 +369,36 @@ describe('the CR watcher', () => {
         // The held list, handled now, and the re-lists after it find the teardown done: one run only.
         await sleep(7_000);
         expect(await runsOf(containerWorkflowId(uid))).toHaveLength(1);
-      } finally {
-        await Promise.all(running.map((w) => w.stop()));
-        running = [];
-        await proxy.stop();
-      }
-    },
+      }),
+  );
+
+  it(
+    'lists again only beside a running watch: a deletion torn down while the watch was cut is not signalled again when it resumes',
+    { timeout: 240_000 },
+    () =>
+      throughProxy(async (proxy) => {
+        await watcher({
+          kubeConfig: proxy.kubeConfig,
+          resyncMs: 2_000,
+          endedSweepMs: 3_600_000,
+          backoff: { initialMs: 10_000, maxMs: 10_000, jitter: false },
+        });
+        const ref = { namespace: await uniqueNamespace('watch-cut'), name: 'drive-0' };
+        const uid = await createContainer(ref, SPEC);
+        await waitForPhase(ref, 'Ready', 150_000);
+
+        // The watch is down for 40 s, its last version from before the deletion. A list taken
+        // meanwhile (and the teardown it would start) not followed by a watch from the list's own
+        // version would have the resumed watch replay the deletion as news once the object is gone.
+        const cut = proxy.cutWatches();
+        await deleteContainer(ref);
+        await sleep(40_000);
+        cut.restore();
+        await waitGone(ref, 120_000);
+        // The watch is back within 10 s of the restore; what it replays is handled at once.
+        await sleep(20_000);
+        expect(await runsOf(containerWorkflowId(uid))).toHaveLength(1);
+      }),
   );
 
   it('catches up after being stopped: a deletion it missed is still torn down', { timeout: 240_000 }, async () => {

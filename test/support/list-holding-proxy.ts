@@ -1,7 +1,8 @@
 // A plain-HTTP proxy on 127.0.0.1 in front of the test apiserver (it forwards with the harness's
 // credentials) that can hold the answer to a list of one resource: the request reaches the
 // apiserver at once, so the list is a snapshot of that moment, but its answer is kept from the
-// client until the test lets it go. Watches and every other request pass straight through.
+// client until the test lets it go. It can also cut watches: the open ones are dropped and new
+// ones refused until the test restores them. Every other request passes straight through.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -17,12 +18,18 @@ export interface ListHoldingProxy {
    * held answer go and stops holding.
    */
   holdLists(plural: string): { listed: Promise<void>; release(): void };
+  /** Drops every open watch and refuses new ones (503) until `restore`. */
+  cutWatches(): { restore(): void };
   stop(): Promise<void>;
+}
+
+function isWatch(req: IncomingMessage): boolean {
+  return new URL(req.url ?? '/', 'http://proxy').searchParams.get('watch') === 'true';
 }
 
 function isListOf(req: IncomingMessage, plural: string): boolean {
   const url = new URL(req.url ?? '/', 'http://proxy');
-  return req.method === 'GET' && url.pathname.endsWith(`/${plural}`) && url.searchParams.get('watch') !== 'true';
+  return req.method === 'GET' && url.pathname.endsWith(`/${plural}`) && !isWatch(req);
 }
 
 export async function startListHoldingProxy(): Promise<ListHoldingProxy> {
@@ -31,8 +38,15 @@ export async function startListHoldingProxy(): Promise<ListHoldingProxy> {
   const tls: RequestOptions = {};
   await upstream.applyToHTTPSOptions(tls);
   let hold: { plural: string; released: Promise<void>; listed: () => void } | undefined;
+  let watchesCut = false;
+  const openWatches = new Set<ServerResponse>();
 
   const forward = (req: IncomingMessage, res: ServerResponse) => {
+    if (isWatch(req)) {
+      if (watchesCut) return void res.writeHead(503).end('watches cut by the test');
+      openWatches.add(res);
+      res.on('close', () => openWatches.delete(res));
+    }
     const held = hold && isListOf(req, hold.plural) ? hold : undefined;
     const out = httpsRequest(
       {
@@ -41,7 +55,7 @@ export async function startListHoldingProxy(): Promise<ListHoldingProxy> {
         port: server.port,
         method: req.method,
         path: req.url,
-        headers: { ...req.headers, host: server.host },
+        headers: { ...tls.headers, ...req.headers, host: server.host },
       },
       (answer) => {
         if (!held) {
@@ -92,6 +106,11 @@ export async function startListHoldingProxy(): Promise<ListHoldingProxy> {
           release();
         },
       };
+    },
+    cutWatches() {
+      watchesCut = true;
+      for (const res of openWatches) res.destroy();
+      return { restore: () => void (watchesCut = false) };
     },
     async stop() {
       hold = undefined;

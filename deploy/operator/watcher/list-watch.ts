@@ -2,8 +2,11 @@
 // list's resourceVersion; a watch that ends (server timeout, dropped connection, error) resumes
 // from the last resourceVersion seen; a 410 Gone (that version is compacted away) lists again;
 // every failure waits a jittered, capped back-off. A periodic re-list (resync) lets the handler
-// converge on anything a bug or a lost update could have left behind; it runs beside the watch,
-// which goes on delivering, because a list of thousands takes seconds. Each listed or watched
+// converge on anything a bug or a lost update could have left behind; it runs beside a running
+// watch, which goes on delivering, because a list of thousands takes seconds. A resync whose list
+// did not run beside one watch from start to end is dropped: the watch that resumed meanwhile
+// replays from its own last version, events older than the list that must not come after it.
+// Each listed or watched
 // object is parsed into what the handler keeps as soon as it arrives, so a list of thousands holds
 // one page of raw objects at a time, never all of them.
 import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
@@ -82,15 +85,19 @@ export async function runListWatch<T>(o: ListWatchOptions<T>): Promise<void> {
   const listsInProgress = new Set<Set<string>>();
   /** Lists run one after another, so a handler never meets two at once. */
   let lists: Promise<unknown> = Promise.resolve();
+  /** Whether a watch runs now; each one started counts in `watches`. */
+  let watching = false;
+  let watches = 0;
 
-  function list(): Promise<string | undefined> {
-    const run = lists.then(listOnce);
+  function list(resync = false): Promise<string | undefined> {
+    const run = lists.then(() => listOnce(resync));
     lists = run.catch(() => undefined);
     return run;
   }
 
-  async function listOnce(): Promise<string | undefined> {
+  async function listOnce(resync: boolean): Promise<string | undefined> {
     const newer = new Set<string>();
+    const besideWatch = watches;
     listsInProgress.add(newer);
     try {
       const items: T[] = [];
@@ -116,6 +123,10 @@ export async function runListWatch<T>(o: ListWatchOptions<T>): Promise<void> {
       } while (next && !o.signal.aborted);
       if (o.signal.aborted) return undefined;
       if (!version) throw new Error(`list of ${o.plural} carried no resourceVersion`);
+      if (resync && (watches !== besideWatch || !watching)) {
+        log.debug({ resourceVersion: version }, 'the watch ended while it listed: resync dropped');
+        return version;
+      }
       listedAt = Date.now();
       log.debug({ count: items.length, resourceVersion: version, newer: newer.size }, 'listed');
       await o.handlers.onList(items, newer);
@@ -130,18 +141,18 @@ export async function runListWatch<T>(o: ListWatchOptions<T>): Promise<void> {
     o.handlers.onEvent(type, item);
   };
 
-  /** Lists again once the last list is `resyncMs` old, while the watch runs. */
+  /** Lists again once the last list is `resyncMs` old, while a watch runs. */
   async function resync(): Promise<void> {
     let resyncFailures = 0;
     while (!o.signal.aborted) {
       const due = listedAt + resyncMs - Date.now();
-      if (due > 0 || resourceVersion === undefined) {
-        // The watch loop lists for itself until its first list or after a 410 Gone.
+      if (due > 0 || !watching) {
+        // Without a watch the watch loop is listing for itself, or waiting to watch again.
         await pause(due > 0 ? due : SHORT_WATCH_MS, o.signal);
         continue;
       }
       try {
-        await list();
+        await list(true);
         resyncFailures = 0;
       } catch (err) {
         if (o.signal.aborted) break;
@@ -159,7 +170,17 @@ export async function runListWatch<T>(o: ListWatchOptions<T>): Promise<void> {
       if (resourceVersion === undefined) resourceVersion = await list();
       if (o.signal.aborted || resourceVersion === undefined) break;
       const started = Date.now();
-      const outcome = await watchOnce(watch, path, resourceVersion, o.watchTimeoutSeconds ?? 300, onEvent, o);
+      watching = true;
+      watches++;
+      const outcome = await watchOnce(
+        watch,
+        path,
+        resourceVersion,
+        o.watchTimeoutSeconds ?? 300,
+        onEvent,
+        o.handlers,
+        o.signal,
+      ).finally(() => (watching = false));
       resourceVersion = outcome.resourceVersion;
       if (outcome.gone) {
         log.info({ resourceVersion }, 'watch expired (410 Gone): listing again');
@@ -192,7 +213,8 @@ function watchOnce<T>(
   fromVersion: string,
   timeoutSeconds: number,
   onEvent: (type: WatchEventType, item: T) => void,
-  { handlers, signal }: Pick<ListWatchOptions<T>, 'handlers' | 'signal'>,
+  handlers: ListWatchHandlers<T>,
+  signal: AbortSignal,
 ): Promise<WatchOutcome> {
   return new Promise((resolve) => {
     const outcome: WatchOutcome = { resourceVersion: fromVersion, gone: false, events: 0 };

@@ -71,11 +71,14 @@ export class Reconciler {
 
   /**
    * A fresh list: forget the uids that are gone, and what was done for the others; for the uids in
-   * `notRunning`, also that their workflows were started, so each is started again.
+   * `notRunning`, also that their workflows were started, so each is started again. The uids in
+   * `newer` changed while the list ran: the watch told more than the list, so what was done for
+   * them stands until the next list.
    */
-  relisted(uids: ReadonlySet<string>, notRunning: ReadonlySet<string>): void {
+  relisted(uids: ReadonlySet<string>, notRunning: ReadonlySet<string>, newer: ReadonlySet<string> = new Set()): void {
     for (const [uid, state] of this.seen) {
       if (!uids.has(uid)) this.seen.delete(uid);
+      else if (newer.has(uid)) continue;
       else this.seen.set(uid, notRunning.has(uid) ? { ...forgetDone(state), started: false } : forgetDone(state));
     }
   }

@@ -168,7 +168,7 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
             }
           }
           known.set(kind, uids);
-          reconciler.relisted(uids, missing);
+          reconciler.relisted(uids, missing, newer);
           const now = Date.now();
           for (const x of objects) {
             if (hasBringUp(kind, x)) wake(admission.observe(x, now));
