@@ -40,12 +40,17 @@ export interface WorkQueueOptions {
 }
 
 type Lane = 'urgent' | 'background';
+const LANES_URGENT_FIRST: readonly Lane[] = ['urgent', 'background'];
+const LANES_BACKGROUND_FIRST: readonly Lane[] = ['background', 'urgent'];
+/** One key in this many is taken from the background lane when it has any. */
+const BACKGROUND_TURN = 10;
 
 export class KeyedWorkQueue<T> {
   private readonly keys = new Map<string, KeyState<T>>();
   /** The keys ready to run, by the lane each waits in (a key moved to urgent leaves a stale entry behind). */
   private readonly ready = new Map<string, Lane>();
   private readonly lanes: Record<Lane, string[]> = { urgent: [], background: [] };
+  private picks = 0;
   private active = 0;
   private stopped = false;
   private idleWaiters: Array<() => void> = [];
@@ -137,9 +142,14 @@ export class KeyedWorkQueue<T> {
     this.options.observer?.depth(this.ready.size);
   }
 
-  /** The next ready key, urgent ones first; entries a key left behind by moving lanes are skipped. */
+  /**
+   * The next ready key: urgent ones first, but every BACKGROUND_TURN-th key from the background
+   * lane when it has any, so a steady stream of changes cannot hold a list's objects back for
+   * ever. Entries a key left behind by moving lanes are skipped.
+   */
   private next(): string | undefined {
-    for (const lane of ['urgent', 'background'] as const) {
+    const backgroundTurn = ++this.picks % BACKGROUND_TURN === 0;
+    for (const lane of backgroundTurn ? LANES_BACKGROUND_FIRST : LANES_URGENT_FIRST) {
       const keys = this.lanes[lane];
       while (keys.length > 0) {
         const key = keys.shift()!;

@@ -54,6 +54,24 @@ describe('KeyedWorkQueue', () => {
     ]);
   });
 
+  it('gives a list its turn under a steady stream of changes: one key in ten from the list', async () => {
+    const seen: string[] = [];
+    const q = new KeyedWorkQueue<number>(
+      async (key, n) => {
+        seen.push(key);
+        // Every change handled brings another: the urgent lane is never empty.
+        if (key.startsWith('change') && n < 40) q.add(`change-${n + 1}`, n + 1);
+      },
+      { concurrency: 1 },
+    );
+    for (let i = 0; i < 3; i++) q.add(`listed-${i}`, 0, { background: true });
+    q.add('change-0', 0);
+    await q.idle();
+    const listed = seen.flatMap((key, at) => (key.startsWith('listed') ? [at] : []));
+    expect(listed).toHaveLength(3);
+    expect(listed[2]).toBeLessThan(35);
+  });
+
   it('forgets a queued key at once: it is not run, and the queue is idle without it', async () => {
     const seen: string[] = [];
     const gate = deferred();
