@@ -160,8 +160,8 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
           const uids = new Set(objects.map((x) => x.uid));
           for (const uid of known.get(kind)!) {
             if (newer.has(uid)) uids.add(uid);
-            // Gone while the watch was down: their workflows removed the finalizer already, or
-            // they never had one. Nothing to do, and nothing to retry.
+            // Gone, and the watch never said so (it was down, or the event was lost): their
+            // workflows removed the finalizer already, or they never had one. Nothing to do.
             else if (!uids.has(uid)) {
               queue.forget(uid);
               if (kind === 'WekaContainer') wake(admission.forget(uid, Date.now()));
