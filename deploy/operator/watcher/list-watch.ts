@@ -6,9 +6,8 @@
 // watch, which goes on delivering, because a list of thousands takes seconds. A resync whose list
 // did not run beside one watch from start to end is dropped: the watch that resumed meanwhile
 // replays from its own last version, events older than the list that must not come after it.
-// Each listed or watched
-// object is parsed into what the handler keeps as soon as it arrives, so a list of thousands holds
-// one page of raw objects at a time, never all of them.
+// Each listed or watched object is parsed into what the handler keeps as soon as it arrives, so a
+// list of thousands holds one page of raw objects at a time, never all of them.
 import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from '../../../src/backoff.js';
@@ -136,6 +135,13 @@ export async function runListWatch<T>(o: ListWatchOptions<T>): Promise<void> {
     }
   }
 
+  /** Waits out the back-off after the `failures`-th failure in a row. */
+  async function backOff(failures: number, err: unknown, message: string): Promise<void> {
+    const delayMs = backoffDelay(failures, o.backoff ?? DEFAULT_BACKOFF);
+    log.warn({ err, failures, delayMs }, message);
+    await pause(delayMs, o.signal);
+  }
+
   const onEvent = (type: WatchEventType, item: T) => {
     for (const newer of listsInProgress) newer.add(o.handlers.keyOf(item));
     o.handlers.onEvent(type, item);
@@ -156,10 +162,7 @@ export async function runListWatch<T>(o: ListWatchOptions<T>): Promise<void> {
         resyncFailures = 0;
       } catch (err) {
         if (o.signal.aborted) break;
-        resyncFailures++;
-        const delayMs = backoffDelay(resyncFailures, o.backoff ?? DEFAULT_BACKOFF);
-        log.warn({ err, failures: resyncFailures, delayMs }, 'resync list failed; retrying');
-        await pause(delayMs, o.signal);
+        await backOff(++resyncFailures, err, 'resync list failed; retrying');
       }
     }
   }
@@ -198,10 +201,7 @@ export async function runListWatch<T>(o: ListWatchOptions<T>): Promise<void> {
         resourceVersion = undefined;
         continue;
       }
-      failures++;
-      const delayMs = backoffDelay(failures, o.backoff ?? DEFAULT_BACKOFF);
-      log.warn({ err, failures, delayMs }, 'list/watch failed; retrying');
-      await pause(delayMs, o.signal);
+      await backOff(++failures, err, 'list/watch failed; retrying');
     }
   }
   await resyncing;

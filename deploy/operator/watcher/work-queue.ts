@@ -130,7 +130,8 @@ export class KeyedWorkQueue<T> {
   private enqueue(key: string): void {
     const state = this.keys.get(key);
     const lane: Lane = state?.urgent ? 'urgent' : 'background';
-    if (this.ready.get(key) !== 'urgent' && this.ready.get(key) !== lane) this.markReady(key, lane);
+    const waiting = this.ready.get(key);
+    if (waiting !== 'urgent' && waiting !== lane) this.markReady(key, lane);
     this.pump();
   }
 
