@@ -1,6 +1,12 @@
 // Runs a command in a pod container through the Kubernetes exec API (a websocket to the
 // apiserver, proxied to the node's kubelet). The exit code arrives as a V1Status on the status
 // channel; a stream that ends without one is a transport failure, not an exit code.
+//
+// A Success status alone does not prove the command ran: when the kubelet goes away mid-exec, the
+// apiserver reads the closed error stream as "no error" and reports Success, with no output. So
+// every command runs under `sh -c`, which prints its exit code on stderr as the last line (the
+// exit trailer). Only a trailer proves the command finished; without one the command may or may
+// not have run, and the caller's idempotency probe decides.
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { Exec, type KubeConfig, type V1Status } from '@kubernetes/client-node';
@@ -61,6 +67,33 @@ export function statusToExit(status: V1Status): StatusMeaning {
   const reported = /: exit status (\d+)$/.exec(status.message ?? '');
   if (status.reason === 'InternalError' && reported) return { exitCode: Number(reported[1]) };
   return { startFailure: status.message ?? status.reason ?? 'exec failed without an exit code' };
+}
+
+/** Starts the exit trailer, the last line on stderr: `\n<EXIT_TRAILER><code>\n`. */
+export const EXIT_TRAILER = 'weka-drives-exec-exit:';
+
+/** argv0 of the wrapper shell, so the script's own messages name it. */
+const WRAPPER_NAME = 'weka-drives-exec';
+
+/** Runs its arguments as a command (never parsed by the shell) and prints the exit trailer. */
+const WRAPPER_SCRIPT = `"$@"; s=$?; printf '\\n${EXIT_TRAILER}%s\\n' "$s" >&2; exit "$s"`;
+
+/** The argv sent to the apiserver for `argv`. */
+export function wrappedArgv(argv: readonly string[]): string[] {
+  return ['sh', '-c', WRAPPER_SCRIPT, WRAPPER_NAME, ...argv];
+}
+
+/** sh's exit codes for a command it could not run: not executable, not found. */
+const SHELL_COULD_NOT_RUN = new Set([126, 127]);
+
+/**
+ * What the wrapped command's output says: its exit code and its own stderr (the trailer cut off),
+ * or that there is no trailer.
+ */
+export function readExitTrailer(stderr: string): { readonly exitCode: number; readonly stderr: string } | undefined {
+  const match = new RegExp(`\\n${EXIT_TRAILER}(\\d+)\\n$`).exec(stderr);
+  if (!match) return undefined;
+  return { exitCode: Number(match[1]), stderr: stderr.slice(0, match.index) };
 }
 
 /** Retry only what certainly did not run: a connection that never opened (or, opted in, an early drop). */
@@ -219,18 +252,26 @@ function attemptExec(
       await Promise.all([finished(stdout), finished(stderr)]).catch(() => undefined);
       const meaning = statusToExit(s);
       if ('startFailure' in meaning) return settle({ kind: 'start-failed', message: meaning.startFailure });
-      settle({
-        kind: 'completed',
-        result: {
-          stdout: Buffer.concat(stdoutChunks).toString('utf8'),
-          stderr: Buffer.concat(stderrChunks).toString('utf8'),
-          exitCode: meaning.exitCode,
-        },
-      });
+      const stdoutText = Buffer.concat(stdoutChunks).toString('utf8');
+      const ran = readExitTrailer(Buffer.concat(stderrChunks).toString('utf8'));
+      if (!ran) return settle({ kind: 'dropped', sawOutput });
+      if (SHELL_COULD_NOT_RUN.has(ran.exitCode))
+        return settle({ kind: 'start-failed', message: `exit ${ran.exitCode}: ${ran.stderr.trim()}` });
+      settle({ kind: 'completed', result: { stdout: stdoutText, stderr: ran.stderr, exitCode: ran.exitCode } });
     };
 
     client
-      .exec(target.namespace, target.pod, target.container ?? '', [...argv], stdout, stderr, null, false, onStatus)
+      .exec(
+        target.namespace,
+        target.pod,
+        target.container ?? '',
+        wrappedArgv(argv),
+        stdout,
+        stderr,
+        null,
+        false,
+        onStatus,
+      )
       .then(
         (ws) => {
           socket = ws;

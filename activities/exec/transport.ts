@@ -23,7 +23,7 @@ export interface ExecResult {
 }
 
 export interface ExecTransport {
-  /** argv is passed as is, never through a shell. Rejects only with ExecTransportError. */
+  /** argv reaches the command as is: no shell parses it. Rejects only with ExecTransportError. */
   run(target: ExecTarget, argv: readonly string[], opts?: ExecOptions): Promise<ExecResult>;
 }
 

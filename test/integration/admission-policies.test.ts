@@ -15,7 +15,7 @@ import {
   type V1PolicyRule,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
+import { KubeExecTransport, wrappedArgv } from '../../activities/exec/kube-exec.js';
 import { apiMessage, httpStatus } from '../../activities/kube/errors.js';
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import { sharedCapacityResources } from '../../src/lifecycle/node-drives.js';
@@ -197,7 +197,7 @@ describe("the exec policy, for the operator's service account", () => {
 
   it('admits every command the operator runs, in the weka container, and they run', async () => {
     for (const argv of commands) {
-      const answer = await execAdmission(operator.kubeConfig, target, argv);
+      const answer = await execAdmission(operator.kubeConfig, target, wrappedArgv(argv));
       expect(answer, argv.join(' ')).toMatchObject({ admitted: true });
     }
     // And through the operator's own transport (a websocket, as the operator execs).
@@ -208,24 +208,42 @@ describe("the exec policy, for the operator's service account", () => {
 
   it.each<[string, readonly string[], { container?: string; stdin?: boolean; tty?: boolean }, RegExp]>([
     ['a shell', ['sh', '-c', 'id'], {}, /may exec only nsenter --mount \.\.\., weka cluster \.\.\., .*not "sh -c id"/],
+    ['a Weka CLI without the wrapper', ['weka', 'cluster', 'list'], {}, /not "weka cluster list"/],
+    [
+      'another script in the wrapper’s place',
+      ['sh', '-c', 'id; "$@"', 'weka-drives-exec', 'weka', 'cluster', 'list'],
+      {},
+      /not "sh -c id; "\$@" weka-drives-exec weka cluster list"/,
+    ],
+    ['the wrapper around a shell', wrappedArgv(['sh', '-c', 'id']), {}, /weka-drives-exec sh -c id"$/],
     [
       'nsenter running anything but the host lsblk',
-      ['nsenter', '--mount', '--pid', '--target', '1', '--', 'sh', '-c', 'id'],
+      wrappedArgv(['nsenter', '--mount', '--pid', '--target', '1', '--', 'sh', '-c', 'id']),
       {},
-      /may run nsenter only as "nsenter --mount --pid --target 1 -- lsblk --json .*", not "nsenter --mount --pid --target 1 -- sh -c id"/,
+      /may run nsenter only as "nsenter --mount --pid --target 1 -- lsblk --json .*", not ".* weka-drives-exec nsenter --mount --pid --target 1 -- sh -c id"/,
     ],
-    ['another executable', ['true'], {}, /not "true"/],
-    ['weka outside "cluster"', ['weka', 'local', 'ps'], {}, /not "weka local ps"/],
-    ['the CLI by another path', ['/usr/bin/weka', 'cluster', 'list'], {}, /not "\/usr\/bin\/weka cluster list"/],
-    ['the CLI alone', ['weka'], {}, /not "weka"/],
+    ['another executable', wrappedArgv(['true']), {}, /weka-drives-exec true"$/],
+    ['weka outside "cluster"', wrappedArgv(['weka', 'local', 'ps']), {}, /weka-drives-exec weka local ps"$/],
+    [
+      'the CLI by another path',
+      wrappedArgv(['/usr/bin/weka', 'cluster', 'list']),
+      {},
+      /weka-drives-exec \/usr\/bin\/weka cluster list"$/,
+    ],
+    ['the CLI alone', wrappedArgv(['weka']), {}, /weka-drives-exec weka"$/],
     [
       'another container',
-      ['weka', 'cluster', 'list'],
+      wrappedArgv(['weka', 'cluster', 'list']),
       { container: 'sidecar' },
       /only in container "weka", not "sidecar"/,
     ],
-    ['with stdin', ['weka', 'cluster', 'list'], { stdin: true }, /without stdin and without a terminal/],
-    ['with a terminal', ['weka', 'cluster', 'list'], { tty: true }, /without stdin and without a terminal/],
+    ['with stdin', wrappedArgv(['weka', 'cluster', 'list']), { stdin: true }, /without stdin and without a terminal/],
+    [
+      'with a terminal',
+      wrappedArgv(['weka', 'cluster', 'list']),
+      { tty: true },
+      /without stdin and without a terminal/,
+    ],
   ])('refuses %s with the policy’s message', async (_what, argv, o, message) => {
     const answer = await execAdmission(
       operator.kubeConfig,

@@ -10,6 +10,9 @@ import {
   clusterCreateCall,
   completeCall,
   containerAddCall,
+  containerDeactivateCall,
+  containerRemoveCall,
+  containerStatusCall,
   driveAddCall,
   driveListCall,
   driveRemoveCall,
@@ -25,31 +28,58 @@ import {
   type WekaCall,
 } from '../../src/weka/index.js';
 import { eventually } from '../support/async.js';
-import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import {
+  addNode,
+  kubeConfig,
+  startNodeKubelet,
+  stopNodeKubelet,
+  uniqueName,
+  uniqueNamespace,
+} from '../support/harness.js';
 import { sim, simulatorLog } from '../support/simulator.js';
+
+/** A pod on `node` whose container `weka` runs, as the operator's drive pods do. */
+async function runningPod(node: string, prefix: string): Promise<ExecTarget> {
+  const ns = await uniqueNamespace(prefix);
+  const core = kubeConfig().makeApiClient(CoreV1Api);
+  await core.createNamespacedPod({
+    namespace: ns,
+    body: {
+      metadata: { name: 'drive' },
+      spec: { nodeName: node, containers: [{ name: 'weka', image: 'weka/weka-in-container:4.4' }] },
+    },
+  });
+  await eventually('pod Running', async () =>
+    (await core.readNamespacedPod({ namespace: ns, name: 'drive' })).status?.phase === 'Running' ? true : undefined,
+  );
+  return { namespace: ns, pod: 'drive', container: 'weka' };
+}
+
+type Run = <T>(call: WekaCall<T>) => Promise<T>;
+
+/** A new Weka cluster, and a container for `pod` on `node` in it. */
+async function joinNewCluster(run: Run, node: string, pod: ExecTarget) {
+  const cluster = await run(clusterCreateCall(uniqueName('tenant')));
+  const { containerId } = await run(
+    containerAddCall({
+      clusterGUID: cluster.guid,
+      name: `${pod.namespace}_drive`,
+      hostname: node,
+      basePort: 35000,
+      agentPort: 35300,
+    }),
+  );
+  return { cluster, containerId };
+}
 
 describe('Weka CLI calls through Kubernetes exec', () => {
   it('signs a device for proxy, adds and removes a virtual drive, each exactly once', async () => {
     const node = uniqueName('weka-node');
     const device = '/dev/nvme0n1';
     await addNode({ name: node, devices: [{ path: device, capacityGiB: 3840, type: 'TLC' }] });
-    const ns = await uniqueNamespace('weka-exec');
-    const core = kubeConfig().makeApiClient(CoreV1Api);
-    await core.createNamespacedPod({
-      namespace: ns,
-      body: {
-        metadata: { name: 'drive' },
-        spec: { nodeName: node, containers: [{ name: 'weka', image: 'weka/weka-in-container:4.4' }] },
-      },
-    });
-    await eventually('pod Running', async () =>
-      (await core.readNamespacedPod({ namespace: ns, name: 'drive' })).status?.phase === 'Running' ? true : undefined,
-    );
-
+    const pod = await runningPod(node, 'weka-exec');
     const transport = KubeExecTransport.fromKubeConfig(kubeConfig());
-    const pod: ExecTarget = { namespace: ns, pod: 'drive', container: 'weka' };
-    const run = async <T>(call: WekaCall<T>): Promise<T> =>
-      completeCall(call, await transport.run(pod, call.argv, { timeoutMs: 20_000 }));
+    const run: Run = async (call) => completeCall(call, await transport.run(pod, call.argv, { timeoutMs: 20_000 }));
 
     expect(planSignProxy(await run(showDriveCall(device)))).toBe('run');
     await run(signProxyCall(device));
@@ -57,16 +87,7 @@ describe('Weka CLI calls through Kubernetes exec', () => {
     expect(signed).toMatchObject({ signature: 'proxy', capacityGiB: 3840, type: 'TLC', virtualDrives: [] });
     expect(planSignProxy(signed)).toBe('already-done');
 
-    const cluster = await run(clusterCreateCall(uniqueName('tenant')));
-    const { containerId } = await run(
-      containerAddCall({
-        clusterGUID: cluster.guid,
-        name: `${ns}_drive`,
-        hostname: node,
-        basePort: 35000,
-        agentPort: 35300,
-      }),
-    );
+    const { cluster, containerId } = await joinNewCluster(run, node, pod);
     const virtualUUID = '4f1c2d3e-0000-4000-8000-00000000000a';
     const add = { devicePath: device, virtualUUID, ownerClusterGUID: cluster.guid, sizeGiB: 1000 };
 
@@ -103,6 +124,40 @@ describe('Weka CLI calls through Kubernetes exec', () => {
       'virtual-remove',
     ]);
   });
+
+  it(
+    'reports a command cut short by a kubelet stop as one that may have run, never as a success',
+    { timeout: 120_000 },
+    async () => {
+      const node = uniqueName('weka-node');
+      await addNode({ name: node, devices: [{ path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' }] });
+      const pod = await runningPod(node, 'weka-exec-cut');
+      const transport = KubeExecTransport.fromKubeConfig(kubeConfig());
+      const run: Run = async (call) => completeCall(call, await transport.run(pod, call.argv, { timeoutMs: 20_000 }));
+      const { containerId } = await joinNewCluster(run, node, pod);
+      await run(containerDeactivateCall(containerId));
+
+      // The remove waits 3 s in the simulator; the node's kubelet stops 1 s into it. The
+      // apiserver then reports the exec as a success with no output, though nothing ran.
+      await sim(node, 'faults', '--latency-ms', '3000');
+      const remove = transport.run(pod, containerRemoveCall(containerId).argv, { timeoutMs: 20_000 });
+      const outcome = remove.then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await stopNodeKubelet(node);
+      expect(await outcome).toMatchObject({ error: { kind: 'dropped', commandMayHaveRun: true } });
+
+      await startNodeKubelet(node);
+      await sim(node, 'faults', '--clear');
+      // The caller's probe settles it: the container is still there, so the remove runs again.
+      const listed = await run(containerStatusCall(containerId));
+      expect(listed.map((c) => c.containerId)).toEqual([containerId]);
+      await run(containerRemoveCall(containerId));
+      expect(await run(containerStatusCall(containerId))).toEqual([]);
+    },
+  );
 
   it('refuses a device path with shell metacharacters before anything runs', async () => {
     expect(() =>

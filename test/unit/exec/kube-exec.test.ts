@@ -1,12 +1,16 @@
+import { spawnSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { V1Status } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import {
+  EXIT_TRAILER,
   KubeExecTransport,
   outcomeError,
+  readExitTrailer,
   shouldRetry,
   statusToExit,
+  wrappedArgv,
   type ExecClient,
 } from '../../../activities/exec/kube-exec.js';
 import { ExecTransportError, type ExecTarget } from '../../../activities/exec/transport.js';
@@ -137,6 +141,21 @@ function finish(io: Parameters<Script>[0], status: V1Status): void {
   io.socket.close();
 }
 
+/** The wrapped command exits with `code`: the wrapper's exit trailer, then the status for it. */
+function exit(io: Parameters<Script>[0], code: number): void {
+  io.stderr.write(Buffer.from(`\n${EXIT_TRAILER}${code}\n`));
+  finish(
+    io,
+    code === 0
+      ? { status: 'Success' }
+      : {
+          status: 'Failure',
+          reason: 'NonZeroExitCode',
+          details: { causes: [{ reason: 'ExitCode', message: `${code}` }] },
+        },
+  );
+}
+
 const noSleep = async () => undefined;
 
 describe('KubeExecTransport', () => {
@@ -146,7 +165,7 @@ describe('KubeExecTransport', () => {
         io.stdout.write(Buffer.from('{"ok":'));
         io.stdout.write(Buffer.from('true}'));
         io.stderr.write(Buffer.from('warning'));
-        finish(io, { status: 'Failure', details: { causes: [{ reason: 'ExitCode', message: '65' }] } });
+        exit(io, 65);
       },
     ]);
     const result = await new KubeExecTransport(client).run({ ...target, container: 'weka' }, [
@@ -156,11 +175,11 @@ describe('KubeExecTransport', () => {
       '--json',
     ]);
     expect(result).toEqual({ stdout: '{"ok":true}', stderr: 'warning', exitCode: 65 });
-    expect(client.calls).toEqual([{ container: 'weka', command: ['weka', 'cluster', 'list', '--json'] }]);
+    expect(client.calls).toEqual([{ container: 'weka', command: wrappedArgv(['weka', 'cluster', 'list', '--json']) }]);
   });
 
   it('retries when the connection fails before the command started', async () => {
-    const client = fakeClient(['refuse', 'refuse', (io) => finish(io, { status: 'Success' })]);
+    const client = fakeClient(['refuse', 'refuse', (io) => exit(io, 0)]);
     const result = await new KubeExecTransport(client, { sleep: noSleep }).run(target, ['true']);
     expect(result.exitCode).toBe(0);
     expect(client.calls).toHaveLength(3);
@@ -171,7 +190,7 @@ describe('KubeExecTransport', () => {
     const delays: number[] = [];
     const sleep = async (ms: number) => void delays.push(ms);
     const succeedAfter = (refusals: number) =>
-      fakeClient([...Array<'refuse'>(refusals).fill('refuse'), (io) => finish(io, { status: 'Success' })]);
+      fakeClient([...Array<'refuse'>(refusals).fill('refuse'), (io) => exit(io, 0)]);
     await new KubeExecTransport(succeedAfter(3), { sleep, maxAttempts: 4 }).run(target, ['true']);
     expect(delays).toEqual([200, 400, 800]);
     delays.length = 0;
@@ -192,7 +211,7 @@ describe('KubeExecTransport', () => {
         io.stdout.write(Buffer.from('partial'));
         io.socket.close();
       },
-      (io) => finish(io, { status: 'Success' }),
+      (io) => exit(io, 0),
     ]);
     const run = new KubeExecTransport(client, { sleep: noSleep, retryEarlyDrops: true }).run(target, [
       'weka-sign-drive',
@@ -204,7 +223,7 @@ describe('KubeExecTransport', () => {
   });
 
   it('by default does not re-run a command whose stream dropped before any output', async () => {
-    const client = fakeClient([(io) => io.socket.close(), (io) => finish(io, { status: 'Success' })]);
+    const client = fakeClient([(io) => io.socket.close(), (io) => exit(io, 0)]);
     await expect(new KubeExecTransport(client, { sleep: noSleep }).run(target, ['x'])).rejects.toBeInstanceOf(
       ExecTransportError,
     );
@@ -212,10 +231,40 @@ describe('KubeExecTransport', () => {
   });
 
   it('re-runs after an early drop when the caller opted in', async () => {
-    const client = fakeClient([(io) => io.socket.close(), (io) => finish(io, { status: 'Success' })]);
+    const client = fakeClient([(io) => io.socket.close(), (io) => exit(io, 0)]);
     const result = await new KubeExecTransport(client, { sleep: noSleep, retryEarlyDrops: true }).run(target, ['x']);
     expect(result.exitCode).toBe(0);
     expect(client.calls).toHaveLength(2);
+  });
+
+  it('reports a Success without the exit trailer as a command that may have run', async () => {
+    // What the apiserver says when the kubelet goes away mid-exec: Success, and nothing else.
+    const silent = fakeClient([(io) => finish(io, { status: 'Success' })]);
+    await expect(new KubeExecTransport(silent).run(target, ['weka'])).rejects.toMatchObject({
+      kind: 'dropped',
+      commandMayHaveRun: true,
+    });
+    const cut = fakeClient([
+      (io) => {
+        io.stdout.write(Buffer.from('{"partial'));
+        finish(io, { status: 'Success' });
+      },
+    ]);
+    await expect(new KubeExecTransport(cut).run(target, ['weka'])).rejects.toThrow(/after output arrived/);
+  });
+
+  it('reports a command the shell could not find as one that never started', async () => {
+    const client = fakeClient([
+      (io) => {
+        io.stderr.write(Buffer.from('weka-drives-exec: 1: weka: not found'));
+        exit(io, 127);
+      },
+    ]);
+    await expect(new KubeExecTransport(client).run(target, ['weka'])).rejects.toMatchObject({
+      kind: 'start',
+      commandMayHaveRun: false,
+      message: expect.stringContaining('weka: not found'),
+    });
   });
 
   it('closes the websocket and rejects when the timeout passes', async () => {
@@ -254,5 +303,39 @@ describe('KubeExecTransport', () => {
     setTimeout(() => controller.abort(), 50);
     await expect(run).rejects.toMatchObject({ kind: 'aborted' });
     expect(socket?.closed).toBe(true);
+  });
+});
+
+describe('the exit trailer', () => {
+  it('is read off the end of stderr, which is handed back without it', () => {
+    expect(readExitTrailer(`\n${EXIT_TRAILER}0\n`)).toEqual({ exitCode: 0, stderr: '' });
+    expect(readExitTrailer(`refused: in use\n\n${EXIT_TRAILER}65\n`)).toEqual({
+      exitCode: 65,
+      stderr: 'refused: in use\n',
+    });
+    expect(readExitTrailer(`no newline\n${EXIT_TRAILER}3\n`)).toEqual({ exitCode: 3, stderr: 'no newline' });
+  });
+
+  it('is missing when it is not the last line, or cut short', () => {
+    expect(readExitTrailer('')).toBeUndefined();
+    expect(readExitTrailer(`\n${EXIT_TRAILER}0\nmore`)).toBeUndefined();
+    expect(readExitTrailer(`\n${EXIT_TRAILER}`)).toBeUndefined();
+    expect(readExitTrailer(`\n${EXIT_TRAILER}1`)).toBeUndefined();
+    expect(readExitTrailer(`${EXIT_TRAILER}0\n`)).toBeUndefined();
+  });
+
+  it('comes from a wrapper that hands every argument to the command unparsed, and keeps its exit code', () => {
+    const args = ['a b', '$(echo injected)', ';', '*', "'", '"', '\\n', ''];
+    const [shell, ...rest] = wrappedArgv([
+      'sh',
+      '-c',
+      'printf "%s|" "$@"; echo; echo oops >&2; exit 7',
+      'inner',
+      ...args,
+    ]);
+    const ran = spawnSync(shell!, rest, { encoding: 'utf8' });
+    expect(ran.status).toBe(7);
+    expect(ran.stdout).toBe(`${args.join('|')}|\n`);
+    expect(readExitTrailer(ran.stderr)).toEqual({ exitCode: 7, stderr: 'oops\n' });
   });
 });

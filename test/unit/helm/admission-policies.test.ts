@@ -10,6 +10,7 @@ import {
   SHARED_DRIVES_ANNOTATION,
 } from '../../../src/annotations/index.js';
 import { listBlockDevicesCall } from '../../../src/weka/index.js';
+import { wrappedArgv } from '../../../activities/exec/kube-exec.js';
 import { ALLOCATIONS_ANNOTATION } from '../../../src/lifecycle/allocation-ledger.js';
 import { AFTER_PREFIX, AFTER_REPOSITORY } from '../../../src/lifecycle/image-policy.js';
 import {
@@ -151,11 +152,15 @@ describe('the exec policy', () => {
     expect(allowed.filter((c) => !used.has(c))).toEqual([]);
   });
 
+  it('expects every command under the exact wrapper the operator runs it in', () => {
+    expect(literal(policyOf(manifests, 'exec'), 'wrapper')).toEqual(wrappedArgv([]));
+  });
+
   it('lets nsenter run exactly the host lsblk the operator runs, and nothing else', () => {
     const policy = policyOf(manifests, 'exec');
     expect(literal(policy, 'hostBlockDevices')).toEqual(listBlockDevicesCall().argv);
     expect(policy.spec.validations.map((v) => v.expression)).toContain(
-      "size(variables.command) == 0 || variables.command[0] != 'nsenter' || variables.command == variables.hostBlockDevices",
+      "!variables.wrapped || variables.command[4] != 'nsenter' || variables.command == variables.wrapper + variables.hostBlockDevices",
     );
   });
 });
