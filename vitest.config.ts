@@ -25,6 +25,9 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           pool: 'forks',
+          // Some unit tests start a process (helm, the bundler, sh); beside the integration files on
+          // two cores one can take more than the default 5 s. A bound against a hang, not a measure.
+          testTimeout: 30_000,
         },
       },
       {
