@@ -1,12 +1,12 @@
 // Runs a command in a pod container through the Kubernetes exec API (a websocket to the
-// apiserver, proxied to the node's kubelet). The exit code arrives as a V1Status on the status
-// channel; a stream that ends without one is a transport failure, not an exit code.
+// apiserver, proxied to the node's kubelet).
 //
-// A Success status alone does not prove the command ran: when the kubelet goes away mid-exec, the
-// apiserver reads the closed error stream as "no error" and reports Success, with no output. So
-// every command runs under `sh -c`, which prints its exit code on stderr as the last line (the
-// exit trailer). Only a trailer proves the command finished; without one the command may or may
-// not have run, and the caller's idempotency probe decides.
+// The apiserver's status alone does not say whether the command ran: when the kubelet goes away
+// mid-exec, the apiserver reads the closed error stream as "no error" and reports Success, with no
+// output or only part of it. So every command runs under a fixed `sh -c` wrapper that ends stdout
+// with an end line and stderr with the exit code (the trailer). Only both prove that the command
+// finished and that all of its output arrived; without them the command may or may not have run
+// (`dropped`), and the caller's idempotency probe decides. The exit code is the trailer's.
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { Exec, type KubeConfig, type V1Status } from '@kubernetes/client-node';
@@ -55,7 +55,8 @@ type StatusMeaning = { readonly exitCode: number } | { readonly startFailure: st
 
 /**
  * Success → exit 0. Failure with an ExitCode cause (reason NonZeroExitCode) → that code. Any
- * other Failure (container not found, executable not found, …) means the command never ran.
+ * other Failure (container not found, executable not found, …) names no exit code: the runtime
+ * did not start the command, when nothing was written either (see attemptExec).
  */
 export function statusToExit(status: V1Status): StatusMeaning {
   if (status.status === 'Success') return { exitCode: 0 };
@@ -69,14 +70,17 @@ export function statusToExit(status: V1Status): StatusMeaning {
   return { startFailure: status.message ?? status.reason ?? 'exec failed without an exit code' };
 }
 
-/** Starts the exit trailer, the last line on stderr: `\n<EXIT_TRAILER><code>\n`. */
+/** The wrapper's last line on stdout, after the command's own output: `\n<STDOUT_END>\n`. */
+export const STDOUT_END = 'weka-drives-exec-end';
+
+/** Starts the wrapper's last line on stderr, the exit trailer: `\n<EXIT_TRAILER><code>\n`. */
 export const EXIT_TRAILER = 'weka-drives-exec-exit:';
 
 /** argv0 of the wrapper shell, so the script's own messages name it. */
 const WRAPPER_NAME = 'weka-drives-exec';
 
-/** Runs its arguments as a command (never parsed by the shell) and prints the exit trailer. */
-const WRAPPER_SCRIPT = `"$@"; s=$?; printf '\\n${EXIT_TRAILER}%s\\n' "$s" >&2; exit "$s"`;
+/** Runs its arguments as a command (never parsed by the shell), then prints the two end lines. */
+const WRAPPER_SCRIPT = `"$@"; s=$?; printf '\\n${STDOUT_END}\\n'; printf '\\n${EXIT_TRAILER}%s\\n' "$s" >&2; exit "$s"`;
 
 /** The argv sent to the apiserver for `argv`. */
 export function wrappedArgv(argv: readonly string[]): string[] {
@@ -86,14 +90,25 @@ export function wrappedArgv(argv: readonly string[]): string[] {
 /** sh's exit codes for a command it could not run: not executable, not found. */
 const SHELL_COULD_NOT_RUN = new Set([126, 127]);
 
+export interface WrappedOutput {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
 /**
- * What the wrapped command's output says: its exit code and its own stderr (the trailer cut off),
- * or that there is no trailer.
+ * The wrapped command's exit code and its own output, the wrapper's end lines cut off; undefined
+ * unless both end lines are there, each the last line of its stream.
  */
-export function readExitTrailer(stderr: string): { readonly exitCode: number; readonly stderr: string } | undefined {
-  const match = new RegExp(`\\n${EXIT_TRAILER}(\\d+)\\n$`).exec(stderr);
-  if (!match) return undefined;
-  return { exitCode: Number(match[1]), stderr: stderr.slice(0, match.index) };
+export function readWrappedOutput(stdout: string, stderr: string): WrappedOutput | undefined {
+  const end = `\n${STDOUT_END}\n`;
+  const trailer = new RegExp(`\\n${EXIT_TRAILER}(\\d+)\\n$`).exec(stderr);
+  if (!trailer || !stdout.endsWith(end)) return undefined;
+  return {
+    exitCode: Number(trailer[1]),
+    stdout: stdout.slice(0, stdout.length - end.length),
+    stderr: stderr.slice(0, trailer.index),
+  };
 }
 
 /** Retry only what certainly did not run: a connection that never opened (or, opted in, an early drop). */
@@ -191,7 +206,7 @@ function describeOutcome(outcome: Exclude<AttemptOutcome, { kind: 'completed' }>
     case 'start-failed':
       return `command did not start: ${outcome.message}`;
     case 'dropped':
-      return `stream closed without an exit status${outcome.sawOutput ? ' after output arrived' : ''}; the command may have run`;
+      return `stream ended without the wrapper's exit code${outcome.sawOutput ? ' after output arrived' : ''}; the command may have run`;
     case 'timeout':
       return 'timed out waiting for the exit status; the command may have run';
     case 'aborted':
@@ -250,14 +265,19 @@ function attemptExec(
       // client-node ends both streams before reporting the status; wait until they have flushed.
       for (const stream of [stdout, stderr]) if (!stream.writableEnded) stream.end();
       await Promise.all([finished(stdout), finished(stderr)]).catch(() => undefined);
-      const meaning = statusToExit(s);
-      if ('startFailure' in meaning) return settle({ kind: 'start-failed', message: meaning.startFailure });
-      const stdoutText = Buffer.concat(stdoutChunks).toString('utf8');
-      const ran = readExitTrailer(Buffer.concat(stderrChunks).toString('utf8'));
-      if (!ran) return settle({ kind: 'dropped', sawOutput });
-      if (SHELL_COULD_NOT_RUN.has(ran.exitCode))
+      const ran = readWrappedOutput(
+        Buffer.concat(stdoutChunks).toString('utf8'),
+        Buffer.concat(stderrChunks).toString('utf8'),
+      );
+      if (ran && SHELL_COULD_NOT_RUN.has(ran.exitCode))
         return settle({ kind: 'start-failed', message: `exit ${ran.exitCode}: ${ran.stderr.trim()}` });
-      settle({ kind: 'completed', result: { stdout: stdoutText, stderr: ran.stderr, exitCode: ran.exitCode } });
+      if (ran) return settle({ kind: 'completed', result: ran });
+      // No end lines and nothing written: a status that names no exit code is the runtime not
+      // starting the wrapper (no such container, no sh). Anything else may have run.
+      const meaning = statusToExit(s);
+      if ('startFailure' in meaning && !sawOutput)
+        return settle({ kind: 'start-failed', message: meaning.startFailure });
+      settle({ kind: 'dropped', sawOutput });
     };
 
     client

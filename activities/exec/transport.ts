@@ -33,8 +33,10 @@ export const DEFAULT_EXEC_TIMEOUT_MS = 60_000;
 
 /**
  * connect: no connection to the container (command did not run);
- * start:   connected, but the runtime could not start the command (e.g. executable not found);
- * dropped: the stream ended without an exit status (the command may have run);
+ * start:   connected, but the command did not start: the runtime could not start the wrapper
+ *          shell (no such container, no sh), or the shell could not run the command (exit 126/127);
+ * dropped: the stream ended without the wrapper's end lines (kube-exec.ts), whatever the status
+ *          said (the command may have run);
  * timeout / aborted: we stopped waiting (the command may have run, or may still be running).
  */
 export type ExecFailureKind = 'connect' | 'start' | 'dropped' | 'timeout' | 'aborted';

@@ -7,7 +7,8 @@ import {
   EXIT_TRAILER,
   KubeExecTransport,
   outcomeError,
-  readExitTrailer,
+  readWrappedOutput,
+  STDOUT_END,
   shouldRetry,
   statusToExit,
   wrappedArgv,
@@ -141,8 +142,9 @@ function finish(io: Parameters<Script>[0], status: V1Status): void {
   io.socket.close();
 }
 
-/** The wrapped command exits with `code`: the wrapper's exit trailer, then the status for it. */
+/** The wrapped command exits with `code`: the wrapper's end lines, then the status for it. */
 function exit(io: Parameters<Script>[0], code: number): void {
+  io.stdout.write(Buffer.from(`\n${STDOUT_END}\n`));
   io.stderr.write(Buffer.from(`\n${EXIT_TRAILER}${code}\n`));
   finish(
     io,
@@ -251,6 +253,43 @@ describe('KubeExecTransport', () => {
       },
     ]);
     await expect(new KubeExecTransport(cut).run(target, ['weka'])).rejects.toThrow(/after output arrived/);
+    // The exit trailer came, but stdout stopped short of its end line: output is missing.
+    const short = fakeClient([
+      (io) => {
+        io.stdout.write(Buffer.from('{"partial'));
+        io.stderr.write(Buffer.from(`\n${EXIT_TRAILER}0\n`));
+        finish(io, { status: 'Success' });
+      },
+    ]);
+    await expect(new KubeExecTransport(short).run(target, ['weka'])).rejects.toMatchObject({ kind: 'dropped' });
+  });
+
+  it('reads the exit code from the trailer even when the status names none', async () => {
+    const client = fakeClient([
+      (io) => {
+        io.stdout.write(Buffer.from(`[]\n${STDOUT_END}\n`));
+        io.stderr.write(Buffer.from(`\n${EXIT_TRAILER}0\n`));
+        finish(io, { status: 'Failure', reason: 'InternalError', message: 'error copying output' });
+      },
+    ]);
+    expect(await new KubeExecTransport(client).run(target, ['weka'])).toEqual({
+      stdout: '[]',
+      stderr: '',
+      exitCode: 0,
+    });
+  });
+
+  it('reports a failure status without the end lines, after output, as a command that may have run', async () => {
+    const client = fakeClient([
+      (io) => {
+        io.stdout.write(Buffer.from('{"partial'));
+        finish(io, { status: 'Failure', reason: 'InternalError', message: 'connection reset' });
+      },
+    ]);
+    await expect(new KubeExecTransport(client).run(target, ['weka'])).rejects.toMatchObject({
+      kind: 'dropped',
+      commandMayHaveRun: true,
+    });
   });
 
   it('reports a command the shell could not find as one that never started', async () => {
@@ -306,25 +345,36 @@ describe('KubeExecTransport', () => {
   });
 });
 
-describe('the exit trailer', () => {
-  it('is read off the end of stderr, which is handed back without it', () => {
-    expect(readExitTrailer(`\n${EXIT_TRAILER}0\n`)).toEqual({ exitCode: 0, stderr: '' });
-    expect(readExitTrailer(`refused: in use\n\n${EXIT_TRAILER}65\n`)).toEqual({
+describe("the wrapper's end lines", () => {
+  const end = `\n${STDOUT_END}\n`;
+  it('are read off the end of each stream, which is handed back without them', () => {
+    expect(readWrappedOutput(end, `\n${EXIT_TRAILER}0\n`)).toEqual({ exitCode: 0, stdout: '', stderr: '' });
+    expect(readWrappedOutput(`{"a":1}\n${end}`, `refused: in use\n\n${EXIT_TRAILER}65\n`)).toEqual({
       exitCode: 65,
+      stdout: '{"a":1}\n',
       stderr: 'refused: in use\n',
     });
-    expect(readExitTrailer(`no newline\n${EXIT_TRAILER}3\n`)).toEqual({ exitCode: 3, stderr: 'no newline' });
+    expect(readWrappedOutput(`no newline${end}`, `no newline\n${EXIT_TRAILER}3\n`)).toEqual({
+      exitCode: 3,
+      stdout: 'no newline',
+      stderr: 'no newline',
+    });
   });
 
-  it('is missing when it is not the last line, or cut short', () => {
-    expect(readExitTrailer('')).toBeUndefined();
-    expect(readExitTrailer(`\n${EXIT_TRAILER}0\nmore`)).toBeUndefined();
-    expect(readExitTrailer(`\n${EXIT_TRAILER}`)).toBeUndefined();
-    expect(readExitTrailer(`\n${EXIT_TRAILER}1`)).toBeUndefined();
-    expect(readExitTrailer(`${EXIT_TRAILER}0\n`)).toBeUndefined();
+  it('are missing when either is not the last line, or is cut short', () => {
+    const trailer = `\n${EXIT_TRAILER}0\n`;
+    expect(readWrappedOutput('', '')).toBeUndefined();
+    expect(readWrappedOutput(end, '')).toBeUndefined();
+    expect(readWrappedOutput('', trailer)).toBeUndefined();
+    expect(readWrappedOutput(`${end}more`, trailer)).toBeUndefined();
+    expect(readWrappedOutput(`\n${STDOUT_END}`, trailer)).toBeUndefined();
+    expect(readWrappedOutput(end, `${trailer}more`)).toBeUndefined();
+    expect(readWrappedOutput(end, `\n${EXIT_TRAILER}`)).toBeUndefined();
+    expect(readWrappedOutput(end, `\n${EXIT_TRAILER}1`)).toBeUndefined();
+    expect(readWrappedOutput(end, `${EXIT_TRAILER}0\n`)).toBeUndefined();
   });
 
-  it('comes from a wrapper that hands every argument to the command unparsed, and keeps its exit code', () => {
+  it('come from a wrapper that hands every argument to the command unparsed, and keeps its exit code', () => {
     const args = ['a b', '$(echo injected)', ';', '*', "'", '"', '\\n', ''];
     const [shell, ...rest] = wrappedArgv([
       'sh',
@@ -335,7 +385,10 @@ describe('the exit trailer', () => {
     ]);
     const ran = spawnSync(shell!, rest, { encoding: 'utf8' });
     expect(ran.status).toBe(7);
-    expect(ran.stdout).toBe(`${args.join('|')}|\n`);
-    expect(readExitTrailer(ran.stderr)).toEqual({ exitCode: 7, stderr: 'oops\n' });
+    expect(readWrappedOutput(ran.stdout, ran.stderr)).toEqual({
+      exitCode: 7,
+      stdout: `${args.join('|')}|\n`,
+      stderr: 'oops\n',
+    });
   });
 });
