@@ -87,6 +87,10 @@ export function wrappedArgv(argv: readonly string[]): string[] {
   return ['sh', '-c', WRAPPER_SCRIPT, WRAPPER_NAME, ...argv];
 }
 
+/** Where each stream's end line must be: its last line. */
+const STDOUT_END_LINE = `\n${STDOUT_END}\n`;
+const EXIT_TRAILER_LINE = new RegExp(`\\n${EXIT_TRAILER}(\\d+)\\n$`);
+
 /** sh's exit codes for a command it could not run: not executable, not found. */
 const SHELL_COULD_NOT_RUN = new Set([126, 127]);
 
@@ -101,12 +105,11 @@ export interface WrappedOutput {
  * unless both end lines are there, each the last line of its stream.
  */
 export function readWrappedOutput(stdout: string, stderr: string): WrappedOutput | undefined {
-  const end = `\n${STDOUT_END}\n`;
-  const trailer = new RegExp(`\\n${EXIT_TRAILER}(\\d+)\\n$`).exec(stderr);
-  if (!trailer || !stdout.endsWith(end)) return undefined;
+  const trailer = EXIT_TRAILER_LINE.exec(stderr);
+  if (!trailer || !stdout.endsWith(STDOUT_END_LINE)) return undefined;
   return {
     exitCode: Number(trailer[1]),
-    stdout: stdout.slice(0, stdout.length - end.length),
+    stdout: stdout.slice(0, stdout.length - STDOUT_END_LINE.length),
     stderr: stderr.slice(0, trailer.index),
   };
 }
