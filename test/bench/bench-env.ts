@@ -18,7 +18,7 @@ import { eventually, mapLimit } from '../support/async.js';
 import { pino } from 'pino';
 import { runListWatch } from '../../deploy/operator/watcher/list-watch.js';
 import { createDriveContainers, isReady, WEKA_CONTAINERS } from '../support/containers.js';
-import { imageEnv } from './image-env.js';
+import { ensureImagePreloads, imageEnv } from './image-env.js';
 import { COMPILED_OPERATOR, gcOnSignalArgs, spawnOperator, type OperatorProcess } from '../support/operator-process.js';
 
 const run = promisify(execFile);
@@ -93,6 +93,8 @@ export async function addSharedDrivesNodes(
   );
 }
 
+let preloadsChecked: Promise<void> | undefined;
+
 /**
  * The operator process as the image runs it (the compiled dist/, see compileOperator), logging
  * to the control plane's log directory, on its own free HTTP port. Returns at once: see waitReady.
@@ -101,6 +103,7 @@ export async function startOperator(
   cp: ControlPlane,
   o: { logName: string; env?: Record<string, string>; logLevel?: string; taskQueue?: string; gcOnSignal?: boolean },
 ): Promise<OperatorProcess> {
+  await (preloadsChecked ??= ensureImagePreloads());
   const [httpPort] = await freePorts(1);
   return spawnOperator(cp, {
     logName: o.logName,

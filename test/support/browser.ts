@@ -1,5 +1,5 @@
 // A real browser for tests of web UIs served on loopback: Debian's Chromium (installed by
-// deploy/local/tools/ensure-chromium.sh) driven by playwright-core, which never downloads a
+// deploy/local/tools/ensure-debian-package.sh) driven by playwright-core, which never downloads a
 // browser of its own. Nothing may leave the machine: Chromium's own background traffic is
 // switched off by flags, and every page request to a non-loopback host is aborted and recorded.
 import { execFile } from 'node:child_process';
@@ -13,13 +13,13 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 const run = promisify(execFile);
 
 export const CHROMIUM = '/usr/bin/chromium';
-const ENSURE_CHROMIUM = fileURLToPath(new URL('../../deploy/local/tools/ensure-chromium.sh', import.meta.url));
+const ENSURE_PACKAGE = fileURLToPath(new URL('../../deploy/local/tools/ensure-debian-package.sh', import.meta.url));
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 
 /** Installs Chromium if it is missing (apt-get, a minute the first time); fails with the script's reason. */
 export async function ensureChromium(): Promise<void> {
   try {
-    await run('bash', [ENSURE_CHROMIUM], { timeout: 600_000 });
+    await run('bash', [ENSURE_PACKAGE, 'chromium', CHROMIUM], { timeout: 600_000 });
   } catch (err) {
     const e = err as { stderr?: string; message: string };
     throw new Error(`Chromium is not available for the browser test: ${(e.stderr ?? '').trim() || e.message}`);
