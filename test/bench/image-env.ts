@@ -5,10 +5,10 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { ensureDebianPackage } from '../support/debian-package.js';
 
 const run = promisify(execFile);
 const DOCKERFILE = fileURLToPath(new URL('../../deploy/Dockerfile', import.meta.url));
-const ENSURE_PACKAGE = fileURLToPath(new URL('../../deploy/local/tools/ensure-debian-package.sh', import.meta.url));
 
 /** `ENV NAME=value` lines after the last `FROM`; a value may be double-quoted. */
 export function runtimeEnv(dockerfile: string): Record<string, string> {
@@ -55,10 +55,9 @@ export async function ensureImagePreloads(env: Record<string, string> = imageEnv
     if (!pkg) throw new Error(`the image preloads ${lib}, and image-env.ts names no Debian package for it`);
     if (!multiarch) throw new Error(`the image preloads ${lib}; no library directory is known for ${process.arch}`);
     try {
-      await run('bash', [ENSURE_PACKAGE, pkg, `/usr/lib/${multiarch}/${lib}`], { timeout: 600_000 });
+      await ensureDebianPackage(pkg, `/usr/lib/${multiarch}/${lib}`);
     } catch (err) {
-      const e = err as { stderr?: string; message: string };
-      throw new Error(`${lib}, which the image preloads, is not available: ${(e.stderr ?? '').trim() || e.message}`);
+      throw new Error(`${lib}, which the image preloads, is not available: ${(err as Error).message}`);
     }
   }
   const { stderr } = await run(process.execPath, ['-e', '0'], {

@@ -2,27 +2,22 @@
 // deploy/local/tools/ensure-debian-package.sh) driven by playwright-core, which never downloads a
 // browser of its own. Nothing may leave the machine: Chromium's own background traffic is
 // switched off by flags, and every page request to a non-loopback host is aborted and recorded.
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-
-const run = promisify(execFile);
+import { ensureDebianPackage } from './debian-package.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
-const ENSURE_PACKAGE = fileURLToPath(new URL('../../deploy/local/tools/ensure-debian-package.sh', import.meta.url));
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 
 /** Installs Chromium if it is missing (apt-get, a minute the first time); fails with the script's reason. */
 export async function ensureChromium(): Promise<void> {
   try {
-    await run('bash', [ENSURE_PACKAGE, 'chromium', CHROMIUM], { timeout: 600_000 });
+    await ensureDebianPackage('chromium', CHROMIUM);
   } catch (err) {
-    const e = err as { stderr?: string; message: string };
-    throw new Error(`Chromium is not available for the browser test: ${(e.stderr ?? '').trim() || e.message}`);
+    throw new Error(`Chromium is not available for the browser test: ${(err as Error).message}`);
   }
 }
 
