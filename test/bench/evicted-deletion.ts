@@ -39,9 +39,32 @@ export interface DeletionFigures {
   breakdown: { signalled: Split; taskStarted: Split; applied: Split; samples: number };
 }
 
+/**
+ * One isolated deletion, in the order deleted: where its wait went, and what the operator's
+ * /metrics say about the window from just before the delete to a second after its Deleting was
+ * seen. Times in ms after the delete was sent; the history's are the Temporal server's clock.
+ */
+export interface DeletionTrace {
+  name: string;
+  /** The deletion signal recorded, the workflow task after it started, and the marker of its first local activity (the Deleting status apply) recorded. */
+  signalledMs?: number;
+  taskStartedMs?: number;
+  markerMs?: number;
+  /** The benchmark's watch saw the Deleting phase. */
+  seenMs: number;
+  /** The operator main thread's longest event-loop delay over the window. */
+  eventLoopMaxMs: number;
+  /** Summed over the window, from the SDK's histograms: workflow tasks replaying, workflow tasks run, local activities run. */
+  replayMs: number;
+  workflowTaskMs: number;
+  localActivityMs: number;
+  /** The operator's log lines written during the window, when the deletion was slow. */
+  operatorLog?: string[];
+}
+
 export interface EvictedDeletionResult {
   /** One at a time, each after the one before began its teardown: an idle operator's answer. */
-  isolated: DeletionFigures;
+  isolated: DeletionFigures & { each: DeletionTrace[] };
   /** The rest DELETE_SPACING_MS apart while the earlier teardowns run, as a scale-down would. */
   burst: DeletionFigures;
   /** Delete request sent to the object gone (finalizer removed), ms, p50 and max over all. */
@@ -59,11 +82,14 @@ const split = (values: number[]): Split => {
   return { p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) };
 };
 
-/** When the deletion signal was recorded, and when the workflow task after it started, from the history. */
+/**
+ * When the deletion signal was recorded, when the workflow task after it started, and when the
+ * marker of the first local activity after it was recorded (undefined without one), from the history.
+ */
 async function signalTimes(
   temporal: Client,
   uid: string,
-): Promise<{ signalledAt: number; taskStartedAt: number } | undefined> {
+): Promise<{ signalledAt: number; taskStartedAt: number; markerAt?: number } | undefined> {
   const history = await temporal.workflow.getHandle(containerWorkflowId(uid)).fetchHistory();
   const events = (history.events ?? []) as HistoryEvent[];
   const signal = events.findIndex(
@@ -72,7 +98,44 @@ async function signalTimes(
   if (signal < 0) return undefined;
   const started = events.slice(signal).find((e) => e.workflowTaskStartedEventAttributes);
   if (!started) return undefined;
-  return { signalledAt: ms(events[signal]!.eventTime), taskStartedAt: ms(started.eventTime) };
+  const marker = events.slice(signal).find((e) => e.markerRecordedEventAttributes);
+  return {
+    signalledAt: ms(events[signal]!.eventTime),
+    taskStartedAt: ms(started.eventTime),
+    ...(marker ? { markerAt: ms(marker.eventTime) } : {}),
+  };
+}
+
+/** The operator's samples read around each isolated deletion; a scrape also resets the event-loop delay's maximum. */
+const PROBED = {
+  eventLoopMax: 'nodejs_eventloop_lag_max_seconds',
+  replay: 'temporal_workflow_task_replay_latency_sum',
+  workflowTask: 'temporal_workflow_task_execution_latency_sum',
+  localActivity: 'temporal_local_activity_execution_latency_sum',
+} as const;
+type Probe = Record<keyof typeof PROBED, number>;
+const probe = async (op: OperatorProcess): Promise<Probe> => {
+  const sums = await op.metricSums(Object.values(PROBED));
+  const read = (k: keyof typeof PROBED) => sums.get(PROBED[k]) ?? 0;
+  return {
+    eventLoopMax: read('eventLoopMax'),
+    replay: read('replay'),
+    workflowTask: read('workflowTask'),
+    localActivity: read('localActivity'),
+  };
+};
+/** A deletion this slow keeps the operator's log lines of its window. */
+const SLOW_DELETION_MS = 1_000;
+
+/** The operator's pino lines whose time falls in [from, to]. */
+function logLinesBetween(op: OperatorProcess, from: number, to: number): string[] {
+  return op
+    .output()
+    .split('\n')
+    .filter((line) => {
+      const time = /"time":(\d+)/.exec(line)?.[1];
+      return time !== undefined && Number(time) >= from && Number(time) <= to;
+    });
 }
 
 /** The SDK's counter of workflow tasks for runs not in the cache, summed over both workers. */
@@ -154,10 +217,16 @@ export async function measureEvictedDeletion(
     const isolated = names.slice(0, o.isolated);
     const burst = names.slice(o.isolated);
     const missesAtStart = await cacheMisses(op);
+    const windows: Array<{ name: string; before: Probe; after: Probe; log?: string[] }> = [];
     for (const name of isolated) {
+      const before = await probe(op);
       await deleteNow(name);
       await teardownStarted([name]);
       await sleep(ISOLATED_GAP_MS);
+      const after = await probe(op);
+      const sent = sentAt.get(name)!;
+      const slow = watch.seen.get(name)! - sent >= SLOW_DELETION_MS;
+      windows.push({ name, before, after, ...(slow ? { log: logLinesBetween(op, sent - 1_000, Date.now()) } : {}) });
     }
     const missesBetween = await cacheMisses(op);
     for (const name of burst) {
@@ -168,8 +237,30 @@ export async function measureEvictedDeletion(
     const missesAtEnd = await cacheMisses(op);
     const gone = await waitGone(kc, o.namespace, names, o.log);
     const goneMs = names.map((n) => gone.get(n)! - sentAt.get(n)!).sort((a, b) => a - b);
+    const each: DeletionTrace[] = [];
+    for (const w of windows) {
+      const sent = sentAt.get(w.name)!;
+      const t = await signalTimes(temporal, uids.get(w.name)!).catch(() => undefined);
+      const spent = (k: Exclude<keyof Probe, 'eventLoopMax'>) => Math.round((w.after[k] - w.before[k]) * 1000);
+      each.push({
+        name: w.name,
+        ...(t
+          ? {
+              signalledMs: Math.round(t.signalledAt - sent),
+              taskStartedMs: Math.round(t.taskStartedAt - sent),
+              ...(t.markerAt !== undefined ? { markerMs: Math.round(t.markerAt - sent) } : {}),
+            }
+          : {}),
+        seenMs: watch.seen.get(w.name)! - sent,
+        eventLoopMaxMs: Math.round(w.after.eventLoopMax * 1000),
+        replayMs: spent('replay'),
+        workflowTaskMs: spent('workflowTask'),
+        localActivityMs: spent('localActivity'),
+        ...(w.log ? { operatorLog: w.log } : {}),
+      });
+    }
     return {
-      isolated: await figures(isolated, missesBetween - missesAtStart),
+      isolated: { ...(await figures(isolated, missesBetween - missesAtStart)), each },
       burst: await figures(burst, missesAtEnd - missesBetween),
       goneP50Ms: percentile(goneMs, 50),
       goneMaxMs: goneMs.at(-1) ?? Number.NaN,

@@ -44,6 +44,7 @@ export interface HistoryEvent {
   workflowTaskScheduledEventAttributes?: object | null;
   workflowTaskStartedEventAttributes?: object | null;
   workflowTaskCompletedEventAttributes?: object | null;
+  markerRecordedEventAttributes?: object | null;
 }
 
 const num = (v: number | { toNumber(): number } | null | undefined): number =>

@@ -440,6 +440,16 @@ await bench(
         `     of which (${b.samples} histories): delete to signal ${sp(b.signalled)}; signal to its workflow task ${sp(b.taskStarted)}; task to Deleting seen ${sp(b.applied)}`,
       );
     }
+    log(
+      '   each deleted one at a time, ms after its delete: signal, task, Deleting applied (marker), Deleting seen | operator:',
+    );
+    r.deletion.isolated.each.forEach((d, i) => {
+      const at = (v: number | undefined) => (v === undefined ? '-' : String(v));
+      log(
+        `     ${i + 1}. ${d.name}: ${at(d.signalledMs)}, ${at(d.taskStartedMs)}, ${at(d.markerMs)}, ${d.seenMs} | event loop max ${d.eventLoopMaxMs}, replay ${d.replayMs}, workflow tasks ${d.workflowTaskMs}, local activities ${d.localActivityMs}`,
+      );
+      for (const line of d.operatorLog ?? []) log(`        ${line.slice(0, 300)}`);
+    });
     log(`   deleted containers gone: p50 ${seconds(r.deletion.goneP50Ms)}, max ${seconds(r.deletion.goneMaxMs)}`);
     rows.push({
       benchmark: `5. scale: operator with ${r.containers} idle Ready workflows`,

@@ -66,6 +66,8 @@ export interface OperatorProcess {
    * labels include `labels` (all of them by default); 0 if none.
    */
   metricSum(name: string, labels?: Readonly<Record<string, string>>): Promise<number>;
+  /** From one scrape: each named metric's samples summed over all their labels (0 if none). */
+  metricSums(names: readonly string[]): Promise<Map<string, number>>;
   /** A full GC of the operator's main thread (it must run with gcOnSignalArgs), then a moment for it to finish. */
   collectGarbage(): Promise<void>;
   /**
@@ -151,6 +153,14 @@ export function spawnOperator(cp: OperatorControlPlane, o: OperatorProcessOption
       return (await scrape(url))
         .filter((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v))
         .reduce((sum, x) => sum + x.value, 0);
+    },
+    async metricSums(names) {
+      const sums = new Map(names.map((n) => [n, 0]));
+      for (const x of await scrape(url)) {
+        const sum = sums.get(x.name);
+        if (sum !== undefined) sums.set(x.name, sum + x.value);
+      }
+      return sums;
     },
     async collectGarbage() {
       process.kill(await operatorPid(server, o.script), 'SIGWINCH');
