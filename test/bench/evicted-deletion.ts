@@ -5,7 +5,7 @@
 // scale-down would. A watch on the namespace notes when each one's status first shows the Deleting
 // phase, the teardown's first step. The SDK's sticky-cache miss counter says how many workflow
 // tasks found their workflow evicted and replayed it from its history.
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import { containerWorkflowId, deleteRequestedSignal } from '../../src/protocol.js';
 import type { WekaContainer } from '../../src/api/index.js';
@@ -58,7 +58,7 @@ export interface DeletionTrace {
   replayMs: number;
   workflowTaskMs: number;
   localActivityMs: number;
-  /** The operator's log lines written during the window, when the deletion was slow. */
+  /** The operator's log lines written during the window (at the benchmarks' level, warnings), when the deletion was slow. */
   operatorLog?: string[];
 }
 
@@ -141,16 +141,28 @@ function logLinesBetween(op: OperatorProcess, from: number, to: number): string[
 /** The SDK's counter of workflow tasks for runs not in the cache, summed over both workers. */
 const cacheMisses = (op: OperatorProcess): Promise<number> => op.metricSum('temporal_sticky_cache_miss');
 
-/** Watches the namespace's containers, noting when each one's status first shows phase Deleting. */
+/**
+ * Watches the namespace's containers, noting when each one's status first shows phase Deleting.
+ * The watch starts at the namespace's current resourceVersion: one without a version first sends
+ * every existing object as ADDED, and at 10,000 containers parsing those takes this process
+ * seconds, which would be counted against the first deletion.
+ */
 async function watchTeardownStarts(
   kc: KubeConfig,
   namespace: string,
 ): Promise<{ seen: Map<string, number>; stop: () => void }> {
   const seen = new Map<string, number>();
   const path = `/apis/${WEKA_CONTAINERS.group}/${WEKA_CONTAINERS.version}/namespaces/${namespace}/${WEKA_CONTAINERS.plural}`;
+  const current = (await kc
+    .makeApiClient(CustomObjectsApi)
+    .listNamespacedCustomObject({ ...WEKA_CONTAINERS, namespace, limit: 1 })) as {
+    metadata?: { resourceVersion?: string };
+  };
+  const resourceVersion = current.metadata?.resourceVersion;
+  if (!resourceVersion) throw new Error(`the list of ${namespace}'s containers carried no resourceVersion`);
   const request = await new Watch(kc).watch(
     path,
-    {},
+    { resourceVersion },
     (_type: string, obj: WekaContainer) => {
       const name = obj.metadata?.name;
       if (name && obj.status?.phase === 'Deleting' && !seen.has(name)) seen.set(name, Date.now());
