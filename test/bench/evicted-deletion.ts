@@ -46,13 +46,13 @@ export interface DeletionFigures {
  */
 export interface DeletionTrace {
   name: string;
-  /** The deletion signal recorded, the workflow task after it started, and the marker of its first local activity (the Deleting status apply) recorded. */
+  /** The deletion signal recorded, the workflow task after it started, and that task completed: the marker of its first local activity (the Deleting status apply) is written then. */
   signalledMs?: number;
   taskStartedMs?: number;
   markerMs?: number;
   /** The benchmark's watch saw the Deleting phase. */
   seenMs: number;
-  /** The operator main thread's longest event-loop delay over the window. */
+  /** The operator main thread's longest event-loop delay over the window (Node samples it with a 10 ms timer, so an idle loop reads 10-13 ms). */
   eventLoopMaxMs: number;
   /** Summed over the window, from the SDK's histograms: workflow tasks replaying, workflow tasks run, local activities run. */
   replayMs: number;
@@ -143,15 +143,17 @@ const cacheMisses = (op: OperatorProcess): Promise<number> => op.metricSum('temp
 
 /**
  * Watches the namespace's containers, noting when each one's status first shows phase Deleting.
- * The watch starts at the namespace's current resourceVersion: one without a version first sends
- * every existing object as ADDED, and at 10,000 containers parsing those takes this process
- * seconds, which would be counted against the first deletion.
+ * The watch starts at the namespace's current resourceVersion: one without a version is first sent
+ * every existing object as ADDED, thousands of them at scale, and sending and parsing those on
+ * the same cores would be counted against the first deletion. `ended` says why the watch stopped
+ * early, if it did: a deletion it can no longer see must fail the wait, not time it out.
  */
 async function watchTeardownStarts(
   kc: KubeConfig,
   namespace: string,
-): Promise<{ seen: Map<string, number>; stop: () => void }> {
+): Promise<{ seen: Map<string, number>; ended: () => string | undefined; stop: () => void }> {
   const seen = new Map<string, number>();
+  let ended: string | undefined;
   const path = `/apis/${WEKA_CONTAINERS.group}/${WEKA_CONTAINERS.version}/namespaces/${namespace}/${WEKA_CONTAINERS.plural}`;
   const current = (await kc
     .makeApiClient(CustomObjectsApi)
@@ -163,13 +165,17 @@ async function watchTeardownStarts(
   const request = await new Watch(kc).watch(
     path,
     { resourceVersion },
-    (_type: string, obj: WekaContainer) => {
+    (type: string, obj: WekaContainer) => {
+      if (type === 'ERROR') {
+        ended ??= `watch error: ${JSON.stringify(obj)}`;
+        return;
+      }
       const name = obj.metadata?.name;
       if (name && obj.status?.phase === 'Deleting' && !seen.has(name)) seen.set(name, Date.now());
     },
-    () => undefined,
+    (err: unknown) => (ended ??= err ? String(err) : 'the apiserver closed it'),
   );
-  return { seen, stop: () => request.abort() };
+  return { seen, ended: () => ended, stop: () => request.abort() };
 }
 
 export async function measureEvictedDeletion(
@@ -189,6 +195,8 @@ export async function measureEvictedDeletion(
   const teardownStarted = async (batch: readonly string[]) => {
     const deadline = Date.now() + TEARDOWN_START_TIMEOUT_MS;
     while (batch.some((n) => !watch.seen.has(n))) {
+      const ended = watch.ended();
+      if (ended !== undefined) throw new Error(`the watch for the Deleting phase ended: ${ended}`);
       if (Date.now() > deadline) {
         throw new Error(`${batch.filter((n) => !watch.seen.has(n)).length} deleted containers never showed Deleting`);
       }

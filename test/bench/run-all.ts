@@ -441,7 +441,7 @@ await bench(
       );
     }
     log(
-      '   each deleted one at a time, ms after its delete: signal, task, Deleting applied (marker), Deleting seen | operator:',
+      '   each deleted one at a time, ms after its delete: signal, task started, task completed (its marker), Deleting seen | operator:',
     );
     r.deletion.isolated.each.forEach((d, i) => {
       const at = (v: number | undefined) => (v === undefined ? '-' : String(v));
