@@ -116,13 +116,7 @@ const PROBED = {
 type Probe = Record<keyof typeof PROBED, number>;
 const probe = async (op: OperatorProcess): Promise<Probe> => {
   const sums = await op.metricSums(Object.values(PROBED));
-  const read = (k: keyof typeof PROBED) => sums.get(PROBED[k]) ?? 0;
-  return {
-    eventLoopMax: read('eventLoopMax'),
-    replay: read('replay'),
-    workflowTask: read('workflowTask'),
-    localActivity: read('localActivity'),
-  };
+  return Object.fromEntries(Object.entries(PROBED).map(([key, metric]) => [key, sums.get(metric) ?? 0])) as Probe;
 };
 /** A deletion this slow keeps the operator's log lines of its window. */
 const SLOW_DELETION_MS = 1_000;
@@ -207,13 +201,20 @@ export async function measureEvictedDeletion(
     sentAt.set(name, Date.now());
     await deleteContainers(kc, [{ namespace: o.namespace, name }]);
   };
+  /** Each deleted container's history times, fetched once for both the figures and the traces. */
+  const historyTimes = new Map<string, ReturnType<typeof signalTimes>>();
+  const timesOf = (name: string) => {
+    let times = historyTimes.get(name);
+    if (!times) historyTimes.set(name, (times = signalTimes(temporal, uids.get(name)!).catch(() => undefined)));
+    return times;
+  };
   const figures = async (batch: readonly string[], misses: number): Promise<DeletionFigures> => {
     const teardownStartMs = batch.map((n) => watch.seen.get(n)! - sentAt.get(n)!).sort((a, b) => a - b);
     const signalled: number[] = [];
     const taskStarted: number[] = [];
     const applied: number[] = [];
     for (const n of batch) {
-      const t = await signalTimes(temporal, uids.get(n)!).catch(() => undefined);
+      const t = await timesOf(n);
       if (!t) continue;
       signalled.push(t.signalledAt - sentAt.get(n)!);
       taskStarted.push(t.taskStartedAt - t.signalledAt);
@@ -260,7 +261,7 @@ export async function measureEvictedDeletion(
     const each: DeletionTrace[] = [];
     for (const w of windows) {
       const sent = sentAt.get(w.name)!;
-      const t = await signalTimes(temporal, uids.get(w.name)!).catch(() => undefined);
+      const t = await timesOf(w.name);
       const spent = (k: Exclude<keyof Probe, 'eventLoopMax'>) => Math.round((w.after[k] - w.before[k]) * 1000);
       each.push({
         name: w.name,
