@@ -393,7 +393,12 @@ export function createAllocationDecisions(deps: ActivityDeps) {
      * held anything for it: a release of nothing wakes no waiter.
      */
     async releaseAllocation({ namespace, name, node, uid }: ContainerOnNode): Promise<MutexOutcome> {
-      const ref = { namespace, name };
+      // The object the ledger gave this uid's allocation to, never only the name the request gives:
+      // a live container's uid under a made-up name would pass for a container already gone.
+      const nodeObject = uid === undefined ? null : await orIfMissing(api.core.readNode({ name: node }), null);
+      const recorded = uid === undefined || !nodeObject ? undefined : ledgerOf(nodeObject).containers[uid]?.container;
+      const [recordedNs, recordedName] = recorded?.split('/') ?? [];
+      const ref = recordedNs && recordedName ? { namespace: recordedNs, name: recordedName } : { namespace, name };
       const container = await api.getContainer(ref);
       const same = container !== null && (uid === undefined || container.metadata.uid === uid);
       if (same && !container.metadata.deletionTimestamp) {
@@ -406,7 +411,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       const guid = same ? (container.status?.clusterGUID ?? '') : '';
       let released = false;
       await updateLedger(api.core, node, (ledger) => {
-        const key = uid ?? uidOf(ledger, `${namespace}/${name}`);
+        const key = uid ?? uidOf(ledger, `${ref.namespace}/${ref.name}`);
         released = key !== undefined && ledger.containers[key] !== undefined;
         return released ? withoutContainer(ledger, key!, left, guid) : ledger;
       });

@@ -11,12 +11,28 @@ import { ledgerOf } from './kube/node-ledger.js';
 import { WekaApi } from './kube/weka-api.js';
 import type { MutexOutcome } from '../src/protocol.js';
 
+/**
+ * A refusal for a release of what a live cluster holds: only its deletion releases its ports and
+ * device sets, whoever sends the request (a request is a signal anyone in the namespace can send).
+ * A cluster being deleted, gone, or another object of its name by now may be released.
+ */
+export async function liveClusterRefusal(
+  api: WekaApi,
+  { uid, ...ref }: ObjectRef & { uid: string },
+  what: string,
+): Promise<MutexOutcome | undefined> {
+  const cluster = await api.getCluster(ref);
+  if (cluster?.metadata.uid !== uid || cluster.metadata.deletionTimestamp) return undefined;
+  const message = `${refText(ref)} is not being deleted: its ${what} are released only by its deletion`;
+  return { ok: false, error: { type: 'NotDeleting', message } };
+}
+
 export function createClusterPortDecisions(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
   return {
-    async allocateClusterPorts(ref: ObjectRef): Promise<MutexOutcome> {
+    async allocateClusterPorts({ uid, ...ref }: ObjectRef & { uid: string }): Promise<MutexOutcome> {
       const cluster = await api.getCluster(ref);
-      if (!cluster || cluster.metadata.deletionTimestamp)
+      if (!cluster || cluster.metadata.uid !== uid || cluster.metadata.deletionTimestamp)
         return {
           ok: false,
           error: { type: 'ClusterGone', message: `${refText(ref)} no longer exists or is being deleted` },
@@ -45,9 +61,16 @@ export function createClusterPortDecisions(deps: ActivityDeps) {
       return { ok: true, result: decision.ports };
     },
 
-    async releaseClusterPorts(ref: ObjectRef): Promise<MutexOutcome> {
+    /** Releases the ports of the cluster of `uid`; another object of its name keeps its own. */
+    async releaseClusterPorts({ uid, ...ref }: ObjectRef & { uid: string }): Promise<MutexOutcome> {
+      const refused = await liveClusterRefusal(api, { ...ref, uid }, 'ports');
+      if (refused) {
+        deps.logger.warn({ cluster: refText(ref) }, "refused to release a live cluster's ports");
+        return refused;
+      }
       const cluster = await api.getCluster(ref);
-      if (cluster?.status?.ports) await api.applyStatus('WekaCluster', ref, {}, FIELD_MANAGER.allocator);
+      if (cluster?.metadata.uid === uid && cluster.status?.ports)
+        await api.applyStatus('WekaCluster', ref, {}, FIELD_MANAGER.allocator, cluster.metadata.resourceVersion);
       deps.logger.info({ cluster: refText(ref) }, 'released cluster ports');
       return { ok: true };
     },

@@ -24,7 +24,7 @@ import {
   planClusterDestroy,
 } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
-import { createIfAbsent, orIfMissing } from './kube/errors.js';
+import { createIfAbsent, isConflict, orIfMissing } from './kube/errors.js';
 import { mergeHeaders, snapshotOf, WekaApi } from './kube/weka-api.js';
 import type { ClusterSnapshot, MemberContainer } from './cluster-types.js';
 import type { ExecTargetRef } from './types.js';
@@ -39,7 +39,11 @@ export function createClusterActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
   const run = wekaCli(deps.exec);
 
-  async function members(ref: ObjectRef): Promise<WekaContainer[]> {
+  /**
+   * The members of the cluster named `ref`; with `uid`, only those of the cluster of that uid (its
+   * controller), never those of another cluster created since under the same name.
+   */
+  async function members(ref: ObjectRef, uid?: string): Promise<WekaContainer[]> {
     const list = (await api.custom.listNamespacedCustomObject({
       group: API_GROUP,
       version: API_VERSION,
@@ -47,12 +51,34 @@ export function createClusterActivities(deps: ActivityDeps) {
       namespace: ref.namespace,
       fieldSelector: `spec.cluster=${ref.name}`,
     })) as { items: WekaContainer[] };
-    return list.items;
+    if (uid === undefined) return list.items;
+    return list.items.filter((c) =>
+      c.metadata.ownerReferences?.some((o) => o.kind === 'WekaCluster' && o.controller === true && o.uid === uid),
+    );
   }
 
-  /** Every member of the cluster, as its workflow sees it. */
-  async function memberContainers(ref: ObjectRef): Promise<MemberContainer[]> {
-    return (await members(ref)).map((c) => ({
+  /** Deletes the member of that uid (its own workflow tears it down); gone, or another object of the name by now, is done. */
+  async function deleteMember(ref: ObjectRef, uid: string): Promise<void> {
+    try {
+      await orIfMissing(
+        api.custom.deleteNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          plural: WEKA_CONTAINER_PLURAL,
+          namespace: ref.namespace,
+          name: ref.name,
+          body: { preconditions: { uid } },
+        }),
+        undefined,
+      );
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+    }
+  }
+
+  /** Every member of the cluster of `uid`, as its workflow sees it. */
+  async function memberContainers(ref: ObjectRef, uid: string): Promise<MemberContainer[]> {
+    return (await members(ref, uid)).map((c) => ({
       name: c.metadata.name!,
       uid: c.metadata.uid ?? '',
       node: c.spec.nodeName ?? '',
@@ -78,10 +104,17 @@ export function createClusterActivities(deps: ActivityDeps) {
      * what it holds) and every node that is selected or carries a member, with whether it counts
      * as lost: NotReady for longer than the grace period (deps.nodeLossGraceMs).
      */
-    async clusterView(ref: ObjectRef): Promise<{ members: ClusterMemberView[]; nodes: ClusterNodeView[] }> {
+    async clusterView({
+      ref,
+      uid,
+    }: {
+      ref: ObjectRef;
+      uid: string;
+    }): Promise<{ members: ClusterMemberView[]; nodes: ClusterNodeView[] }> {
       const cluster = await api.getCluster(ref);
-      if (!cluster) throw ApplicationFailure.nonRetryable(`${refText(ref)} does not exist`, 'NotFound');
-      const list = await members(ref);
+      if (!cluster || cluster.metadata.uid !== uid)
+        throw ApplicationFailure.nonRetryable(`${refText(ref)} (uid ${uid}) does not exist`, 'NotFound');
+      const list = await members(ref, uid);
       const selector = labelSelectorText(cluster.spec.nodeSelector ?? {});
       const selected = new Set(
         (await api.core.listNode(selector ? { labelSelector: selector } : {})).items.map((n) => n.metadata?.name ?? ''),
@@ -159,7 +192,7 @@ export function createClusterActivities(deps: ActivityDeps) {
         } as WekaContainer;
         await createIfAbsent(api.createContainer(body));
       }
-      return memberContainers(ref);
+      return memberContainers(ref, uid);
     },
 
     /** Raises a member's capacity fields to the template's (its own workflow grows it). */
@@ -191,21 +224,11 @@ export function createClusterActivities(deps: ActivityDeps) {
 
     /** Deletes one member (its own workflow tears it down), only the object of that uid. */
     async removeClusterMember({ ref, uid }: { ref: ObjectRef; uid: string }): Promise<void> {
-      await orIfMissing(
-        api.custom.deleteNamespacedCustomObject({
-          group: API_GROUP,
-          version: API_VERSION,
-          plural: WEKA_CONTAINER_PLURAL,
-          namespace: ref.namespace,
-          name: ref.name,
-          body: { preconditions: { uid } },
-        }),
-        undefined,
-      );
+      await deleteMember(ref, uid);
     },
 
-    async clusterMembers(ref: ObjectRef): Promise<MemberContainer[]> {
-      return memberContainers(ref);
+    async clusterMembers({ ref, uid }: { ref: ObjectRef; uid: string }): Promise<MemberContainer[]> {
+      return memberContainers(ref, uid);
     },
 
     /** Creates the Weka cluster (or finds it by name) from a member's pod; returns its GUID. */
@@ -311,11 +334,11 @@ export function createClusterActivities(deps: ActivityDeps) {
     },
 
     /** Deletes every member not already being deleted; returns how many members still exist. */
-    async deleteClusterContainers(ref: ObjectRef): Promise<number> {
-      const remaining = await members(ref);
+    async deleteClusterContainers({ ref, uid }: { ref: ObjectRef; uid: string }): Promise<number> {
+      const remaining = await members(ref, uid);
       for (const c of remaining)
         if (!c.metadata.deletionTimestamp)
-          await api.delete('WekaContainer', { namespace: ref.namespace, name: c.metadata.name! });
+          await deleteMember({ namespace: ref.namespace, name: c.metadata.name! }, c.metadata.uid!);
       return remaining.length;
     },
   };

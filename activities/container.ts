@@ -3,14 +3,14 @@
 // Events are written by activities/status.ts.
 import { ApplicationFailure } from '@temporalio/activity';
 import { imageAllowed, imageNotAllowedMessage } from '../src/lifecycle/image-policy.js';
-import { FINALIZER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/lifecycle/names.js';
-import { driveContainerPod, podOfObject } from '../src/lifecycle/pods.js';
+import { FINALIZER, WEKA_POD_CONTAINER, proxyName, refText, type ObjectRef } from '../src/lifecycle/names.js';
+import { decidePod, describePod, driveContainerPod, podOfObject } from '../src/lifecycle/pods.js';
 import { messageOf } from '../src/errors.js';
 import { clusterWorkflowId, wakeUpSignal } from '../src/protocol.js';
 import type { ActivityDeps } from './deps.js';
 import { signalIfRunning } from './signal.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
-import { deletePod, ensurePod, mustBeMadeAgain, POD_START_TIMEOUT_MS, waitPodRunning } from './kube/pods.js';
+import { deletePod, ensurePod, mustBeMadeAgain, podFacts, POD_START_TIMEOUT_MS, waitPodRunning } from './kube/pods.js';
 import { pause } from './heartbeat.js';
 import { ledgerOf } from './kube/node-ledger.js';
 import { publishPromisedResources } from './kube/node-resources.js';
@@ -41,7 +41,9 @@ export function createContainerActivities(deps: ActivityDeps) {
     // It asks the scheduler for what it was given, so its node must publish what it offers.
     if (node) await publishPromisedResources(api.core, node);
     // A pod that ended (evicted, its node rebooted) is replaced; one being deleted is waited out.
-    const pod = await ensurePod(api.core, driveContainerPod(c, given));
+    const pod = await ensurePod(api.core, driveContainerPod(c, given), undefined, {
+      cordoned: node?.spec?.unschedulable === true,
+    });
     if (pod.replaced.length > 0) {
       deps.logger.warn({ container: refText(ref), replaced: pod.replaced }, 'replaced the pod of a drive container');
     }
@@ -105,6 +107,24 @@ export function createContainerActivities(deps: ActivityDeps) {
       const pod = await orIfMissing(api.core.readNamespacedPod({ namespace: input.namespace, name: input.name }), null);
       if (!pod || (input.uid !== undefined && !podOfObject(pod, input.uid))) return;
       await deletePod(api.core, input.namespace, input.name, undefined, input.force === true);
+    },
+
+    /**
+     * What a Ready container has lost of what it runs on: its own pod (the one of its uid) and,
+     * with `proxy`, its node's ssdproxy pod, each named with why it will not run (missing, being
+     * deleted, ended); empty while both run or are on their way to running.
+     */
+    async lostPods(input: { ref: ObjectRef; uid: string; node: string; proxy: boolean }): Promise<string[]> {
+      const lost: string[] = [];
+      const look = async (namespace: string, name: string, what: string, uid?: string) => {
+        const pod = await orIfMissing(api.core.readNamespacedPod({ namespace, name }), null);
+        const mine = pod && (uid === undefined || podOfObject(pod, uid)) ? pod : null;
+        const facts = mine ? podFacts(mine) : null;
+        if (decidePod(facts) !== 'keep') lost.push(`${what} ${namespace}/${name} is ${describePod(facts)}`);
+      };
+      await look(input.ref.namespace, input.ref.name, 'its pod', input.uid);
+      if (input.proxy) await look(deps.operatorNamespace, proxyName(input.node), "its node's ssdproxy pod");
+      return lost;
     },
 
     async nodeExists(node: string): Promise<boolean> {

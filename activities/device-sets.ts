@@ -35,6 +35,7 @@ import { isAlreadyExists, isDeterministic, isNotFound, orIfMissing } from './kub
 import { mergeHeaders, WekaApi } from './kube/weka-api.js';
 import { podFacts } from './kube/pods.js';
 import { createNodeDrivesPublisher } from './node-drives-publisher.js';
+import { liveClusterRefusal } from './cluster-ports.js';
 import { wekaCli } from './weka-cli.js';
 
 /** Attempts of a mutex-executed device-set activity before its failure is its answer. */
@@ -345,6 +346,8 @@ export function createDeviceSetActivities(deps: ActivityDeps) {
      * virtual drive (another cluster's, say) keeps everything in place, with who holds it.
      */
     async releaseDeviceSet({ node, cluster: ref, set }: MutexPayloads['release-device-set']): Promise<MutexOutcome> {
+      const refused = await liveClusterRefusal(api, ref, 'device sets');
+      if (refused) return refused;
       try {
         const { claims, pods } = await objectsOnNode(ref.uid, set, node);
         const nodeObject = await orIfMissing(core.readNode({ name: node }), null);

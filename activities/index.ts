@@ -14,6 +14,7 @@ import { createWholeDriveActivities } from './whole-drives.js';
 import { heartbeating } from './heartbeat.js';
 import { createSignDrivesActivities } from './sign-drives.js';
 import { createDeviceSetActivities } from './device-sets.js';
+import { createDisruptionBudgetActivities } from './disruption-budget.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { MUTEX_REQUEST_ACTIVITIES } from '../src/protocol.js';
 import { describeKubeError, isDeterministic } from './kube/errors.js';
@@ -36,6 +37,7 @@ export function createActivities(deps: ActivityDeps) {
         ...createWholeDriveActivities(deps),
         ...createSignDrivesActivities(deps),
         ...createDeviceSetActivities(deps),
+        ...createDisruptionBudgetActivities(deps),
       }),
     ),
   );

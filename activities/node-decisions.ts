@@ -7,7 +7,8 @@ import { nodeOwner, wekaPod } from '../src/lifecycle/pods.js';
 import { refusal as refused } from '../src/lifecycle/node-allocations.js';
 import type { ActivityDeps } from './deps.js';
 import { createIfAbsent, orIfMissing } from './kube/errors.js';
-import { deletePod, ensurePod, POD_START_TIMEOUT_MS, waitPodRunning } from './kube/pods.js';
+import { ApplicationFailure } from '@temporalio/activity';
+import { deletePod, ensurePod, POD_START_TIMEOUT_MS, POD_UNSCHEDULABLE, waitPodRunning } from './kube/pods.js';
 import { WekaApi } from './kube/weka-api.js';
 import type { MutexOutcome } from '../src/protocol.js';
 
@@ -38,18 +39,21 @@ export function createNodeDecisions(deps: ActivityDeps) {
         } as WekaContainer),
       );
       // An evicted proxy pod (or one whose node rebooted) is replaced; one being deleted is waited out.
-      const pod = await ensurePod(
-        api.core,
-        wekaPod({
-          name,
-          namespace: ns,
-          node,
-          image: deps.proxyImage,
-          role: 'ssdproxy',
-          owner: `${ns}/${name}`,
-          owners,
-        }),
-      );
+      const manifest = wekaPod({
+        name,
+        namespace: ns,
+        node,
+        image: deps.proxyImage,
+        role: 'ssdproxy',
+        owner: `${ns}/${name}`,
+        owners,
+      });
+      const cordoned = nodeObject.spec?.unschedulable === true;
+      const pod = await ensurePod(api.core, manifest, undefined, { cordoned }).catch((err: unknown) => {
+        if (err instanceof ApplicationFailure && err.type === POD_UNSCHEDULABLE) return err;
+        throw err;
+      });
+      if (pod instanceof ApplicationFailure) return refused('NodeCordoned', `node ${node}: ${pod.message}`, true);
       if (pod.replaced.length > 0) deps.logger.warn({ node, replaced: pod.replaced }, 'replaced the ssdproxy pod');
       await waitPodRunning(api.core, ns, name, POD_START_TIMEOUT_MS);
       return { ok: true, result: { namespace: ns, pod: name } };

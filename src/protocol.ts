@@ -140,8 +140,9 @@ export interface MutexPayloads {
   release: ContainerOnNode;
   'ensure-proxy': { node: string };
   'remove-proxy-if-unused': { node: string };
-  'allocate-cluster-ports': ObjectRef;
-  'release-cluster-ports': ObjectRef;
+  /** A cluster's ports, for the cluster of that uid only (never another created since under its name). */
+  'allocate-cluster-ports': ObjectRef & { uid: string };
+  'release-cluster-ports': ObjectRef & { uid: string };
   'publish-drives': { node: string; drives: ProxySignedDrive[] };
   'sign-drive': { node: string; devicePath: string; operation: ObjectRef & { uid: string } };
   'sign-device-set': { node: string; cluster: ObjectRef & { uid: string }; set: string };
@@ -206,6 +207,11 @@ export const specChangedSignal = defineSignal<[]>('specChanged');
 export const deleteRequestedSignal = defineSignal<[]>('deleteRequested');
 /** Something the workflow waits for may have happened (e.g. a cluster GUID); look again now. */
 export const wakeUpSignal = defineSignal<[]>('wakeUp');
+/**
+ * A drive container's pod, or its node's ssdproxy pod, was deleted or ended (the watcher sees the
+ * operator's pods): a Ready container looks at both, and makes again what is lost.
+ */
+export const podLostSignal = defineSignal<[]>('podLost');
 
 export interface MutexView {
   key: string;

@@ -71,7 +71,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
   async function allocatePorts(): Promise<void> {
     for (;;) {
       await status.enter('AllocatingPorts', 'allocating the cluster port range');
-      const answer = await mutex.call(CLUSTER_PORTS_MUTEX_ID, 'allocate-cluster-ports', ref);
+      const answer = await mutex.call(CLUSTER_PORTS_MUTEX_ID, 'allocate-cluster-ports', { ...ref, uid: input.uid });
       if (answer.ok) {
         const ports = answer.result as { basePort: number; portRange: number };
         await status.condition(
@@ -144,7 +144,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
       await status.condition('ContainersPlaced', 'False', 'NoDriveContainers', why, 'Warning');
       return { serving: false, settled: false, step: why };
     }
-    const view = await kubeLocal.clusterView(ref);
+    const view = await kubeLocal.clusterView({ ref, uid: input.uid });
     deviceSets(view.nodes.filter((n) => n.selected).map((n) => n.name));
     const plan = planMembers({
       cluster: ref.name,
@@ -197,6 +197,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
       await form(first);
     }
     if (plan.create.length > 0 || plan.grow.length > 0 || formedNow()) await tellMembers(members, wakeUpSignal);
+    await keepDisruptionBudget(plan.serving.length);
     const phases = new Map(view.members.map((m) => [m.name, m.phase]));
     const ready = plan.serving.filter((n) => phases.get(n) === 'Ready').length;
     const serving = ready === plan.serving.length;
@@ -268,6 +269,19 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     await status.condition('MembersReplaced', 'True', 'NodeLost', message, 'Warning');
   }
 
+  /** The member count the cluster's disruption budget was last made for, in this run. */
+  let budgetFor: number | undefined;
+  /** Keeps the disruption budget at every member but one (src/lifecycle/disruption-budget.ts). */
+  async function keepDisruptionBudget(members: number): Promise<void> {
+    if (budgetFor === members) return;
+    const done = await kube.ensureClusterDisruptionBudget({ ref, uid: input.uid, members });
+    budgetFor = members;
+    if (done === 'foreign') {
+      const message = `a PodDisruptionBudget named like the cluster's is not the operator's: left as it is, so drains are not held to one member at a time`;
+      await status.event('Warning', 'DisruptionBudgetTaken', message);
+    }
+  }
+
   /** Whether the cluster was Ready once: after that, converging is an update, not a forming. */
   let everReady = status.conditions.some((c) => c.type === 'Ready' && c.status === 'True');
 
@@ -309,8 +323,8 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
   async function teardown(): Promise<void> {
     await status.enter('Deleting', 'deleting the drive containers');
     for (;;) {
-      const members = await kubeLocal.clusterMembers(ref);
-      await kube.deleteClusterContainers(ref);
+      const members = await kubeLocal.clusterMembers({ ref, uid: input.uid });
+      await kube.deleteClusterContainers({ ref, uid: input.uid });
       await tellMembers(members, deleteRequestedSignal);
       if (members.length === 0) break;
       await status.enter('Deleting', `waiting for ${members.length} drive containers to tear down`);
@@ -320,7 +334,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
       await life.continueAsNewIfLong();
     }
     await status.enter('Deleting', 'releasing the port range');
-    await mutex.call(CLUSTER_PORTS_MUTEX_ID, 'release-cluster-ports', ref);
+    await mutex.call(CLUSTER_PORTS_MUTEX_ID, 'release-cluster-ports', { ...ref, uid: input.uid });
     for (;;) {
       await status.enter('Deleting', 'releasing the device sets');
       if (await releaseDeviceSets({ ref, uid: input.uid, mutex, status })) break;

@@ -2,7 +2,8 @@
 // ensure the node's proxy, allocate virtual drives and ports (through the node's mutex), run the
 // pod on those ports, wait for the cluster GUID, join on them, sign and add every virtual drive,
 // then stay Ready until deletion, growing in place (new virtual drives beside the ones it holds,
-// on the same ports) when its spec asks for more. The
+// on the same ports) when its spec asks for more, and making its pod (or its node's proxy pod)
+// again when the watcher tells it one was lost, then checking its membership and drives. The
 // object's deletion (never a cancel alone: workflows/lifecycle.ts) tears it all down in reverse, in
 // a scope that cannot be cancelled. Every step is idempotent, so a restart redoes nothing.
 import {
@@ -10,6 +11,7 @@ import {
   ApplicationFailure,
   condition,
   isCancellation,
+  setHandler,
   upsertMemo,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
@@ -29,6 +31,7 @@ import {
   WekaNode,
   WekaPhase,
   nodeMutexId,
+  podLostSignal,
   type MutexError,
   type ObjectWorkflowInput,
 } from '../src/protocol.js';
@@ -45,6 +48,12 @@ const ERROR_RETRY_FIRST_S = 30;
 /** The wait before a bring-up whose pod was found gone runs again (and makes it again). */
 const POD_GONE_RETRY_S = 1;
 const ERROR_RETRY_MAX_S = 600;
+
+/** The Placed condition's reason while the named node does not exist. */
+const NODE_NOT_FOUND = 'NodeNotFound';
+
+/** The Ready condition's reason while a lost pod is made again and the container checked in it. */
+const POD_LOST = 'PodLost';
 
 /** A refused allocation is asked again after a release on the node, a spec change, or this long. */
 const CAPACITY_RETRY = '30 seconds';
@@ -118,19 +127,47 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
    */
   let joinTried = MAY_HAVE_JOINED.has(snapshot.status.phase ?? '');
 
+  /**
+   * Whether the named node was not found and has not been since: nothing was asked of its mutex,
+   * so a teardown has nothing to release there. A new run knows it from the Placed condition.
+   */
+  let nodeMissing = snapshot.status.conditions.some(
+    (c) => c.type === 'Placed' && c.status === 'False' && c.reason === NODE_NOT_FOUND,
+  );
+
+  /** Lost pods the watcher told of (podLostSignal); a Ready container looks at its pods at each. */
+  let podLosses = 0;
+  setHandler(podLostSignal, () => void podLosses++);
+  /**
+   * Whether its pod was found lost and made again: the next pass checks its Weka membership and
+   * every drive instead of skipping the ones the status records as added. A new run knows it from
+   * the Ready condition's reason, which stays PodLost until that check is done.
+   */
+  let recheck = continuedRun() && snapshot.status.conditions.some((c) => c.type === 'Ready' && c.reason === POD_LOST);
+
   /** A request about this container, or about the node's proxy, to the node's mutex. */
   const containerCall = (kind: 'allocate' | 'release') =>
     mutex.call(nodeMutexId(node), kind, { namespace: ref.namespace, name: ref.name, node, uid: input.uid }, node);
   const proxyCall = (kind: 'ensure-proxy' | 'remove-proxy-if-unused') =>
     mutex.call(nodeMutexId(node), kind, { node }, node);
 
+  /**
+   * Waits until a node is named and exists. A name no Node has (yet: nodes register after the
+   * objects that name them, in a fresh cluster) is looked at again every 30 s, without asking
+   * that node's mutex anything, so a made-up name starts no mutex.
+   */
   async function waitForNode(): Promise<void> {
-    while (!node) {
+    for (;;) {
       const changes = life.specChanges;
-      const why = 'spec.nodeName is not set: the container waits until a node is named (it cannot change once set)';
-      status.stage('Placed', 'False', 'NoNodeName', why, 'Warning');
-      await status.enter('Pending', 'waiting for spec.nodeName');
-      await condition(() => life.specChanges > changes);
+      if (node && (await kubeLocal.nodeExists(node))) break;
+      if (node) nodeMissing = true;
+      const why = node
+        ? `node ${node} does not exist: the container waits until a Node of that name registers (spec.nodeName cannot change: delete the container to give up)`
+        : 'spec.nodeName is not set: the container waits until a node is named (it cannot change once set)';
+      status.stage('Placed', 'False', node ? NODE_NOT_FOUND : 'NoNodeName', why, 'Warning');
+      await status.enter('Pending', node ? `waiting for node ${node} to exist` : 'waiting for spec.nodeName');
+      if (node) await condition(() => life.specChanges > changes, CAPACITY_RETRY);
+      else await condition(() => life.specChanges > changes);
       await life.continueAsNewIfLong();
       const fresh = await kubeLocal.readContainer(ref);
       if (fresh) {
@@ -139,6 +176,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         node = fresh.spec.nodeName ?? '';
       }
     }
+    nodeMissing = false;
     upsertSearchAttributes([{ key: WekaNode, value: node }]);
     status.stage('Placed', 'True', 'NodeNamed', `on node ${node}`);
   }
@@ -252,8 +290,14 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     }
   }
 
-  async function signAndAdd(alloc: ContainerAllocation, guid: string): Promise<void> {
-    if (status.containerID === undefined) {
+  /**
+   * Joins the cluster and signs and adds every virtual drive the container does not have yet; with
+   * `recheck` (its pod was made again), asks the cluster and the devices about every one of them,
+   * so that whatever they lost meanwhile is joined or added again. Returns how many drives were
+   * added (or found missing and added again).
+   */
+  async function signAndAdd(alloc: ContainerAllocation, guid: string, recheck = false): Promise<number> {
+    if (status.containerID === undefined || recheck) {
       await status.enter('Signing', `joining cluster ${guid}`);
       joinTried = true;
       const name = wekaContainerName(ref.namespace, ref.name);
@@ -267,37 +311,72 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       });
     }
     const containerId = status.containerID;
-    if (alloc.drives?.length) return addWholeDrives(alloc.drives, containerId, guid);
+    if (alloc.drives?.length) return addWholeDrives(alloc.drives, containerId, guid, recheck);
     const count = alloc.virtualDrives.length;
+    let added = 0;
     for (const [i, drive] of alloc.virtualDrives.entries()) {
-      if (status.addedVirtualDrives.includes(drive.virtualUUID)) continue;
+      if (!recheck && status.addedVirtualDrives.includes(drive.virtualUUID)) continue;
+      const doing = recheck ? 'checking' : 'signing';
       await status.enter(
-        'AddingDrives',
-        `signing virtual drive ${i + 1} of ${count} (${drive.capacityGiB} GiB on ${drive.serial}) and adding it to the cluster`,
+        recheck ? status.phase : 'AddingDrives',
+        `${doing} virtual drive ${i + 1} of ${count} (${drive.capacityGiB} GiB on ${drive.serial}) and adding it to the cluster`,
       );
       const { driveUUID } = await weka.signAndAddVirtualDrive({ target, node, drive, clusterGUID: guid, containerId });
-      status.addedVirtualDrives = [...status.addedVirtualDrives, drive.virtualUUID];
-      status.addedDrives = [
-        ...status.addedDrives,
-        { uuid: driveUUID, virtualUUID: drive.virtualUUID, serial: drive.serial },
+      const entry = { uuid: driveUUID, virtualUUID: drive.virtualUUID, serial: drive.serial };
+      if (!status.addedDrives.some((d) => d.uuid === driveUUID)) added++;
+      status.addedVirtualDrives = [
+        ...status.addedVirtualDrives.filter((u) => u !== drive.virtualUUID),
+        drive.virtualUUID,
       ];
+      status.addedDrives = [...status.addedDrives.filter((d) => d.virtualUUID !== drive.virtualUUID), entry];
     }
     const what = `${count} virtual drives signed and added to cluster ${guid}`;
     status.stage('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
+    return added;
   }
 
-  async function addWholeDrives(serials: readonly string[], containerId: number, guid: string): Promise<void> {
+  async function addWholeDrives(
+    serials: readonly string[],
+    containerId: number,
+    guid: string,
+    recheck: boolean,
+  ): Promise<number> {
+    let added = 0;
+    const isWhole = (serial: string) => (d: { serial?: string | undefined; virtualUUID?: string | undefined }) =>
+      d.serial === serial && d.virtualUUID === undefined;
     for (const [i, serial] of serials.entries()) {
-      if (status.addedDrives.some((d) => d.serial === serial && d.virtualUUID === undefined)) continue;
+      if (!recheck && status.addedDrives.some(isWhole(serial))) continue;
       await status.enter(
-        'AddingDrives',
-        `adding whole drive ${i + 1} of ${serials.length} (serial ${serial}) to the cluster`,
+        recheck ? status.phase : 'AddingDrives',
+        `${recheck ? 'checking' : 'adding'} whole drive ${i + 1} of ${serials.length} (serial ${serial}) in the cluster`,
       );
       const { driveUUID } = await weka.addWholeDriveToCluster({ target, node, serial, containerId });
-      status.addedDrives = [...status.addedDrives, { uuid: driveUUID, serial }];
+      if (!status.addedDrives.some((d) => d.uuid === driveUUID)) added++;
+      status.addedDrives = [...status.addedDrives.filter((d) => !isWhole(serial)(d)), { uuid: driveUUID, serial }];
     }
     const what = `${serials.length} whole drives added to cluster ${guid}`;
     status.stage('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
+    return added;
+  }
+
+  /**
+   * After the watcher told of a lost pod: whether the container's pod, or its node's proxy pod,
+   * is lost indeed (the signal may be about a pod the container already made again). A lost one
+   * takes Ready away, with the PodLost reason and Event, until the next pass made it again.
+   */
+  async function podsLost(): Promise<boolean> {
+    const lost = await kubeLocal.lostPods({ ref, uid: input.uid, node, proxy: !wholeDrives });
+    if (lost.length === 0) return false;
+    recheck = true;
+    const message =
+      `${lost.join('; ')}: making it again on the same ports (${allocation ? portsText(allocation) : 'none given'}), ` +
+      'then checking its Weka membership and drives';
+    status.stage('Ready', 'False', POD_LOST, message);
+    await status.event('Warning', POD_LOST, message);
+    await status.enter('Pending', 'a pod was lost: making it again');
+    // Its cluster is not Ready while a member is not: told now, not at the cluster's next look.
+    if (memberOfCluster) await kubeLocal.wakeMemberCluster(ref);
+    return true;
   }
 
   async function bringUp(): Promise<void> {
@@ -308,7 +387,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     // Asked every run: the node's ledger answers with what it gave before, if it did.
     let podEnsured = false;
     for (;;) {
-      const seen = { changes: life.specChanges, releases: mutex.releases() };
+      const seen = { changes: life.specChanges, releases: mutex.releases(), podLosses };
       const granted = await allocate();
       const grew = allocation !== undefined && drivesOf(granted.allocation) > drivesOf(allocation);
       allocation = granted.allocation;
@@ -318,11 +397,21 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       if (!podEnsured) {
         podEnsured = true;
         if (resumePastPod) resumePastPod = false;
-        else await startPod(allocation);
+        else {
+          // A lost proxy pod is made again by the node's mutex, as for the container's first pod.
+          if (recheck && !wholeDrives) await ensureProxy();
+          await startPod(allocation);
+        }
       }
       await status.publish();
       clusterGUID ??= await waitForClusterGUID();
-      await signAndAdd(allocation, clusterGUID);
+      const readded = await signAndAdd(allocation, clusterGUID, recheck);
+      if (recheck) {
+        recheck = false;
+        const drives = readded > 0 ? `${readded} drives were missing and were added again` : 'every drive in place';
+        const message = `its pod runs again on the same ports; checked in Weka cluster ${clusterGUID}: container ${status.containerID ?? '?'}, ${drives}`;
+        await status.event('Normal', 'PodRecovered', message);
+      }
       status.stage('Ready', 'True', 'Ready', `all its ${drivesText(allocation)} are in the cluster`);
       await showGrowth(allocation, granted.pending, grew);
       // Ready, and usable, until the spec changes: then it grows if the spec asks for more.
@@ -336,9 +425,14 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       );
       // Its cluster is Ready once its last member is: told now, not at the cluster's next look.
       if (becameReady && memberOfCluster) await kubeLocal.wakeMemberCluster(ref);
+      const podLost = () => podLosses > seen.podLosses;
       if (waiting)
-        await condition(() => life.specChanges > seen.changes || mutex.releases() > seen.releases, CAPACITY_RETRY);
-      else await condition(() => life.specChanges > seen.changes);
+        await condition(
+          () => life.specChanges > seen.changes || mutex.releases() > seen.releases || podLost(),
+          CAPACITY_RETRY,
+        );
+      else await condition(() => life.specChanges > seen.changes || podLost());
+      if (podLost() && (await podsLost())) podEnsured = false;
       await life.continueAsNewIfLong();
       const fresh = await kubeLocal.readContainer(ref);
       if (fresh) status.observedGeneration = fresh.generation;
@@ -399,6 +493,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   async function teardown(): Promise<void> {
     await status.enter('Deleting', 'tearing down');
     if (!node) return finish('never placed on a node: nothing to undo');
+    if (nodeMissing && !(await kubeLocal.nodeExists(node)))
+      return finish(`node ${node} never existed while the container lived: nothing to undo`);
     const current: ContainerSnapshot | null = await kubeLocal.readContainer(ref);
     // What the node's ledger gave this uid, never what the status names: a forged status must not
     // make this teardown remove another container's drives.

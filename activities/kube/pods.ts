@@ -69,6 +69,8 @@ export async function ensurePod(
   core: CoreV1Api,
   manifest: PodManifest,
   timeoutMs = POD_START_TIMEOUT_MS,
+  /** Its node is cordoned (`kubectl cordon`, `kubectl drain`): a pod that must be made waits. */
+  o: { cordoned?: boolean } = {},
 ): Promise<EnsuredPod> {
   const { namespace, name } = manifest.metadata;
   const started = Date.now();
@@ -81,6 +83,13 @@ export async function ensurePod(
     if (Date.now() - started > timeoutMs) {
       throw new Error(`pod ${namespace}/${name} is still ${describePod(facts)} after ${timeoutMs} ms`);
     }
+    // The operator's pods tolerate every taint and a proxy pod is bound to its node, so only this
+    // keeps a drained node drained: a lost pod is made again once the node is uncordoned.
+    if (action === 'create' && o.cordoned === true)
+      throw ApplicationFailure.nonRetryable(
+        `pod ${namespace}/${name} is not made while its node is cordoned (unschedulable): it is made once the node is uncordoned`,
+        POD_UNSCHEDULABLE,
+      );
     switch (action) {
       case 'create':
         try {

@@ -12,6 +12,8 @@ import { startServer, waitUntilReady, type ServerProcess } from './processes.js'
  * would mark every node unreachable and evict its pods; the tests take a node down themselves
  * (ControlPlane.stopNodeKubelet). Nothing here issues service-account tokens either (the apiserver
  * runs without the ServiceAccount admission plugin), and no pod is made by a workload controller.
+ * The disruption controller keeps the WekaClusters' PodDisruptionBudgets' status, which the
+ * eviction API (`kubectl drain`) consults.
  */
 export const CONTROLLERS = [
   'garbage-collector-controller',
@@ -20,6 +22,7 @@ export const CONTROLLERS = [
   'persistentvolume-binder-controller',
   'persistentvolume-protection-controller',
   'persistentvolumeclaim-protection-controller',
+  'disruption-controller',
 ] as const;
 
 export interface KubeControllerOptions {

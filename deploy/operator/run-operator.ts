@@ -145,6 +145,7 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
       taskQueue: config.taskQueue,
       logger,
       metrics,
+      operatorNamespace: config.operatorNamespace,
       bringUps: { limit: config.maxConcurrentBringUps, holdMs: config.bringUpHoldSeconds * 1000 },
     });
     sampler = startMutexDepthSampler({ temporal, taskQueue: config.taskQueue, metrics, logger });

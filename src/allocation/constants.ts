@@ -36,3 +36,10 @@ export const MAX_DRIVE_CAPACITY_GIB = 1024 * 1024;
  * far beyond any server today). It also keeps every sum of GiB the allocator makes a safe integer.
  */
 export const MAX_NODE_CAPACITY_GIB = 16 * 1024 * 1024;
+
+/**
+ * The most ports one cluster's range may take: one tenant's share, so that at least 15 clusters
+ * fit between 35000 and 65535 and no cluster can take every port from the others (which would
+ * leave every later cluster and standalone container PortsExhausted).
+ */
+export const MAX_CLUSTER_PORT_RANGE = 2000;

@@ -5,6 +5,7 @@ import {
   type PortsExhaustedError,
 } from './errors.js';
 import { lowestFreeStart, MAX_PORT, type PortBlock } from './port-blocks.js';
+import { MAX_CLUSTER_PORT_RANGE } from './constants.js';
 
 // The hybrid port allocation design: each cluster owns a range of ports. Inside it, [base, base + 300) holds the containers'
 // weka port blocks and [base + 300, base + size) single ports: the cluster's singletons (LB, LB
@@ -66,10 +67,13 @@ export function allocateClusterPortRange(
   existing: readonly PortRange[],
   size: number = CLUSTER_PORT_RANGE_SIZE,
 ): { readonly ok: true; readonly range: PortRange } | { readonly ok: false; readonly error: PortError } {
-  if (!Number.isSafeInteger(size) || size < 1)
+  if (!Number.isSafeInteger(size) || size < 1 || size > MAX_CLUSTER_PORT_RANGE)
     return {
       ok: false,
-      error: invalidRequest('size', `a port range size must be a whole number above 0, got ${size}`),
+      error: invalidRequest(
+        'size',
+        `a port range size must be a whole number from 1 to ${MAX_CLUSTER_PORT_RANGE}, got ${size}`,
+      ),
     };
   const taken = existing.map((range) => ({ port: range.basePort, count: range.size }));
   const basePort = lowestFreeStart(taken, CLUSTER_PORT_RANGE_START, MAX_PORT, size);
@@ -88,11 +92,12 @@ function validateRange(range: PortRange): InvalidAllocationRequestError | undefi
     basePort < 1 ||
     !Number.isSafeInteger(size) ||
     size <= SINGLE_PORTS_OFFSET ||
+    size > MAX_CLUSTER_PORT_RANGE ||
     basePort + size - 1 > MAX_PORT
   ) {
     return invalidRequest(
       'range',
-      `port range ${basePort}+${size} is not usable: it needs a whole base port above 0, more than ${SINGLE_PORTS_OFFSET} ports, and to end by ${MAX_PORT}`,
+      `port range ${basePort}+${size} is not usable: it needs a whole base port above 0, more than ${SINGLE_PORTS_OFFSET} and at most ${MAX_CLUSTER_PORT_RANGE} ports, and to end by ${MAX_PORT}`,
     );
   }
   return undefined;

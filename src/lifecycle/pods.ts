@@ -9,6 +9,7 @@
 import { EXCLUSIVE_DRIVES_RESOURCE } from '../annotations/exclusive-drives.js';
 import type { WekaContainer } from '../api/index.js';
 import type { ContainerAllocation } from './node-allocations.js';
+import { CLUSTER_UID_LABEL } from './disruption-budget.js';
 import {
   MANAGED_BY,
   MANAGED_BY_LABEL,
@@ -77,6 +78,8 @@ export interface WekaPodInput {
   owner: string;
   /** Its uid, so a pod is never taken for another object's of the same name (OWNER_UID_LABEL). */
   ownerUID?: string | undefined;
+  /** The uid of the WekaCluster it is a member of, which the cluster's disruption budget selects by. */
+  clusterUID?: string | undefined;
   imagePullSecret?: string | undefined;
   /** A drive container's ports, given by its node's mutex before the pod is made. */
   ports?: { wekaPort: number; agentPort: number } | undefined;
@@ -122,6 +125,7 @@ export function driveContainerPod(c: WekaContainer, given: ContainerAllocation |
     role: 'drive',
     owner: `${namespace}/${name}`,
     ownerUID: uid,
+    clusterUID: c.metadata.ownerReferences?.find((o) => o.kind === 'WekaCluster' && o.controller === true)?.uid,
     imagePullSecret: c.spec.imagePullSecret,
     ports,
     requests: podRequests(given),
@@ -183,6 +187,7 @@ export function wekaPod(input: WekaPodInput): PodManifest {
         [ROLE_LABEL]: input.role,
         ...ownerLabels(input.owner),
         ...(input.ownerUID ? { [OWNER_UID_LABEL]: input.ownerUID } : {}),
+        ...(input.clusterUID ? { [CLUSTER_UID_LABEL]: input.clusterUID } : {}),
       },
       annotations: { 'weka.weka.io/container': input.owner },
       ...(input.owners?.length ? { ownerReferences: input.owners } : {}),

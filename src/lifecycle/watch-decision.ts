@@ -2,7 +2,7 @@
 // this watcher process already did for that uid. The watcher only executes the actions. Every
 // action is idempotent and keyed by workflow id, so two watchers, or one that restarted and
 // forgot everything, converge on the same outcome: one running workflow per object.
-import { FINALIZER, MANAGED_BY, MANAGED_BY_LABEL } from './names.js';
+import { FINALIZER } from './names.js';
 import { clusterWorkflowId, containerWorkflowId, operationWorkflowId } from '../protocol.js';
 
 export type WatchedKind = 'WekaContainer' | 'WekaManualOperation' | 'WekaCluster';
@@ -77,11 +77,11 @@ function nonEmpty<K extends string>(key: K, value: string | undefined): Partial<
 
 /**
  * The object's lifecycle workflow, or undefined when the operator leaves the object alone: other
- * container modes, other operation actions, and everything the operator itself created (the
- * per-node ssdproxy containers, which it creates and deletes without a lifecycle of their own).
+ * container modes (among them the per-node ssdproxy containers the operator creates and deletes
+ * without a lifecycle of their own) and other operation actions. Never a label: anyone who may
+ * write the object may set one, and a drive container left alone would never be torn down.
  */
 export function lifecycleWorkflowOf(obj: WatchedObject): LifecycleWorkflow | undefined {
-  if (obj.labels[MANAGED_BY_LABEL] === MANAGED_BY) return undefined;
   const ref = `${obj.namespace}/${obj.name}`;
   switch (obj.kind) {
     case 'WekaContainer':

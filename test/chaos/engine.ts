@@ -7,7 +7,7 @@
 // `npm run chaos -- --minutes N` (main.ts). Runs outside vitest: nothing here reads the harness.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { PhysicalDrive } from '../../src/allocation/index.js';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
@@ -21,10 +21,10 @@ import {
   phaseSummary,
   readObject,
   applyClusterGUID,
-  TEST_IMAGE,
   WEKA_CLUSTERS,
   WEKA_CONTAINERS,
 } from '../support/containers.js';
+import { createWekaClusterObject } from '../support/clusters.js';
 import { parseContainerWrites, simLogReplayViolations, statusReplayViolations } from '../support/instant-invariants.js';
 import {
   allDeletedViolations,
@@ -385,22 +385,13 @@ class ChaosRun {
    */
   private async createWekaCluster(ref: { namespace: string; name: string }): Promise<void> {
     await this.resending(`creating WekaCluster ${ref.name}`, () =>
-      this.kc
-        .makeApiClient(CustomObjectsApi)
-        .createNamespacedCustomObject({
-          ...WEKA_CLUSTERS,
-          namespace: ref.namespace,
-          body: {
-            apiVersion: 'weka.weka.io/v1alpha1',
-            kind: 'WekaCluster',
-            metadata: { name: ref.name },
-            spec: {
-              image: TEST_IMAGE,
-              nodeSelector: { [CHAOS_NODE_LABEL]: 'true' },
-              dynamicTemplate: { driveContainers: this.world.nodes.length, ...SMALL_CONTAINER },
-            },
-          },
-        })
+      createWekaClusterObject(
+        ref,
+        { [CHAOS_NODE_LABEL]: 'true' },
+        { driveContainers: this.world.nodes.length, ...SMALL_CONTAINER },
+        this.kc,
+      )
+        .then(() => undefined)
         .catch((err: unknown) => {
           // Created by an attempt whose answer a fault cut.
           if ((err as { code?: number }).code !== 409) throw err;

@@ -6,7 +6,20 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaCluster } from '../../src/api/index.js';
-import { deleteRequestedSignal, type LifecycleWorkflow, type ObjectWorkflowInput } from '../../src/protocol.js';
+import {
+  CLUSTER_PORTS_MUTEX_ID,
+  deleteRequestedSignal,
+  mutexRequestSignal,
+  mutexTaskQueue,
+  nodeMutexId,
+  WORKFLOW,
+  type LifecycleWorkflow,
+  type MutexInput,
+  type MutexRequest,
+  type MutexWorkflow,
+  type ObjectWorkflowInput,
+} from '../../src/protocol.js';
+import { replyCollector } from './fixtures/reply-collector-client.js';
 import { eventually } from '../support/async.js';
 import { listContainers, readObject, WEKA_API } from '../support/containers.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
@@ -159,6 +172,40 @@ describe('a cancel without a deletion', () => {
     const now = await listContainers(kubeConfig(), namespace);
     expect(now.map((c) => c.metadata.uid).sort()).toEqual(members);
     expect(now.every((c) => c.metadata.deletionTimestamp === undefined && c.status?.phase === 'Ready')).toBe(true);
+
+    // Stray releases of what only the cluster's deletion may release, with its own uid: refused.
+    const ports = (await read())?.status?.ports;
+    expect(ports?.basePort).toBeDefined();
+    const collector = await replyCollector(op);
+    try {
+      const node = now[0]!.spec.nodeName!;
+      const stray: Array<[MutexInput, string, unknown]> = [
+        [{ key: CLUSTER_PORTS_MUTEX_ID }, 'release-cluster-ports', { namespace, name: 'tenant', uid }],
+        [
+          { key: nodeMutexId(node), node },
+          'release-device-set',
+          { node, cluster: { namespace, name: 'tenant', uid }, set: 'fast' },
+        ],
+      ];
+      for (const [i, [mutex, kind, payload]] of stray.entries()) {
+        // As any client of the namespace could send it: to the running mutex, or starting one.
+        await op.client.workflow.signalWithStart<MutexWorkflow, [MutexRequest]>(WORKFLOW.mutex, {
+          workflowId: mutex.key,
+          taskQueue: mutexTaskQueue(op.deps.taskQueue),
+          args: [mutex],
+          signal: mutexRequestSignal,
+          signalArgs: [{ requestId: uniqueName('stray'), kind, replyTo: collector.workflowId, payload }],
+        });
+        const answers = await eventually(`the answer to a stray ${kind}`, async () => {
+          const got = await collector.answers();
+          return got.length > i ? got : undefined;
+        });
+        expect(answers[i], kind).toMatchObject({ ok: false, error: { type: 'NotDeleting' } });
+      }
+    } finally {
+      await collector.stop();
+    }
+    expect((await read())?.status?.ports).toEqual(ports);
 
     await kubeConfig()
       .makeApiClient(CustomObjectsApi)

@@ -154,36 +154,44 @@ describe('capacity accounting', () => {
     },
   );
 
-  it('a release request sent to the node mutex for a live container frees nothing', { timeout: 240_000 }, async () => {
-    const node = await sharedDrivesNode(ONE_DRIVE, 'accounting-release');
-    const guid = await createWekaCluster(node, uniqueName('cluster'));
-    const live = { namespace: ns, name: 'live-600' };
-    const { uid } = await tlcContainer(live, node, 600, guid);
-    await waitForPhase(live, 'Ready', 120_000);
-    const given = await virtualUUIDs(live);
+  it(
+    'a release request sent to the node mutex for a live container frees nothing, whatever name it gives',
+    { timeout: 240_000 },
+    async () => {
+      const node = await sharedDrivesNode(ONE_DRIVE, 'accounting-release');
+      const guid = await createWekaCluster(node, uniqueName('cluster'));
+      const live = { namespace: ns, name: 'live-600' };
+      const { uid } = await tlcContainer(live, node, 600, guid);
+      await waitForPhase(live, 'Ready', 120_000);
+      const given = await virtualUUIDs(live);
 
-    // Anybody who can signal workflows in the namespace can send this; only a deletion may act on it.
-    const collector = await replyCollector(op);
-    try {
-      await op.client.workflow.getHandle(nodeMutexId(node)).signal(mutexRequestSignal, {
-        requestId: uniqueName('stray-release'),
-        kind: 'release',
-        replyTo: collector.workflowId,
-        payload: { ...live, node, uid },
-      });
-      const [answer] = await eventually('the answer to the release', async () => {
-        const got = await collector.answers();
-        return got.length > 0 ? got : undefined;
-      });
-      expect(answer).toMatchObject({ ok: false, error: { type: 'NotDeleting' } });
-    } finally {
-      await collector.stop();
-    }
-    expect(await virtualUUIDs(live)).toEqual(given);
-    const next = { namespace: ns, name: 'after-release-600' };
-    await tlcContainer(next, node, 600, guid);
-    await refused(next, 'InsufficientDriveCapacity');
-  });
+      // Anybody who can signal workflows in the namespace can send this; only a deletion may act on it.
+      // The live container's uid under its own name, and under a made-up one (nothing of that name
+      // exists, so a check of the name alone would take it for a container already gone).
+      const collector = await replyCollector(op);
+      try {
+        for (const [i, name] of [live.name, 'made-up'].entries()) {
+          await op.client.workflow.getHandle(nodeMutexId(node)).signal(mutexRequestSignal, {
+            requestId: uniqueName('stray-release'),
+            kind: 'release',
+            replyTo: collector.workflowId,
+            payload: { namespace: ns, name, node, uid },
+          });
+          const answers = await eventually(`the answer to the release naming ${name}`, async () => {
+            const got = await collector.answers();
+            return got.length > i ? got : undefined;
+          });
+          expect(answers[i], `a release naming ${name}`).toMatchObject({ ok: false, error: { type: 'NotDeleting' } });
+        }
+      } finally {
+        await collector.stop();
+      }
+      expect(await virtualUUIDs(live)).toEqual(given);
+      const next = { namespace: ns, name: 'after-release-600' };
+      await tlcContainer(next, node, 600, guid);
+      await refused(next, 'InsufficientDriveCapacity');
+    },
+  );
 
   it(
     "a teardown removes what the node's ledger gave its container, never what a forged status names",

@@ -14,6 +14,7 @@ import { FINALIZER, proxyName, refText, type ObjectRef } from '../../src/lifecyc
 import { wekaPod } from '../../src/lifecycle/pods.js';
 import { containerWorkflowId, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
 import { eventually, sleep } from '../support/async.js';
+import { readPod } from '../support/pods.js';
 import { applyClusterGUID, createContainerObject, TEST_IMAGE } from '../support/containers.js';
 import { kubeConfig, uniqueNamespace } from '../support/harness.js';
 import {
@@ -45,15 +46,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await op?.stop();
 });
-
-async function readPod(namespace: string, name: string): Promise<V1Pod | null> {
-  try {
-    return await core.readNamespacedPod({ namespace, name });
-  } catch (err) {
-    if ((err as { code?: number }).code === 404) return null;
-    throw err;
-  }
-}
 
 async function waitPodRunning(namespace: string, name: string): Promise<V1Pod> {
   return eventually(`pod ${namespace}/${name} to run`, async () => {

@@ -3,10 +3,17 @@
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FINALIZER } from '../../src/lifecycle/names.js';
-import { WORKFLOW, containerWorkflowId, specChangedSignal, type LifecycleWorkflow } from '../../src/protocol.js';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import {
+  WORKFLOW,
+  containerWorkflowId,
+  nodeMutexId,
+  specChangedSignal,
+  type LifecycleWorkflow,
+} from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
 import { createContainerObject, WEKA_CONTAINERS } from '../support/containers.js';
-import { kubeConfig, uniqueNamespace } from '../support/harness.js';
+import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 import {
   deleteDriveContainer,
   readContainer,
@@ -29,12 +36,17 @@ afterAll(async () => {
 const DEVICES = [{ path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const }];
 const SPEC = { driveCores: 1, numDrives: 1, driveCapacity: 1000 };
 
-async function startUnplaced(name: string, clusterGUID?: string) {
+async function startUnplaced(name: string, clusterGUID?: string, nodeName?: string) {
   const ref = { namespace: await uniqueNamespace('late-node'), name };
-  const created = await createContainerObject(kubeConfig(), ref, SPEC, {
-    finalizers: [FINALIZER],
-    ...(clusterGUID ? { clusterGUID } : {}),
-  });
+  const created = await createContainerObject(
+    kubeConfig(),
+    ref,
+    { ...SPEC, ...(nodeName ? { nodeName } : {}) },
+    {
+      finalizers: [FINALIZER],
+      ...(clusterGUID ? { clusterGUID } : {}),
+    },
+  );
   const uid = created.metadata.uid!;
   const handle = await op.client.workflow.start<LifecycleWorkflow>(WORKFLOW.driveContainer, {
     taskQueue: op.deps.taskQueue,
@@ -74,6 +86,27 @@ describe('a drive container without a node', () => {
     await deleteDriveContainer(op, ref, uid);
     await waitGone(ref);
   });
+
+  it(
+    'waits for a named node that does not exist without starting a node mutex for it, and is deleted cleanly',
+    { timeout: 120_000 },
+    async () => {
+      const missing = uniqueName('no-such-node');
+      const { ref, uid, handle, waiting } = await startUnplaced('drive-2', undefined, missing);
+      const placed = waiting.status?.conditions?.find((c) => c.type === 'Placed');
+      expect(placed?.reason).toBe('NodeNotFound');
+      expect(placed?.message).toContain(missing);
+      await deleteDriveContainer(op, ref, uid);
+      await waitGone(ref);
+      await handle.result();
+      // No mutex was started for a made-up name, so none waits or retries for it.
+      const mutex = await op.client.workflow
+        .getHandle(nodeMutexId(missing))
+        .describe()
+        .catch((err: unknown) => err);
+      expect(mutex).toBeInstanceOf(WorkflowNotFoundError);
+    },
+  );
 
   it('is deleted cleanly before any node was named', { timeout: 120_000 }, async () => {
     const { ref, uid, handle } = await startUnplaced('drive-1');

@@ -191,6 +191,21 @@ describe('the CR watcher', () => {
     },
   );
 
+  it(
+    "takes a drive container its user labelled as the operator's like any other: Ready, and its deletion completes",
+    { timeout: 180_000 },
+    async () => {
+      await watcher();
+      const ref = { namespace: await uniqueNamespace('watch-label'), name: 'drive-0' };
+      const labels = { 'app.kubernetes.io/managed-by': 'weka-drives-operator' };
+      await createContainerObject(kubeConfig(), ref, { nodeName: node, ...SPEC }, { clusterGUID: guid, labels });
+      const ready = await waitForPhase(ref, 'Ready', 150_000);
+      expect(ready.metadata.finalizers).toEqual([FINALIZER]);
+      await deleteContainer(ref);
+      await waitGone(ref, 120_000);
+    },
+  );
+
   it('signals a spec change, and the waiting workflow proceeds to Ready', { timeout: 180_000 }, async () => {
     await watcher();
     const ref = { namespace: await uniqueNamespace('watch-spec'), name: 'no-cores' };

@@ -105,7 +105,7 @@ export async function createContainerObject(
   kc: KubeConfig,
   ref: ObjectRef,
   spec: object,
-  o: { finalizers?: string[]; clusterGUID?: string } = {},
+  o: { finalizers?: string[]; clusterGUID?: string; labels?: Record<string, string> } = {},
 ): Promise<WekaContainer> {
   const created = (await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
     ...WEKA_CONTAINERS,
@@ -113,7 +113,11 @@ export async function createContainerObject(
     body: {
       apiVersion: API_GROUP_VERSION,
       kind: 'WekaContainer',
-      metadata: { name: ref.name, ...(o.finalizers?.length ? { finalizers: o.finalizers } : {}) },
+      metadata: {
+        name: ref.name,
+        ...(o.finalizers?.length ? { finalizers: o.finalizers } : {}),
+        ...(o.labels ? { labels: o.labels } : {}),
+      },
       spec: { mode: 'drive', image: TEST_IMAGE, ...spec },
     },
   })) as WekaContainer;

@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import type { ActivityDeps } from '../../activities/index.js';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import { createOperatorWorker } from '../../deploy/operator/worker.js';
+import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
 import { signSharedDrives } from '../../deploy/local/shared-drives.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
@@ -115,6 +116,30 @@ export async function startTestOperator(overrides: Partial<ActivityDeps> = {}): 
       await running;
       await workerConnection.close();
       await connection.close();
+    },
+  };
+}
+
+/**
+ * A test operator with the CR watcher running beside its worker in this process, as the operator
+ * process runs them: objects are created as a user creates them, and lost pods are made again.
+ */
+export async function startWatchedTestOperator(): Promise<TestOperator & { watcher: RunningWatcher }> {
+  const op = await startTestOperator();
+  const watcher = startWatcher({
+    kubeConfig: kubeConfig(),
+    temporal: op.client,
+    taskQueue: op.deps.taskQueue,
+    logger: pino({ level: 'warn' }),
+    operatorNamespace: op.operatorNamespace,
+  });
+  await watcher.ready;
+  return {
+    ...op,
+    watcher,
+    async stop() {
+      await watcher.stop();
+      await op.stop();
     },
   };
 }

@@ -1,4 +1,5 @@
-// A resumable list+watch of one custom resource in all namespaces: list, then watch from the
+// A resumable list+watch of one resource in all namespaces (a custom resource, or a core one
+// such as the operator's pods, selected by label): list, then watch from the
 // list's resourceVersion; a watch that ends (server timeout, dropped connection, error) resumes
 // from the last resourceVersion seen; a 410 Gone (that version is compacted away) lists again;
 // every failure waits a jittered, capped back-off. A periodic re-list (resync) lets the handler
@@ -8,7 +9,7 @@
 // replays from its own last version, events older than the list that must not come after it.
 // Each listed or watched object is parsed into what the handler keeps as soon as it arrives, so a
 // list of thousands holds one page of raw objects at a time, never all of them.
-import { CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { backoffDelay, DEFAULT_BACKOFF, type Backoff } from '../../../src/backoff.js';
 import { pause } from './pause.js';
@@ -33,9 +34,12 @@ export interface ListWatchHandlers<T> {
 
 export interface ListWatchOptions<T> {
   kubeConfig: KubeConfig;
+  /** The API group; '' for the core group (only its pods are listed here). */
   group: string;
   version: string;
   plural: string;
+  /** Only the objects with these labels. */
+  labelSelector?: string;
   handlers: ListWatchHandlers<T>;
   logger: Logger;
   signal: AbortSignal;
@@ -70,11 +74,37 @@ function isGone(err: unknown): boolean {
   return e?.statusCode === 410 || e?.code === 410;
 }
 
+interface ListPage {
+  items?: unknown[];
+  metadata?: { resourceVersion?: string; continue?: string };
+}
+
+/** One page of the resource's list, in every namespace. */
+function pageLister<T>(o: ListWatchOptions<T>): (limit: number, next: string | undefined) => Promise<ListPage> {
+  const selector = o.labelSelector ? { labelSelector: o.labelSelector } : {};
+  if (o.group === '') {
+    if (o.plural !== 'pods') throw new Error(`listing core ${o.plural} is not supported`);
+    const core = o.kubeConfig.makeApiClient(CoreV1Api);
+    return async (limit, next) =>
+      (await core.listPodForAllNamespaces({ limit, ...selector, ...(next ? { _continue: next } : {}) })) as ListPage;
+  }
+  const api = o.kubeConfig.makeApiClient(CustomObjectsApi);
+  return async (limit, next) =>
+    (await api.listClusterCustomObject({
+      group: o.group,
+      version: o.version,
+      plural: o.plural,
+      limit,
+      ...selector,
+      ...(next ? { _continue: next } : {}),
+    })) as ListPage;
+}
+
 /** Runs until `signal` aborts. */
 export async function runListWatch<T>(o: ListWatchOptions<T>): Promise<void> {
-  const api = o.kubeConfig.makeApiClient(CustomObjectsApi);
+  const listPage = pageLister(o);
   const watch = new Watch(o.kubeConfig);
-  const path = `/apis/${o.group}/${o.version}/${o.plural}`;
+  const path = o.group === '' ? `/api/${o.version}/${o.plural}` : `/apis/${o.group}/${o.version}/${o.plural}`;
   const resyncMs = o.resyncMs ?? DEFAULT_RESYNC_MS;
   const log = o.logger.child({ plural: o.plural });
   let resourceVersion: string | undefined;
@@ -103,16 +133,7 @@ export async function runListWatch<T>(o: ListWatchOptions<T>): Promise<void> {
       let next: string | undefined;
       let version: string | undefined;
       do {
-        const page = (await api.listClusterCustomObject({
-          group: o.group,
-          version: o.version,
-          plural: o.plural,
-          limit: o.listPageSize ?? DEFAULT_LIST_PAGE,
-          ...(next ? { _continue: next } : {}),
-        })) as {
-          items?: unknown[];
-          metadata?: { resourceVersion?: string; continue?: string };
-        };
+        const page = await listPage(o.listPageSize ?? DEFAULT_LIST_PAGE, next);
         for (const raw of page.items ?? []) {
           const item = o.handlers.parse(raw);
           if (item !== undefined) items.push(item);
@@ -180,6 +201,7 @@ export async function runListWatch<T>(o: ListWatchOptions<T>): Promise<void> {
         path,
         resourceVersion,
         o.watchTimeoutSeconds ?? 300,
+        o.labelSelector,
         onEvent,
         o.handlers,
         o.signal,
@@ -212,6 +234,7 @@ function watchOnce<T>(
   path: string,
   fromVersion: string,
   timeoutSeconds: number,
+  labelSelector: string | undefined,
   onEvent: (type: WatchEventType, item: T) => void,
   handlers: ListWatchHandlers<T>,
   signal: AbortSignal,
@@ -254,7 +277,12 @@ function watchOnce<T>(
     watch
       .watch(
         path,
-        { resourceVersion: fromVersion, allowWatchBookmarks: true, timeoutSeconds },
+        {
+          resourceVersion: fromVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds,
+          ...(labelSelector ? { labelSelector } : {}),
+        },
         onLine,
         (err: unknown) => finish(err),
       )

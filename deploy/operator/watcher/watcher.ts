@@ -26,6 +26,8 @@ import type { OperatorMetrics } from '../metrics.js';
 import { runningWorkflowsQuery } from '../../../src/lifecycle/ended-workflows.js';
 import { runEndedWorkflowSweep } from './ended-workflows.js';
 import { runListWatch } from './list-watch.js';
+import { runPodWatch } from './pod-watch.js';
+import type { KnownContainer } from '../../../src/lifecycle/pod-loss.js';
 import { Reconciler } from './reconcile.js';
 import { KeyedWorkQueue } from './work-queue.js';
 
@@ -46,6 +48,8 @@ export interface WatcherOptions {
   bringUps?: AdmissionLimits;
   /** How often Temporal is asked which lifecycle workflows ended while their object exists. */
   endedSweepMs?: number;
+  /** The operator's namespace, where its ssdproxy pods are: their loss is told to their node's containers. */
+  operatorNamespace?: string;
 }
 
 export interface RunningWatcher {
@@ -102,6 +106,19 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
   o.metrics?.readBringUpsFrom(() => ({ inFlight: admission.inFlight(), waiting: admission.waitingCount() }));
   admissionTimer.unref();
 
+  /** The drive containers with a lifecycle, for telling them of a lost pod (pod-watch.ts). */
+  const driveContainers = new Map<string, KnownContainer>();
+  const noteContainer = (kind: WatchedKind, x: WatchedObject) => {
+    if (!hasBringUp(kind, x)) return;
+    const { uid, namespace, name } = x;
+    driveContainers.set(uid, {
+      uid,
+      namespace,
+      name,
+      ...(x.spec.nodeName ? { node: x.spec.nodeName } : {}),
+      ...(x.status.phase ? { phase: x.status.phase } : {}),
+    });
+  };
   /** Per kind, the uids the queue may hold, so a re-list can drop the ones that vanished. */
   const known = new Map<WatchedKind, Set<string>>(kinds.map((kind) => [kind, new Set<string>()]));
   /**
@@ -135,6 +152,9 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
     }
   };
 
+  const aborted = new Promise<void>((resolve) =>
+    abort.signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
   let ready = false;
   const listed = kinds.map((kind) => {
     let resolveListed!: () => void;
@@ -164,6 +184,7 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
             // workflows removed the finalizer already, or they never had one. Nothing to do.
             else if (!uids.has(uid)) {
               queue.forget(uid);
+              driveContainers.delete(uid);
               if (kind === 'WekaContainer') wake(admission.forget(uid, Date.now()));
             }
           }
@@ -171,6 +192,7 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
           reconciler.relisted(uids, missing, newer);
           const now = Date.now();
           for (const x of objects) {
+            noteContainer(kind, x);
             if (hasBringUp(kind, x)) wake(admission.observe(x, now));
             queue.add(x.uid, x, { background: true });
           }
@@ -180,11 +202,13 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
           if (type === 'DELETED') {
             // Gone from the apiserver: its workflow removed the finalizer, or it never had one.
             known.get(kind)!.delete(obj.uid);
+            driveContainers.delete(obj.uid);
             reconciler.forget(obj.uid);
             queue.forget(obj.uid);
             if (kind === 'WekaContainer') wake(admission.forget(obj.uid, Date.now()));
           } else {
             known.get(kind)!.add(obj.uid);
+            noteContainer(kind, obj);
             if (hasBringUp(kind, obj)) wake(admission.observe(obj, Date.now()));
             queue.add(obj.uid, obj);
           }
@@ -194,6 +218,25 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
     return { firstList, loop };
   });
 
+  // Started once the containers are listed, so that its first list finds them.
+  const containersListed = listed[kinds.indexOf('WekaContainer')]?.firstList;
+  const pods = containersListed
+    ? Promise.race([containersListed, aborted]).then(() =>
+        abort.signal.aborted
+          ? undefined
+          : runPodWatch({
+              kubeConfig: o.kubeConfig,
+              temporal: o.temporal,
+              logger,
+              signal: abort.signal,
+              containers: driveContainers,
+              operatorNamespace: o.operatorNamespace,
+              ...(o.backoff ? { backoff: o.backoff } : {}),
+              ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
+            }),
+      )
+    : Promise.resolve();
+
   const readyPromise = Promise.all(listed.map((l) => l.firstList))
     .then(() => queue.idle())
     .then(() => {
@@ -202,9 +245,6 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
     });
 
   // A workflow ended while its object exists (terminated in the Temporal UI, say): start it again.
-  const aborted = new Promise<void>((resolve) =>
-    abort.signal.addEventListener('abort', () => resolve(), { once: true }),
-  );
   const sweep = Promise.race([readyPromise, aborted]).then(() =>
     runEndedWorkflowSweep({
       temporal: o.temporal,
@@ -231,7 +271,7 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
     async stop() {
       clearInterval(admissionTimer);
       abort.abort();
-      await Promise.all([...listed.map((l) => l.loop), sweep.catch(() => undefined)]);
+      await Promise.all([...listed.map((l) => l.loop), sweep.catch(() => undefined), pods.catch(() => undefined)]);
       await queue.stop();
     },
   };

@@ -47,6 +47,18 @@ export const ObjectMetaSchema = Type.Object({
   labels: Type.Optional(StringMap('Labels of the object.')),
   annotations: Type.Optional(StringMap('Annotations of the object.')),
   finalizers: Type.Optional(Type.Array(Type.String(), { description: 'Finalizers that block deletion.' })),
+  ownerReferences: Type.Optional(
+    Type.Array(
+      Type.Object({
+        apiVersion: Type.String(),
+        kind: Type.String(),
+        name: Type.String(),
+        uid: Type.String(),
+        controller: Type.Optional(Type.Boolean()),
+      }),
+      { description: 'The objects this one belongs to (a cluster member: its WekaCluster).' },
+    ),
+  ),
 });
 export type ObjectMeta = Static<typeof ObjectMetaSchema>;
 

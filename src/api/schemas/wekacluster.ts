@@ -1,6 +1,7 @@
 // WekaCluster: one Weka cluster. Several clusters may select the same nodes; with drive
 // sharing their drive containers share those nodes' physical drives.
 import { Type, type Static } from '@sinclair/typebox';
+import { MAX_CLUSTER_PORT_RANGE } from '../../allocation/constants.js';
 import { CAPACITY_CROSS_FIELD_RULES, capacityProperties } from './capacity.js';
 import {
   celRules,
@@ -73,6 +74,19 @@ export const DynamicTemplateSchema = Type.Object(
 );
 export type DynamicTemplate = Static<typeof DynamicTemplateSchema>;
 
+/** One tenant's share of the ports: see MAX_CLUSTER_PORT_RANGE. */
+export const CLUSTER_PORTS_RULES = {
+  rangeShare: {
+    rule: `!has(self.portRange) || self.portRange <= ${MAX_CLUSTER_PORT_RANGE}`,
+    message: `portRange may be at most ${MAX_CLUSTER_PORT_RANGE} ports: one cluster's share, so that no cluster takes the ports of every other cluster and standalone container`,
+    fieldPath: '.portRange',
+  },
+  rangeEnds: {
+    rule: '!has(self.basePort) || !has(self.portRange) || self.basePort + self.portRange <= 65536',
+    message: 'basePort + portRange must end by port 65535',
+  },
+} satisfies Record<string, CelRule>;
+
 export const ClusterPortsSpecSchema = Type.Object(
   {
     basePort: Type.Optional(portSchema("First port of the cluster's port range. Unset: the operator allocates one.")),
@@ -80,7 +94,10 @@ export const ClusterPortsSpecSchema = Type.Object(
       portSchema("Number of ports in the cluster's range, starting at basePort. Unset: the operator's default."),
     ),
   },
-  { description: "Optional overrides of the cluster's port range; the ports in use are in status.ports." },
+  {
+    description: "Optional overrides of the cluster's port range; the ports in use are in status.ports.",
+    ...celRules(CLUSTER_PORTS_RULES.rangeShare, CLUSTER_PORTS_RULES.rangeEnds),
+  },
 );
 
 export const ClusterPortsStatusSchema = Type.Object(

@@ -101,6 +101,10 @@ export const WEKA_CONTAINER_RULES = {
     'nodeName',
     "a container's virtual drives live on its node; create a new WekaContainer for another node",
   ),
+  clusterSetOnce: setOnce(
+    'cluster',
+    "a member belongs to the cluster that made it (its teardown, ports and disruption budget are that cluster's); create a new WekaContainer for another cluster",
+  ),
   driveCoresSetOnce: setOnce(
     'driveCores',
     `the drive cores are set up when the Weka container joins its cluster, and changing them ${RESHAPING}`,
@@ -157,10 +161,11 @@ export const WekaContainerSpecSchema = Type.Object(
   },
   {
     description:
-      'Desired state of the container, written by users or by the WekaCluster controller. mode, nodeName, driveCores, driveCapacity and driveTypesRatio cannot change once set; containerCapacity and numDrives can only be raised, which grows the container in place with new virtual drives.',
+      'Desired state of the container, written by users or by the WekaCluster controller. mode, nodeName, cluster, driveCores, driveCapacity and driveTypesRatio cannot change once set; containerCapacity and numDrives can only be raised, which grows the container in place with new virtual drives.',
     ...celRules(
       ...CAPACITY_CROSS_FIELD_RULES,
       WEKA_CONTAINER_RULES.nodeNameSetOnce,
+      WEKA_CONTAINER_RULES.clusterSetOnce,
       WEKA_CONTAINER_RULES.driveCoresSetOnce,
       WEKA_CONTAINER_RULES.numDrivesGrowOnly,
       WEKA_CONTAINER_RULES.driveCapacitySetOnce,

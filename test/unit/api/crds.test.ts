@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import {
   buildCrdFiles,
   CAPACITY_RULES,
+  CLUSTER_PORTS_RULES,
   DRIVE_TYPES_RATIO_RULES,
   renderCrdYaml,
   WEKA_CONTAINER_RULES,
@@ -204,6 +205,9 @@ describe('CEL rules', () => {
     ['WekaCluster', '.spec.dynamicTemplate.driveTypesRatio', DRIVE_TYPES_RATIO_RULES.notBothZero],
     ['WekaContainer', '.spec.mode', WEKA_CONTAINER_RULES.modeImmutable],
     ['WekaContainer', '.spec', WEKA_CONTAINER_RULES.nodeNameSetOnce],
+    ['WekaContainer', '.spec', WEKA_CONTAINER_RULES.clusterSetOnce],
+    ['WekaCluster', '.spec.ports', CLUSTER_PORTS_RULES.rangeShare],
+    ['WekaCluster', '.spec.ports', CLUSTER_PORTS_RULES.rangeEnds],
     ['WekaContainer', '.spec', WEKA_CONTAINER_RULES.containerCapacityGrowOnly],
     ['WekaContainer', '.spec', WEKA_CONTAINER_RULES.driveCapacitySetOnce],
     ['WekaContainer', '.spec', WEKA_CONTAINER_RULES.numDrivesGrowOnly],

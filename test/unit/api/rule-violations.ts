@@ -4,6 +4,7 @@
 import {
   API_GROUP_VERSION,
   CAPACITY_RULES,
+  CLUSTER_PORTS_RULES,
   DEVICE_SET_RULES,
   DRIVE_TYPES_RATIO_RULES,
   DYNAMIC_TEMPLATE_CHANGE_RULES,
@@ -198,6 +199,12 @@ export const UPDATE_VIOLATIONS: UpdateViolation[] = [
     change: { nodeName: 'weka-node-2' },
   },
   { what: 'unset the node', rule: WEKA_CONTAINER_RULES.nodeNameSetOnce, spec: MODE_1, change: { nodeName: undefined } },
+  {
+    what: 'move to another cluster',
+    rule: WEKA_CONTAINER_RULES.clusterSetOnce,
+    spec: { ...MODE_1, cluster: 'stores' },
+    change: { cluster: 'other' },
+  },
   { what: 'more drive cores', rule: WEKA_CONTAINER_RULES.driveCoresSetOnce, spec: MODE_1, change: { driveCores: 3 } },
   { what: 'fewer drives', rule: WEKA_CONTAINER_RULES.numDrivesGrowOnly, spec: MODE_1, change: { numDrives: 3 } },
   {
@@ -388,4 +395,25 @@ UPDATE_VIOLATIONS.push(
     status: { writtenBy: WRITTEN },
     change: { writtenBy: { ...WRITTEN, historyLength: 68, sequence: 2 } },
   })),
+);
+
+/** A cluster whose port-range override takes more than one cluster's share, or runs past 65535. */
+function clusterWithPorts(name: string, ports: Fields): Manifest {
+  const manifest = cluster(name, { driveCores: 1, containerCapacity: 1000 });
+  return { ...manifest, spec: { ...(manifest['spec'] as Fields), ports } };
+}
+
+CREATE_VIOLATIONS.push(
+  {
+    what: 'a port range of every port from 14000',
+    kind: WEKA_CLUSTER_KIND,
+    rule: CLUSTER_PORTS_RULES.rangeShare,
+    manifest: clusterWithPorts('ports-all', { basePort: 14000, portRange: 51536 }),
+  },
+  {
+    what: 'a port range past 65535',
+    kind: WEKA_CLUSTER_KIND,
+    rule: CLUSTER_PORTS_RULES.rangeEnds,
+    manifest: clusterWithPorts('ports-past-end', { basePort: 65000, portRange: 1000 }),
+  },
 );

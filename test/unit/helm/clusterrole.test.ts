@@ -29,17 +29,17 @@ const EXPECTED: Record<string, string[]> = {
   'weka.weka.io/wekacontainers/status': ['patch'],
   'weka.weka.io/wekaclusters/status': ['patch'],
   'weka.weka.io/wekamanualoperations/status': ['patch'],
-  pods: ['create', 'delete', 'get'],
+  pods: ['create', 'delete', 'get', 'list', 'watch'],
   'pods/exec': ['create', 'get'],
   nodes: ['get', 'list', 'patch'],
   'nodes/status': ['patch'],
   events: ['create'],
   'storage.k8s.io/storageclasses': ['get'],
+  'policy/poddisruptionbudgets': ['create', 'delete', 'get', 'patch'],
 };
 
 /** What the chart's Role grants, in the operator's namespace only. */
 const EXPECTED_IN_NAMESPACE: Record<string, string[]> = {
-  pods: ['list'],
   persistentvolumeclaims: ['create', 'delete', 'get', 'list', 'patch'],
 };
 
@@ -100,7 +100,7 @@ describe("the chart's ClusterRole", () => {
     expect(deployment.spec.template.spec.serviceAccountName).toBe(account.metadata.name);
   });
 
-  it("grants listing pods and managing claims only in the operator's namespace, through a Role", () => {
+  it("grants managing claims only in the operator's namespace, through a Role", () => {
     const role = onlyOne(manifests, 'Role');
     const binding = onlyOne(manifests, 'RoleBinding') as unknown as {
       metadata: { namespace: string };

@@ -168,14 +168,16 @@ describe('decideWatchActions: objects the operator leaves alone', () => {
     }
   });
 
-  it('ignores what the operator created itself, even in drive mode', () => {
+  it("handles a drive container its user labelled as the operator's like any object: a label is no proof", () => {
     expect(
-      decideWatchActions(
-        container({ labels: { [MANAGED_BY_LABEL]: MANAGED_BY }, finalizers: [], status: {} }),
-        undefined,
-        ALL,
+      types(
+        decideWatchActions(
+          container({ labels: { [MANAGED_BY_LABEL]: MANAGED_BY }, finalizers: [], status: {} }),
+          undefined,
+          ALL,
+        ),
       ),
-    ).toEqual([]);
+    ).toContain('startWorkflow');
   });
 
   it('handles a managed-by label of another manager like any object', () => {
