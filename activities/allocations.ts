@@ -48,6 +48,7 @@ import { podRefusal } from './kube/pod-admission.js';
 import { ledgerOf, updateLedger, writeLedger } from './kube/node-ledger.js';
 import { WekaApi } from './kube/weka-api.js';
 import { createNodeDrivesPublisher } from './node-drives-publisher.js';
+import { createSignedOnDevices } from './signed-on-devices.js';
 import type { V1Node } from '@kubernetes/client-node';
 
 /** A round's decisions; an ask left undefined is decided again in the next round. */
@@ -60,6 +61,7 @@ const CONFLICT_ROUNDS = 5;
 export function createAllocationDecisions(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
   const publisher = createNodeDrivesPublisher(deps);
+  const stillSigned = createSignedOnDevices(deps);
 
   /**
    * The node's shared drives (or why there are none) and its allocation ledger, from one read. A
@@ -406,8 +408,11 @@ export function createAllocationDecisions(deps: ActivityDeps) {
         deps.logger.warn({ container: refText(ref), node }, 'refused to release the allocation of a live container');
         return refusal('NotDeleting', message, false);
       }
-      // Another object of the name now: this uid's drives were never torn down, so they stay counted.
-      const left = !same || container.metadata.annotations?.[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true';
+      // Torn down without its own pod (finished without it, or its object vanished mid-teardown):
+      // what the devices still hold stays counted.
+      const entry = nodeObject && uid !== undefined ? ledgerOf(nodeObject).containers[uid] : undefined;
+      const withoutPod = !same || container.metadata.annotations?.[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true';
+      const left = withoutPod && (entry === undefined || (await stillSigned(nodeObject!, entry.allocation)));
       const guid = same ? (container.status?.clusterGUID ?? '') : '';
       let released = false;
       await updateLedger(api.core, node, (ledger) => {

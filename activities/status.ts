@@ -5,9 +5,16 @@ import type { CoreV1Event } from '@kubernetes/client-node';
 import { API_GROUP_VERSION, WRITTEN_BY_RULE } from '../src/api/index.js';
 import { FIELD_MANAGER, type ObjectRef } from '../src/lifecycle/names.js';
 import type { ActivityDeps } from './deps.js';
-import { apiMessage, httpStatus, isAlreadyExists, isConflict, isNotFound } from './kube/errors.js';
+import {
+  apiMessage,
+  httpStatus,
+  isAlreadyExists,
+  isConflict,
+  isNamespaceTerminating,
+  isNotFound,
+} from './kube/errors.js';
 import { WekaApi } from './kube/weka-api.js';
-import type { EventInput, StatusWrite, StatusWriteOutcome } from './types.js';
+import type { EventInput, NodeEventInput, StatusWrite, StatusWriteOutcome } from './types.js';
 
 export function createStatusActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
@@ -43,12 +50,51 @@ export function createStatusActivities(deps: ActivityDeps) {
     try {
       await api.core.createNamespacedEvent({ namespace: ref.namespace, body: event });
     } catch (err) {
-      if (!(name && isAlreadyExists(err))) throw err;
+      if (name && isAlreadyExists(err)) return;
+      // Its namespace is being deleted, and the Event with it: the log keeps what it said.
+      if (isNamespaceTerminating(err)) {
+        deps.logger.info(
+          { object: `${ref.namespace}/${ref.name}`, kind, type, reason, message },
+          'Event not recorded: its namespace is being deleted',
+        );
+        return;
+      }
+      throw err;
     }
+  }
+
+  /**
+   * Records an Event on a Node (in the default namespace, where Kubernetes records node Events):
+   * for what a teardown left on the node when its own object's namespace can take no Event.
+   */
+  async function recordNodeEvent({ node, type, reason, message }: NodeEventInput): Promise<void> {
+    const found = await api.core.readNode({ name: node }).catch(() => null);
+    if (!found) return;
+    const now = new Date();
+    await api.core.createNamespacedEvent({
+      namespace: 'default',
+      body: {
+        metadata: { generateName: `${node}.`, namespace: 'default' },
+        involvedObject: {
+          apiVersion: 'v1',
+          kind: 'Node',
+          name: node,
+          ...(found.metadata?.uid ? { uid: found.metadata.uid } : {}),
+        },
+        type,
+        reason,
+        message: message.slice(0, 1024),
+        source: { component: 'weka-drives-operator' },
+        firstTimestamp: now,
+        lastTimestamp: now,
+        count: 1,
+      },
+    });
   }
 
   return {
     recordEvent,
+    recordNodeEvent,
 
     /**
      * Applies the status (when given), then records the Events of its changes, in order. Nothing is

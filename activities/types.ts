@@ -94,6 +94,14 @@ export interface EventInput {
   message: string;
 }
 
+/** An Event on a Node. */
+export interface NodeEventInput {
+  node: string;
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
 /** An Event that goes with a status change (writeStatus). */
 export type StatusEvent = Pick<EventInput, 'type' | 'reason' | 'message'> & { name: string };
 

@@ -23,6 +23,12 @@ export interface ObjectWorkflowInput extends ObjectRef {
   uid: string;
   /** Continue as new past this many history events (default: the workflow's own limit). */
   historyLimit?: number;
+  /**
+   * What a drive container's teardown carries when it continues as new, should its object vanish
+   * before the new run reads it (its finalizer removed by hand): its node, its cluster's GUID, and
+   * whether it may have joined that cluster.
+   */
+  teardown?: { node: string; clusterGUID?: string; joined: boolean };
 }
 
 export interface MutexInput {

@@ -39,6 +39,7 @@ import { inPod, kube, kubeLocal, weka } from './activities.js';
 import { ContainerStatus } from './container-status.js';
 import { Lifecycle, continuedRun, isContinueAsNew, messageOf, objectState } from './lifecycle.js';
 import { installMutexClient } from './mutex-client.js';
+import { finishVanishedTeardown, recordLeftInCluster, removeDrivesThroughProxy } from './teardown-from-node.js';
 
 /** The recorded phases of a container that may have tried to join its Weka cluster. */
 const MAY_HAVE_JOINED = new Set(['Signing', 'AddingDrives', 'Ready', 'Error', 'Deleting']);
@@ -54,6 +55,9 @@ const NODE_NOT_FOUND = 'NodeNotFound';
 
 /** The Ready condition's reason while a lost pod is made again and the container checked in it. */
 const POD_LOST = 'PodLost';
+
+/** A pod that cannot be made because its namespace is being deleted (activities/kube/pods.ts). */
+const NAMESPACE_TERMINATING = 'NamespaceTerminating';
 
 /** A refused allocation is asked again after a release on the node, a spec change, or this long. */
 const CAPACITY_RETRY = '30 seconds';
@@ -82,7 +86,13 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   const life = new Lifecycle(input, status);
 
   let snapshot = await kubeLocal.readContainer(ref);
-  if (!snapshot || snapshot.uid !== input.uid) return; // deleted before we started, or another object now
+  if (!snapshot || snapshot.uid !== input.uid) {
+    // Deleted before we started, or another object now; or a teardown continued as new whose
+    // object was removed meanwhile, which finishes from what it carried.
+    const teardown = input.teardown;
+    if (teardown) await finishVanishedTeardown({ ...input, teardown }, mutex);
+    return;
+  }
   // spec.nodeName may be set after creation (once): the container waits for it (waitForNode).
   let node = snapshot.spec.nodeName ?? '';
   /** A WekaCluster's member: its cluster waits on its phases (waitForClusterGUID, Ready). */
@@ -509,6 +519,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     // Weka state exists only once the container tried to join its cluster (after its allocation,
     // with its GUID); undo it from the pod, finding the container by name if its id is not known.
     const joined = alloc && guid && (status.containerID !== undefined || joinTried);
+    // A new run that finds the object gone (its finalizer removed by hand) finishes from these.
+    life.carry({ teardown: { node, ...(guid ? { clusterGUID: guid } : {}), joined: Boolean(joined) } });
     if (nodeGone && alloc && guid) {
       const left = joined && !(await leaveClusterViaPeer(alloc, guid));
       const uuids = alloc.drives?.length
@@ -550,7 +562,10 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     let toolFailures = 0;
     let leftViaPeer = false;
     for (let pause = 10; ;) {
-      if ((await kubeLocal.readContainer(ref))?.annotations[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true') {
+      const now = await kubeLocal.readContainer(ref);
+      // Its finalizer was removed by hand: the pod found by its name is no longer surely its own.
+      if (now?.uid !== input.uid) return undoFromTheNode(alloc, guid, 'vanished');
+      if (now.annotations[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true') {
         const left = [
           ...alloc.virtualDrives.map(
             (d) => `${d.virtualUUID} (${d.capacityGiB} GiB on physical drive ${d.serial}, ${d.physicalUUID})`,
@@ -601,6 +616,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         return 'done';
       } catch (err) {
         const cause = err instanceof ActivityFailure ? err.cause : err;
+        if (cause instanceof ApplicationFailure && cause.type === NAMESPACE_TERMINATING)
+          return undoFromTheNode(alloc, guid, 'namespace');
         // The pod answered and a Weka command failed after its retries: soon again, a few times,
         // before it is shown as blocked (each pass redoes only what is left).
         if (cause instanceof ApplicationFailure && cause.type === 'WekaCommandFailed' && ++toolFailures < 3) {
@@ -625,6 +642,54 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         await life.continueAsNewIfLong();
       }
     }
+  }
+
+  /**
+   * The teardown of a container that cannot use its own pod: its namespace is being deleted and
+   * its pod is gone (nothing can be made there again, neither a pod nor an Event), or its object
+   * vanished mid-teardown (its finalizer removed by hand: the pod of its name may be a successor's).
+   * Takes the container out of its Weka cluster from another member's pod where one still runs;
+   * removes its virtual drives from the devices (and gives its whole drives back) from its node's
+   * ssdproxy pod, which lives in the operator's namespace, so that its capacity is free for the
+   * node's other tenants; records on the Node what may remain in the Weka cluster. A proxy that
+   * cannot be reached is shown and tried again with a growing pause.
+   */
+  async function undoFromTheNode(
+    alloc: ContainerAllocation,
+    guid: string,
+    why: 'namespace' | 'vanished',
+  ): Promise<'done'> {
+    const because =
+      why === 'namespace'
+        ? 'its namespace is being deleted and its pod is gone'
+        : 'its object was removed before its teardown ended (its finalizer removed by hand)';
+    const left = (status.containerID !== undefined || joinTried) && !(await leaveClusterViaPeer(alloc, guid));
+    const o = { ref, uid: input.uid, node, guid, alloc, mutex };
+    await status.enter('Deleting', `${because}: removing its drives through the node's ssdproxy`);
+    await removeDrivesThroughProxy({
+      ...o,
+      blocked: async (error, pauseS) => {
+        const message = `${because}, and node ${node}'s ssdproxy cannot remove its drives: ${error}; trying again in ${pauseS} s`;
+        await status.condition('TeardownBlocked', 'True', 'ProxyUnreachable', message);
+      },
+      between: () => life.continueAsNewIfLong(),
+      removed: (virtualUUID, serial) => {
+        status.addedVirtualDrives = status.addedVirtualDrives.filter((u) => u !== virtualUUID);
+        status.addedDrives = status.addedDrives.filter(
+          (d) =>
+            (virtualUUID === undefined || d.virtualUUID !== virtualUUID) &&
+            (serial === undefined || d.serial !== serial || d.virtualUUID !== undefined),
+        );
+      },
+    });
+    await status.publish();
+    if (left)
+      await recordLeftInCluster({
+        ...o,
+        because,
+        ...(status.containerID !== undefined ? { containerId: status.containerID } : {}),
+      });
+    return 'done';
   }
 
   /**

@@ -83,7 +83,7 @@ export class Lifecycle {
 
   /** Installs the handlers; a workflow that ignores spec changes says so with `specChanges: false`. */
   constructor(
-    private readonly input: ObjectWorkflowInput,
+    private input: ObjectWorkflowInput,
     private readonly status: LifecycleStatus,
     options: { specChanges?: boolean } = {},
   ) {
@@ -96,6 +96,11 @@ export class Lifecycle {
     });
     setHandler(wakeUpSignal, () => void this.wakeUps++);
     setHandler(stateQuery, () => status.view());
+  }
+
+  /** Adds what a new run (continued as new) is to carry beside the object's identity. */
+  carry(fields: Partial<Omit<ObjectWorkflowInput, 'namespace' | 'name' | 'uid'>>): void {
+    this.input = { ...this.input, ...fields };
   }
 
   /** What was received so far: a later changed({ since }) counts what came after it. */

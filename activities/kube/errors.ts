@@ -10,6 +10,22 @@ export const isConflict = (err: unknown): boolean => httpStatus(err) === 409;
 export const isAlreadyExists = isConflict;
 
 /**
+ * A create the apiserver refused because the namespace is being deleted: nothing new (a pod, an
+ * Event) can be made there again, so waiting or retrying cannot help.
+ */
+export function isNamespaceTerminating(err: unknown): boolean {
+  return (
+    httpStatus(err) === 403 &&
+    /because it is being terminated|NamespaceTerminating/.test(apiMessage(err) + bodyText(err))
+  );
+}
+
+function bodyText(err: unknown): string {
+  const body: unknown = (err as { body?: unknown } | null)?.body;
+  return typeof body === 'string' ? body : '';
+}
+
+/**
  * What a failed Kubernetes call means for whoever made it:
  * - `conflict`: 409, the object changed since it was read (or already exists): read and decide again;
  * - `transient`: no HTTP answer at all (connection refused or cut, a timeout), 408, 429 or a 5xx:

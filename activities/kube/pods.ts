@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { decidePod, describePod, podEnded, type PodFacts, type PodManifest } from '../../src/lifecycle/pods.js';
 import { currentContext, pause } from '../heartbeat.js';
-import { apiMessage, httpStatus, isAlreadyExists, isConflict, orIfMissing } from './errors.js';
+import { apiMessage, httpStatus, isAlreadyExists, isConflict, isNamespaceTerminating, orIfMissing } from './errors.js';
 
 /** Heartbeats when running inside an activity, so a long wait is not mistaken for a hang. */
 function heartbeat(detail: string): void {
@@ -31,6 +31,8 @@ export const POD_UNSCHEDULABLE = 'PodUnschedulable';
  * admission policy or the schema refuses it. The same pod is refused until something changes.
  */
 export const POD_REFUSED = 'PodRefused';
+/** The pod's namespace is being deleted: no pod can be made there again. */
+export const NAMESPACE_TERMINATING = 'NamespaceTerminating';
 
 export function podFacts(pod: V1Pod): PodFacts {
   return {
@@ -96,6 +98,11 @@ export async function ensurePod(
           await core.createNamespacedPod({ namespace, body: manifest as V1Pod });
           return { created: true, replaced };
         } catch (err) {
+          if (isNamespaceTerminating(err))
+            throw ApplicationFailure.nonRetryable(
+              `pod ${namespace}/${name} cannot be made: its namespace is being deleted`,
+              NAMESPACE_TERMINATING,
+            );
           const code = httpStatus(err);
           // 403 from admission (a used-up ResourceQuota, a policy) or 422: not retried at once.
           if (code === 403 || code === 422)

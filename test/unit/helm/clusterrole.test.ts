@@ -125,6 +125,7 @@ describe("the chart's ClusterRole", () => {
     expect(rendered.filter((m) => m.kind === 'ClusterRole').map((m) => m.metadata.name)).toEqual([
       'weka-weka-drives-operator-view',
       'weka-weka-drives-operator-edit',
+      'weka-weka-drives-operator-storage-admin',
     ]);
   });
 });
@@ -155,12 +156,22 @@ describe("the chart's ClusterRoles for people", () => {
     );
   });
 
-  it('let the built-in edit and admin roles create, update, patch and delete them, but not their status', () => {
+  it('let the built-in edit and admin roles create, update, patch and delete containers and clusters, but not their status', () => {
     const edit = named('edit');
     expect(aggregatedInto(edit)).toEqual(['admin', 'edit']);
     expect(grants(rulesOf(edit))).toEqual(
-      Object.fromEntries(OPERATOR_RESOURCES.map((r) => [`weka.weka.io/${r}`, ['create', 'delete', 'patch', 'update']])),
+      Object.fromEntries(
+        ['wekaclusters', 'wekacontainers'].map((r) => [`weka.weka.io/${r}`, ['create', 'delete', 'patch', 'update']]),
+      ),
     );
+  });
+
+  it('keep node-wide, destructive operations (WekaManualOperation: sign-drives erases devices) for storage administrators, aggregated into nothing', () => {
+    const admin = named('storage-admin');
+    expect(aggregatedInto(admin)).toEqual([]);
+    expect(grants(rulesOf(admin))).toEqual({
+      'weka.weka.io/wekamanualoperations': ['create', 'delete', 'patch', 'update'],
+    });
   });
 
   it('cover every CRD the chart installs', () => {
