@@ -11,6 +11,7 @@ export const LONG_FILES = [
   'test/integration/chaos/simulator-faults.test.ts',
   'test/integration/cluster-lifecycle.test.ts',
   'test/integration/chaos/broken-allocation.test.ts',
+  'test/integration/chaos/broken-pod-watch.test.ts',
   'test/integration/sandbox.test.ts',
   'test/integration/device-sets.test.ts',
   'test/integration/operator-restart.test.ts',

@@ -27,9 +27,15 @@ import type { ActivityDeps } from '../../activities/deps.js';
 const DRAIN_REPORT_MS = 10_000;
 
 /** What a test's own entry point may replace; the operator's main replaces nothing, and no setting can. */
-export type OperatorOverrides = Pick<ActivityDeps, 'decideAllocations'>;
+export type OperatorOverrides = Pick<ActivityDeps, 'decideAllocations'> & {
+  /** false: the watcher does not watch the operator's pods (only a deliberately broken test operator). */
+  watchPods?: boolean;
+};
 
-export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOverrides = {}): Promise<void> {
+export async function runOperator(
+  env: NodeJS.ProcessEnv,
+  { watchPods, ...overrides }: OperatorOverrides = {},
+): Promise<void> {
   const parsed = parseOperatorConfig(env);
   const temporalSettings = temporalTarget(env);
   const errors = [...(parsed.ok ? [] : parsed.errors), ...(temporalSettings.ok ? [] : temporalSettings.errors)];
@@ -146,6 +152,7 @@ export async function runOperator(env: NodeJS.ProcessEnv, overrides: OperatorOve
       logger,
       metrics,
       operatorNamespace: config.operatorNamespace,
+      ...(watchPods === false ? { watchPods } : {}),
       bringUps: { limit: config.maxConcurrentBringUps, holdMs: config.bringUpHoldSeconds * 1000 },
     });
     sampler = startMutexDepthSampler({ temporal, taskQueue: config.taskQueue, metrics, logger });

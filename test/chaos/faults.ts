@@ -2,7 +2,7 @@
 // itself before its promise resolves (the engine checks the system after the storm it was part
 // of), and every one stays on loopback: the servers are this machine's, the partitions are cuts of
 // TCP proxies on 127.0.0.1.
-import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { simulate } from '../../deploy/local/shared-drives.js';
 import { sleep } from '../support/async.js';
 import type { Random } from '../support/random.js';
@@ -13,6 +13,8 @@ export const FAULT_CLASSES = [
   'rolling-replacement',
   'node-down',
   'pod-evicted',
+  'pod-deleted',
+  'node-drained',
   'apiserver-restart',
   'etcd-restart-compacted',
   'apiserver-cut',
@@ -82,6 +84,37 @@ export async function injectFault(
       const evicted = await evictPods(world, random, random.int(1, 3));
       return `evicted ${evicted.length} pods (phase Failed, reason Evicted): ${evicted.join(', ')}`;
     }
+    case 'pod-deleted': {
+      // As a person does it (kubectl delete pod) or a drain (the eviction API), for pods of Ready
+      // containers and proxies alike; the operator must make each again.
+      const how = random.next() < 0.5 ? 'delete' : 'evict';
+      const gone = await removePods(world, random, random.int(1, 3), how);
+      return `${how === 'delete' ? 'deleted' : 'evicted through the eviction API'} ${gone.length} pods: ${gone.join(', ')}`;
+    }
+    case 'node-drained': {
+      // kubectl drain NODE --force --ignore-daemonsets: cordon, then evict every pod of the
+      // operator's on the node (a budget's 429 is tried again, as drain does), then uncordon.
+      const node = world.nodes[random.int(0, world.nodes.length - 1)]!;
+      const core = world.cp.kubeConfig().makeApiClient(CoreV1Api);
+      const cordon = (unschedulable: boolean) =>
+        core.patchNode(
+          { name: node, body: { spec: { unschedulable } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+      await cordon(true);
+      const drainedMs = lasting('nodeDown');
+      const started = Date.now();
+      let evicted = 0;
+      while (Date.now() - started < drainedMs) {
+        const left = (await operatorPods(world)).filter(
+          (p) => p.spec?.nodeName === node && !p.metadata?.deletionTimestamp,
+        );
+        for (const pod of left) if ((await evict(core, pod)) === 201) evicted++;
+        await sleep(2_000);
+      }
+      await cordon(false);
+      return `drained node ${node} for ${drainedMs} ms (${evicted} evictions), then uncordoned it`;
+    }
     case 'apiserver-restart': {
       const { downMs } = await world.cp.restartApiserver();
       return `restarted the apiserver (${downMs} ms down)`;
@@ -143,18 +176,70 @@ export async function injectFault(
   }
 }
 
+/** Every pod of the chaos namespaces and the operator's (drive containers' and ssdproxies'). */
+async function operatorPods(world: ChaosWorld): Promise<V1Pod[]> {
+  const core = world.cp.kubeConfig().makeApiClient(CoreV1Api);
+  const lists = await Promise.all(
+    [...world.namespaces, world.operatorNamespace].map(
+      async (namespace) => (await core.listNamespacedPod({ namespace })).items,
+    ),
+  );
+  return lists.flat();
+}
+
+const running = (p: V1Pod) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
+
+/** The eviction API's answer for the pod: 201, or 429 while a disruption budget holds it. */
+async function evict(core: CoreV1Api, pod: V1Pod): Promise<number> {
+  const { name, namespace } = pod.metadata as { name: string; namespace: string };
+  return core
+    .createNamespacedPodEviction({
+      name,
+      namespace,
+      body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } },
+    })
+    .then(
+      () => 201,
+      (err: { code?: number }) => err.code ?? 0,
+    );
+}
+
+/**
+ * Deletes or evicts running pods, waits until each is gone (20 s at most), then 2 s more: the
+ * operator, told by its pod watch, has taken Ready away from their containers by then, so the
+ * engine's settle waits for them. A container it is never told about stays Ready with no pod,
+ * which the steady-state check reports.
+ */
+async function removePods(
+  world: ChaosWorld,
+  random: Random,
+  count: number,
+  how: 'delete' | 'evict',
+): Promise<string[]> {
+  const core = world.cp.kubeConfig().makeApiClient(CoreV1Api);
+  const candidates = (await operatorPods(world)).filter(running);
+  const chosen = random.sample(candidates, Math.min(count, candidates.length));
+  for (const pod of chosen) {
+    const { name, namespace } = pod.metadata as { name: string; namespace: string };
+    if (how === 'delete') await core.deleteNamespacedPod({ name, namespace }).catch(() => undefined);
+    else await evict(core, pod);
+  }
+  const uids = new Set(chosen.map((p) => p.metadata?.uid));
+  const started = Date.now();
+  while (Date.now() - started < 20_000) {
+    const now = await operatorPods(world);
+    const stillOld = now.some((p) => uids.has(p.metadata?.uid) && running(p));
+    if (!stillOld) break;
+    await sleep(500);
+  }
+  await sleep(2_000);
+  return chosen.map((p) => `${p.metadata!.namespace}/${p.metadata!.name}`);
+}
+
 /** Puts running pods of the chaos namespaces (drive containers' and ssdproxies') in phase Failed, as an eviction does. */
 async function evictPods(world: ChaosWorld, random: Random, count: number): Promise<string[]> {
   const core = world.cp.kubeConfig().makeApiClient(CoreV1Api);
-  const pods = (
-    await Promise.all(
-      [...world.namespaces, world.operatorNamespace].map(
-        async (namespace) => (await core.listNamespacedPod({ namespace })).items,
-      ),
-    )
-  )
-    .flat()
-    .filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+  const pods = (await operatorPods(world)).filter(running);
   const chosen = random.sample(pods, Math.min(count, pods.length));
   for (const pod of chosen) {
     await core

@@ -19,13 +19,20 @@ import { CONTAINER_WRITES_AUDIT_POLICY } from '../support/instant-invariants.js'
 import type { InvariantScope, ObservedWorld } from '../support/invariants.js';
 import {
   BROKEN_ALLOCATION_OPERATOR_SOURCE,
+  BROKEN_POD_WATCH_OPERATOR_SOURCE,
   OPERATOR_SOURCE,
   spawnOperator,
   type OperatorProcess,
 } from '../support/operator-process.js';
 import { PRESSURE_DEVICES } from './pressure.js';
 
-export type OperatorMain = 'source' | 'brokenAllocation';
+export type OperatorMain = 'source' | 'brokenAllocation' | 'brokenPodWatch';
+
+const OPERATOR_MAINS: Record<OperatorMain, string> = {
+  source: OPERATOR_SOURCE,
+  brokenAllocation: BROKEN_ALLOCATION_OPERATOR_SOURCE,
+  brokenPodWatch: BROKEN_POD_WATCH_OPERATOR_SOURCE,
+};
 
 /** One operator replica's place: its proxies, and the process (or two, mid-replacement) behind them. */
 export class ReplicaSlot {
@@ -128,7 +135,7 @@ export class ChaosWorld {
         auditPolicy: CONTAINER_WRITES_AUDIT_POLICY,
         log: () => undefined,
       }),
-      bundleOperatorSource(o.operatorMain === 'source' ? OPERATOR_SOURCE : BROKEN_ALLOCATION_OPERATOR_SOURCE),
+      bundleOperatorSource(OPERATOR_MAINS[o.operatorMain]),
       writeWorkflowBundle(join(dataDir, WORKFLOW_BUNDLE)),
     ]);
     if (started.status === 'rejected' || bundled.status === 'rejected' || workflows.status === 'rejected') {

@@ -3,7 +3,8 @@
 // Weka simulator (every device header, the Weka cluster's drives, every node's commands.log).
 // `observe` gathers; `steadyStateViolations` and `allDeletedViolations` are pure and return
 // what is wrong, one line each, so a test asserts `toEqual([])` and a failure reads as a list.
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { proxyName } from '../../src/lifecycle/names.js';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import {
   parseClusterList,
@@ -47,6 +48,8 @@ export interface ObservedState {
   proxies: WekaContainer[];
   /** Every pod in the scope's namespaces and the operator's, as namespace/name. */
   pods: string[];
+  /** Those of them that run (phase Running, not being deleted). */
+  runningPods: string[];
   devices: Array<{ node: string; info: DriveInfo }>;
   /** The WekaClusters in the scope's namespaces, and the GUIDs of every Weka cluster the simulator lists. */
   wekaClusters: WekaCluster[];
@@ -66,15 +69,18 @@ export async function observe(scope: InvariantScope, world: ObservedWorld): Prom
   const core = kc.makeApiClient(CoreV1Api);
   const containers = (await Promise.all(scope.namespaces.map((namespace) => listContainers(kc, namespace)))).flat();
   const proxies = await listContainers(kc, scope.operatorNamespace);
-  const pods = (
+  const podObjects = (
     await Promise.all(
       [...scope.namespaces, scope.operatorNamespace].map(
         async (namespace) => (await core.listNamespacedPod({ namespace })).items,
       ),
     )
-  )
-    .flat()
-    .map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`);
+  ).flat();
+  const podName = (p: V1Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`;
+  const pods = podObjects.map(podName);
+  const runningPods = podObjects
+    .filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp)
+    .map(podName);
 
   const devices = await mapLimit(
     scope.nodes.flatMap((node) => scope.devices.map((path) => ({ node, path }))),
@@ -118,6 +124,7 @@ export async function observe(scope: InvariantScope, world: ObservedWorld): Prom
   );
   return {
     containers,
+    runningPods,
     proxies,
     pods,
     devices,
@@ -261,6 +268,10 @@ export function steadyStateViolations(state: ObservedState): string[] {
       }
     }
     if (c.status?.phase === 'Ready') {
+      if (!state.runningPods.includes(nameOf(c))) out.push(`${nameOf(c)}: Ready but its pod does not run`);
+      const proxy = `/${proxyName(node)}`;
+      if (drives.length > 0 && !state.runningPods.some((p) => p.endsWith(proxy)))
+        out.push(`${nameOf(c)}: Ready but its node's ssdproxy pod ${proxyName(node)} does not run`);
       const want = drives.map((d) => d.virtualUUID).sort();
       if (want.length === 0) out.push(`${nameOf(c)}: Ready with no virtual drive allocated`);
       if (JSON.stringify([...added].sort()) !== JSON.stringify(want))

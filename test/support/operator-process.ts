@@ -18,6 +18,7 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 export const OPERATOR_SOURCE = join(repoRoot, 'deploy/operator/main.ts');
 /** An operator whose allocation decisions double-book on purpose: only to prove a checker catches it. */
 export const BROKEN_ALLOCATION_OPERATOR_SOURCE = join(repoRoot, 'test/chaos/broken-allocation-operator.ts');
+export const BROKEN_POD_WATCH_OPERATOR_SOURCE = join(repoRoot, 'test/chaos/broken-pod-watch-operator.ts');
 /** The operator as the image runs it: the compiled JavaScript, bundled by `npm run build`. */
 export const COMPILED_OPERATOR = join(repoRoot, 'dist/deploy/operator/main.bundle.js');
 

@@ -50,6 +50,8 @@ export interface WatcherOptions {
   endedSweepMs?: number;
   /** The operator's namespace, where its ssdproxy pods are: their loss is told to their node's containers. */
   operatorNamespace?: string;
+  /** false: the operator's pods are not watched (a deliberately broken test operator only). */
+  watchPods?: boolean;
 }
 
 export interface RunningWatcher {
@@ -220,22 +222,23 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
 
   // Started once the containers are listed, so that its first list finds them.
   const containersListed = listed[kinds.indexOf('WekaContainer')]?.firstList;
-  const pods = containersListed
-    ? Promise.race([containersListed, aborted]).then(() =>
-        abort.signal.aborted
-          ? undefined
-          : runPodWatch({
-              kubeConfig: o.kubeConfig,
-              temporal: o.temporal,
-              logger,
-              signal: abort.signal,
-              containers: driveContainers,
-              operatorNamespace: o.operatorNamespace,
-              ...(o.backoff ? { backoff: o.backoff } : {}),
-              ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
-            }),
-      )
-    : Promise.resolve();
+  const pods =
+    containersListed && o.watchPods !== false
+      ? Promise.race([containersListed, aborted]).then(() =>
+          abort.signal.aborted
+            ? undefined
+            : runPodWatch({
+                kubeConfig: o.kubeConfig,
+                temporal: o.temporal,
+                logger,
+                signal: abort.signal,
+                containers: driveContainers,
+                operatorNamespace: o.operatorNamespace,
+                ...(o.backoff ? { backoff: o.backoff } : {}),
+                ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
+              }),
+        )
+      : Promise.resolve();
 
   const readyPromise = Promise.all(listed.map((l) => l.firstList))
     .then(() => queue.idle())

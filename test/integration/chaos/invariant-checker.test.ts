@@ -36,7 +36,8 @@ function consistent(): ObservedState {
   return {
     containers: [container()],
     proxies: [],
-    pods: [],
+    pods: ['ns/drive-0', 'weka-system/weka-drives-proxy-n1'],
+    runningPods: ['ns/drive-0', 'weka-system/weka-drives-proxy-n1'],
     devices: [
       {
         node: 'n1',
@@ -82,6 +83,15 @@ function withDevice(state: ObservedState, change: Partial<ObservedState['devices
 describe('the chaos invariant checker', () => {
   it('finds nothing wrong with a consistent observation', () => {
     expect(steadyStateViolations(consistent())).toEqual([]);
+  });
+
+  it("reports a Ready container whose pod, or whose node's ssdproxy pod, does not run", () => {
+    const noPod = { ...consistent(), runningPods: ['weka-system/weka-drives-proxy-n1'] };
+    expect(steadyStateViolations(noPod)).toContain('ns/drive-0: Ready but its pod does not run');
+    const noProxy = { ...consistent(), runningPods: ['ns/drive-0'] };
+    expect(steadyStateViolations(noProxy)).toContain(
+      "ns/drive-0: Ready but its node's ssdproxy pod weka-drives-proxy-n1 does not run",
+    );
   });
 
   it('reports an over-committed physical drive, on the device and in the statuses', () => {
@@ -194,6 +204,8 @@ describe('the chaos invariant checker', () => {
     const state: ObservedState = {
       ...consistent(),
       containers: [],
+      pods: [],
+      runningPods: [],
       devices: [],
       clusterMembers: [],
       clusterDrives: [],
@@ -209,7 +221,14 @@ describe('the chaos invariant checker', () => {
   });
 
   it('after deletion, reports a Weka container left in the cluster', () => {
-    const clean: ObservedState = { ...consistent(), containers: [], devices: [], clusterDrives: [], logs: [] };
+    const clean: ObservedState = {
+      ...consistent(),
+      containers: [],
+      pods: [],
+      devices: [],
+      clusterDrives: [],
+      logs: [],
+    };
     expect(allDeletedViolations(clean)).toContain(`Weka container ns_drive-0 (7) is left in cluster ${GUID} on n1`);
   });
 
@@ -230,6 +249,8 @@ describe('the chaos invariant checker', () => {
     const clean: ObservedState = {
       ...consistent(),
       containers: [],
+      pods: [],
+      runningPods: [],
       devices: [],
       clusterMembers: [],
       clusterDrives: [],
