@@ -432,14 +432,15 @@ const ROWS: AnyRow[] = [
 
   row({
     name: 'a container created on a node that is already gone says so, and deletes cleanly',
-    where: 'condition ProxyReady=False NodeNotFound + Warning Event',
+    where: 'condition Placed=False NodeNotFound + Warning Event',
     async setup() {
       const base = await nodeWith([TLC_3840], 'gone-before');
       await removeNode(base.node);
       return container(base, 'orphan', { driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } });
     },
     async seesMessage(c) {
-      const cond = await refusal(c.ref, 'ProxyReady', 'NodeNotFound', 90_000);
+      // Waited for without asking that node's mutex anything (a made-up name starts no mutex).
+      const cond = await refusal(c.ref, 'Placed', 'NodeNotFound', 90_000);
       expect(cond.message).toContain(`node ${c.node} does not exist`);
       expect(await warningEvent(c.ref, 'NodeNotFound')).toBe(cond.message);
     },
