@@ -435,7 +435,10 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       );
       // Its cluster is Ready once its last member is: told now, not at the cluster's next look.
       if (becameReady && memberOfCluster) await kubeLocal.wakeMemberCluster(ref);
-      const podLost = () => podLosses > seen.podLosses;
+      // A deletion that comes with a lost pod wins: the pod is not made again for a teardown. It
+      // must win however the two signals were split between workflow tasks, so that a replay
+      // (which delivers together what a timed-out task saw apart) takes the same path.
+      const podLost = () => podLosses > seen.podLosses && !life.deleteRequested;
       if (waiting)
         await condition(
           () => life.specChanges > seen.changes || mutex.releases() > seen.releases || podLost(),
