@@ -398,8 +398,8 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       // The object the ledger gave this uid's allocation to, never only the name the request gives:
       // a live container's uid under a made-up name would pass for a container already gone.
       const nodeObject = uid === undefined ? null : await orIfMissing(api.core.readNode({ name: node }), null);
-      const recorded = uid === undefined || !nodeObject ? undefined : ledgerOf(nodeObject).containers[uid]?.container;
-      const [recordedNs, recordedName] = recorded?.split('/') ?? [];
+      const entry = nodeObject && uid !== undefined ? ledgerOf(nodeObject).containers[uid] : undefined;
+      const [recordedNs, recordedName] = entry?.container.split('/') ?? [];
       const ref = recordedNs && recordedName ? { namespace: recordedNs, name: recordedName } : { namespace, name };
       const container = await api.getContainer(ref);
       const same = container !== null && (uid === undefined || container.metadata.uid === uid);
@@ -410,9 +410,8 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       }
       // Torn down without its own pod (finished without it, or its object vanished mid-teardown):
       // what the devices still hold stays counted.
-      const entry = nodeObject && uid !== undefined ? ledgerOf(nodeObject).containers[uid] : undefined;
       const withoutPod = !same || container.metadata.annotations?.[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true';
-      const left = withoutPod && (entry === undefined || (await stillSigned(nodeObject!, entry.allocation)));
+      const left = withoutPod && (!nodeObject || !entry || (await stillSigned(nodeObject, entry.allocation)));
       const guid = same ? (container.status?.clusterGUID ?? '') : '';
       let released = false;
       await updateLedger(api.core, node, (ledger) => {

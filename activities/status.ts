@@ -12,6 +12,7 @@ import {
   isConflict,
   isNamespaceTerminating,
   isNotFound,
+  orIfMissing,
 } from './kube/errors.js';
 import { WekaApi } from './kube/weka-api.js';
 import type { EventInput, NodeEventInput, StatusWrite, StatusWriteOutcome } from './types.js';
@@ -35,18 +36,11 @@ export function createStatusActivities(deps: ActivityDeps) {
         ...(obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {}),
       };
     }
-    const now = new Date();
-    const event: CoreV1Event = {
-      metadata: { ...(name ? { name } : { generateName: `${ref.name}.` }), namespace: ref.namespace },
-      involvedObject: { apiVersion: API_GROUP_VERSION, kind, name: ref.name, namespace: ref.namespace, ...involved },
-      type,
-      reason,
-      message: message.slice(0, 1024),
-      source: { component: 'weka-drives-operator' },
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-    };
+    const event = eventOf(
+      { ...(name ? { name } : { generateName: `${ref.name}.` }), namespace: ref.namespace },
+      { apiVersion: API_GROUP_VERSION, kind, name: ref.name, namespace: ref.namespace, ...involved },
+      { type, reason, message },
+    );
     try {
       await api.core.createNamespacedEvent({ namespace: ref.namespace, body: event });
     } catch (err) {
@@ -68,28 +62,13 @@ export function createStatusActivities(deps: ActivityDeps) {
    * for what a teardown left on the node when its own object's namespace can take no Event.
    */
   async function recordNodeEvent({ node, type, reason, message }: NodeEventInput): Promise<void> {
-    const found = await api.core.readNode({ name: node }).catch(() => null);
+    const found = await orIfMissing(api.core.readNode({ name: node }), null);
+    // Gone: nobody will look for its Events.
     if (!found) return;
-    const now = new Date();
-    await api.core.createNamespacedEvent({
-      namespace: 'default',
-      body: {
-        metadata: { generateName: `${node}.`, namespace: 'default' },
-        involvedObject: {
-          apiVersion: 'v1',
-          kind: 'Node',
-          name: node,
-          ...(found.metadata?.uid ? { uid: found.metadata.uid } : {}),
-        },
-        type,
-        reason,
-        message: message.slice(0, 1024),
-        source: { component: 'weka-drives-operator' },
-        firstTimestamp: now,
-        lastTimestamp: now,
-        count: 1,
-      },
-    });
+    const uid = found.metadata?.uid;
+    const involved = { apiVersion: 'v1', kind: 'Node', name: node, ...(uid ? { uid } : {}) };
+    const body = eventOf({ generateName: `${node}.`, namespace: 'default' }, involved, { type, reason, message });
+    await api.core.createNamespacedEvent({ namespace: 'default', body });
   }
 
   return {
@@ -175,4 +154,24 @@ class VersionsSeen {
     this.byUid.set(uid, version);
     if (this.byUid.size > this.limit) this.byUid.delete(this.byUid.keys().next().value as string);
   }
+}
+
+/** An Event of the operator's, first seen now, about the `involved` object. */
+function eventOf(
+  metadata: CoreV1Event['metadata'],
+  involved: CoreV1Event['involvedObject'],
+  o: { type: string; reason: string; message: string },
+): CoreV1Event {
+  const now = new Date();
+  return {
+    metadata,
+    involvedObject: involved,
+    type: o.type,
+    reason: o.reason,
+    message: o.message.slice(0, 1024),
+    source: { component: 'weka-drives-operator' },
+    firstTimestamp: now,
+    lastTimestamp: now,
+    count: 1,
+  };
 }

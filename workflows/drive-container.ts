@@ -300,6 +300,17 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     }
   }
 
+  /** Takes a virtual drive out of what the status records as added. */
+  function forgetVirtualDrive(virtualUUID: string): void {
+    status.addedVirtualDrives = status.addedVirtualDrives.filter((u) => u !== virtualUUID);
+    status.addedDrives = status.addedDrives.filter((d) => d.virtualUUID !== virtualUUID);
+  }
+
+  /** Takes a whole drive out of what the status records as added. */
+  function forgetWholeDrive(serial: string): void {
+    status.addedDrives = status.addedDrives.filter((d) => d.serial !== serial || d.virtualUUID !== undefined);
+  }
+
   /**
    * Joins the cluster and signs and adds every virtual drive the container does not have yet; with
    * `recheck` (its pod was made again), asks the cluster and the devices about every one of them,
@@ -334,11 +345,9 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       const { driveUUID } = await weka.signAndAddVirtualDrive({ target, node, drive, clusterGUID: guid, containerId });
       const entry = { uuid: driveUUID, virtualUUID: drive.virtualUUID, serial: drive.serial };
       if (!status.addedDrives.some((d) => d.uuid === driveUUID)) added++;
-      status.addedVirtualDrives = [
-        ...status.addedVirtualDrives.filter((u) => u !== drive.virtualUUID),
-        drive.virtualUUID,
-      ];
-      status.addedDrives = [...status.addedDrives.filter((d) => d.virtualUUID !== drive.virtualUUID), entry];
+      forgetVirtualDrive(drive.virtualUUID);
+      status.addedVirtualDrives = [...status.addedVirtualDrives, drive.virtualUUID];
+      status.addedDrives = [...status.addedDrives, entry];
     }
     const what = `${count} virtual drives signed and added to cluster ${guid}`;
     status.stage('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
@@ -352,17 +361,16 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     recheck: boolean,
   ): Promise<number> {
     let added = 0;
-    const isWhole = (serial: string) => (d: { serial?: string | undefined; virtualUUID?: string | undefined }) =>
-      d.serial === serial && d.virtualUUID === undefined;
     for (const [i, serial] of serials.entries()) {
-      if (!recheck && status.addedDrives.some(isWhole(serial))) continue;
+      if (!recheck && status.addedDrives.some((d) => d.serial === serial && d.virtualUUID === undefined)) continue;
       await status.enter(
         recheck ? status.phase : 'AddingDrives',
         `${recheck ? 'checking' : 'adding'} whole drive ${i + 1} of ${serials.length} (serial ${serial}) in the cluster`,
       );
       const { driveUUID } = await weka.addWholeDriveToCluster({ target, node, serial, containerId });
       if (!status.addedDrives.some((d) => d.uuid === driveUUID)) added++;
-      status.addedDrives = [...status.addedDrives.filter((d) => !isWhole(serial)(d)), { uuid: driveUUID, serial }];
+      forgetWholeDrive(serial);
+      status.addedDrives = [...status.addedDrives, { uuid: driveUUID, serial }];
     }
     const what = `${serials.length} whole drives added to cluster ${guid}`;
     status.stage('DrivesAdded', 'True', 'DrivesAdded', what, 'Normal');
@@ -595,14 +603,13 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
           // Without a Weka container, no drive was added: only signatures can be left.
           if (containerId !== undefined)
             await inPod.removeDriveFromCluster({ target, containerId, virtualUUID: drive.virtualUUID });
-          status.addedVirtualDrives = status.addedVirtualDrives.filter((u) => u !== drive.virtualUUID);
-          status.addedDrives = status.addedDrives.filter((d) => d.virtualUUID !== drive.virtualUUID);
+          forgetVirtualDrive(drive.virtualUUID);
           await inPod.unsignVirtualDrive({ target, node, drive, clusterGUID: guid });
           await status.publish();
         }
         for (const serial of alloc.drives ?? []) {
           if (containerId !== undefined) await inPod.removeWholeDriveFromCluster({ target, node, serial, containerId });
-          status.addedDrives = status.addedDrives.filter((d) => d.serial !== serial || d.virtualUUID !== undefined);
+          forgetWholeDrive(serial);
           // Signed again, the drive carries no cluster's claim: the next container can be given it.
           await inPod.releaseWholeDrive({ target, node, serial, clusterGUID: guid });
           await status.publish();
@@ -676,14 +683,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         await status.condition('TeardownBlocked', 'True', 'ProxyUnreachable', message);
       },
       between: () => life.continueAsNewIfLong(),
-      removed: (virtualUUID, serial) => {
-        status.addedVirtualDrives = status.addedVirtualDrives.filter((u) => u !== virtualUUID);
-        status.addedDrives = status.addedDrives.filter(
-          (d) =>
-            (virtualUUID === undefined || d.virtualUUID !== virtualUUID) &&
-            (serial === undefined || d.serial !== serial || d.virtualUUID !== undefined),
-        );
-      },
+      removedVirtual: forgetVirtualDrive,
+      removedWhole: forgetWholeDrive,
     });
     await status.publish();
     if (left)

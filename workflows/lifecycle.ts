@@ -54,6 +54,12 @@ export function continuedRun(): boolean {
   return workflowInfo().continuedFromExecutionRunId !== undefined;
 }
 
+/** Whether this run is past its history limit (the input's, or HISTORY_LIMIT), or Temporal suggests continuing as new. */
+export function pastHistoryLimit(input: ObjectWorkflowInput): boolean {
+  const info = workflowInfo();
+  return info.continueAsNewSuggested || info.historyLength > (input.historyLimit ?? HISTORY_LIMIT);
+}
+
 /** Whether `err` is the workflow continuing as new: a step's error handling must let it through. */
 export function isContinueAsNew(err: unknown): boolean {
   return err instanceof ContinueAsNew;
@@ -129,8 +135,7 @@ export class Lifecycle {
    * Work the loop runs beside its waits (`finish`) is awaited first.
    */
   async continueAsNewIfLong(finish?: () => Promise<void>): Promise<void> {
-    const info = workflowInfo();
-    if (!info.continueAsNewSuggested && info.historyLength <= (this.input.historyLimit ?? HISTORY_LIMIT)) return;
+    if (!pastHistoryLimit(this.input)) return;
     if (finish) await finish();
     await condition(allHandlersFinished);
     await continueAsNew<LifecycleWorkflow>(this.input);

@@ -4,8 +4,8 @@
 // devices (its whole drives given back) from the node's ssdproxy pod, in the operator's namespace,
 // so that their capacity is free for the node's other tenants; what may remain in the Weka
 // cluster is recorded on the Node.
-import { condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
-import { HISTORY_LIMIT } from './lifecycle.js';
+import { condition, continueAsNew } from '@temporalio/workflow';
+import { pastHistoryLimit } from './lifecycle.js';
 import type { ContainerAllocation } from '../activities/types.js';
 import { WEKA_POD_CONTAINER, wekaContainerName, type ObjectRef } from '../src/lifecycle/names.js';
 import { nodeMutexId, type LifecycleWorkflow, type ObjectWorkflowInput } from '../src/protocol.js';
@@ -31,7 +31,8 @@ export async function removeDrivesThroughProxy(
   o: FromNode & {
     blocked: (message: string, pauseS: number) => Promise<void>;
     between: () => Promise<void>;
-    removed?: (virtualUUID: string | undefined, serial: string | undefined) => void;
+    removedVirtual?: (virtualUUID: string) => void;
+    removedWhole?: (serial: string) => void;
   },
 ): Promise<void> {
   for (let pause = 10; ;) {
@@ -41,11 +42,11 @@ export async function removeDrivesThroughProxy(
       const target = { ...(answer.result as { namespace: string; pod: string }), container: WEKA_POD_CONTAINER };
       for (const drive of o.alloc.virtualDrives) {
         await inPod.unsignVirtualDrive({ target, node: o.node, drive, clusterGUID: o.guid });
-        o.removed?.(drive.virtualUUID, undefined);
+        o.removedVirtual?.(drive.virtualUUID);
       }
       for (const serial of o.alloc.drives ?? []) {
         await inPod.releaseWholeDrive({ target, node: o.node, serial, clusterGUID: o.guid });
-        o.removed?.(undefined, serial);
+        o.removedWhole?.(serial);
       }
       return;
     } catch (err) {
@@ -80,9 +81,7 @@ export async function finishVanishedTeardown(
 ): Promise<void> {
   // A proxy that cannot be reached is waited for; past the history limit, the same input again.
   const between = async () => {
-    const info = workflowInfo();
-    if (info.continueAsNewSuggested || info.historyLength > (input.historyLimit ?? HISTORY_LIMIT))
-      await continueAsNew<LifecycleWorkflow>(input);
+    if (pastHistoryLimit(input)) await continueAsNew<LifecycleWorkflow>(input);
   };
   const { node, clusterGUID: guid } = input.teardown;
   const ref = { namespace: input.namespace, name: input.name };
