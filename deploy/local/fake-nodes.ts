@@ -39,6 +39,12 @@ export interface SimulatedDevice extends InitialDevice {
   mountpoint?: string | null;
   /** Content with no recognised signature: signing it needs --allow-non-empty-device. */
   dataPresent?: boolean;
+  /**
+   * Devices built on the disk, which lsblk lists among its children: e.g. { name:
+   * '/dev/mapper/vg0-pvc--1', type: 'lvm' }, the LVM volume behind a block-mode PersistentVolume
+   * a pod uses; or an md array ({ name: '/dev/md0', type: 'raid1' }). Signing refuses a held disk.
+   */
+  holders?: { name: string; type: string }[];
 }
 
 export interface NodeSpec {

@@ -3,7 +3,7 @@
 // it would be lost, or the operation said in so many words that losing it is meant; anything else
 // is skipped with the reason, and the other devices are still signed.
 import type { SignOptions } from '../api/schemas/wekamanualoperation.js';
-import { foreignContentOf, mountsOf, type BlockDevice } from '../weka/block-devices.js';
+import { foreignContentOf, holdersOf, mountsOf, type BlockDevice } from '../weka/block-devices.js';
 import type { DriveInfo, SignFlag } from '../weka/sign-drive.js';
 import type { SigningType } from './sign-drives-request.js';
 
@@ -24,6 +24,7 @@ export type SkipReason =
   | 'NotADisk'
   | 'RootDisk'
   | 'Mounted'
+  | 'Held'
   | 'HasPartitions'
   | 'NotEmpty'
   | 'SignedForOtherUse'
@@ -112,6 +113,15 @@ export function signingVerdict({ mode, device, info, options, heldSerials }: Sig
     return skip(
       'Mounted',
       `${path} is mounted at ${mounts.join(', ')}; a mounted device is never signed: unmount it first`,
+    );
+  // Used raw, as a block-mode PersistentVolume's LVM volume is, a holder has no mountpoint: the
+  // mounts alone (all the Weka operator looks at before it signs: sign_not_mounted() and
+  // find_disks() in its charts/weka-operator/resources/weka_runtime.py) would call it free.
+  const holders = holdersOf(device);
+  if (holders.length > 0)
+    return skip(
+      'Held',
+      `${path} is held by ${holders.map((h) => `${h.path} (${h.type})`).join(', ')}: a device that another block device is built on (an LVM volume, dm-crypt, multipath or md RAID, such as the volume of a block-mode PersistentVolume) is never signed, whatever the options; remove that device first`,
     );
   if (info.signature === mode) return { action: 'already-signed' };
   const flags: SignFlag[] = [];

@@ -100,11 +100,32 @@ export function mountsOf(device: BlockDevice): string[] {
   ];
 }
 
+/**
+ * The block devices built on the device or on one of its partitions: device-mapper devices (LVM
+ * volumes, dm-crypt, multipath: the volume behind a block-mode PersistentVolume, for one) and md
+ * arrays. They are the device's holders: the kernel lists them in /sys/block/<dev>/holders (and a
+ * partition's in /sys/block/<dev>/<part>/holders), and util-linux's lsblk reads those directories
+ * into its tree after the partitions (process_dependencies() in lsblk-cmd/lsblk.c), so in the JSON
+ * they are `children` like the partitions, told apart by their TYPE: "part" for a partition, the DM
+ * UUID's prefix lower-cased ("lvm", "crypt", "mpath"; "dm" without one) or the md level ("raid1",
+ * "linear", ...) for a holder (get_type() there). A device-mapper partition (kpartx's, TYPE "part")
+ * is named /dev/mapper/<name> with --paths (mk_dm_name()), so it counts as a holder too. Nothing
+ * on a held device shows a mountpoint while the holder is used raw, yet signing it would destroy
+ * the holder's data.
+ */
+export function holdersOf(device: BlockDevice): BlockDevice[] {
+  return device.children.flatMap((child) => (isPartition(child) ? holdersOf(child) : [child]));
+}
+
+function isPartition(child: BlockDevice): boolean {
+  return child.type === 'part' && !child.path.startsWith('/dev/mapper/');
+}
+
 /** What the device holds that is not Weka's: its own partitions and filesystems. */
 export function foreignContentOf(device: BlockDevice): string[] {
   const own = device.fstype === null ? [] : [`a ${device.fstype} filesystem`];
   const parts = device.children
-    .filter((child) => child.parttype !== WEKA_PARTITION_TYPE)
+    .filter((child) => isPartition(child) && child.parttype !== WEKA_PARTITION_TYPE)
     .map((child) => (child.fstype === null ? child.path : `${child.path} (${child.fstype})`));
   return parts.length === 0 ? own : [...own, `partitions ${parts.join(', ')}`];
 }

@@ -1,5 +1,6 @@
 // Signing for exclusive use, by every signing type, on nodes whose disks hold a root filesystem,
-// mounts, partitions, filesystems, data, and drives already signed for the proxy: what signing
+// mounts, partitions, filesystems, data, volumes built on them (device-mapper holders, as behind a
+// block-mode PersistentVolume), and drives already signed for the proxy: what signing
 // would destroy unasked is skipped, with the reason in the node's result and an Event, and the
 // other devices are still signed and published as the Weka operator publishes exclusive drives.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +20,7 @@ import {
   type SignDrivesPayloadInput,
 } from '../support/manual-operation.js';
 import { startTestOperator, type TestOperator } from '../support/operator.js';
-import { changeCounts, showDevice, simulatorLog } from '../support/simulator.js';
+import { changeCounts, showDevice, sim, simulatorLog } from '../support/simulator.js';
 
 const ROOT: SimulatedDevice = {
   path: '/dev/sda',
@@ -50,6 +51,17 @@ const CLEAN: SimulatedDevice[] = [
   { path: '/dev/nvme1n1', capacityGiB: 7680, type: 'QLC' },
 ];
 const SHARED: SimulatedDevice = { path: '/dev/nvme6n1', capacityGiB: 7680, type: 'TLC' };
+/**
+ * A whole-disk LVM physical volume whose logical volume backs a block-mode PersistentVolume a pod
+ * uses: nothing on it is mounted, and lsblk shows the volume as the disk's child of type lvm.
+ */
+const HELD: SimulatedDevice = {
+  path: '/dev/nvme1n1',
+  capacityGiB: 3840,
+  type: 'TLC',
+  fstype: 'LVM2_member',
+  holders: [{ name: '/dev/mapper/vg0-pvc--7f3a', type: 'lvm' }],
+};
 
 let op: TestOperator;
 let ns: string;
@@ -163,6 +175,52 @@ describe('exclusive signing', () => {
     });
     expect(await eventReasons(ns, again.ref.name)).toContain('Warning/DataErased');
     expect((await readNode(node)).status?.allocatable?.['weka.io/drives']).toBe('5');
+  });
+
+  it('never signs a disk another block device is built on, whatever the options, and signs it once that is gone', async () => {
+    const FREE = CLEAN[0]!;
+    const { node, selector } = await nodeWith('excl-held', [FREE, HELD]);
+    /** The sign commands that reached a device (not the reads: weka-sign-drive show). */
+    const signCommands = async (path: string) =>
+      (await simulatorLog(node)).filter(
+        (e) => e.argv[0] === 'weka-sign-drive' && e.argv.includes(path) && e.argv[1] !== 'show',
+      );
+
+    const { ref, done } = await sign('held', { type: 'all-not-root' }, selector);
+    expect(done.status?.phase).toBe('Succeeded');
+    expect(done.status?.conditions?.find((c) => c.type === 'Succeeded')?.reason).toBe('SignedSomeSkipped');
+    const result = done.status?.results?.find((r) => r.node === node);
+    expect(result?.drives?.map((d) => d.devicePath)).toEqual([FREE.path]);
+    expect(result?.skipped).toEqual([
+      {
+        devicePath: HELD.path,
+        reason: 'Held',
+        message: expect.stringMatching(/\/dev\/nvme1n1 is held by \/dev\/mapper\/vg0-pvc--7f3a \(lvm\)/),
+      },
+    ]);
+    expect(await eventReasons(ns, ref.name)).toEqual(
+      expect.arrayContaining(['Normal/NodeSigned', 'Warning/DevicesSkipped']),
+    );
+
+    // Options that give up partitions, filesystems and data do not give up a volume in use.
+    const erase = { allowEraseNonWekaPartitions: true, allowNonEmptyDevice: true, allowEraseWekaPartitions: true };
+    const again = await sign('held-erase', { type: 'all-not-root', options: erase }, selector);
+    expect(again.done.status?.results?.[0]?.skipped?.map((s) => [s.devicePath, s.reason])).toEqual([
+      [HELD.path, 'Held'],
+    ]);
+    // Decided from lsblk: the sign tool was never run on the held disk, which is as it was.
+    expect(await signCommands(HELD.path)).toEqual([]);
+    expect(await signatures(node, [FREE, HELD])).toEqual({ [FREE.path]: 'exclusive', [HELD.path]: 'none' });
+
+    // The node's administrator removes the volume (vgchange -an, dmsetup remove): then it is signed.
+    await sim(node, 'device', HELD.path, '--clear-holders');
+    const freed = await sign(
+      'held-freed',
+      { type: 'device-paths', devicePaths: [HELD.path], options: erase },
+      selector,
+    );
+    expect(freed.done.status?.results?.[0]?.drives?.map((d) => d.devicePath)).toEqual([HELD.path]);
+    expect((await showDevice(node, HELD.path)).signature).toBe('exclusive');
   });
 
   it('device-paths refuses the root disk even when it is named, and reports a path that is no disk', async () => {

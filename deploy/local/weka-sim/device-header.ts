@@ -1,7 +1,7 @@
 // Reading a device header back strictly, with defaults for the fields older headers lack, and the
 // facts about a device's layout that several commands share (partition names, mountpoints).
 import { isRecord } from './files.js';
-import type { DeviceHeader, DriveType, PartitionRecord } from './node-state.js';
+import type { DeviceHeader, DriveType, HolderRecord, PartitionRecord } from './node-state.js';
 
 /** The GPT partition type GUID of a Weka partition (what `blkid -s PART_ENTRY_TYPE` reports). */
 export const WEKA_PARTITION_TYPE = '993ec906-b4e2-11e7-a205-a0a8cd3ea1de';
@@ -24,6 +24,7 @@ export function blankDevice(devicePath: string, capacityGiB: number, type: Drive
     partitions: [],
     fstype: null,
     mountpoint: null,
+    holders: [],
     dataPresent: false,
     signature: 'none',
     physicalUUID: null,
@@ -49,6 +50,7 @@ export function checkHeader(value: unknown, file: string): DeviceHeader | undefi
     optional(value['partitions'], (v) => Array.isArray(v) && v.every(isPartition)) &&
     optional(value['fstype'], nullOrString) &&
     optional(value['mountpoint'], nullOrString) &&
+    optional(value['holders'], (v) => Array.isArray(v) && v.every(isHolder)) &&
     optional(value['dataPresent'], (v) => typeof v === 'boolean') &&
     optional(value['clusterGUID'], nullOrString);
   if (!ok) throw new Error(`corrupt device header ${file}`);
@@ -60,6 +62,7 @@ export function checkHeader(value: unknown, file: string): DeviceHeader | undefi
     partitions: header.partitions ?? [],
     fstype: header.fstype ?? null,
     mountpoint: header.mountpoint ?? null,
+    holders: header.holders ?? [],
     dataPresent: header.dataPresent ?? false,
     clusterGUID: header.clusterGUID ?? null,
   };
@@ -80,6 +83,10 @@ function isPartition(value: unknown): value is PartitionRecord {
     nullOrString(value['fstype']) &&
     nullOrString(value['mountpoint'])
   );
+}
+
+function isHolder(value: unknown): value is HolderRecord {
+  return isRecord(value) && typeof value['name'] === 'string' && typeof value['type'] === 'string';
 }
 
 /**
@@ -108,7 +115,7 @@ export function mountpointsOf(device: DeviceHeader): string[] {
   return [device.mountpoint, ...device.partitions.map((p) => p.mountpoint)].filter((m): m is string => m !== null);
 }
 
-/** One line: "model "M", vendor V; partitions /dev/sda1 ext4 on /; empty". */
+/** One line: "model "M", vendor V; partitions /dev/sda1 ext4 on /; empty[; held by /dev/mapper/vg-lv (lvm)]". */
 export function describeShape(d: DeviceHeader): string {
   const mounted = (m: string | null) => (m ? ` on ${m}` : '');
   const layout =
@@ -119,5 +126,11 @@ export function describeShape(d: DeviceHeader): string {
         : d.fstype
           ? `filesystem ${d.fstype}${mounted(d.mountpoint)}`
           : 'no partitions';
-  return `model ${JSON.stringify(d.model)}, vendor ${JSON.stringify(d.vendor)}; ${layout}; ${d.dataPresent ? 'holds data' : 'empty'}`;
+  const held = d.holders.length > 0 ? `; held by ${describeHolders(d.holders)}` : '';
+  return `model ${JSON.stringify(d.model)}, vendor ${JSON.stringify(d.vendor)}; ${layout}; ${d.dataPresent ? 'holds data' : 'empty'}${held}`;
+}
+
+/** "/dev/mapper/vg0-lv (lvm), /dev/md0 (raid1)". */
+export function describeHolders(holders: readonly HolderRecord[]): string {
+  return holders.map((h) => `${h.name} (${h.type})`).join(', ');
 }

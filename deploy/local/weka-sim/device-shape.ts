@@ -1,17 +1,18 @@
 // `device`: an admin command (like init-node, not a Weka tool) that shapes a device as a node admin
 // would: its model and vendor, its partitions with their filesystems and mounts, a filesystem on
-// the whole disk, leftover data. Signing then has to reckon with what is there (sign-physical.ts),
+// the whole disk, leftover data, the device-mapper or md devices built on it (its holders). Signing then has to reckon with what is there (sign-physical.ts),
 // and lsblk shows it. The command refuses a shape no real disk can have.
 import { isDevicePath } from '../../../src/weka/validate.js';
 import { optional, parseArgs, positionals, type ParsedArgs } from './args.js';
 import { describeShape, mountpointsOf, partitionNumber, partitionPath } from './device-header.js';
-import type { DeviceHeader, PartitionRecord } from './node-state.js';
+import type { DeviceHeader, HolderRecord, PartitionRecord } from './node-state.js';
 import { SimRefusal, UsageError, type ToolOutput } from './outcome.js';
 import { findDevice, uuidOption, type NodeView } from './node-view.js';
 
 export const DEVICE_USAGE = `usage: weka-sim --state DIR device PATH [--model M] [--vendor V]
     [--partition NAME[:FSTYPE[:MOUNTPOINT]]]... [--clear-partitions] [--fstype F|--no-fstype]
-    [--mountpoint M|--no-mountpoint] [--data|--no-data] [--cluster-guid GUID|--no-cluster-guid]`;
+    [--mountpoint M|--no-mountpoint] [--data|--no-data] [--cluster-guid GUID|--no-cluster-guid]
+    [--holder NAME:TYPE]... [--clear-holders]`;
 
 /** What a node admin may have done to a device; every field optional (fake-nodes' SimulatedDevice). */
 export interface DeviceShapeSpec {
@@ -22,13 +23,27 @@ export interface DeviceShapeSpec {
   readonly fstype?: string | null;
   readonly mountpoint?: string | null;
   readonly dataPresent?: boolean;
+  /** Devices built on the disk, e.g. { name: '/dev/mapper/vg0-pvc--1', type: 'lvm' }. */
+  readonly holders?: readonly HolderRecord[];
 }
 
-type Shape = Pick<DeviceHeader, 'model' | 'vendor' | 'partitions' | 'fstype' | 'mountpoint' | 'dataPresent'> & {
+type Shape = Pick<
+  DeviceHeader,
+  'model' | 'vendor' | 'partitions' | 'fstype' | 'mountpoint' | 'holders' | 'dataPresent'
+> & {
   clusterGUID: string | null;
 };
 
 const SWAP = '[SWAP]';
+/**
+ * What lsblk names and types a holder as (util-linux lsblk.c: NAME is /dev/mapper/<dm/name> for a
+ * device-mapper device, /dev/<kernel name> otherwise; TYPE is the DM UUID's prefix lower-cased, or
+ * "dm" without one, and an md array's md/level).
+ */
+const DM_HOLDER = /^\/dev\/mapper\/[A-Za-z0-9#+.:=@_-]{1,127}$/;
+const DM_TYPES = ['lvm', 'crypt', 'mpath', 'dm'];
+const MD_HOLDER = /^\/dev\/md\d{1,3}$/;
+const MD_TYPES = ['raid0', 'raid1', 'raid4', 'raid5', 'raid6', 'raid10', 'linear'];
 const TEXT = /^[\x21-\x7e](?:[\x20-\x7e]{0,62}[\x21-\x7e])?$/;
 const FSTYPE = /^[A-Za-z0-9_.-]{1,32}$/;
 
@@ -45,14 +60,23 @@ export function deviceShapeArgs(spec: DeviceShapeSpec): string[] | undefined {
     ...(spec.fstype ? ['--fstype', spec.fstype] : []),
     ...(spec.mountpoint ? ['--mountpoint', spec.mountpoint] : []),
     ...(spec.dataPresent ? ['--data'] : []),
+    ...(spec.holders ?? []).flatMap((h) => ['--holder', `${h.name}:${h.type}`]),
   ];
   return args.length > 0 ? [spec.path, ...args] : undefined;
 }
 
 export function runDeviceCommand(args: readonly string[], node: NodeView): ToolOutput {
   const parsed = parseArgs(args, {
-    values: ['--model', '--vendor', '--partition', '--fstype', '--mountpoint', '--cluster-guid'],
-    flags: ['--clear-partitions', '--no-fstype', '--no-mountpoint', '--data', '--no-data', '--no-cluster-guid'],
+    values: ['--model', '--vendor', '--partition', '--fstype', '--mountpoint', '--cluster-guid', '--holder'],
+    flags: [
+      '--clear-partitions',
+      '--no-fstype',
+      '--no-mountpoint',
+      '--data',
+      '--no-data',
+      '--no-cluster-guid',
+      '--clear-holders',
+    ],
   });
   const [path] = positionals(parsed, ['PATH']);
   if (parsed.values.size === 0 && parsed.flags.size === 0) throw new UsageError(`nothing to change\n${DEVICE_USAGE}`);
@@ -70,8 +94,8 @@ export function runDeviceCommand(args: readonly string[], node: NodeView): ToolO
 }
 
 function pickShape(d: DeviceHeader): Omit<Shape, 'clusterGUID'> {
-  const { model, vendor, partitions, fstype, mountpoint, dataPresent } = d;
-  return { model, vendor, partitions, fstype, mountpoint, dataPresent };
+  const { model, vendor, partitions, fstype, mountpoint, holders, dataPresent } = d;
+  return { model, vendor, partitions, fstype, mountpoint, holders, dataPresent };
 }
 
 /** The device's shape with the options applied; the options are checked one by one, the result not yet. */
@@ -97,6 +121,14 @@ function newShape(parsed: ParsedArgs, device: DeviceHeader): Shape {
     throw new UsageError(`invalid filesystem type ${JSON.stringify(fstype)}`);
   const mountpoint = either(parsed, '--mountpoint', '--no-mountpoint', device.mountpoint);
   if (mountpoint !== null) checkMountpoint(mountpoint);
+  const holders = parsed.flags.has('--clear-holders') ? [] : [...device.holders];
+  const givenHolders = (parsed.values.get('--holder') ?? []).map(parseHolder);
+  for (const h of givenHolders) {
+    if (givenHolders.filter((g) => g.name === h.name).length > 1) throw new UsageError(`holder ${h.name} given twice`);
+    const at = holders.findIndex((g) => g.name === h.name);
+    if (at === -1) holders.push(h);
+    else holders[at] = h;
+  }
   if (parsed.flags.has('--data') && parsed.flags.has('--no-data'))
     throw new UsageError('--data and --no-data contradict each other');
   return {
@@ -105,6 +137,7 @@ function newShape(parsed: ParsedArgs, device: DeviceHeader): Shape {
     partitions,
     fstype,
     mountpoint,
+    holders,
     dataPresent: parsed.flags.has('--data') ? true : parsed.flags.has('--no-data') ? false : device.dataPresent,
     clusterGUID: clusterGUID === null ? null : uuidOption(clusterGUID, '--cluster-guid'),
   };
@@ -131,6 +164,22 @@ function parsePartition(spec: string, disk: string): PartitionRecord {
     throw new UsageError(`--partition ${JSON.stringify(spec)}: invalid filesystem type ${JSON.stringify(fstype)}`);
   if (mountpoint !== '') checkMountpoint(mountpoint);
   return { name, fstype: fstype || null, mountpoint: mountpoint || null };
+}
+
+/** NAME:TYPE, the name as lsblk --paths prints it; TYPE after the last colon (a dm name may hold colons). */
+function parseHolder(spec: string): HolderRecord {
+  const at = spec.lastIndexOf(':');
+  const [name, type] = at === -1 ? [spec, ''] : [spec.slice(0, at), spec.slice(at + 1)];
+  if (DM_HOLDER.test(name)) {
+    if (!DM_TYPES.includes(type))
+      throw new UsageError(
+        `--holder ${JSON.stringify(spec)}: a device-mapper holder's type is one of ${DM_TYPES.join(', ')}`,
+      );
+  } else if (MD_HOLDER.test(name)) {
+    if (!MD_TYPES.includes(type))
+      throw new UsageError(`--holder ${JSON.stringify(spec)}: an md holder's type is one of ${MD_TYPES.join(', ')}`);
+  } else throw new UsageError(`--holder ${JSON.stringify(spec)}: a holder is /dev/mapper/NAME or /dev/mdN, then :TYPE`);
+  return { name, type };
 }
 
 function checkMountpoint(mountpoint: string): void {
@@ -169,6 +218,8 @@ function checkShape(device: DeviceHeader, shape: Shape, node: NodeView): void {
     if (other.devicePath === path) continue;
     const clash = shape.partitions.find((p) => p.name === other.devicePath);
     if (clash) throw new SimRefusal(`${clash.name} is a device of node ${node.nodeName}, not a partition of ${path}`);
+    const named = shape.holders.find((h) => h.name === other.devicePath);
+    if (named) throw new SimRefusal(`${named.name} is a device of node ${node.nodeName}, not a holder of ${path}`);
     const taken = mountpointsOf(other).find((m) => mine.includes(m));
     if (taken) throw new SimRefusal(`${taken} is already mounted from ${other.devicePath}`);
   }

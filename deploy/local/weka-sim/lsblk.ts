@@ -1,6 +1,11 @@
 // The simulated lsblk, JSON output only: the node's devices as disks, with their partitions as
 // children. A device signed for Weka shows the one partition signing wrote (Weka's partition type
-// GUID, no filesystem) and nothing else. Read-only.
+// GUID, no filesystem) and nothing else. The devices built on a disk (its holders: LVM volumes,
+// dm-crypt, multipath, md arrays) are children too, after the partitions, as util-linux lists
+// them: its lsblk reads /sys/block/<disk>/holders into the tree after the disk's partitions
+// (process_dependencies() in lsblk-cmd/lsblk.c), names a device-mapper device /dev/mapper/<name>
+// with --paths, and types it by its DM UUID's prefix (lvm, crypt, mpath; "dm" without one) or an
+// md array by its RAID level (get_type()). Read-only.
 import { basename } from 'node:path';
 import { partitionPath, WEKA_PARTITION_TYPE } from './device-header.js';
 import type { DeviceHeader } from './node-state.js';
@@ -30,7 +35,8 @@ interface LsblkOptions {
 
 interface Row {
   readonly path: string;
-  readonly type: 'disk' | 'part';
+  /** disk, part, or a holder's type (lvm, crypt, mpath, dm, raid1, ...). */
+  readonly type: string;
   readonly bytes: number;
   readonly values: Partial<Record<string, string | null>>;
   readonly children: Row[];
@@ -113,6 +119,8 @@ function diskRow(d: DeviceHeader): Row {
           const size = Math.floor((bytes - MiB) / d.partitions.length / MiB) * MiB;
           return partRow(p.name, size, p.fstype, adminPartitionType(p.fstype, p.mountpoint), p.mountpoint);
         });
+  // Sizes are not modelled here either: a holder spans the disk past its first MiB.
+  const holders = d.holders.map((h) => holderRow(h.name, h.type, bytes - MiB));
   const values = {
     SERIAL: d.serial,
     MODEL: d.model,
@@ -121,7 +129,13 @@ function diskRow(d: DeviceHeader): Row {
     PARTTYPE: null,
     MOUNTPOINT: d.mountpoint,
   };
-  return { path: d.devicePath, type: 'disk', bytes, values, children };
+  return { path: d.devicePath, type: 'disk', bytes, values, children: [...children, ...holders] };
+}
+
+/** A device built on the disk: no serial, model or vendor of its own, and raw (not mounted) here. */
+function holderRow(path: string, type: string, bytes: number): Row {
+  const values = { SERIAL: null, MODEL: null, VENDOR: null, FSTYPE: null, PARTTYPE: null, MOUNTPOINT: null };
+  return { path, type, bytes, values, children: [] };
 }
 
 function partRow(path: string, bytes: number, fstype: string | null, parttype: string, mountpoint: string | null): Row {

@@ -20,6 +20,19 @@ export interface PartitionRecord {
   mountpoint: string | null;
 }
 
+/**
+ * A block device built on the whole disk, which holds it: a device-mapper device (an LVM volume,
+ * dm-crypt, multipath; for example the volume behind a block-mode PersistentVolume a pod uses) or
+ * an md RAID array (`weka-sim device --holder`). The kernel lists it in /sys/block/<disk>/holders,
+ * and lsblk among the disk's children.
+ */
+export interface HolderRecord {
+  /** As `lsblk --paths` names it: /dev/mapper/<dm name>, or /dev/md<N>. */
+  name: string;
+  /** lsblk's TYPE: lvm, crypt, mpath or dm for device-mapper; raid0, raid1, ..., linear for md. */
+  type: string;
+}
+
 export interface VirtualDriveRecord {
   virtualUUID: string;
   ownerClusterGUID: string;
@@ -40,6 +53,8 @@ export interface DeviceHeader {
   /** A filesystem directly on the disk (no partition table), and where it is mounted. */
   fstype: string | null;
   mountpoint: string | null;
+  /** Devices built on the disk; while there is one, signing the disk is refused (sign-physical.ts). */
+  holders: HolderRecord[];
   /** Non-zero content with no recognised signature (no partition table, filesystem or Weka header). */
   dataPresent: boolean;
   signature: DeviceSignature;

@@ -1,6 +1,6 @@
 // How a simulated command ends. Exit codes follow sysexits.h and match REFUSAL_EXIT_CODES in
 // src/weka/call.ts, which is how the operator tells a refusal from a transient failure.
-import type { DeviceHeader, PartitionRecord } from './node-state.js';
+import type { DeviceHeader, HolderRecord, PartitionRecord } from './node-state.js';
 import type { OvercommitMode } from './overcommit.js';
 
 export const EXIT_OK = 0;
@@ -57,6 +57,7 @@ export type Change =
       readonly partitions: readonly PartitionRecord[];
       readonly fstype: string | null;
       readonly mountpoint: string | null;
+      readonly holders: readonly HolderRecord[];
       readonly dataPresent: boolean;
       readonly clusterGUID: string | null;
     }

@@ -1,8 +1,9 @@
 // Signing a physical device for Weka, as the reference operator runs it: exclusive with no
 // subcommand (`weka-sign-drive [FLAGS] -- DEVICE`), for drive sharing with `sign proxy [FLAGS] --
 // DEVICE`. Signing writes one Weka partition over whatever was there, so it refuses what it would
-// destroy unless the matching flag allows it, and a mounted device whatever the flags (opening a
-// mounted block device exclusively fails with EBUSY).
+// destroy unless the matching flag allows it, and a mounted device or one another block device is
+// built on (a device-mapper or md holder) whatever the flags: opening a block device exclusively
+// fails with EBUSY while a filesystem or a holder has claimed it (open(2), O_EXCL).
 import { parseArgs, positionals } from './args.js';
 import { mountpointsOf, partitionPath } from './device-header.js';
 import type { DeviceHeader } from './node-state.js';
@@ -59,6 +60,8 @@ function whatSigningErases(device: DeviceHeader, allowed: (flag: string) => bool
   const path = device.devicePath;
   const mounts = mountpointsOf(device);
   if (mounts.length > 0) throw new SimRefusal(`${path}: device or resource busy (mounted at ${mounts.join(', ')})`);
+  if (device.holders.length > 0)
+    throw new SimRefusal(`${path}: device or resource busy (held by ${device.holders.map((h) => h.name).join(', ')})`);
   const erased: string[] = [];
   if (device.signature !== 'none') {
     const claimed = device.clusterGUID ? `, cluster GUID ${device.clusterGUID}` : '';

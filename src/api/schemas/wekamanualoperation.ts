@@ -166,7 +166,7 @@ export const SkippedDeviceSchema = Type.Object(
     reason: Type.String({
       maxLength: 64,
       description:
-        'Why, in one word: Mounted, RootDisk, HasPartitions, NotEmpty, SignedForOtherUse, InUse, NotFound or Refused.',
+        'Why, in one word: Mounted, RootDisk, Held, HasPartitions, NotEmpty, SignedForOtherUse, InUse, NotFound or Refused.',
     }),
     message: Type.String({ maxLength: 4096, description: 'What was found, and what would let it be signed.' }),
   },

@@ -27,6 +27,8 @@ function disk(path: string, o: Partial<BlockDevice> = {}): BlockDevice {
 }
 const part = (path: string, fstype: string | null, mountpoint: string | null, parttype: string | null = null) =>
   disk(path, { type: 'part', fstype, mountpoint, parttype, serial: null, model: null });
+/** The "Linux filesystem" partition type GUID. */
+const LINUX = '0fc63daf-8483-4772-8e79-3d69d8477de4';
 
 const ROOT = disk('/dev/sda', { model: 'SIM SATA', children: [part('/dev/sda1', 'ext4', '/')] });
 const DATA = disk('/dev/sdb', { children: [part('/dev/sdb1', 'xfs', '/var/lib/data')] });
@@ -39,7 +41,15 @@ const EBS = disk('/dev/nvme5n1', { model: 'Amazon Elastic Block Store' });
 const GCP = disk('/dev/nvme6n1', { model: 'nvme_card' });
 const GCP_PD = disk('/dev/nvme7n1', { model: 'nvme_card-pd' });
 const ROM = disk('/dev/sr0', { type: 'rom' });
-const NODE = [ROOT, DATA, PARTED, FS, EMPTY, WEKA, AWS, EBS, GCP, GCP_PD, ROM];
+/** A block device built on a disk or a partition, as lsblk lists it among their children. */
+const holder = (path: string, type: string, o: Partial<BlockDevice> = {}) =>
+  disk(path, { type, serial: null, model: null, ...o });
+/** A whole-disk LVM physical volume whose volume a block-mode PersistentVolume uses raw: nothing mounted. */
+const LVM_PV = disk('/dev/nvme8n1', {
+  fstype: 'LVM2_member',
+  children: [holder('/dev/mapper/vg0-pvc--1', 'lvm')],
+});
+const NODE = [ROOT, DATA, PARTED, FS, EMPTY, WEKA, AWS, EBS, GCP, GCP_PD, ROM, LVM_PV];
 
 describe('chooseDevices', () => {
   it('device-paths: the listed disks; a missing path or a partition is skipped with the reason', () => {
@@ -56,7 +66,7 @@ describe('chooseDevices', () => {
     });
   });
 
-  it('all-not-root: every disk but the one holding /; mounted ones are chosen, to be skipped by the verdict', () => {
+  it('all-not-root: every disk but the one holding /; mounted and held ones are chosen, to be skipped by the verdict', () => {
     expect(chooseDevices('all-not-root', [], NODE).chosen).toEqual(
       NODE.filter((d) => d !== ROOT && d !== ROM).map((d) => d.path),
     );
@@ -97,18 +107,79 @@ describe('signingVerdict', () => {
     expect(verdict(EMPTY)).toEqual({ action: 'sign', flags: [], erases: [] });
   });
 
+  const ALL_OPTIONS = {
+    allowEraseNonWekaPartitions: true,
+    allowEraseWekaPartitions: true,
+    allowNonEmptyDevice: true,
+  };
+
   it('never signs the root disk or a mounted disk, whatever the options say', () => {
-    const all = {
-      allowEraseNonWekaPartitions: true,
-      allowEraseWekaPartitions: true,
-      allowNonEmptyDevice: true,
-    };
-    expect(verdict(ROOT, { options: all })).toMatchObject({ action: 'skip', reason: 'RootDisk' });
-    expect(verdict(DATA, { options: all })).toMatchObject({
+    expect(verdict(ROOT, { options: ALL_OPTIONS })).toMatchObject({ action: 'skip', reason: 'RootDisk' });
+    expect(verdict(DATA, { options: ALL_OPTIONS })).toMatchObject({
       action: 'skip',
       reason: 'Mounted',
       message: expect.stringMatching(/mounted at \/var\/lib\/data; a mounted device is never signed: unmount it first/),
     });
+  });
+
+  it.each([
+    ['an LVM volume on the whole disk (a block-mode PersistentVolume)', LVM_PV, '/dev/mapper/vg0-pvc--1 (lvm)'],
+    [
+      'an LVM volume on a partition',
+      disk('/dev/nvme9n1', {
+        children: [
+          { ...part('/dev/nvme9n1p1', 'LVM2_member', null, LINUX), children: [holder('/dev/mapper/vg1-data', 'lvm')] },
+          part('/dev/nvme9n1p2', 'ext4', null, LINUX),
+        ],
+      }),
+      '/dev/mapper/vg1-data (lvm)',
+    ],
+    [
+      'a dm-crypt mapping',
+      disk('/dev/sdd', { fstype: 'crypto_LUKS', children: [holder('/dev/mapper/luks-1', 'crypt')] }),
+      '/dev/mapper/luks-1 (crypt)',
+    ],
+    [
+      'a multipath device (with its kpartx partition)',
+      disk('/dev/sde', {
+        children: [holder('/dev/mapper/mpatha', 'mpath', { children: [holder('/dev/mapper/mpatha1', 'part')] })],
+      }),
+      '/dev/mapper/mpatha (mpath)',
+    ],
+    [
+      'an md RAID array',
+      disk('/dev/sdc', { fstype: 'linux_raid_member', children: [holder('/dev/md0', 'raid1')] }),
+      '/dev/md0 (raid1)',
+    ],
+    [
+      'a plain device-mapper table and a kpartx partition',
+      disk('/dev/sdf', { children: [holder('/dev/mapper/sdf1', 'part'), holder('/dev/mapper/linear0', 'dm')] }),
+      '/dev/mapper/sdf1 (part), /dev/mapper/linear0 (dm)',
+    ],
+  ])('never signs a disk held by %s, whatever the options say', (_what, device, holders) => {
+    for (const options of [{}, ALL_OPTIONS]) {
+      expect(verdict(device, { options })).toEqual({
+        action: 'skip',
+        reason: 'Held',
+        message: `${device.path} is held by ${holders}: a device that another block device is built on (an LVM volume, dm-crypt, multipath or md RAID, such as the volume of a block-mode PersistentVolume) is never signed, whatever the options; remove that device first`,
+      });
+    }
+    // Not even a device already signed: a holder on it is newer than the signature.
+    expect(verdict(device, {}, { signature: 'exclusive', physicalUUID: UUID })).toMatchObject({ reason: 'Held' });
+  });
+
+  it('says Mounted rather than Held when the holder is mounted, and RootDisk when it holds /', () => {
+    const home = disk('/dev/sdg', {
+      fstype: 'LVM2_member',
+      children: [holder('/dev/mapper/vg2-home', 'lvm', { fstype: 'xfs', mountpoint: '/home' })],
+    });
+    expect(verdict(home)).toMatchObject({ reason: 'Mounted', message: expect.stringMatching(/mounted at \/home/) });
+    const lvmRoot = holder('/dev/mapper/vg-root', 'lvm', { fstype: 'ext4', mountpoint: '/' });
+    const root = disk('/dev/sdh', {
+      children: [{ ...part('/dev/sdh1', 'LVM2_member', null, LINUX), children: [lvmRoot] }],
+    });
+    expect(verdict(root)).toMatchObject({ reason: 'RootDisk' });
+    expect(chooseDevices('all-not-root', [], [root, home]).chosen).toEqual([home.path]);
   });
 
   it('skips partitions and filesystems unless allowEraseNonWekaPartitions, and then says what is erased', () => {

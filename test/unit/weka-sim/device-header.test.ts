@@ -51,6 +51,7 @@ describe('weka-sim device headers', () => {
       partitions: [],
       fstype: null,
       mountpoint: null,
+      holders: [],
       dataPresent: false,
       signature: 'exclusive',
       physicalUUID: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -64,6 +65,8 @@ describe('weka-sim device headers', () => {
     ['partitions that are not a list', { partitions: {} }],
     ['a partition without a name', { partitions: [{ fstype: null, mountpoint: null }] }],
     ['a non-boolean dataPresent', { dataPresent: 'yes' }],
+    ['holders that are not a list', { holders: '/dev/md0' }],
+    ['a holder without a type', { holders: [{ name: '/dev/md0' }] }],
     ['a numeric clusterGUID', { clusterGUID: 1 }],
   ])('calls a header with %s corrupt (exit 70)', async (_what, change) => {
     const { state } = await nodeWithHeader({ ...OLD_HEADER, ...change });

@@ -36,6 +36,7 @@ describe('weka-sim device (shaping a device as a node admin would)', () => {
         ],
         fstype: null,
         mountpoint: null,
+        holders: [],
         dataPresent: false,
         clusterGUID: null,
       },
@@ -87,6 +88,62 @@ describe('weka-sim device (shaping a device as a node admin would)', () => {
     }
     const shapes = (await readLog(state)).flatMap((e) => e.changes).filter((c) => c.kind === 'device-shape');
     expect(shapes).toHaveLength(steps.length - 1);
+  });
+
+  it('builds holders on a disk, which lsblk lists after its partitions, and clears them', async () => {
+    const state = await signedNode(await simRoot());
+    const held = await expectOk(
+      shape(
+        state,
+        '/dev/nvme1n1',
+        '--partition',
+        '/dev/nvme1n1p1:ext4',
+        '--holder',
+        '/dev/mapper/vg0-pvc--1:lvm',
+        '--holder=/dev/md0:raid1',
+      ),
+    );
+    expect(held.stdout).toBe(
+      '/dev/nvme1n1: model "SIM NVMe QLC", vendor "SIM"; partitions /dev/nvme1n1p1 ext4; empty; held by /dev/mapper/vg0-pvc--1 (lvm), /dev/md0 (raid1)\n',
+    );
+    // Given again with another type, a holder is replaced, not added.
+    await expectOk(shape(state, '/dev/nvme1n1', '--holder', '/dev/mapper/vg0-pvc--1:crypt'));
+    expect(await lsblkJson(state, '-Jp', '-o', 'NAME,TYPE,FSTYPE,MOUNTPOINT', '/dev/nvme1n1')).toEqual([
+      {
+        name: '/dev/nvme1n1',
+        type: 'disk',
+        fstype: null,
+        mountpoint: null,
+        children: [
+          { name: '/dev/nvme1n1p1', type: 'part', fstype: 'ext4', mountpoint: null },
+          { name: '/dev/mapper/vg0-pvc--1', type: 'crypt', fstype: null, mountpoint: null },
+          { name: '/dev/md0', type: 'raid1', fstype: null, mountpoint: null },
+        ],
+      },
+    ]);
+    // A device signed for Weka can be held too (a mapping is made on any disk): lsblk shows both.
+    await expectOk(shape(state, '/dev/nvme0n1', '--holder', '/dev/mapper/linear0:dm'));
+    expect((await lsblkJson(state, '-J', '-o', 'NAME,TYPE', '/dev/nvme0n1'))[0]!.children).toEqual([
+      { name: 'nvme0n1p1', type: 'part' },
+      { name: 'linear0', type: 'dm' },
+    ]);
+    await expectOk(shape(state, '/dev/nvme1n1', '--clear-holders'));
+    expect(await lsblkJson(state, '-Jp', '-o', 'NAME', '/dev/nvme1n1')).toEqual([
+      { name: '/dev/nvme1n1', children: [{ name: '/dev/nvme1n1p1' }] },
+    ]);
+    const shapes = (await readLog(state)).flatMap((e) => e.changes).filter((c) => c.kind === 'device-shape');
+    expect(shapes.map((c) => (c as { holders: unknown }).holders)).toEqual([
+      [
+        { name: '/dev/mapper/vg0-pvc--1', type: 'lvm' },
+        { name: '/dev/md0', type: 'raid1' },
+      ],
+      [
+        { name: '/dev/mapper/vg0-pvc--1', type: 'crypt' },
+        { name: '/dev/md0', type: 'raid1' },
+      ],
+      [{ name: '/dev/mapper/linear0', type: 'dm' }],
+      [],
+    ]);
   });
 
   it('sets and clears the claiming cluster of an exclusive drive', async () => {
@@ -174,6 +231,12 @@ describe('weka-sim device refusals (exit 65, nothing changed)', () => {
       '/dev/nvme0n1 is not signed exclusive; only an exclusive drive is claimed by a cluster',
     ],
     [
+      'a holder named like another device of the node',
+      (s) => sim('--state', s, 'init-node', '--device', '/dev/md0:10:TLC'),
+      ['/dev/nvme1n1', '--holder', '/dev/mapper/x:dm', '--holder', '/dev/md0:raid1'],
+      '/dev/md0 is a device of node node-1, not a holder of /dev/nvme1n1',
+    ],
+    [
       'a partition named like another device of the node',
       (s) => sim('--state', s, 'init-node', '--device', '/dev/nvme1n1p1:10:TLC'),
       ['/dev/nvme1n1', '--partition', '/dev/nvme1n1p1'],
@@ -243,6 +306,19 @@ describe('weka-sim device usage errors (exit 64)', () => {
     ],
     ['a model of 65 characters', ['/dev/nvme1n1', '--model', 'M'.repeat(65)], '--model must be 1 to 64'],
     ['a cluster GUID that is not a UUID', ['/dev/nvme1n1', '--cluster-guid', 'x'], '--cluster-guid must be a UUID'],
+    ['a holder without a type', ['/dev/nvme1n1', '--holder', '/dev/mapper/vg0-lv'], "a device-mapper holder's type"],
+    ['an md holder typed lvm', ['/dev/nvme1n1', '--holder', '/dev/md0:lvm'], "an md holder's type is one of raid0"],
+    ['a dm holder typed raid1', ['/dev/nvme1n1', '--holder', '/dev/mapper/x:raid1'], "a device-mapper holder's type"],
+    [
+      'a holder outside /dev/mapper and md',
+      ['/dev/nvme1n1', '--holder', '/dev/dm-0:dm'],
+      'a holder is /dev/mapper/NAME',
+    ],
+    [
+      'the same holder twice',
+      ['/dev/nvme1n1', '--holder', '/dev/md0:raid1', '--holder', '/dev/md0:raid0'],
+      'holder /dev/md0 given twice',
+    ],
   ])('rejects %s', async (_what, args, message) => {
     const state = await signedNode(await simRoot());
     const result = await shape(state, ...args);
@@ -283,6 +359,10 @@ describe('shaping the devices a fake node starts with', () => {
     ],
     [{ path: '/dev/sdb', fstype: null, mountpoint: null, dataPresent: false }, undefined],
     [{ path: '/dev/sdb', dataPresent: true }, ['/dev/sdb', '--data']],
+    [
+      { path: '/dev/sdb', fstype: 'LVM2_member', holders: [{ name: '/dev/mapper/vg0-pvc--1', type: 'lvm' }] },
+      ['/dev/sdb', '--fstype', 'LVM2_member', '--holder', '/dev/mapper/vg0-pvc--1:lvm'],
+    ],
   ])('%j gives device arguments %j', (spec, args) => {
     expect(deviceShapeArgs(spec)).toEqual(args);
   });

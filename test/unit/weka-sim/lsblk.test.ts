@@ -183,6 +183,47 @@ describe('weka-sim lsblk', () => {
     expect(await lsblkJson(state, ...args)).toEqual(expected);
   });
 
+  it('lists the devices built on a disk among its children, after its partitions, not with -d', async () => {
+    const state = await hostNode();
+    await expectOk(sim('--state', state, 'init-node', '--device', '/dev/sdb:480:TLC', '--device', '/dev/sdc:480:TLC'));
+    // One md array over two disks is a child of each, as util-linux lists it.
+    for (const disk of ['/dev/sdb', '/dev/sdc'])
+      await expectOk(
+        sim('--state', state, 'device', disk, '--fstype', 'linux_raid_member', '--holder', '/dev/md0:raid1'),
+      );
+    await expectOk(sim('--state', state, 'device', '/dev/sda', '--holder', '/dev/mapper/vg0-pvc--1:lvm'));
+    const result = await expectOk(
+      tool(state, 'lsblk', '-Jbp', '-o', 'NAME,TYPE,SIZE,FSTYPE,MOUNTPOINT', '/dev/sda', '/dev/sdb', '/dev/sdc'),
+    );
+    expect(JSON.parse(result.stdout)).toEqual({
+      blockdevices: [
+        {
+          name: '/dev/sda',
+          type: 'disk',
+          size: 480 * GiB,
+          fstype: null,
+          mountpoint: null,
+          children: [
+            ...['/dev/sda1', '/dev/sda2', '/dev/sda3'].map((name) => expect.objectContaining({ name, type: 'part' })),
+            { name: '/dev/mapper/vg0-pvc--1', type: 'lvm', size: 480 * GiB - MiB, fstype: null, mountpoint: null },
+          ],
+        },
+        ...['/dev/sdb', '/dev/sdc'].map((name) => ({
+          name,
+          type: 'disk',
+          size: 480 * GiB,
+          fstype: 'linux_raid_member',
+          mountpoint: null,
+          children: [{ name: '/dev/md0', type: 'raid1', size: 480 * GiB - MiB, fstype: null, mountpoint: null }],
+        })),
+      ],
+    });
+    expect(await lsblkJson(state, '-J', '-o', 'NAME,TYPE', '/dev/mapper/vg0-pvc--1')).toEqual([
+      { name: 'vg0-pvc--1', type: 'lvm' },
+    ]);
+    expect(await lsblkJson(state, '-Jd', '-o', 'NAME', '/dev/sdb')).toEqual([{ name: 'sdb' }]);
+  });
+
   it('names the Weka partition as the kernel or udev names partitions', async () => {
     const state = nodeDir(await simRoot(), 'node-1');
     const devices = ['/dev/sdb', '/dev/nvme3n1', '/dev/disk/by-id/nvme-x'];

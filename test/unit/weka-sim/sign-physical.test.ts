@@ -46,6 +46,9 @@ const rootDisk: Setup = async (s) => {
   return shape(s, '/dev/sda', ...ROOT_PARTITIONS);
 };
 const mountedDisk: Setup = (s) => shape(s, '/dev/nvme1n1', '--fstype', 'xfs', '--mountpoint', '/data');
+/** A whole-disk LVM physical volume whose volume is in use raw, as a block-mode PersistentVolume's is. */
+const heldDisk: Setup = (s) =>
+  shape(s, '/dev/nvme1n1', '--fstype', 'LVM2_member', '--holder', '/dev/mapper/vg0-pvc--1:lvm');
 const carrying =
   (n: number): Setup =>
   async (s) => {
@@ -88,6 +91,18 @@ describe('signing refusals, in the order they are checked (exit 65, nothing chan
       mountedDisk,
       sign(...ALL_FLAGS, '--', '/dev/nvme1n1'),
       '/dev/nvme1n1: device or resource busy (mounted at /data)',
+    ],
+    [
+      'a disk another block device is built on, whatever the flags',
+      heldDisk,
+      sign(...ALL_FLAGS, '--', '/dev/nvme1n1'),
+      '/dev/nvme1n1: device or resource busy (held by /dev/mapper/vg0-pvc--1)',
+    ],
+    [
+      'a held disk, for proxy',
+      heldDisk,
+      signProxy(ERASE_OTHER, '/dev/nvme1n1'),
+      '/dev/nvme1n1: device or resource busy (held by /dev/mapper/vg0-pvc--1)',
     ],
     [
       'a proxy device signed for proxy again',

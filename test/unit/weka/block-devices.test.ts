@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   foreignContentOf,
   hasWekaPartition,
+  holdersOf,
   listBlockDevicesCall,
   mountsOf,
   parseBlockDevices,
@@ -84,6 +85,48 @@ const LSBLK = JSON.stringify({
   ],
 });
 
+/**
+ * Disks with holders, as util-linux's lsblk prints them: each device the kernel lists in a disk's
+ * (or a partition's) /sys/block/.../holders is one of its children, after its partitions, typed by
+ * its DM UUID prefix or md level and named /dev/mapper/<name> (device-mapper) with --paths; an
+ * array or volume over several disks is a child of each (util-linux lsblk-cmd/lsblk.c,
+ * process_dependencies() and get_type(); tests/expected/lsblk/lsblk-simple-lvm-basic shows one
+ * LVM volume under each of its four physical volumes).
+ */
+const HELD = JSON.stringify({
+  blockdevices: [
+    ...['/dev/sdb', '/dev/sdc'].map((name) => ({
+      name,
+      type: 'disk',
+      size: 480103981056,
+      fstype: 'linux_raid_member',
+      mountpoint: null,
+      children: [{ name: '/dev/md0', type: 'raid1', size: 479968690176, fstype: null, mountpoint: null }],
+    })),
+    {
+      name: '/dev/nvme2n1',
+      type: 'disk',
+      size: 3840755982336,
+      fstype: null,
+      mountpoint: null,
+      children: [
+        { name: '/dev/nvme2n1p1', type: 'part', size: 1073741824, fstype: 'ext4', mountpoint: null },
+        {
+          name: '/dev/nvme2n1p2',
+          type: 'part',
+          size: 3839681191936,
+          fstype: 'LVM2_member',
+          mountpoint: null,
+          children: [
+            { name: '/dev/mapper/vg0-pvc--1', type: 'lvm', size: 107374182400, fstype: null, mountpoint: null },
+            { name: '/dev/mapper/vg0-pvc--2', type: 'lvm', size: 107374182400, fstype: 'xfs', mountpoint: null },
+          ],
+        },
+      ],
+    },
+  ],
+});
+
 describe('lsblk through nsenter', () => {
   it("runs lsblk in the host's mount namespace with JSON, bytes and full paths", () => {
     expect(listBlockDevicesCall().argv).toEqual([
@@ -115,6 +158,22 @@ describe('lsblk through nsenter', () => {
     expect(foreignContentOf(nvme!)).toEqual([]);
     expect(xfs).toMatchObject({ vendor: null, fstype: 'xfs', children: [] });
     expect(foreignContentOf(xfs!)).toEqual(['a xfs filesystem']);
+  });
+
+  it('tells the devices built on a disk (its holders) from its partitions, at any depth', () => {
+    const [sdb, sdc, nvme] = parseBlockDevices(HELD);
+    expect(holdersOf(sdb!).map((h) => [h.path, h.type])).toEqual([['/dev/md0', 'raid1']]);
+    expect(holdersOf(sdc!).map((h) => h.path)).toEqual(['/dev/md0']);
+    expect(holdersOf(nvme!).map((h) => [h.path, h.type])).toEqual([
+      ['/dev/mapper/vg0-pvc--1', 'lvm'],
+      ['/dev/mapper/vg0-pvc--2', 'lvm'],
+    ]);
+    expect(mountsOf(nvme!)).toEqual([]);
+    // A holder is not one of the disk's partitions.
+    expect(foreignContentOf(sdb!)).toEqual(['a linux_raid_member filesystem']);
+    expect(foreignContentOf(nvme!)).toEqual(['partitions /dev/nvme2n1p1 (ext4), /dev/nvme2n1p2 (LVM2_member)']);
+    const [root] = parseBlockDevices(LSBLK);
+    expect(holdersOf(root!)).toEqual([]);
   });
 
   it.each([
