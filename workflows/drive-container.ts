@@ -38,6 +38,7 @@ import {
 import { inPod, kube, kubeLocal, weka } from './activities.js';
 import { ContainerStatus } from './container-status.js';
 import { Lifecycle, continuedRun, isContinueAsNew, messageOf, objectState } from './lifecycle.js';
+import { ANSWER_NOT_IN_LEDGER, inLedger, releaseUntilOutOfLedger } from './ledger-checked.js';
 import { installMutexClient } from './mutex-client.js';
 import { finishVanishedTeardown, recordLeftInCluster, removeDrivesThroughProxy } from './teardown-from-node.js';
 
@@ -155,9 +156,9 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
    */
   let recheck = continuedRun() && snapshot.status.conditions.some((c) => c.type === 'Ready' && c.reason === POD_LOST);
 
-  /** A request about this container, or about the node's proxy, to the node's mutex. */
-  const containerCall = (kind: 'allocate' | 'release') =>
-    mutex.call(nodeMutexId(node), kind, { namespace: ref.namespace, name: ref.name, node, uid: input.uid }, node);
+  /** This container's allocation request, and requests about the node's proxy, to the node's mutex. */
+  const allocationCall = () =>
+    mutex.call(nodeMutexId(node), 'allocate', { namespace: ref.namespace, name: ref.name, node, uid: input.uid }, node);
   const proxyCall = (kind: 'ensure-proxy' | 'remove-proxy-if-unused') =>
     mutex.call(nodeMutexId(node), kind, { node }, node);
 
@@ -213,8 +214,14 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       if (!allocation && status.phase !== 'Ready') await status.enter('Allocating', `allocating on node ${node}`);
       const releases = mutex.releases();
       const changes = life.specChanges;
-      const answer = await containerCall('allocate');
+      const answer = await allocationCall();
       const waitForCapacity = answer.waitForCapacity === true;
+      if (answer.ok && !(await inLedger(node, input.uid, answer.result as ContainerAllocation))) {
+        const message = `an answer to its allocation request gave what node ${node}'s ledger does not hold for it (a forged or misdelivered mutexResponse): ignored, and asked again`;
+        await status.event('Warning', ANSWER_NOT_IN_LEDGER, message);
+        await life.continueAsNewIfLong();
+        continue;
+      }
       if (answer.ok) {
         const result = answer.result as ContainerAllocation;
         const what = `${drivesText(result)} on node ${node}; ${portsText(result)}`;
@@ -549,7 +556,13 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     // when the deletion came is written after that read, and this release, queued behind that
     // decision, takes it out again.
     await status.enter('Deleting', 'releasing the allocation');
-    await containerCall('release');
+    await releaseUntilOutOfLedger({
+      mutex,
+      node,
+      container: { ...ref, uid: input.uid },
+      warn: (message) => status.event('Warning', ANSWER_NOT_IN_LEDGER, message),
+      between: () => life.continueAsNewIfLong(),
+    });
     await status.enter('Deleting', 'deleting the pod');
     await kube.deleteContainerPod({ ...ref, uid: input.uid, force: undone === 'abandoned' });
     if (undone === 'abandoned') {

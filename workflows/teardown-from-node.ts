@@ -11,6 +11,7 @@ import { WEKA_POD_CONTAINER, wekaContainerName, type ObjectRef } from '../src/li
 import { nodeMutexId, type LifecycleWorkflow, type ObjectWorkflowInput } from '../src/protocol.js';
 import { inPod, kubeLocal, kube } from './activities.js';
 import type { MutexClient } from './mutex-client.js';
+import { ANSWER_NOT_IN_LEDGER, releaseUntilOutOfLedger } from './ledger-checked.js';
 
 export interface FromNode {
   ref: ObjectRef;
@@ -92,7 +93,13 @@ export async function finishVanishedTeardown(
     await removeDrivesThroughProxy({ ...o, blocked: async () => undefined, between });
     if (input.teardown.joined) await recordLeftInCluster({ ...o, because });
   }
-  await mutex.call(nodeMutexId(node), 'release', { ...ref, node, uid: input.uid }, node);
+  await releaseUntilOutOfLedger({
+    mutex,
+    node,
+    container: { ...ref, uid: input.uid },
+    warn: (message) => kubeLocal.recordNodeEvent({ node, type: 'Warning', reason: ANSWER_NOT_IN_LEDGER, message }),
+    between,
+  });
   await kube.deleteContainerPod({ ...ref, uid: input.uid });
   await mutex.call(nodeMutexId(node), 'remove-proxy-if-unused', { node }, node);
 }

@@ -15,7 +15,7 @@ import {
   type State,
   type WorkerOptions,
 } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from '../../activities/index.js';
+import { createActivities, type Activities, type ActivityDeps } from '../../activities/index.js';
 import { prebuiltBundlePath, quietBundlerLogger, workflowsPath } from './workflow-bundle.js';
 import { workerIdentity } from '../../src/lifecycle/orphaned-activities.js';
 import { mutexTaskQueue } from '../../src/protocol.js';
@@ -57,6 +57,8 @@ export interface OperatorWorkerOptions {
       | 'maxCachedWorkflows'
     >
   >;
+  /** Tests only: the activities as the workers get them, from those createActivities made. */
+  withActivities?: (activities: Activities) => Activities;
 }
 
 /** The two workers as one: run, shut down and report state together. */
@@ -73,7 +75,8 @@ export interface OperatorWorker {
 export async function createOperatorWorker(o: OperatorWorkerOptions): Promise<OperatorWorker> {
   // One bundle for both workers: bundling is seconds of CPU and tens of MB.
   const { bundle, source } = await workflowBundle(o.workflowBundlePath);
-  const activities = createActivities(o.deps);
+  const made = createActivities(o.deps);
+  const activities = o.withActivities ? o.withActivities(made) : made;
   const running = new Set<RunningActivity>();
   const common = {
     connection: o.connection,

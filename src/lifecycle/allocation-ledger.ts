@@ -250,3 +250,25 @@ export function sameVirtualDrives(
     status.every((v, i) => v.virtualUUID === ledger[i]!.virtualUUID && v.capacityGiB === ledger[i]!.capacityGiB)
   );
 }
+
+/** An allocation as a status or an answer shows it: the ledger's, or something that claims to be. */
+export interface ShownAllocation {
+  virtualDrives?: readonly ClaimedVirtualDrive[] | undefined;
+  drives?: readonly string[] | undefined;
+  wekaPort?: number | undefined;
+  agentPort?: number | undefined;
+}
+
+/**
+ * Whether `shown` is exactly the allocation the ledger holds (`held`): the same virtual drives in
+ * the same order, the same whole drives and the same ports. Nothing is the same as no allocation.
+ */
+export function sameAllocation(shown: ShownAllocation | null | undefined, held: ContainerAllocation | null): boolean {
+  if (!held) return false;
+  return (
+    sameVirtualDrives(shown?.virtualDrives, held.virtualDrives) &&
+    (shown?.drives ?? []).join(',') === (held.drives ?? []).join(',') &&
+    shown?.wekaPort === held.wekaPort &&
+    shown?.agentPort === held.agentPort
+  );
+}

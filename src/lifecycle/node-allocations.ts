@@ -22,7 +22,7 @@ import {
 } from '../allocation/index.js';
 import type { AllocationSettings } from '../settings/index.js';
 import type { WekaCluster, WekaContainer } from '../api/index.js';
-import { ledgerClaims, sameVirtualDrives, withAllocation, type AllocationLedger } from './allocation-ledger.js';
+import { ledgerClaims, sameAllocation, withAllocation, type AllocationLedger } from './allocation-ledger.js';
 import { decideForHeld } from './growth.js';
 import { refText, type ObjectRef } from './names.js';
 import { allocationRequest, usesDriveSharing } from './requests.js';
@@ -216,7 +216,7 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
           );
       if (kept.allocation !== held) ledger = withAllocation(ledger, self, containerKey(container), kept.allocation);
       const outcome: AllocationOutcome = { ok: true, result: kept.allocation, ...kept.pending };
-      const shown = showsAllocation(container, kept.allocation);
+      const shown = sameAllocation(container.status?.allocations, kept.allocation);
       return { outcome, ...(shown ? {} : { write }), ...(kept.allocation !== held ? { previous: held } : {}) };
     }
     if (clusterKey && !cluster)
@@ -268,7 +268,13 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
   }
   const restores = input.onNode.flatMap((c) => {
     const held = ledger.containers[idOf(c)]?.allocation;
-    if (!held || c.metadata.deletionTimestamp || firstAsk.has(containerKey(c)) || showsAllocation(c, held)) return [];
+    if (
+      !held ||
+      c.metadata.deletionTimestamp ||
+      firstAsk.has(containerKey(c)) ||
+      sameAllocation(c.status?.allocations, held)
+    )
+      return [];
     const ref = { namespace: c.metadata.namespace ?? '', name: c.metadata.name ?? '' };
     return [{ ref, uid: idOf(c), resourceVersion: c.metadata.resourceVersion, allocation: held }];
   });
@@ -341,17 +347,6 @@ function growWholeDrives(
       pending: { error: given.refusal.error, waitForCapacity: given.refusal.waitForCapacity },
     };
   return { allocation: { ...held, drives: [...holds, ...given.serials] } };
-}
-
-/** Whether the container's status shows exactly the allocation the ledger holds for it. */
-function showsAllocation(container: WekaContainer, held: ContainerAllocation): boolean {
-  const shown = container.status?.allocations;
-  return (
-    sameVirtualDrives(shown?.virtualDrives, held.virtualDrives) &&
-    (shown?.drives ?? []).join(',') === (held.drives ?? []).join(',') &&
-    shown?.wekaPort === held.wekaPort &&
-    shown?.agentPort === held.agentPort
-  );
 }
 
 /** Fields of an InvalidDriveSharingConfig that describe the node's drives and claims, not the request. */

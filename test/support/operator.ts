@@ -7,7 +7,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { pino } from 'pino';
 import type { ActivityDeps } from '../../activities/index.js';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
-import { createOperatorWorker } from '../../deploy/operator/worker.js';
+import { createOperatorWorker, type OperatorWorkerOptions } from '../../deploy/operator/worker.js';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
 import { signSharedDrives } from '../../deploy/local/shared-drives.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
@@ -79,7 +79,10 @@ export function testOperatorDeps(client: Client, operatorNamespace: string): Act
   };
 }
 
-export async function startTestOperator(overrides: Partial<ActivityDeps> = {}): Promise<TestOperator> {
+export async function startTestOperator(
+  overrides: Partial<ActivityDeps> = {},
+  withActivities?: OperatorWorkerOptions['withActivities'],
+): Promise<TestOperator> {
   const operatorNamespace = await uniqueNamespace('weka-operator');
   const connection = await Connection.connect({ address: temporalAddress() });
   const client = new Client({ connection, namespace: temporalNamespace() });
@@ -98,6 +101,7 @@ export async function startTestOperator(overrides: Partial<ActivityDeps> = {}): 
     deps,
     workflowBundlePath: workflowBundlePath(),
     tuning: { shutdownGraceTime: '2 seconds' },
+    ...(withActivities ? { withActivities } : {}),
   });
   const running = worker.run();
   return {

@@ -1,6 +1,7 @@
 // A node's allocation ledger: its annotation reads back what was written and refuses anything
 // malformed without throwing; releasing keeps what may be left on the devices; reading the
-// devices counts every virtual drive no container holds, and forgets only what is gone.
+// devices counts every virtual drive no container holds, and forgets only what is gone; an
+// allocation shown elsewhere (an answer, a status) is compared with it exactly.
 import { describe, expect, it } from 'vitest';
 import {
   decodeLedger,
@@ -8,6 +9,7 @@ import {
   encodeLedger,
   ledgerClaims,
   reconcileLedger,
+  sameAllocation,
   withAllocation,
   withoutContainer,
   type AllocationLedger,
@@ -156,5 +158,25 @@ describe('reading the devices into the ledger', () => {
     const without = reconcileLedger(withTwo, [device('p1')], new Set(['uid-b']));
     expect(without.forgotten).toEqual(['ns/a']);
     expect(without.ledger.found).toEqual([]);
+  });
+});
+
+describe('an allocation compared with the ledger', () => {
+  const held = withTwo.containers['uid-a']!.allocation;
+  it.each([
+    ['the same allocation', held, true],
+    ['the same, rebuilt field by field', { ...held, virtualDrives: held.virtualDrives.map((d) => ({ ...d })) }, true],
+    ['a virtual drive more', { ...held, virtualDrives: [...held.virtualDrives, vd(9)] }, false],
+    ['another virtual drive of the same size', { ...held, virtualDrives: [vd(8), vd(2, 'p2')] }, false],
+    ['the drives in another order', { ...held, virtualDrives: [...held.virtualDrives].reverse() }, false],
+    ['another port', { ...held, wekaPort: 15000 }, false],
+    ['whole drives the ledger does not hold', { ...held, drives: ['S9'] }, false],
+    ['nothing', undefined, false],
+  ])('%s', (_, shown, same) => {
+    expect(sameAllocation(shown, held)).toBe(same);
+  });
+
+  it('is never the same as an allocation the ledger does not hold', () => {
+    expect(sameAllocation(held, null)).toBe(false);
   });
 });

@@ -42,10 +42,6 @@ const REQUIRED = [
   'drive-container-cluster-member',
   'drive-container-teardown-refused',
   'drive-container-teardown-without-pod',
-  // Captured from a chaos run, not recorded by a test: a deletion and a lost pod that a timed-out
-  // workflow task saw in two activations, and its replay in one. It cannot be re-recorded: when
-  // the drive-container workflow's commands change before 1.0, it goes, with its regression test.
-  'drive-container-deleted-while-pod-lost',
   'node-mutex-one-container',
   'node-mutex-batch',
   'node-mutex-continues-as-new',
