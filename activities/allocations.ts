@@ -45,6 +45,7 @@ import { clusterRangesOf } from '../src/lifecycle/cluster-ports.js';
 import type { ActivityDeps } from './deps.js';
 import { describeKubeError, isNotFound, kubeFailure, orIfMissing, type KubeFailure } from './kube/errors.js';
 import { podRefusal } from './kube/pod-admission.js';
+import { createNamespaceQuotaCheck } from './namespace-quota.js';
 import { ledgerOf, updateLedger, writeLedger } from './kube/node-ledger.js';
 import { WekaApi } from './kube/weka-api.js';
 import { createNodeDrivesPublisher } from './node-drives-publisher.js';
@@ -62,6 +63,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
   const publisher = createNodeDrivesPublisher(deps);
   const stillSigned = createSignedOnDevices(deps);
+  const firstBeyondQuota = createNamespaceQuotaCheck(api, deps.logger);
 
   /**
    * The node's shared drives (or why there are none) and its allocation ledger, from one read. A
@@ -223,7 +225,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
     }
     const round = decide(read, asks);
     const { decisions } = round;
-    const refused = await firstPodRefused(read, decisions);
+    const refused = (await firstBeyondQuota(read.ledger, decisions)) ?? (await firstPodRefused(read, decisions));
     // The decisions after it counted its allocation: they are made again, without it.
     if (refused)
       return {

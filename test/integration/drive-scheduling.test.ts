@@ -1,20 +1,22 @@
 // A drive container's pod asks Kubernetes for what its node's mutex gave it, so that the scheduler
 // and a namespace's ResourceQuota count it: a quota on shared GiB caps a tenant (its container
-// beyond the quota is refused its allocation and says why, and proceeds once the quota allows), and a pod whose
+// beyond the quota is refused its allocation and says why, and proceeds once the quota allows; a
+// growth in place is counted too, though its pod's requests stay as they were), and a pod whose
 // node has not the room the scheduler counts stays Pending, shown on its container, until it has.
 // What exists only for a node (its proxy) is owned by the node: the garbage collector deletes it
 // with the node.
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
-import type { Condition } from '../../src/api/index.js';
+import type { Condition, WekaContainer } from '../../src/api/index.js';
+import { specChangedSignal } from '../../src/protocol.js';
 import { ALLOCATIONS_ANNOTATION } from '../../src/lifecycle/allocation-ledger.js';
 import { quantityValue } from '../../src/lifecycle/quantity.js';
 import { proxyName, SHARED_DRIVES_CAPACITY_TLC, type ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually } from '../support/async.js';
 import { warningEvent } from '../support/events.js';
 import { createResourceQuota, kubeConfig, removeNode, uniqueName, uniqueNamespace } from '../support/harness.js';
-import { listContainers } from '../support/containers.js';
+import { listContainers, WEKA_CONTAINERS } from '../support/containers.js';
 import {
   createDriveContainer,
   podExists,
@@ -69,6 +71,19 @@ async function ledgerHolders(node: string): Promise<string[]> {
   return Object.keys((JSON.parse(text) as { containers?: Record<string, unknown> }).containers ?? {});
 }
 
+const gibOf = (c: WekaContainer | null) =>
+  (c?.status?.allocations?.virtualDrives ?? []).reduce((sum, d) => sum + d.capacityGiB, 0);
+
+/** Changes the spec as a user would (the test tells the workflow, as the watcher would). */
+async function patchSpec(ref: ObjectRef, spec: Record<string, unknown>): Promise<void> {
+  await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .patchNamespacedCustomObject(
+      { ...WEKA_CONTAINERS, ...ref, body: { spec } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+}
+
 const podOf = (ref: ObjectRef): Promise<V1Pod> =>
   core().readNamespacedPod({ namespace: ref.namespace, name: ref.name });
 
@@ -108,6 +123,38 @@ describe('drive container pods and the scheduler', () => {
         const q = await core().readNamespacedResourceQuota({ namespace: ns, name: 'weka-drives' });
         return quantityValue(q.status?.used?.[QUOTA] ?? '') === 2000 ? q : undefined;
       });
+    },
+  );
+
+  it(
+    "counts a growth in place against the namespace's quota, by what every container holds: beyond it, the container keeps what it has until the quota allows",
+    { timeout: 300_000 },
+    async () => {
+      const { node, guid, ns } = await oneDriveNode('quota-growth');
+      await createResourceQuota(ns, 'weka-drives', { [QUOTA]: '1200' });
+      const growing = { namespace: ns, name: 'growing' };
+      const other = { namespace: ns, name: 'other' };
+      const { handle } = await createDriveContainer(op, growing, tlc(node, 500), guid);
+      await createDriveContainer(op, other, tlc(node, 500), guid);
+      await waitForPhase(growing, 'Ready', 120_000);
+      await waitForPhase(other, 'Ready', 120_000);
+
+      // Its pod still asks for 500 GiB, so the quota's own count (1000 of 1200) would let it grow.
+      await patchSpec(growing, { containerCapacity: 1000 });
+      await handle.signal(specChangedSignal);
+      const refused = await conditionOf(growing, 'Grown', 'False', 'QuotaExceeded');
+      expect(refused.message).toContain('exceeded quota: weka-drives');
+      expect(refused.message).toContain(`used: ${QUOTA}=500, limited: ${QUOTA}=1200`);
+      const held = await readContainer(growing);
+      expect(held?.status?.phase).toBe('Ready');
+      expect(gibOf(held)).toBe(500);
+
+      await core().patchNamespacedResourceQuota(
+        { namespace: ns, name: 'weka-drives', body: { spec: { hard: { [QUOTA]: '1500' } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      await conditionOf(growing, 'Grown', 'True', 'Grown');
+      expect(gibOf(await readContainer(growing))).toBe(1000);
     },
   );
 

@@ -34,6 +34,7 @@ const EXPECTED: Record<string, string[]> = {
   nodes: ['get', 'list', 'patch'],
   'nodes/status': ['patch'],
   events: ['create'],
+  resourcequotas: ['list'],
   'storage.k8s.io/storageclasses': ['get'],
   'policy/poddisruptionbudgets': ['create', 'delete', 'get', 'patch'],
 };
