@@ -12,6 +12,7 @@ export const LONG_FILES = [
   'test/integration/cluster-lifecycle.test.ts',
   'test/integration/chaos/broken-allocation.test.ts',
   'test/integration/chaos/broken-pod-watch.test.ts',
+  'test/integration/chaos/broken-release.test.ts',
   'test/integration/sandbox.test.ts',
   'test/integration/device-sets.test.ts',
   'test/integration/operator-restart.test.ts',

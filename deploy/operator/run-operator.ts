@@ -18,7 +18,7 @@ import { installTemporalRuntime } from './sdk-runtime.js';
 import { startMutexDepthSampler, type MutexDepthSampler } from './mutex-depth.js';
 import { clientConnection, temporalTarget, workerConnection } from './temporal-connection.js';
 import { startWatcher, type RunningWatcher } from './watcher/watcher.js';
-import { createOperatorWorker, type OperatorWorker } from './worker.js';
+import { createOperatorWorker, type OperatorWorker, type OperatorWorkerOptions } from './worker.js';
 import { failOrphanedActivities, processAlive } from './orphaned-activities.js';
 
 import type { ActivityDeps } from '../../activities/deps.js';
@@ -30,11 +30,13 @@ const DRAIN_REPORT_MS = 10_000;
 export type OperatorOverrides = Pick<ActivityDeps, 'decideAllocations'> & {
   /** false: the watcher does not watch the operator's pods (only a deliberately broken test operator). */
   watchPods?: boolean;
+  /** The activities as the worker gets them (only a deliberately broken test operator). */
+  withActivities?: OperatorWorkerOptions['withActivities'];
 };
 
 export async function runOperator(
   env: NodeJS.ProcessEnv,
-  { watchPods, ...overrides }: OperatorOverrides = {},
+  { watchPods, withActivities, ...overrides }: OperatorOverrides = {},
 ): Promise<void> {
   const parsed = parseOperatorConfig(env);
   const temporalSettings = temporalTarget(env);
@@ -107,6 +109,7 @@ export async function runOperator(
       connection: nativeConnection,
       namespace: target.namespace,
       tuning: { maxCachedWorkflows: config.maxCachedWorkflows },
+      ...(withActivities ? { withActivities } : {}),
       ...(config.workflowBundlePath !== undefined ? { workflowBundlePath: config.workflowBundlePath } : {}),
       deps: {
         kubeConfig,

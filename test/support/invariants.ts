@@ -1,9 +1,16 @@
 // The drive-sharing invariants, checked from outside the operator: from the apiserver (every
 // WekaContainer's status.allocations and addedVirtualDrives, the proxies, the pods) and from the
-// Weka simulator (every device header, the Weka cluster's drives, every node's commands.log).
+// Weka simulator (every device header, the Weka cluster's drives, every node's commands.log), and
+// every node's allocation ledger, which must agree with both.
 // `observe` gathers; `steadyStateViolations` and `allDeletedViolations` are pure and return
 // what is wrong, one line each, so a test asserts `toEqual([])` and a failure reads as a list.
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import {
+  ALLOCATIONS_ANNOTATION,
+  decodeLedger,
+  sameAllocation,
+  type AllocationLedger,
+} from '../../src/lifecycle/allocation-ledger.js';
 import { proxyName } from '../../src/lifecycle/names.js';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import {
@@ -60,6 +67,8 @@ export interface ObservedState {
   clusterMembers: WekaContainerInfo[];
   clusterDrives: ClusterDrive[];
   logs: Array<{ node: string; entries: SimLogEntry[] }>;
+  /** Each node's allocation ledger (its annotation), or why it cannot be read. */
+  ledgers: Array<{ node: string; ledger: AllocationLedger } | { node: string; unreadable: string }>;
 }
 
 export async function observe(scope: InvariantScope, world: ObservedWorld): Promise<ObservedState> {
@@ -122,7 +131,15 @@ export async function observe(scope: InvariantScope, world: ObservedWorld): Prom
   const logs = await Promise.all(
     scope.nodes.map(async (node) => ({ node, entries: await simulatorLogAt(world.simulatorRoot, node) })),
   );
+  const ledgers = await Promise.all(
+    scope.nodes.map(async (node) => {
+      const text = (await core.readNode({ name: node })).metadata?.annotations?.[ALLOCATIONS_ANNOTATION];
+      const decoded = decodeLedger(text);
+      return decoded.ok ? { node, ledger: decoded.ledger } : { node, unreadable: decoded.message };
+    }),
+  );
   return {
+    ledgers,
     containers,
     runningPods,
     proxies,
@@ -308,7 +325,58 @@ export function steadyStateViolations(state: ObservedState): string[] {
         `Weka drive ${d.driveUUID} (virtual ${d.virtualUUID}, container ${d.containerId}) is in the cluster but no status lists it as added`,
       );
   }
-  return [...out, ...logViolations(state)];
+  return [...out, ...ledgerViolations(state), ...logViolations(state)];
+}
+
+/**
+ * Every node's ledger agrees with the statuses and the devices: each container that is not being
+ * deleted holds in its node's ledger exactly what its status shows; the ledger holds nothing for a
+ * container that does not exist, and counts as found only virtual drives a device holds (a
+ * release that forgot either would keep its GiB taken for ever).
+ */
+function ledgerViolations(state: ObservedState): string[] {
+  const out: string[] = [];
+  const byUid = new Map(state.containers.map((c) => [c.metadata.uid ?? '', c]));
+  for (const l of state.ledgers) {
+    if ('unreadable' in l) {
+      out.push(`ledger of ${l.node} cannot be read: ${l.unreadable}`);
+      continue;
+    }
+    for (const [uid, entry] of Object.entries(l.ledger.containers))
+      if (!byUid.has(uid)) out.push(`ledger of ${l.node} still holds ${entry.container} (uid ${uid}), which is gone`);
+  }
+  for (const c of state.containers) {
+    const shown = c.status?.allocations;
+    if (
+      c.metadata.deletionTimestamp ||
+      !shown ||
+      (shown.virtualDrives?.length ?? 0) + (shown.drives?.length ?? 0) === 0
+    )
+      continue;
+    const l = state.ledgers.find((x) => x.node === c.spec.nodeName);
+    if (!l || 'unreadable' in l) continue;
+    const held = l.ledger.containers[c.metadata.uid ?? '']?.allocation ?? null;
+    if (!sameAllocation(shown, held))
+      out.push(
+        `${nameOf(c)}: its status shows an allocation that the ledger of ${l.node} ${held ? 'holds otherwise' : 'does not hold'}`,
+      );
+  }
+  return [...out, ...staleFoundViolations(state)];
+}
+
+/** Found virtual drives a ledger counts that no device holds: GiB that nothing will give back. */
+function staleFoundViolations(state: ObservedState): string[] {
+  const signed = new Set(state.devices.flatMap((d) => d.info.virtualDrives.map((v) => v.virtualUUID)));
+  return state.ledgers.flatMap((l) =>
+    'unreadable' in l
+      ? []
+      : l.ledger.found
+          .filter((f) => !signed.has(f.virtualUUID))
+          .map(
+            (f) =>
+              `ledger of ${l.node} still counts found virtual drive ${f.virtualUUID} (${f.capacityGiB} GiB), which no device holds`,
+          ),
+  );
 }
 
 /**
@@ -349,6 +417,12 @@ export function allDeletedViolations(state: ObservedState): string[] {
   };
   removedOnce('virtual-add', 'virtual-remove');
   removedOnce('drive-add', 'drive-remove');
+  // Nothing is left to hold anything: a ledger that still counts GiB has lost them for good.
+  for (const l of state.ledgers)
+    if (!('unreadable' in l))
+      for (const [uid, entry] of Object.entries(l.ledger.containers))
+        out.push(`ledger of ${l.node} still holds ${entry.container} (uid ${uid}), which is gone`);
+  out.push(...staleFoundViolations(state));
   return [...out, ...logViolations(state)];
 }
 

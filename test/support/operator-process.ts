@@ -19,6 +19,8 @@ export const OPERATOR_SOURCE = join(repoRoot, 'deploy/operator/main.ts');
 /** An operator whose allocation decisions double-book on purpose: only to prove a checker catches it. */
 export const BROKEN_ALLOCATION_OPERATOR_SOURCE = join(repoRoot, 'test/chaos/broken-allocation-operator.ts');
 export const BROKEN_POD_WATCH_OPERATOR_SOURCE = join(repoRoot, 'test/chaos/broken-pod-watch-operator.ts');
+/** An operator whose release keeps counting what it released: only to prove a checker catches it. */
+export const BROKEN_RELEASE_OPERATOR_SOURCE = join(repoRoot, 'test/chaos/broken-release-operator.ts');
 /** The operator as the image runs it: the compiled JavaScript, bundled by `npm run build`. */
 export const COMPILED_OPERATOR = join(repoRoot, 'dist/deploy/operator/main.bundle.js');
 

@@ -73,8 +73,29 @@ function consistent(): ObservedState {
         entries: log({ kind: 'virtual-add', virtualUUID: VIRTUAL }, { kind: 'drive-add', virtualUUID: VIRTUAL }),
       },
     ],
+    ledgers: [
+      {
+        node: 'n1',
+        ledger: {
+          containers: {
+            u0: {
+              container: 'ns/drive-0',
+              allocation: {
+                virtualDrives: [
+                  { virtualUUID: VIRTUAL, physicalUUID: PHYSICAL, capacityGiB: 400, serial: 'S1', type: 'TLC' },
+                ],
+              },
+            },
+          },
+          found: [],
+        },
+      },
+    ],
   };
 }
+
+/** Every node's ledger once nothing holds anything. */
+const EMPTY_LEDGERS: ObservedState['ledgers'] = [{ node: 'n1', ledger: { containers: {}, found: [] } }];
 
 function withDevice(state: ObservedState, change: Partial<ObservedState['devices'][number]['info']>): ObservedState {
   return { ...state, devices: state.devices.map((d) => ({ ...d, info: { ...d.info, ...change } })) };
@@ -204,6 +225,7 @@ describe('the chaos invariant checker', () => {
     const state: ObservedState = {
       ...consistent(),
       containers: [],
+      ledgers: EMPTY_LEDGERS,
       pods: [],
       runningPods: [],
       devices: [],
@@ -224,6 +246,7 @@ describe('the chaos invariant checker', () => {
     const clean: ObservedState = {
       ...consistent(),
       containers: [],
+      ledgers: EMPTY_LEDGERS,
       pods: [],
       devices: [],
       clusterDrives: [],
@@ -249,6 +272,7 @@ describe('the chaos invariant checker', () => {
     const clean: ObservedState = {
       ...consistent(),
       containers: [],
+      ledgers: EMPTY_LEDGERS,
       pods: [],
       runningPods: [],
       devices: [],
@@ -265,5 +289,41 @@ describe('the chaos invariant checker', () => {
       ],
     };
     expect(allDeletedViolations(clean)).toEqual([]);
+  });
+
+  it('reports a ledger entry of a container that is gone, and a status the ledger does not hold', () => {
+    const gone = { ...consistent(), containers: [] };
+    expect(steadyStateViolations(gone)).toContain('ledger of n1 still holds ns/drive-0 (uid u0), which is gone');
+    const unheld = { ...consistent(), ledgers: EMPTY_LEDGERS };
+    expect(steadyStateViolations(unheld)).toContain(
+      'ns/drive-0: its status shows an allocation that the ledger of n1 does not hold',
+    );
+    const other = consistent();
+    const entry = (other.ledgers[0] as { ledger: { containers: Record<string, { allocation: object }> } }).ledger
+      .containers['u0']!;
+    entry.allocation = { ...entry.allocation, wekaPort: 14000 };
+    expect(steadyStateViolations(other)).toContain(
+      'ns/drive-0: its status shows an allocation that the ledger of n1 holds otherwise',
+    );
+  });
+
+  it('after deletion, reports a ledger that still holds a container, or counts a found drive no device holds', () => {
+    const found = { virtualUUID: VIRTUAL, physicalUUID: PHYSICAL, capacityGiB: 400, ownerClusterGUID: GUID };
+    const state: ObservedState = {
+      ...consistent(),
+      containers: [],
+      pods: [],
+      runningPods: [],
+      devices: [],
+      clusterMembers: [],
+      clusterDrives: [],
+      logs: [],
+      ledgers: [{ node: 'n1', ledger: { containers: {}, found: [found] } }],
+    };
+    expect(allDeletedViolations(state)).toEqual([
+      `ledger of n1 still counts found virtual drive ${VIRTUAL} (400 GiB), which no device holds`,
+    ]);
+    const held: ObservedState = { ...state, ledgers: consistent().ledgers };
+    expect(allDeletedViolations(held)).toEqual(['ledger of n1 still holds ns/drive-0 (uid u0), which is gone']);
   });
 });
