@@ -136,11 +136,23 @@ export function createAllocationDecisions(deps: ActivityDeps) {
   }
 
   /** One read of the node, of every container on it, and of what the asks need besides. */
-  async function readForDecision(node: string, asks: readonly AllocationAsk[]) {
+  async function readForDecision(node: string, asks: readonly AllocationAsk[], rebuilt = false) {
     const [{ drives, exclusive, ledger, object }, onNode] = await Promise.all([
       readNode(node),
       api.listContainersOnNode(node),
     ]);
+    // A Node deleted and registered again under the same name comes back without its ledger,
+    // though its containers still hold what it gave them: the devices are read first, which gives
+    // back the entries they prove (reconcileLedger), and nothing is decided from an empty ledger.
+    if (!rebuilt && drives.ok && object && ledgerLost(object, onNode)) {
+      deps.logger.warn(
+        { node },
+        "the node's allocation ledger is gone while containers hold allocations: reading its devices",
+      );
+      const published = await publisher.publish(node, []);
+      deps.logger.warn({ node, restored: published.restored, found: published.found }, "rebuilt the node's ledger");
+      return readForDecision(node, asks, true);
+    }
     const listed = new Map(onNode.map((c) => [containerKey(c), c]));
     // An asking container not listed on the node has gone or moved: read it to say which.
     const notListed = new Map<string, WekaContainer | null>();
@@ -300,6 +312,16 @@ export function createAllocationDecisions(deps: ActivityDeps) {
     for (const [i, d] of decisions.entries()) if (d?.sameAs !== undefined) final[i] = final[d.sameAs];
     await restoreStatuses(node, round.restores);
     return { outcomes: final, conflict };
+  }
+
+  /** Whether the node has no ledger at all while a live container on it shows an allocation. */
+  function ledgerLost(node: V1Node, onNode: readonly WekaContainer[]): boolean {
+    if (node.metadata?.annotations?.[ALLOCATIONS_ANNOTATION] !== undefined) return false;
+    return onNode.some(
+      (c) =>
+        !c.metadata.deletionTimestamp &&
+        (c.status?.allocations?.virtualDrives?.length ?? 0) + (c.status?.allocations?.drives?.length ?? 0) > 0,
+    );
   }
 
   /** The first new allocation whose pod the apiserver would refuse (a used-up quota), and why. */

@@ -113,11 +113,33 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
           devicePath: d.devicePath,
         })),
       );
-      const live = new Set((await api.listContainersOnNode(node)).map((c) => c.metadata.uid ?? ''));
+      const onNode = await api.listContainersOnNode(node);
+      const live = new Set(onNode.map((c) => c.metadata.uid ?? ''));
+      // What the live containers' statuses show they were given: the ledger's entries a Node
+      // registered again lost are proven from the devices and given back (reconcileLedger). Not
+      // those being deleted: their teardown may have released the entry already.
+      const shown = onNode.flatMap((c) =>
+        c.status?.allocations && c.metadata.uid && !c.metadata.deletionTimestamp
+          ? [
+              {
+                uid: c.metadata.uid,
+                container: `${c.metadata.namespace}/${c.metadata.name}`,
+                allocation: c.status.allocations,
+              },
+            ]
+          : [],
+      );
       const books = reconcileLedger(
         ledger,
-        present.map((d) => ({ physicalUUID: d.physicalUUID!, virtualDrives: d.virtualDrives })),
+        present.map((d) => ({
+          physicalUUID: d.physicalUUID!,
+          serial: d.serial,
+          type: d.type,
+          virtualDrives: d.virtualDrives,
+        })),
         live,
+        shown,
+        new Set(exclusiveNow),
       );
       const next = encodeSharedDrivesAnnotation(reconciled.drives);
       const nextLedger = encodeLedger(books.ledger);
@@ -183,6 +205,7 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
           found,
           dropped,
           forgotten: books.forgotten,
+          restored: books.restored,
         },
         'published drives',
       );
@@ -195,6 +218,7 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
         foundGiB: books.ledger.found.reduce((sum, f) => sum + f.capacityGiB, 0),
         dropped,
         forgotten: books.forgotten,
+        restored: books.restored,
       };
     }
     throw ApplicationFailure.retryable(`node ${node} kept changing while its drives were published`, 'NodeConflict');

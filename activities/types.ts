@@ -158,6 +158,8 @@ export interface NodeDrivesPublished {
   dropped: string[];
   /** Containers gone from the node, and from its devices, that the ledger no longer holds. */
   forgotten: string[];
+  /** Containers whose ledger entries were lost (the Node registered again) and given back from the devices. */
+  restored: string[];
 }
 
 /** The status fields the operation's workflow owns (applied whole, as FIELD_MANAGER.workflow). */

@@ -5,6 +5,8 @@
 // anyone allowed to write it could otherwise free or take capacity that a device still holds.
 import type { ClaimedVirtualDrive, ContainerDriveClaims, DriveType, VirtualDrive } from '../allocation/types.js';
 import type { ContainerAllocation } from './node-allocations.js';
+import { containerPortBlocks } from '../allocation/ports.js';
+import type { PortBlock } from '../allocation/port-blocks.js';
 
 /** Node annotation holding the ledger (JSON, see encodeLedger). */
 export const ALLOCATIONS_ANNOTATION = 'weka.weka.io/allocations';
@@ -90,7 +92,18 @@ export function uidOf(ledger: AllocationLedger, container: string): string | und
 /** A device as the node's proxy reports it: its physical UUID and the virtual drives on it. */
 export interface DeviceVirtualDrives {
   physicalUUID: string;
+  /** The drive's serial and type, which a restored entry's virtual drives take. */
+  serial?: string;
+  type?: DriveType;
   virtualDrives: readonly { virtualUUID: string; ownerClusterGUID: string; sizeGiB: number }[];
+}
+
+/** What a live container's status shows it was given, for an entry the ledger lost. */
+export interface ShownEntry {
+  uid: string;
+  /** "namespace/name". */
+  container: string;
+  allocation: ShownAllocation;
 }
 
 export interface LedgerReconciliation {
@@ -99,6 +112,8 @@ export interface LedgerReconciliation {
   found: FoundVirtualDrive[];
   /** Entries of containers that no longer exist and hold nothing on the devices: forgotten. */
   forgotten: string[];
+  /** Entries the ledger had lost (its Node registered again), given back from the devices and statuses. */
+  restored: string[];
 }
 
 /**
@@ -108,13 +123,21 @@ export interface LedgerReconciliation {
  * longer exists (`live` are the uids that do) becomes found drives for what of it is still on a
  * device, and is forgotten otherwise. Entries of live containers stay as they are: their virtual
  * drives may not be signed yet.
+ *
+ * A live container the ledger holds nothing for, whose status (`shown`) names virtual drives that
+ * are all on the devices as named, or whole drives (`wholeDrives`, the serials signed for
+ * exclusive use) that no entry holds, on ports that no entry takes, gets its entry back: a Node
+ * deleted and registered again under the same name comes back without its annotations, and its
+ * containers must not be given a second allocation. A drive two statuses name is given to neither.
  */
 export function reconcileLedger(
   ledger: AllocationLedger,
   devices: readonly DeviceVirtualDrives[],
   live: ReadonlySet<string>,
+  shown: readonly ShownEntry[] = [],
+  wholeDrives: ReadonlySet<string> = new Set(),
 ): LedgerReconciliation {
-  const onDevices = new Map<string, FoundVirtualDrive>();
+  const onDevices = new Map<string, FoundVirtualDrive & { serial?: string; type?: DriveType }>();
   for (const device of devices)
     for (const vd of device.virtualDrives)
       onDevices.set(vd.virtualUUID, {
@@ -122,20 +145,100 @@ export function reconcileLedger(
         physicalUUID: device.physicalUUID,
         capacityGiB: vd.sizeGiB,
         ownerClusterGUID: vd.ownerClusterGUID,
+        ...(device.serial === undefined ? {} : { serial: device.serial }),
+        ...(device.type === undefined ? {} : { type: device.type }),
       });
   const containers: Record<string, LedgerEntry> = {};
   for (const [uid, entry] of Object.entries(ledger.containers)) if (live.has(uid)) containers[uid] = entry;
+  const restored = restoreEntries(
+    containers,
+    onDevices,
+    shown.filter((e) => live.has(e.uid)),
+    wholeDrives,
+  );
   const held = new Set(Object.values(containers).flatMap((e) => e.allocation.virtualDrives.map((v) => v.virtualUUID)));
   const known = new Set(ledger.found.map((f) => f.virtualUUID));
-  const stillFound = [...onDevices.values()].filter((vd) => !held.has(vd.virtualUUID));
+  const stillFound = [...onDevices.values()]
+    .filter((vd) => !held.has(vd.virtualUUID))
+    .map(({ virtualUUID, physicalUUID, capacityGiB, ownerClusterGUID }) => ({
+      virtualUUID,
+      physicalUUID,
+      capacityGiB,
+      ownerClusterGUID,
+    }));
   const found = stillFound.filter((vd) => !known.has(vd.virtualUUID));
   // A gone container whose drives are still on a device is not forgotten: they are found.
   const onDevicesUnheld = new Set(stillFound.map((vd) => vd.virtualUUID));
   const forgotten = Object.entries(ledger.containers)
     .filter(([uid, e]) => !live.has(uid) && !e.allocation.virtualDrives.some((v) => onDevicesUnheld.has(v.virtualUUID)))
     .map(([, e]) => e.container);
-  return { ledger: { containers, found: stillFound }, found, forgotten };
+  return { ledger: { containers, found: stillFound }, found, forgotten, restored };
 }
+
+/** Adds to `containers` the entries `shown` proves from the devices; returns their containers. */
+function restoreEntries(
+  containers: Record<string, LedgerEntry>,
+  onDevices: ReadonlyMap<string, FoundVirtualDrive & { serial?: string; type?: DriveType }>,
+  shown: readonly ShownEntry[],
+  wholeDrives: ReadonlySet<string>,
+): string[] {
+  const entries = Object.values(containers);
+  const heldUUIDs = new Set(entries.flatMap((e) => e.allocation.virtualDrives.map((v) => v.virtualUUID)));
+  const heldSerials = new Set(entries.flatMap((e) => e.allocation.drives ?? []));
+  const taken = entries.flatMap((e) => portBlocksOf(e.allocation));
+  const candidates = shown.filter((e) => !containers[e.uid]);
+  const named = (key: (e: ShownEntry) => readonly string[]) => {
+    const counts = new Map<string, number>();
+    for (const e of candidates) for (const k of key(e)) counts.set(k, (counts.get(k) ?? 0) + 1);
+    return counts;
+  };
+  const uuidClaims = named((e) => (e.allocation.virtualDrives ?? []).map((v) => v.virtualUUID));
+  const serialClaims = named((e) => e.allocation.drives ?? []);
+  const restored: string[] = [];
+  for (const e of [...candidates].sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0))) {
+    const vds = e.allocation.virtualDrives ?? [];
+    const serials = e.allocation.drives ?? [];
+    if (vds.length + serials.length === 0) continue;
+    const onDevice = vds.map((v) => ({ v, d: onDevices.get(v.virtualUUID) }));
+    const drivesProven = onDevice.every(
+      ({ v, d }) =>
+        d !== undefined &&
+        d.physicalUUID === v.physicalUUID &&
+        d.capacityGiB === v.capacityGiB &&
+        !heldUUIDs.has(v.virtualUUID) &&
+        uuidClaims.get(v.virtualUUID) === 1,
+    );
+    const serialsProven = serials.every((s) => wholeDrives.has(s) && !heldSerials.has(s) && serialClaims.get(s) === 1);
+    const ports = portBlocksOf(e.allocation);
+    if (!drivesProven || !serialsProven || ports.some((p) => taken.some((t) => overlaps(p, t)))) continue;
+    const allocation: ContainerAllocation = {
+      virtualDrives: onDevice.map(({ v, d }) => ({
+        virtualUUID: v.virtualUUID,
+        physicalUUID: v.physicalUUID,
+        capacityGiB: v.capacityGiB,
+        serial: d!.serial ?? v.serial ?? '',
+        type: d!.type ?? (v.type === 'QLC' ? 'QLC' : 'TLC'),
+      })),
+      ...(serials.length > 0 ? { drives: [...serials] } : {}),
+      ...(e.allocation.wekaPort === undefined ? {} : { wekaPort: e.allocation.wekaPort }),
+      ...(e.allocation.agentPort === undefined ? {} : { agentPort: e.allocation.agentPort }),
+    };
+    containers[e.uid] = { container: e.container, allocation };
+    for (const v of vds) heldUUIDs.add(v.virtualUUID);
+    for (const s of serials) heldSerials.add(s);
+    taken.push(...ports);
+    restored.push(e.container);
+  }
+  return restored;
+}
+
+function portBlocksOf(a: ShownAllocation): PortBlock[] {
+  return a.wekaPort !== undefined && a.agentPort !== undefined
+    ? containerPortBlocks({ wekaPort: a.wekaPort, agentPort: a.agentPort })
+    : [];
+}
+
+const overlaps = (a: PortBlock, b: PortBlock): boolean => a.port < b.port + b.count && b.port < a.port + a.count;
 
 export type LedgerDecodeResult = { ok: true; ledger: AllocationLedger } | { ok: false; message: string };
 

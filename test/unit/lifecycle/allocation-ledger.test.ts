@@ -161,6 +161,109 @@ describe('reading the devices into the ledger', () => {
   });
 });
 
+describe('a ledger lost with its Node, given back from the devices and the statuses', () => {
+  const device = (physicalUUID: string, ...drives: [string, number][]) => ({
+    physicalUUID,
+    serial: `S-${physicalUUID}`,
+    type: 'QLC' as const,
+    virtualDrives: drives.map(([virtualUUID, sizeGiB]) => ({ virtualUUID, ownerClusterGUID: 'g', sizeGiB })),
+  });
+  const shows = (uid: string, drives: [string, string, number][], ports?: [number, number], serials?: string[]) => ({
+    uid,
+    container: `ns/${uid}`,
+    allocation: {
+      virtualDrives: drives.map(([virtualUUID, physicalUUID, capacityGiB]) => ({
+        virtualUUID,
+        physicalUUID,
+        capacityGiB,
+      })),
+      ...(serials ? { drives: serials } : {}),
+      ...(ports ? { wekaPort: ports[0], agentPort: ports[1] } : {}),
+    },
+  });
+  const devices = [device('p1', ['v1', 100], ['v2', 200]), device('p2', ['v3', 300])];
+  const live = new Set(['a', 'b', 'c']);
+
+  it('gives a live container back the entry its devices prove, with the drive serial and type and its ports', () => {
+    const r = reconcileLedger(emptyLedger(), devices, live, [
+      shows(
+        'a',
+        [
+          ['v1', 'p1', 100],
+          ['v3', 'p2', 300],
+        ],
+        [14000, 14100],
+      ),
+    ]);
+    expect(r.restored).toEqual(['ns/a']);
+    expect(r.ledger.containers['a']).toEqual({
+      container: 'ns/a',
+      allocation: {
+        virtualDrives: [
+          { virtualUUID: 'v1', physicalUUID: 'p1', capacityGiB: 100, serial: 'S-p1', type: 'QLC' },
+          { virtualUUID: 'v3', physicalUUID: 'p2', capacityGiB: 300, serial: 'S-p2', type: 'QLC' },
+        ],
+        wekaPort: 14000,
+        agentPort: 14100,
+      },
+    });
+    // What no status proves is found, as before.
+    expect(r.ledger.found.map((f) => f.virtualUUID)).toEqual(['v2']);
+  });
+
+  it.each([
+    ['a drive no device holds', [shows('a', [['v9', 'p1', 100]])]],
+    ['a drive on another device', [shows('a', [['v1', 'p2', 100]])]],
+    ['a drive of another size', [shows('a', [['v1', 'p1', 150]])]],
+    ['a drive two statuses name', [shows('a', [['v1', 'p1', 100]]), shows('b', [['v1', 'p1', 100]])]],
+    ['a container that is gone', [shows('gone', [['v1', 'p1', 100]])]],
+    ['whole drives not signed for exclusive use', [shows('a', [], undefined, ['S9'])]],
+  ])('gives nothing back for %s', (_, shown) => {
+    const r = reconcileLedger(emptyLedger(), devices, live, shown);
+    expect(r.restored).toEqual([]);
+    expect(r.ledger.containers).toEqual({});
+  });
+
+  it('gives nothing back over what the ledger holds: its drives, whole drives or ports', () => {
+    const ledger = withAllocation(emptyLedger(), 'c', 'ns/c', {
+      virtualDrives: [{ virtualUUID: 'v2', physicalUUID: 'p1', capacityGiB: 200, serial: 'S-p1', type: 'QLC' }],
+      drives: ['W1'],
+      wekaPort: 14000,
+      agentPort: 14100,
+    });
+    const r = reconcileLedger(
+      ledger,
+      devices,
+      new Set([...live, 'a2']),
+      [
+        shows('a', [['v2', 'p1', 200]]),
+        shows('b', [['v1', 'p1', 100]], [14050, 14200]),
+        shows('a2', [], undefined, ['W1']),
+      ],
+      new Set(['W1']),
+    );
+    expect(r.restored).toEqual([]);
+    expect(Object.keys(r.ledger.containers)).toEqual(['c']);
+  });
+
+  it('gives whole drives back when they are signed for exclusive use and nobody holds them', () => {
+    const r = reconcileLedger(
+      emptyLedger(),
+      [],
+      live,
+      [shows('a', [], [14000, 14100], ['W1', 'W2'])],
+      new Set(['W1', 'W2']),
+    );
+    expect(r.restored).toEqual(['ns/a']);
+    expect(r.ledger.containers['a']?.allocation).toEqual({
+      virtualDrives: [],
+      drives: ['W1', 'W2'],
+      wekaPort: 14000,
+      agentPort: 14100,
+    });
+  });
+});
+
 describe('an allocation compared with the ledger', () => {
   const held = withTwo.containers['uid-a']!.allocation;
   it.each([

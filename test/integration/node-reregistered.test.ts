@@ -1,0 +1,115 @@
+// A Node deleted and registered again under the same name (a replaced VM, `kubectl delete node`
+// and a kubelet that registers again) comes back without the operator's annotations: its
+// allocation ledger is gone, while its drive containers still hold their virtual drives on its
+// devices. Here a provisioning tool puts the shared-drives annotation back, and a container then
+// grows: the node's mutex must rebuild the ledger from the devices and the statuses before it
+// decides anything, so the container keeps the drives it has and no GiB is given twice.
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
+import type { WekaContainer } from '../../src/api/index.js';
+import { ALLOCATIONS_ANNOTATION, decodeLedger } from '../../src/lifecycle/allocation-ledger.js';
+import { specChangedSignal } from '../../src/protocol.js';
+import { eventually } from '../support/async.js';
+import { WEKA_CONTAINERS } from '../support/containers.js';
+import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import {
+  createDriveContainer,
+  readContainer,
+  sharedDrivesNode,
+  startTestOperator,
+  waitForPhase,
+  type TestOperator,
+} from '../support/operator.js';
+import { createWekaCluster, showDevice } from '../support/simulator.js';
+
+const DEVICE = { path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const };
+
+let op: TestOperator;
+beforeAll(async () => {
+  op = await startTestOperator();
+});
+afterAll(async () => {
+  await op?.stop();
+});
+
+const core = () => kubeConfig().makeApiClient(CoreV1Api);
+const drivesOf = (c: WekaContainer | null) => c?.status?.allocations?.virtualDrives ?? [];
+const gibOf = (c: WekaContainer | null) => drivesOf(c).reduce((sum, d) => sum + d.capacityGiB, 0);
+
+/** Deletes the Node object and registers it again under its name, with only `annotations` of its own. */
+async function registerAgain(node: string, annotations: Record<string, string>): Promise<void> {
+  const old = await core().readNode({ name: node });
+  await core().deleteNode({ name: node });
+  await eventually(`node ${node} to be gone`, async () =>
+    (await core()
+      .readNode({ name: node })
+      .then(() => false)
+      .catch(() => true))
+      ? true
+      : undefined,
+  );
+  await core().createNode({
+    body: {
+      metadata: {
+        name: node,
+        labels: old.metadata?.labels ?? {},
+        annotations: { 'kwok.x-k8s.io/node': 'fake', ...annotations },
+      },
+    },
+  });
+  await eventually(`node ${node} to be Ready again`, async () => {
+    const n = await core().readNode({ name: node });
+    return n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? n : undefined;
+  });
+}
+
+describe('a Node registered again under the same name', () => {
+  it('gets its ledger back from the devices before its mutex decides, so a container there keeps its drives', async () => {
+    const node = await sharedDrivesNode([DEVICE], 'reregistered');
+    const guid = await createWekaCluster(node, uniqueName('reregistered'));
+    const ref = { namespace: await uniqueNamespace('reregistered'), name: 'drive-0' };
+    const spec = { nodeName: node, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } };
+    const { uid, handle } = await createDriveContainer(op, ref, spec, guid);
+    const before = drivesOf(await waitForPhase(ref, 'Ready', 120_000));
+    const shared = (await core().readNode({ name: node })).metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '';
+
+    await registerAgain(node, { [SHARED_DRIVES_ANNOTATION]: shared });
+    expect((await core().readNode({ name: node })).metadata?.annotations?.[ALLOCATIONS_ANNOTATION]).toBeUndefined();
+    await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .patchNamespacedCustomObject(
+        { ...WEKA_CONTAINERS, ...ref, body: { spec: { containerCapacity: 1500 } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    await handle.signal(specChangedSignal);
+
+    const grown = await eventually(
+      `${ref.name} Ready with 1500 GiB, every drive added`,
+      async () => {
+        const c = await readContainer(ref);
+        const added = new Set(c?.status?.addedVirtualDrives ?? []);
+        const all = drivesOf(c).every((d) => added.has(d.virtualUUID));
+        return c?.status?.phase === 'Ready' && gibOf(c) === 1500 && all ? c : undefined;
+      },
+      120_000,
+      { progress: async () => JSON.stringify((await readContainer(ref))?.status ?? {}) },
+    );
+    // The drives it had, kept as they were, and one more beside them.
+    expect(drivesOf(grown).slice(0, before.length)).toEqual(before);
+    const decoded = decodeLedger(
+      (await core().readNode({ name: node })).metadata?.annotations?.[ALLOCATIONS_ANNOTATION],
+    );
+    if (!decoded.ok) throw new Error(decoded.message);
+    expect(decoded.ledger.containers[uid]?.allocation.virtualDrives.map((d) => d.virtualUUID)).toEqual(
+      drivesOf(grown).map((d) => d.virtualUUID),
+    );
+    expect(decoded.ledger.found).toEqual([]);
+    const onDevice = (await showDevice(node, DEVICE.path)).virtualDrives;
+    expect(onDevice.map((v) => v.virtualUUID).sort()).toEqual(
+      drivesOf(grown)
+        .map((d) => d.virtualUUID)
+        .sort(),
+    );
+  });
+});
