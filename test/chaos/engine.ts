@@ -24,7 +24,7 @@ import {
   WEKA_CLUSTERS,
   WEKA_CONTAINERS,
 } from '../support/containers.js';
-import { createWekaClusterObject } from '../support/clusters.js';
+import { createWekaClusterObject } from '../support/containers.js';
 import { parseContainerWrites, simLogReplayViolations, statusReplayViolations } from '../support/instant-invariants.js';
 import {
   allDeletedViolations,
@@ -386,10 +386,10 @@ class ChaosRun {
   private async createWekaCluster(ref: { namespace: string; name: string }): Promise<void> {
     await this.resending(`creating WekaCluster ${ref.name}`, () =>
       createWekaClusterObject(
+        this.kc,
         ref,
         { [CHAOS_NODE_LABEL]: 'true' },
         { driveContainers: this.world.nodes.length, ...SMALL_CONTAINER },
-        this.kc,
       )
         .then(() => undefined)
         .catch((err: unknown) => {

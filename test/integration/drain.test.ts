@@ -9,7 +9,8 @@ import type { WekaContainer } from '../../src/api/index.js';
 import { disruptionBudgetName } from '../../src/lifecycle/disruption-budget.js';
 import { clusterWorkflowId } from '../../src/protocol.js';
 import { eventually, sleep } from '../support/async.js';
-import { createWekaClusterObject, POOL_LABEL, readCluster, SMALL_MEMBER, WEKA_CLUSTERS } from '../support/clusters.js';
+import { POOL_LABEL, readCluster, SMALL_MEMBER, WEKA_CLUSTERS } from '../support/clusters.js';
+import { createWekaClusterObject } from '../support/containers.js';
 import { evictPod } from '../support/pods.js';
 import { listContainers } from '../support/containers.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
@@ -68,7 +69,12 @@ describe('draining a node that runs WekaCluster members', () => {
       const ns = await uniqueNamespace('drain');
       const ref = { namespace: ns, name: 'stores' };
       // Started by the watcher, as a user's cluster is.
-      const uid = await createWekaClusterObject(ref, { [POOL_LABEL]: pool }, { driveContainers: 2, ...SMALL_MEMBER });
+      const uid = await createWekaClusterObject(
+        kubeConfig(),
+        ref,
+        { [POOL_LABEL]: pool },
+        { driveContainers: 2, ...SMALL_MEMBER },
+      );
       const handle = op.client.workflow.getHandle(clusterWorkflowId(uid));
       await eventually(
         'the cluster Ready',

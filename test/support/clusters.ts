@@ -1,7 +1,6 @@
 // WekaClusters for integration tests (startWekaCluster in ./operator.ts creates one and starts its
 // workflow): the label their nodes carry, the members' usual shape, and a read by name.
 import type { WekaCluster } from '../../src/api/index.js';
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { readObject, TEST_IMAGE, WEKA_CLUSTERS } from './containers.js';
 import { kubeConfig } from './harness.js';
 
@@ -15,27 +14,4 @@ export const SMALL_MEMBER = { driveCores: 1, containerCapacity: 2200, driveTypes
 
 export async function readCluster(namespace: string, name: string): Promise<WekaCluster | null> {
   return readObject<WekaCluster>(kubeConfig(), WEKA_CLUSTERS, { namespace, name });
-}
-
-/**
- * A WekaCluster as a user creates it (no finalizer: the watcher adds it and starts the workflow)
- * on the nodes `nodeSelector` selects; its uid.
- */
-export async function createWekaClusterObject(
-  ref: { namespace: string; name: string },
-  nodeSelector: Record<string, string>,
-  dynamicTemplate: object,
-  kc: KubeConfig = kubeConfig(),
-): Promise<string> {
-  const created = (await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-    ...WEKA_CLUSTERS,
-    namespace: ref.namespace,
-    body: {
-      apiVersion: 'weka.weka.io/v1alpha1',
-      kind: 'WekaCluster',
-      metadata: { name: ref.name },
-      spec: { image: TEST_IMAGE, nodeSelector, dynamicTemplate },
-    },
-  })) as WekaCluster;
-  return created.metadata.uid!;
 }

@@ -205,3 +205,26 @@ export function phaseSummary(containers: readonly WekaContainer[]): string {
       .join(' ') || 'none'
   );
 }
+
+/**
+ * A WekaCluster as a user creates it (no finalizer: the watcher adds it and starts the workflow)
+ * on the nodes `nodeSelector` selects; its uid.
+ */
+export async function createWekaClusterObject(
+  kc: KubeConfig,
+  ref: { namespace: string; name: string },
+  nodeSelector: Record<string, string>,
+  dynamicTemplate: object,
+): Promise<string> {
+  const created = (await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+    ...WEKA_CLUSTERS,
+    namespace: ref.namespace,
+    body: {
+      apiVersion: 'weka.weka.io/v1alpha1',
+      kind: 'WekaCluster',
+      metadata: { name: ref.name },
+      spec: { image: TEST_IMAGE, nodeSelector, dynamicTemplate },
+    },
+  })) as WekaCluster;
+  return created.metadata.uid!;
+}
