@@ -10,6 +10,7 @@ import type { WekaCluster } from '../src/api/index.js';
 import {
   claimManifest,
   CLUSTER_UID_LABEL,
+  DEVICE_CLAIM_FINALIZER,
   DEVICE_NODE_ANNOTATION,
   DEVICE_SET_LABEL,
   deviceSetClaims,
@@ -34,6 +35,7 @@ import type { DeviceSetSigned } from './types.js';
 import { isAlreadyExists, isDeterministic, isNotFound, orIfMissing } from './kube/errors.js';
 import { mergeHeaders, WekaApi } from './kube/weka-api.js';
 import { podFacts } from './kube/pods.js';
+import { ledgerOf } from './kube/node-ledger.js';
 import { createNodeDrivesPublisher } from './node-drives-publisher.js';
 import { liveClusterRefusal } from './cluster-ports.js';
 import { wekaCli } from './weka-cli.js';
@@ -127,6 +129,23 @@ export function createDeviceSetActivities(deps: ActivityDeps) {
       },
       mergeHeaders,
     );
+  }
+
+  /** Sets a claim's finalizers, conditional on the version read; a claim gone meanwhile needs none. */
+  async function setClaimFinalizers(claim: V1PersistentVolumeClaim, finalizers: string[]): Promise<void> {
+    await core
+      .patchNamespacedPersistentVolumeClaim(
+        {
+          name: claim.metadata?.name ?? '',
+          namespace,
+          fieldManager: FIELD_MANAGER.nodeSigner,
+          body: { metadata: { resourceVersion: claim.metadata?.resourceVersion, finalizers } },
+        },
+        mergeHeaders,
+      )
+      .catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
   }
 
   async function createDevicePod(manifest: DevicePodManifest): Promise<void> {
@@ -242,6 +261,10 @@ export function createDeviceSetActivities(deps: ActivityDeps) {
           made = true;
         }
       }
+      // A claim made before the operator kept its finalizer on claims gets it now.
+      for (const claim of claims.values())
+        if (!claim.metadata?.deletionTimestamp && !(claim.metadata?.finalizers ?? []).includes(DEVICE_CLAIM_FINALIZER))
+          await setClaimFinalizers(claim, [...(claim.metadata?.finalizers ?? []), DEVICE_CLAIM_FINALIZER]);
       if (made) ({ claims, pods } = await objectsOnNode(owner.uid, set.name, node.name));
       const devices = [...Array(set.count).keys()].map((index) => {
         const mine = wanted.filter((c) => c.index === index);
@@ -356,8 +379,12 @@ export function createDeviceSetActivities(deps: ActivityDeps) {
         const withheld: string[] = [];
         for (const claim of nodeObject ? claims.values() : []) {
           const name = claim.metadata?.name ?? '';
-          // Being deleted: released by an earlier attempt. Not bound: nothing was ever signed on it.
-          if (claim.metadata?.deletionTimestamp || claim.status?.phase !== 'Bound') continue;
+          // Being deleted without the operator's finalizer: released by an earlier attempt. Not
+          // bound: nothing was ever signed on it. Deleted by someone else (the finalizer is still
+          // there): checked like the others, and kept while its device may be in use.
+          const ours = (claim.metadata?.finalizers ?? []).includes(DEVICE_CLAIM_FINALIZER);
+          const deleting = Boolean(claim.metadata?.deletionTimestamp);
+          if ((deleting && !ours) || claim.status?.phase !== 'Bound') continue;
           const pod = [...pods.values()].find((p) =>
             (p.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === name),
           );
@@ -365,6 +392,13 @@ export function createDeviceSetActivities(deps: ActivityDeps) {
             (pod.spec?.volumes ?? []).some((v) => v.name === d.name && v.persistentVolumeClaim?.claimName === name),
           );
           if (!pod || pod.status?.phase !== 'Running' || !device) {
+            if (deleting) {
+              // No new pod may use a claim being deleted: its device cannot be read again.
+              unread.push(
+                `${name}: deleted by someone while its device may carry virtual drives, and its device pod is gone, so the device cannot be read; the operator keeps the claim (finalizer ${DEVICE_CLAIM_FINALIZER}): remove the finalizer once the device carries nothing`,
+              );
+              continue;
+            }
             unread.push(`${name}: its device pod does not run (started again to read the device)`);
             await restartDevicePod(ref, set, node, nodeObject!.metadata?.uid ?? '', claim, pod);
             continue;
@@ -380,7 +414,13 @@ export function createDeviceSetActivities(deps: ActivityDeps) {
             unread.push(`${name}: the device cannot be read: ${err.message}`);
             continue;
           }
-          if (info.virtualDrives.length > 0)
+          // Allocated but not signed yet: the ledger gave a container a virtual drive on it.
+          const allocatedTo = Object.values(ledgerOf(nodeObject!).containers)
+            .filter((e) => e.allocation.virtualDrives.some((v) => v.physicalUUID === info.physicalUUID))
+            .map((e) => e.container);
+          if (info.virtualDrives.length === 0 && info.physicalUUID && allocatedTo.length > 0)
+            inUse.push(`${name}: allocated to ${allocatedTo.join(', ')} (virtual drives not signed yet)`);
+          else if (info.virtualDrives.length > 0)
             inUse.push(
               `${name}: ${info.virtualDrives.length} virtual drives (${info.virtualDrives
                 .slice(0, 3)
@@ -398,12 +438,19 @@ export function createDeviceSetActivities(deps: ActivityDeps) {
             },
           };
         if (nodeObject && withheld.length > 0) await publisher.publish(node, [], withheld);
-        for (const claim of claims.values())
+        for (const claim of claims.values()) {
+          const finalizers = claim.metadata?.finalizers ?? [];
+          if (finalizers.includes(DEVICE_CLAIM_FINALIZER))
+            await setClaimFinalizers(
+              claim,
+              finalizers.filter((f) => f !== DEVICE_CLAIM_FINALIZER),
+            );
           await core
             .deleteNamespacedPersistentVolumeClaim({ name: claim.metadata?.name ?? '', namespace })
             .catch((err: unknown) => {
               if (!isNotFound(err)) throw err;
             });
+        }
         for (const pod of pods.values())
           await core.deleteNamespacedPod({ name: pod.metadata?.name ?? '', namespace }).catch((err: unknown) => {
             if (!isNotFound(err)) throw err;

@@ -25,6 +25,12 @@ export const DEVICE_SET_ROLE = 'device-set';
 export const DEVICE_SET_LABEL = 'weka.weka.io/device-set';
 export const CLUSTER_UID_LABEL = 'weka.weka.io/cluster-uid';
 export const DEVICE_NODE_ANNOTATION = 'weka.weka.io/node';
+/**
+ * The operator's finalizer on every claim of a device set: a claim deleted by anyone else stays
+ * (and its volume is not reclaimed, which may wipe it) until the cluster's teardown has found
+ * nothing on its device, nor allocated on it; only that release takes the finalizer off.
+ */
+export const DEVICE_CLAIM_FINALIZER = 'weka.weka.io/device-in-use';
 /** Where a device pod sees its claims. */
 export const DEVICE_SET_DIR = '/dev/weka-set';
 
@@ -188,7 +194,7 @@ interface DeviceSetObjectMeta {
 export interface ClaimManifest {
   apiVersion: 'v1';
   kind: 'PersistentVolumeClaim';
-  metadata: Omit<DeviceSetObjectMeta, 'ownerReferences'>;
+  metadata: Omit<DeviceSetObjectMeta, 'ownerReferences'> & { finalizers: string[] };
   spec: {
     storageClassName?: string;
     volumeMode: 'Block';
@@ -224,6 +230,7 @@ export function claimManifest(
       namespace,
       labels: { ...usersOwn(template.metadata?.labels), ...labelsOf(cluster, set.name) },
       annotations: { ...usersOwn(template.metadata?.annotations), ...annotationsOf(cluster, node.name) },
+      finalizers: [DEVICE_CLAIM_FINALIZER],
     },
     spec: {
       ...(template.spec.storageClassName !== undefined ? { storageClassName: template.spec.storageClassName } : {}),

@@ -2,8 +2,9 @@
 // set's volumes on the nodes the cluster selects, the real PersistentVolume controller binds them to
 // local block volumes once the scheduler has placed their device pods, the devices are signed for
 // the node's ssdproxy inside those pods and shared like local drives; when the cluster goes they
-// are released, but a claim is deleted only once no virtual drive (of any cluster) is left on it.
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+// are released, but a claim is deleted only once no virtual drive (of any cluster) is left on it,
+// nor allocated on it; the operator's finalizer keeps a claim a person deletes until then.
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNED_UUID_ANNOTATION } from '../../activities/device-sets.js';
 import { createLocalBlockVolumes } from '../../deploy/local/local-volumes.js';
@@ -15,10 +16,17 @@ import {
   WITHHELD_DRIVES_ANNOTATION,
 } from '../../src/annotations/index.js';
 import { deleteOperation, startSignDrivesOperation, waitFinished } from '../support/manual-operation.js';
-import { CLUSTER_UID_LABEL } from '../../src/lifecycle/device-sets.js';
+import { CLUSTER_UID_LABEL, DEVICE_CLAIM_FINALIZER } from '../../src/lifecycle/device-sets.js';
+import {
+  ALLOCATIONS_ANNOTATION,
+  decodeLedger,
+  encodeLedger,
+  withAllocation,
+  type AllocationLedger,
+} from '../../src/lifecycle/allocation-ledger.js';
 import type { ObjectRef } from '../../src/lifecycle/names.js';
 import { clusterWorkflowId, deleteRequestedSignal } from '../../src/protocol.js';
-import { eventually } from '../support/async.js';
+import { eventually, sleep } from '../support/async.js';
 import { POOL_LABEL, readCluster } from '../support/clusters.js';
 import { listContainers, WEKA_API } from '../support/containers.js';
 import { warningEvent } from '../support/events.js';
@@ -87,6 +95,25 @@ async function sharedDrives(node: string) {
   const decoded = decodeSharedDrivesAnnotation(text);
   if (!decoded.ok) throw new Error(decoded.error.message);
   return decoded.drives;
+}
+
+/** Changes the node's allocation ledger as its mutex would, conditional on the version read. */
+async function changeLedger(node: string, change: (ledger: AllocationLedger) => AllocationLedger): Promise<void> {
+  const read = await core().readNode({ name: node });
+  const decoded = decodeLedger(read.metadata?.annotations?.[ALLOCATIONS_ANNOTATION]);
+  if (!decoded.ok) throw new Error(decoded.message);
+  await core().patchNode(
+    {
+      name: node,
+      body: {
+        metadata: {
+          resourceVersion: read.metadata?.resourceVersion,
+          annotations: { [ALLOCATIONS_ANNOTATION]: encodeLedger(change(decoded.ledger)) },
+        },
+      },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
 }
 
 async function clusterCondition(ref: ObjectRef, type: string, reason: string, timeoutMs = 120_000): Promise<Condition> {
@@ -215,6 +242,27 @@ describe('device sets', () => {
       expect(await claimsOf(uid)).toHaveLength(2);
       expect((await readCluster(ns, 'owner'))?.status?.phase).toBe('Deleting');
 
+      // A person deletes the claim under the tenant's virtual drive: the operator's finalizer
+      // keeps it (its volume is not reclaimed, and wiped), and the release still counts it.
+      const tenantDrives = (await listContainers(kubeConfig(), ns))
+        .filter((c) => c.spec.cluster === 'tenant')
+        .flatMap((c) => c.status?.allocations?.virtualDrives ?? [])
+        .map((d) => d.physicalUUID);
+      const underTenant = (await claimsOf(uid)).find((c) =>
+        tenantDrives.includes(c.metadata?.annotations?.[SIGNED_UUID_ANNOTATION] ?? ''),
+      )!;
+      const claimName = underTenant.metadata!.name!;
+      expect(underTenant.metadata?.finalizers).toContain(DEVICE_CLAIM_FINALIZER);
+      await core().deleteNamespacedPersistentVolumeClaim({ name: claimName, namespace: op.deps.operatorNamespace });
+      // The teardown asks again every 30 s: after one more try, all is still there.
+      await sleep(45_000);
+      const still = (await readCluster(ns, 'owner'))?.status?.conditions?.find((x) => x.type === 'DeviceSetsReady');
+      expect(still?.reason).toBe('DevicesInUse');
+      expect(still?.message).toContain(`${claimName}: `);
+      const kept = (await claimsOf(uid)).find((c) => c.metadata?.name === claimName);
+      expect(kept?.metadata?.deletionTimestamp).toBeDefined();
+      expect(kept?.metadata?.finalizers).toContain(DEVICE_CLAIM_FINALIZER);
+
       await deleteCluster(tenant, tenantUid);
       await eventually(
         'both clusters gone',
@@ -224,6 +272,46 @@ describe('device sets', () => {
       );
       await eventually('the claims deleted', async () => ((await claimsOf(uid)).length === 0 ? true : undefined));
       expect(await sharedDrives(node)).toEqual([]);
+    },
+  );
+
+  it(
+    'keeps a claim while the node has allocated a virtual drive on its device that is not signed yet',
+    { timeout: 480_000 },
+    async () => {
+      const pool = uniqueName('pool');
+      const { node, storageClass } = await nodeWithLocalVolumes(pool);
+      const owner = { namespace: await uniqueNamespace('devsets'), name: 'owner' };
+      const { uid } = await startWekaCluster(op, owner, pool, TLC_MEMBER, {
+        storageClassDeviceSets: [deviceSet('fast', storageClass)],
+      });
+      await eventually(
+        'owner Ready',
+        async () => ((await readCluster(owner.namespace, owner.name))?.status?.phase === 'Ready' ? true : undefined),
+        300_000,
+      );
+      // What the node's mutex writes when it decides an allocation, before the container signs it.
+      const physicalUUID = (await claimsOf(uid))[0]!.metadata!.annotations![SIGNED_UUID_ANNOTATION]!;
+      const waiting = `${owner.namespace}/waiting`;
+      await changeLedger(node, (ledger) =>
+        withAllocation(ledger, 'uid-waiting', waiting, {
+          virtualDrives: [
+            { virtualUUID: crypto.randomUUID(), physicalUUID, capacityGiB: 100, serial: '', type: 'TLC' },
+          ],
+        }),
+      );
+
+      await deleteCluster(owner, uid);
+      const held = await clusterCondition(owner, 'DeviceSetsReady', 'DevicesInUse', 90_000);
+      expect(held.message).toContain(`allocated to ${waiting} (virtual drives not signed yet)`);
+      expect(await claimsOf(uid)).toHaveLength(2);
+
+      await changeLedger(node, (ledger) => {
+        const { ['uid-waiting']: _, ...containers } = ledger.containers;
+        return { ...ledger, containers };
+      });
+      await eventually('owner gone', gone(owner), 300_000);
+      await eventually('the claims deleted', async () => ((await claimsOf(uid)).length === 0 ? true : undefined));
     },
   );
 

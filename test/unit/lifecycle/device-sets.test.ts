@@ -97,10 +97,11 @@ describe('device set claims and pods', () => {
     ]);
   });
 
-  it("makes a Block claim of the template's class, labelled with its cluster and set, owned by nobody", () => {
+  it("makes a Block claim of the template's class, labelled with its cluster and set, owned by nobody, kept by the operator's finalizer", () => {
     const [claim] = deviceSetClaims(cluster, set(), 'node-1');
     const pvc = claimManifest(cluster, set(), node, claim!, 'weka-operator');
     expect(pvc.metadata).not.toHaveProperty('ownerReferences');
+    expect(pvc.metadata.finalizers).toEqual(['weka.weka.io/device-in-use']);
     expect(pvc.metadata.namespace).toBe('weka-operator');
     expect(pvc.metadata.labels).toMatchObject({
       'weka.weka.io/cluster-uid': 'uid-alpha',
