@@ -437,11 +437,23 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       const withoutPod = !same || container.metadata.annotations?.[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true';
       const left = withoutPod && (!nodeObject || !entry || (await stillSigned(nodeObject, entry.allocation)));
       const guid = same ? (container.status?.clusterGUID ?? '') : '';
+      // Its drives the ledger counts as found (the entry was lost with its Node and given back only
+      // in part, or not at all) go with it too, once no device holds them.
+      const named = new Set(
+        (same ? (container.status?.allocations?.virtualDrives ?? []) : []).map((v) => v.virtualUUID),
+      );
+      const foundOfIt = nodeObject ? ledgerOf(nodeObject).found.filter((f) => named.has(f.virtualUUID)) : [];
+      const virtualDrives = foundOfIt.map((f) => ({ ...f, serial: '', type: 'TLC' as const }));
+      const foundGone = foundOfIt.length > 0 && !(await stillSigned(nodeObject!, { virtualDrives }));
+      const gone = new Set(foundGone ? foundOfIt.map((f) => f.virtualUUID) : []);
       let released = false;
       await updateLedger(api.core, node, (ledger) => {
         const key = uid ?? uidOf(ledger, `${ref.namespace}/${ref.name}`);
         released = key !== undefined && ledger.containers[key] !== undefined;
-        return released ? withoutContainer(ledger, key!, left, guid) : ledger;
+        const without = released ? withoutContainer(ledger, key!, left, guid) : ledger;
+        if (gone.size === 0 || !without.found.some((f) => gone.has(f.virtualUUID))) return without;
+        released = true;
+        return { ...without, found: without.found.filter((f) => !gone.has(f.virtualUUID)) };
       });
       if (same && container.status?.allocations) {
         try {

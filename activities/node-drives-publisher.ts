@@ -135,6 +135,7 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
           physicalUUID: d.physicalUUID!,
           serial: d.serial,
           type: d.type,
+          capacityGiB: d.capacityGiB,
           virtualDrives: d.virtualDrives,
         })),
         live,

@@ -10,6 +10,9 @@ import type { V1Node } from '@kubernetes/client-node';
 import type { ActivityDeps } from './deps.js';
 import { wekaCli } from './weka-cli.js';
 
+/** Reads of the devices before what cannot be told is counted as left. */
+const READ_ATTEMPTS = 3;
+
 export function createSignedOnDevices(deps: ActivityDeps) {
   const run = wekaCli(deps.exec);
   /**
@@ -32,18 +35,23 @@ export function createSignedOnDevices(deps: ActivityDeps) {
       paths.add(path);
     }
     const wanted = new Set(alloc.virtualDrives.map((d) => d.virtualUUID));
-    try {
-      for (const path of paths) {
-        const info = await run(target, showDriveCall(path));
-        if (info.virtualDrives.some((v) => wanted.has(v.virtualUUID))) return true;
+    // A failed read is asked again (a tool's passing failure): an answer counted as "left" keeps
+    // the GiB taken until the node's devices are read again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        for (const path of paths) {
+          const info = await run(target, showDriveCall(path));
+          if (info.virtualDrives.some((v) => wanted.has(v.virtualUUID))) return true;
+        }
+        return false;
+      } catch (err) {
+        if (attempt < READ_ATTEMPTS) continue;
+        deps.logger.warn(
+          { node: name, err, attempts: attempt },
+          'could not ask the devices whether a released container left drives: counted as left',
+        );
+        return true;
       }
-      return false;
-    } catch (err) {
-      deps.logger.warn(
-        { node: name, err },
-        'could not ask the devices whether a released container left drives: counted as left',
-      );
-      return true;
     }
   };
 }

@@ -95,6 +95,8 @@ export interface DeviceVirtualDrives {
   /** The drive's serial and type, which a restored entry's virtual drives take. */
   serial?: string;
   type?: DriveType;
+  /** Its GiB: a restored entry may hold virtual drives not signed on it yet, within them. */
+  capacityGiB?: number;
   virtualDrives: readonly { virtualUUID: string; ownerClusterGUID: string; sizeGiB: number }[];
 }
 
@@ -125,8 +127,10 @@ export interface LedgerReconciliation {
  * drives may not be signed yet.
  *
  * A live container the ledger holds nothing for, whose status (`shown`) names virtual drives that
- * are all on the devices as named, or whole drives (`wholeDrives`, the serials signed for
- * exclusive use) that no entry holds, on ports that no entry takes, gets its entry back: a Node
+ * are on the devices as named or not signed yet (on a device of the node with the room for them:
+ * a container caught between its allocation and its signing), or whole drives (`wholeDrives`,
+ * the serials signed for exclusive use) that no entry holds, on ports that no entry takes, gets
+ * its entry back: a Node
  * deleted and registered again under the same name comes back without its annotations, and its
  * containers must not be given a second allocation. A drive two statuses name is given to neither.
  */
@@ -152,7 +156,7 @@ export function reconcileLedger(
   for (const [uid, entry] of Object.entries(ledger.containers)) if (live.has(uid)) containers[uid] = entry;
   const restored = restoreEntries(
     containers,
-    onDevices,
+    { onDevices, devices },
     shown.filter((e) => live.has(e.uid)),
     wholeDrives,
   );
@@ -178,10 +182,22 @@ export function reconcileLedger(
 /** Adds to `containers` the entries `shown` proves from the devices; returns their containers. */
 function restoreEntries(
   containers: Record<string, LedgerEntry>,
-  onDevices: ReadonlyMap<string, FoundVirtualDrive & { serial?: string; type?: DriveType }>,
+  read: {
+    onDevices: ReadonlyMap<string, FoundVirtualDrive & { serial?: string; type?: DriveType }>;
+    devices: readonly DeviceVirtualDrives[];
+  },
   shown: readonly ShownEntry[],
   wholeDrives: ReadonlySet<string>,
 ): string[] {
+  const { onDevices } = read;
+  const device = new Map(read.devices.map((d) => [d.physicalUUID, d]));
+  // What each device holds or owes: every virtual drive on it, and the drives live entries hold on
+  // it that are not signed yet.
+  const used = new Map<string, number>();
+  const use = (physicalUUID: string, gib: number) => used.set(physicalUUID, (used.get(physicalUUID) ?? 0) + gib);
+  for (const d of onDevices.values()) use(d.physicalUUID, d.capacityGiB);
+  for (const e of Object.values(containers))
+    for (const v of e.allocation.virtualDrives) if (!onDevices.has(v.virtualUUID)) use(v.physicalUUID, v.capacityGiB);
   const entries = Object.values(containers);
   const heldUUIDs = new Set(entries.flatMap((e) => e.allocation.virtualDrives.map((v) => v.virtualUUID)));
   const heldSerials = new Set(entries.flatMap((e) => e.allocation.drives ?? []));
@@ -200,31 +216,44 @@ function restoreEntries(
     const serials = e.allocation.drives ?? [];
     if (vds.length + serials.length === 0) continue;
     const onDevice = vds.map((v) => ({ v, d: onDevices.get(v.virtualUUID) }));
-    const drivesProven = onDevice.every(
-      ({ v, d }) =>
-        d !== undefined &&
-        d.physicalUUID === v.physicalUUID &&
-        d.capacityGiB === v.capacityGiB &&
-        !heldUUIDs.has(v.virtualUUID) &&
-        uuidClaims.get(v.virtualUUID) === 1,
-    );
+    // Signed as named, or not signed yet (a container caught between its allocation and its
+    // signing) on a device of the node that still has the room for it.
+    const unsigned = new Map<string, number>();
+    for (const { v, d } of onDevice)
+      if (d === undefined) unsigned.set(v.physicalUUID, (unsigned.get(v.physicalUUID) ?? 0) + v.capacityGiB);
+    const fits = [...unsigned].every(([physicalUUID, gib]) => {
+      const capacity = device.get(physicalUUID)?.capacityGiB;
+      return capacity !== undefined && (used.get(physicalUUID) ?? 0) + gib <= capacity;
+    });
+    const drivesProven =
+      fits &&
+      onDevice.every(
+        ({ v, d }) =>
+          (d === undefined || (d.physicalUUID === v.physicalUUID && d.capacityGiB === v.capacityGiB)) &&
+          !heldUUIDs.has(v.virtualUUID) &&
+          uuidClaims.get(v.virtualUUID) === 1,
+      );
     const serialsProven = serials.every((s) => wholeDrives.has(s) && !heldSerials.has(s) && serialClaims.get(s) === 1);
     const ports = portBlocksOf(e.allocation);
     if (!drivesProven || !serialsProven || ports.some((p) => taken.some((t) => overlaps(p, t)))) continue;
     const allocation: ContainerAllocation = {
-      virtualDrives: onDevice.map(({ v, d }) => ({
-        virtualUUID: v.virtualUUID,
-        physicalUUID: v.physicalUUID,
-        capacityGiB: v.capacityGiB,
-        serial: d!.serial ?? v.serial ?? '',
-        type: d!.type ?? (v.type === 'QLC' ? 'QLC' : 'TLC'),
-      })),
+      virtualDrives: onDevice.map(({ v, d }) => {
+        const drive = d ?? device.get(v.physicalUUID);
+        return {
+          virtualUUID: v.virtualUUID,
+          physicalUUID: v.physicalUUID,
+          capacityGiB: v.capacityGiB,
+          serial: drive?.serial ?? v.serial ?? '',
+          type: drive?.type ?? (v.type === 'QLC' ? 'QLC' : 'TLC'),
+        };
+      }),
       ...(serials.length > 0 ? { drives: [...serials] } : {}),
       ...(e.allocation.wekaPort === undefined ? {} : { wekaPort: e.allocation.wekaPort }),
       ...(e.allocation.agentPort === undefined ? {} : { agentPort: e.allocation.agentPort }),
     };
     containers[e.uid] = { container: e.container, allocation };
     for (const v of vds) heldUUIDs.add(v.virtualUUID);
+    for (const [physicalUUID, gib] of unsigned) use(physicalUUID, gib);
     for (const s of serials) heldSerials.add(s);
     taken.push(...ports);
     restored.push(e.container);

@@ -4,7 +4,7 @@
 // the node's ssdproxy inside those pods and shared like local drives; when the cluster goes they
 // are released, but a claim is deleted only once no virtual drive (of any cluster) is left on it,
 // nor allocated on it; the operator's finalizer keeps a claim a person deletes until then.
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNED_UUID_ANNOTATION } from '../../activities/device-sets.js';
 import { createLocalBlockVolumes } from '../../deploy/local/local-volumes.js';
@@ -17,13 +17,8 @@ import {
 } from '../../src/annotations/index.js';
 import { deleteOperation, startSignDrivesOperation, waitFinished } from '../support/manual-operation.js';
 import { CLUSTER_UID_LABEL, DEVICE_CLAIM_FINALIZER } from '../../src/lifecycle/device-sets.js';
-import {
-  ALLOCATIONS_ANNOTATION,
-  decodeLedger,
-  encodeLedger,
-  withAllocation,
-  type AllocationLedger,
-} from '../../src/lifecycle/allocation-ledger.js';
+import { withAllocation } from '../../src/lifecycle/allocation-ledger.js';
+import { changeLedger } from '../support/ledger.js';
 import type { ObjectRef } from '../../src/lifecycle/names.js';
 import { clusterWorkflowId, deleteRequestedSignal } from '../../src/protocol.js';
 import { eventually, sleep } from '../support/async.js';
@@ -95,25 +90,6 @@ async function sharedDrives(node: string) {
   const decoded = decodeSharedDrivesAnnotation(text);
   if (!decoded.ok) throw new Error(decoded.error.message);
   return decoded.drives;
-}
-
-/** Changes the node's allocation ledger as its mutex would, conditional on the version read. */
-async function changeLedger(node: string, change: (ledger: AllocationLedger) => AllocationLedger): Promise<void> {
-  const read = await core().readNode({ name: node });
-  const decoded = decodeLedger(read.metadata?.annotations?.[ALLOCATIONS_ANNOTATION]);
-  if (!decoded.ok) throw new Error(decoded.message);
-  await core().patchNode(
-    {
-      name: node,
-      body: {
-        metadata: {
-          resourceVersion: read.metadata?.resourceVersion,
-          annotations: { [ALLOCATIONS_ANNOTATION]: encodeLedger(change(decoded.ledger)) },
-        },
-      },
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-  );
 }
 
 async function clusterCondition(ref: ObjectRef, type: string, reason: string, timeoutMs = 120_000): Promise<Condition> {

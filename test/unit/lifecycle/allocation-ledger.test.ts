@@ -224,6 +224,31 @@ describe('a ledger lost with its Node, given back from the devices and the statu
     expect(r.ledger.containers).toEqual({});
   });
 
+  it('gives back an entry caught between its allocation and its signing, within what the devices have room for', () => {
+    const sized = [{ ...device('p1', ['v1', 100], ['v2', 200]), capacityGiB: 1000 }];
+    const halfway = shows('a', [
+      ['v1', 'p1', 100],
+      ['v8', 'p1', 700],
+    ]);
+    const r = reconcileLedger(emptyLedger(), sized, live, [halfway]);
+    expect(r.restored).toEqual(['ns/a']);
+    expect(r.ledger.containers['a']?.allocation.virtualDrives[1]).toEqual({
+      virtualUUID: 'v8',
+      physicalUUID: 'p1',
+      capacityGiB: 700,
+      serial: 'S-p1',
+      type: 'QLC',
+    });
+    // 300 GiB signed on the device, and 800 more not signed yet, on a device of 1000: not given back.
+    const over = shows('a', [
+      ['v1', 'p1', 100],
+      ['v8', 'p1', 800],
+    ]);
+    expect(reconcileLedger(emptyLedger(), sized, live, [over]).restored).toEqual([]);
+    // A drive not signed on a device the node does not report, or whose size is not known: not given back.
+    expect(reconcileLedger(emptyLedger(), devices, live, [halfway]).restored).toEqual([]);
+  });
+
   it('gives nothing back over what the ledger holds: its drives, whole drives or ports', () => {
     const ledger = withAllocation(emptyLedger(), 'c', 'ns/c', {
       virtualDrives: [{ virtualUUID: 'v2', physicalUUID: 'p1', capacityGiB: 200, serial: 'S-p1', type: 'QLC' }],
