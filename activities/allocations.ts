@@ -56,6 +56,15 @@ import type { V1Node } from '@kubernetes/client-node';
 type DecidedRound = Omit<NodeAllocationRound, 'decisions'> & { decisions: (NodeAllocationDecision | undefined)[] };
 import type { ContainerOnNode, MutexOutcome } from '../src/protocol.js';
 
+/** A node with no ledger whose devices could not be read to rebuild it: nothing is decided there yet. */
+class LedgerNotRebuilt extends Error {
+  constructor(node: string, cause: unknown) {
+    super(
+      `node ${node} has no allocation ledger while containers on it hold allocations (was its Node registered again?), and its devices could not be read to rebuild it (${cause instanceof Error ? cause.message : String(cause)}); the container asks again in 30 s`,
+    );
+  }
+}
+
 /** Fresh reads per activity attempt before containers that keep changing under us are left to Temporal's retry. */
 const CONFLICT_ROUNDS = 5;
 
@@ -127,7 +136,11 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       const reason = adoptionReason(decoded.drives, theirs.drives);
       if (reason !== undefined) {
         deps.logger.info({ node, reason }, "adopting the node's drives: reading its devices");
-        const published = await publisher.publish(node, []);
+        const published = await publisher.publish(node, []).catch((err: unknown) => {
+          const passing = err instanceof ApplicationFailure ? !err.nonRetryable : kubeFailure(err) === 'transient';
+          if (passing) throw err;
+          throw new LedgerNotRebuilt(node, err);
+        });
         deps.logger.info({ node, ...published }, 'adopted the node');
         return readNode(node, true);
       }
@@ -149,7 +162,11 @@ export function createAllocationDecisions(deps: ActivityDeps) {
         { node },
         "the node's allocation ledger is gone while containers hold allocations: reading its devices",
       );
-      const published = await publisher.publish(node, []);
+      const published = await publisher.publish(node, []).catch((err: unknown) => {
+        const passing = err instanceof ApplicationFailure ? !err.nonRetryable : kubeFailure(err) === 'transient';
+        if (passing) throw err;
+        throw new LedgerNotRebuilt(node, err);
+      });
       deps.logger.warn({ node, restored: published.restored, found: published.found }, "rebuilt the node's ledger");
       return readForDecision(node, asks, true);
     }
@@ -228,6 +245,8 @@ export function createAllocationDecisions(deps: ActivityDeps) {
     try {
       read = await readForDecision(node, asks);
     } catch (err) {
+      if (err instanceof LedgerNotRebuilt)
+        return { outcomes: asks.map(() => refusal('LedgerNotRebuilt', err.message, true)), conflict: false };
       if (kubeFailure(err) === 'transient') throw err;
       // Refused for good (RBAC, an API this apiserver lacks): nothing can be decided on the node
       // until an administrator acts. Every ask is answered, so the mutex goes on; each asks again.

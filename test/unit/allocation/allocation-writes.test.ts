@@ -302,6 +302,20 @@ describe('a pod the apiserver would refuse', () => {
   });
 });
 
+describe('a node that lost its ledger', () => {
+  it('reads its devices first, and when they cannot be read every ask is refused and asked again in 30 s', async () => {
+    const { allocate } = await setUp(['a/held']);
+    expect((await allocate())[0]?.ok).toBe(true);
+    // Registered again: the annotation is gone, the container still shows its allocation. This
+    // fake has no ssdproxy to read the devices with.
+    delete fake.nodeAnnotations[ALLOCATIONS_ANNOTATION];
+    const [outcome] = await allocate();
+    const message = expectRefused(outcome, 'LedgerNotRebuilt', true);
+    expect(message).toContain('no allocation ledger');
+    expect(fake.nodeAnnotations[ALLOCATIONS_ANNOTATION]).toBeUndefined();
+  });
+});
+
 describe('a failed read', () => {
   it('403 on the list of the node’s containers: every ask refused, asked again later', async () => {
     const { allocate } = await setUp(['a/first', 'b/second']);
