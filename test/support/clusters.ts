@@ -1,7 +1,8 @@
 // WekaClusters for integration tests (startWekaCluster in ./operator.ts creates one and starts its
-// workflow): the label their nodes carry, the members' usual shape, and a read by name.
+// workflow; createWekaClusterObject in ./containers.ts creates one as a user does): the label
+// their nodes carry, the members' usual shape, and a read by name.
 import type { WekaCluster } from '../../src/api/index.js';
-import { readObject, TEST_IMAGE, WEKA_CLUSTERS } from './containers.js';
+import { readObject, WEKA_CLUSTERS } from './containers.js';
 import { kubeConfig } from './harness.js';
 
 export { WEKA_CLUSTERS };
