@@ -6,6 +6,7 @@ import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kuberne
 import { simulate } from '../../deploy/local/shared-drives.js';
 import { sleep } from '../support/async.js';
 import type { Random } from '../support/random.js';
+import { reregisterNode, sendStrayRequests } from './everyday-faults.js';
 import type { ChaosWorld, ReplicaSlot } from './world.js';
 
 export const FAULT_CLASSES = [
@@ -22,6 +23,8 @@ export const FAULT_CLASSES = [
   'slow-network',
   'temporal-sigkill',
   'weka-tool-failures',
+  'node-reregistered',
+  'stray-requests',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -173,6 +176,10 @@ export async function injectFault(
       await simulate(world.cp.simulatorRoot, node, 'faults', '--clear');
       return `failed 15 % of node ${node}'s Weka commands (10 % after their effect) for ${forMs} ms`;
     }
+    case 'node-reregistered':
+      return reregisterNode(world, random);
+    case 'stray-requests':
+      return sendStrayRequests(world, random);
   }
 }
 
