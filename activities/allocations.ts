@@ -441,7 +441,8 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       // The object the ledger gave this uid's allocation to, never only the name the request gives:
       // a live container's uid under a made-up name would pass for a container already gone.
       const nodeObject = uid === undefined ? null : await orIfMissing(api.core.readNode({ name: node }), null);
-      const entry = nodeObject && uid !== undefined ? ledgerOf(nodeObject).containers[uid] : undefined;
+      const read = nodeObject ? ledgerOf(nodeObject) : undefined;
+      const entry = uid !== undefined ? read?.containers[uid] : undefined;
       const [recordedNs, recordedName] = entry?.container.split('/') ?? [];
       const ref = recordedNs && recordedName ? { namespace: recordedNs, name: recordedName } : { namespace, name };
       const container = await api.getContainer(ref);
@@ -461,7 +462,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       const named = new Set(
         (same ? (container.status?.allocations?.virtualDrives ?? []) : []).map((v) => v.virtualUUID),
       );
-      const foundOfIt = nodeObject ? ledgerOf(nodeObject).found.filter((f) => named.has(f.virtualUUID)) : [];
+      const foundOfIt = read?.found.filter((f) => named.has(f.virtualUUID)) ?? [];
       const virtualDrives = foundOfIt.map((f) => ({ ...f, serial: '', type: 'TLC' as const }));
       const foundGone = foundOfIt.length > 0 && !(await stillSigned(nodeObject!, { virtualDrives }));
       const gone = new Set(foundGone ? foundOfIt.map((f) => f.virtualUUID) : []);

@@ -36,6 +36,7 @@ import { isAlreadyExists, isDeterministic, isNotFound, orIfMissing } from './kub
 import { mergeHeaders, WekaApi } from './kube/weka-api.js';
 import { podFacts } from './kube/pods.js';
 import { ledgerOf } from './kube/node-ledger.js';
+import { emptyLedger } from '../src/lifecycle/allocation-ledger.js';
 import { createNodeDrivesPublisher } from './node-drives-publisher.js';
 import { liveClusterRefusal } from './cluster-ports.js';
 import { wekaCli } from './weka-cli.js';
@@ -374,6 +375,7 @@ export function createDeviceSetActivities(deps: ActivityDeps) {
       try {
         const { claims, pods } = await objectsOnNode(ref.uid, set, node);
         const nodeObject = await orIfMissing(core.readNode({ name: node }), null);
+        const ledger = nodeObject ? ledgerOf(nodeObject) : emptyLedger();
         const inUse: string[] = [];
         const unread: string[] = [];
         const withheld: string[] = [];
@@ -415,7 +417,7 @@ export function createDeviceSetActivities(deps: ActivityDeps) {
             continue;
           }
           // Allocated but not signed yet: the ledger gave a container a virtual drive on it.
-          const allocatedTo = Object.values(ledgerOf(nodeObject!).containers)
+          const allocatedTo = Object.values(ledger.containers)
             .filter((e) => e.allocation.virtualDrives.some((v) => v.physicalUUID === info.physicalUUID))
             .map((e) => e.container);
           if (info.virtualDrives.length === 0 && info.physicalUUID && allocatedTo.length > 0)
