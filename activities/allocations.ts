@@ -352,7 +352,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       if (!d?.write || !d.outcome.ok || d.previous || read.ledger.containers[d.write.uid]) continue;
       const container = read.onNode.find((c) => c.metadata.uid === d.write!.uid);
       if (!container) continue;
-      const outcome = await podRefusal(api.core, container, d.outcome.result);
+      const outcome = await podRefusal(api.core, container, d.outcome.result, deps.podPriorityClass);
       if (outcome) {
         deps.logger.info(
           { container: refText(d.write.ref), node: read.node, reason: outcome.error.type },

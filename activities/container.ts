@@ -41,7 +41,7 @@ export function createContainerActivities(deps: ActivityDeps) {
     // It asks the scheduler for what it was given, so its node must publish what it offers.
     if (node) await publishPromisedResources(api.core, node);
     // A pod that ended (evicted, its node rebooted) is replaced; one being deleted is waited out.
-    const pod = await ensurePod(api.core, driveContainerPod(c, given), undefined, {
+    const pod = await ensurePod(api.core, driveContainerPod(c, given, deps.podPriorityClass), undefined, {
       cordoned: node?.spec?.unschedulable === true,
     });
     if (pod.replaced.length > 0) {

@@ -25,6 +25,8 @@ export interface ActivityDeps {
    * whose spec.image is not one of them never gets a pod.
    */
   allowedImages: readonly string[];
+  /** The priority class of the pods the operator makes (WEKA_POD_PRIORITY_CLASS); none when unset. */
+  podPriorityClass?: string;
   /**
    * How long a cluster member's node may be NotReady before the member is replaced on another
    * node (WEKA_NODE_LOSS_GRACE_SECONDS); 5 minutes when unset.

@@ -4,6 +4,8 @@
 import type { WekaContainer } from '../src/api/index.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, proxyName } from '../src/lifecycle/names.js';
 import { nodeOwner, wekaPod } from '../src/lifecycle/pods.js';
+import { proxyResources } from '../src/lifecycle/pod-resources.js';
+import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/shared-drives.js';
 import { refusal as refused } from '../src/lifecycle/node-allocations.js';
 import type { ActivityDeps } from './deps.js';
 import { createIfAbsent, orIfMissing } from './kube/errors.js';
@@ -47,6 +49,8 @@ export function createNodeDecisions(deps: ActivityDeps) {
         role: 'ssdproxy',
         owner: `${ns}/${name}`,
         owners,
+        resources: proxyResources(sharedDrives(nodeObject.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION])),
+        priorityClass: deps.podPriorityClass,
       });
       const cordoned = nodeObject.spec?.unschedulable === true;
       const pod = await ensurePod(api.core, manifest, undefined, { cordoned }).catch((err: unknown) => {
@@ -74,4 +78,11 @@ export function createNodeDecisions(deps: ActivityDeps) {
       return { ok: true, result: { removed: true, users: 0 } };
     },
   };
+}
+
+/** The node's shared drives, which size the proxy's huge pages; none when the annotation is absent or malformed. */
+function sharedDrives(annotation: string | undefined): readonly { capacityGiB: number }[] {
+  if (annotation === undefined) return [];
+  const decoded = decodeSharedDrivesAnnotation(annotation);
+  return decoded.ok ? decoded.drives : [];
 }

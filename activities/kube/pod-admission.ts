@@ -13,8 +13,9 @@ export async function podRefusal(
   core: CoreV1Api,
   container: WekaContainer,
   allocation: ContainerAllocation,
+  priorityClass?: string,
 ): Promise<(AllocationOutcome & { ok: false }) | undefined> {
-  const pod = driveContainerPod(container, allocation);
+  const pod = driveContainerPod(container, allocation, priorityClass);
   try {
     await core.createNamespacedPod({ namespace: pod.metadata.namespace, body: pod as V1Pod, dryRun: 'All' });
     return undefined;

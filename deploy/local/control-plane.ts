@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { installKwokExecCrd, startBlockVolumeMapper, type BlockVolumeMapper } from './block-volumes.js';
-import { installCrds } from './crds.js';
+import { installCrds, installPriorityClass } from './crds.js';
 import { compactEtcd, startEtcd, type Etcd, type EtcdOptions } from './etcd.js';
 import {
   apiserverUsable,
@@ -220,6 +220,7 @@ export class ControlPlane {
       await Promise.all([
         this.startKubeControllers(),
         withCrds ? this.timed('crds', () => installCrds(this.kubeConfig(), this.deadlineMs)) : undefined,
+        withCrds ? installPriorityClass(this.kubeConfig()) : undefined,
         // Before any kwok starts: each watches the Exec objects that map pods' block volumes.
         this.timed('kwok exec crd', () => installKwokExecCrd(this.kubeConfig(), this.deadlineMs)),
       ]);

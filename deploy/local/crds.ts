@@ -1,12 +1,15 @@
-// Installs the project's CRDs (crds/*.yaml) by server-side apply and waits until each is Established.
+// Installs what the Helm chart installs cluster-wide besides the operator: the project's CRDs
+// (crds/*.yaml), by server-side apply, waiting until each is Established, and the pods' priority class.
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { podPriorityClassObject } from '../../src/lifecycle/pod-resources.js';
 import {
   ApiextensionsV1Api,
   KubernetesObjectApi,
   loadAllYaml,
   PatchStrategy,
+  SchedulingV1Api,
   type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
@@ -46,4 +49,18 @@ export async function installCrds(kc: KubeConfig, deadlineMs: number, dir = CRD_
     }
   }
   return names;
+}
+
+/**
+ * The priority class the operator's pods run with, as the Helm chart creates it
+ * (templates/priorityclass.yaml): the local control plane has no chart installed.
+ */
+export async function installPriorityClass(kc: KubeConfig): Promise<void> {
+  await kc
+    .makeApiClient(SchedulingV1Api)
+    .createPriorityClass({ body: podPriorityClassObject() })
+    .catch((err: unknown) => {
+      // A kept control plane restarts with it already there.
+      if ((err as { code?: number }).code !== 409) throw err;
+    });
 }

@@ -121,6 +121,7 @@ export async function runOperator(
         operatorNamespace: config.operatorNamespace,
         proxyImage: config.proxyImage,
         allowedImages: config.allowedImages,
+        ...(config.podPriorityClass ? { podPriorityClass: config.podPriorityClass } : {}),
         nodeLossGraceMs: config.nodeLossGraceSeconds * 1000,
         instrument: metrics.instrument,
         ...overrides,

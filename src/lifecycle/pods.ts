@@ -4,12 +4,14 @@
 // A drive container's pod asks the scheduler for what its node's mutex gave it (the GiB of its
 // virtual drives, per drive type, or its whole drives), so that the scheduler and a namespace's
 // ResourceQuota count it; it is pinned to its node by affinity, as DaemonSets pin theirs, and
-// tolerates every taint, since a person named that node. The proxy pod asks for nothing: it owns
-// the node's physical drives whoever uses them, and is bound to the node directly.
+// tolerates every taint, since a person named that node. The proxy pod asks for no drives: it owns
+// the node's physical drives whoever uses them, and is bound to the node directly. Both ask for
+// CPU, memory and huge pages (pod-resources.ts).
 import { EXCLUSIVE_DRIVES_RESOURCE } from '../annotations/exclusive-drives.js';
 import type { WekaContainer } from '../api/index.js';
 import type { ContainerAllocation } from './node-allocations.js';
 import { CLUSTER_UID_LABEL } from './disruption-budget.js';
+import { driveContainerResources, type PodResources } from './pod-resources.js';
 import {
   MANAGED_BY,
   MANAGED_BY_LABEL,
@@ -36,6 +38,7 @@ export interface PodManifest {
     affinity?: { nodeAffinity: NodeAffinity };
     tolerations?: Array<{ operator: 'Exists' }>;
     restartPolicy: 'Always';
+    priorityClassName?: string;
     containers: Array<{
       name: string;
       image: string;
@@ -87,6 +90,10 @@ export interface WekaPodInput {
   owners?: OwnerReference[] | undefined;
   /** The extended resources a drive container's pod asks for (podRequests). */
   requests?: Readonly<Record<string, string>> | undefined;
+  /** Its CPU, memory and huge pages (pod-resources.ts). */
+  resources?: PodResources | undefined;
+  /** The priority class it runs with (the chart's, POD_PRIORITY_CLASS); none when unset. */
+  priorityClass?: string | undefined;
 }
 
 /**
@@ -111,7 +118,11 @@ export function podRequests(allocation: ContainerAllocation | undefined): Record
  * A drive container's pod for what its node's ledger gave it: its ports (none before an
  * allocation) and the resources they are.
  */
-export function driveContainerPod(c: WekaContainer, given: ContainerAllocation | undefined): PodManifest {
+export function driveContainerPod(
+  c: WekaContainer,
+  given: ContainerAllocation | undefined,
+  priorityClass?: string,
+): PodManifest {
   const { name = '', namespace = '', uid } = c.metadata;
   const ports =
     given?.wekaPort !== undefined && given.agentPort !== undefined
@@ -129,6 +140,8 @@ export function driveContainerPod(c: WekaContainer, given: ContainerAllocation |
     imagePullSecret: c.spec.imagePullSecret,
     ports,
     requests: podRequests(given),
+    resources: driveContainerResources({ driveCores: c.spec.driveCores ?? 1, numDrives: c.spec.numDrives ?? 0 }),
+    priorityClass,
   });
 }
 
@@ -195,6 +208,7 @@ export function wekaPod(input: WekaPodInput): PodManifest {
     spec: {
       ...placement(input),
       restartPolicy: 'Always',
+      ...(input.priorityClass ? { priorityClassName: input.priorityClass } : {}),
       containers: [
         {
           name: WEKA_POD_CONTAINER,
@@ -204,10 +218,7 @@ export function wekaPod(input: WekaPodInput): PodManifest {
           // The weka-in-container image sets its Weka container up on PORT (--base-port) and its
           // agent on AGENT_PORT; its `weka` CLI reaches that container through WEKA_PORT.
           ...(input.ports ? { env: portEnv(input.ports) } : {}),
-          // Extended resources cannot be overcommitted: a request equals its limit.
-          ...(input.requests && Object.keys(input.requests).length > 0
-            ? { resources: { requests: { ...input.requests }, limits: { ...input.requests } } }
-            : {}),
+          ...podResources(input),
           volumeMounts: [{ name: 'ssdproxy', mountPath: SSDPROXY_MOUNT_PATH }],
         },
       ],
@@ -215,6 +226,16 @@ export function wekaPod(input: WekaPodInput): PodManifest {
       ...(input.imagePullSecret ? { imagePullSecrets: [{ name: input.imagePullSecret }] } : {}),
     },
   };
+}
+
+/** CPU, memory and huge pages, and the drives: extended resources cannot be overcommitted, a request equals its limit. */
+function podResources(input: WekaPodInput): { resources?: PodResources } {
+  const drives = input.requests ?? {};
+  const resources = {
+    requests: { ...input.resources?.requests, ...drives },
+    limits: { ...input.resources?.limits, ...drives },
+  };
+  return Object.keys(resources.requests).length > 0 ? { resources } : {};
 }
 
 function portEnv({ wekaPort, agentPort }: { wekaPort: number; agentPort: number }) {

@@ -3,6 +3,7 @@
 import type { AllocationSettings } from './allocation-settings.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from './allocation-settings.js';
 import { MAX_VIRTUAL_DRIVES_PER_CORE_CEILING } from '../allocation/constants.js';
+import { POD_PRIORITY_CLASS } from '../lifecycle/pod-resources.js';
 import {
   DEFAULT_ALLOWED_IMAGES,
   describeAllowedImages,
@@ -19,6 +20,8 @@ export interface OperatorConfig {
    * tag or digest of each, or prefixes ending in "/". The proxy image must pass it.
    */
   allowedImages: string[];
+  /** The priority class of the pods the operator makes (the chart creates it); "" for none. */
+  podPriorityClass: string;
   settings: AllocationSettings;
   logLevel: LogLevelName;
   /** Port of /metrics, /healthz and /readyz; 0 turns the endpoint off. */
@@ -77,6 +80,8 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
     const v = env[name]?.trim();
     return v === undefined || v === '' ? fallback : v;
   };
+  /** Unset gives the fallback; set, even to "", is taken as it is ("" says none). */
+  const given = (name: string, fallback: string): string => env[name]?.trim() ?? fallback;
   const optional = (name: string): string | undefined => {
     const v = env[name]?.trim();
     return v === undefined || v === '' ? undefined : v;
@@ -131,6 +136,7 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
     operatorNamespace: text('WEKA_OPERATOR_NAMESPACE', 'weka-operator-system'),
     proxyImage,
     allowedImages,
+    podPriorityClass: given('WEKA_POD_PRIORITY_CLASS', POD_PRIORITY_CLASS),
     settings: {
       driveTypesRatio,
       maxVirtualDrivesPerCore: integer(

@@ -8,6 +8,7 @@ import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Po
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proxyName, type ObjectRef } from '../../src/lifecycle/names.js';
 import { driveRemoveCall } from '../../src/weka/index.js';
+import { POD_PRIORITY_CLASS, POD_PRIORITY_VALUE } from '../../src/lifecycle/pod-resources.js';
 import { eventually } from '../support/async.js';
 import { createContainerObject, WEKA_CONTAINERS } from '../support/containers.js';
 import { eventsOf } from '../support/events.js';
@@ -171,6 +172,27 @@ describe('a Ready container whose pod goes away', () => {
     await runningPodOtherThan(op.operatorNamespace, proxyName(node), proxy.metadata!.uid!, HEALED_WITHIN_MS);
     await readyAgainWithSameDrives(ref, node, ready);
     await expectLostAndRecoveredEvents(ref);
+    await deleteContainer(ref);
+  });
+});
+
+describe("a Ready container's pods", () => {
+  it('are never BestEffort, the first the kubelet evicts, and run with the priority class the chart makes', async () => {
+    const { node, ref, pod } = await readyContainer('pod-qos');
+    const proxy = (await readPod(op.operatorNamespace, proxyName(node)))!;
+    // The drive container's pod: every request equals its limit, so it is Guaranteed.
+    expect(pod.status?.qosClass).toBe('Guaranteed');
+    expect(pod.spec?.containers[0]?.resources?.requests).toMatchObject({
+      cpu: '3',
+      memory: '12400Mi',
+      'hugepages-2Mi': '1800Mi',
+    });
+    // The ssdproxy asks for little and may use more, as the reference's does.
+    expect(proxy.status?.qosClass).toBe('Burstable');
+    for (const p of [pod, proxy]) {
+      expect(p.spec?.priorityClassName).toBe(POD_PRIORITY_CLASS);
+      expect(p.spec?.priority).toBe(POD_PRIORITY_VALUE);
+    }
     await deleteContainer(ref);
   });
 });

@@ -49,6 +49,7 @@ import {
   WORKFLOW,
   type LifecycleWorkflow,
 } from '../../src/protocol.js';
+import { POD_PRIORITY_CLASS } from '../../src/lifecycle/pod-resources.js';
 
 /**
  * The image allow-list of the tests' operators: the Weka repository (TEST_IMAGE is one of its
@@ -76,6 +77,8 @@ export function testOperatorDeps(client: Client, operatorNamespace: string): Act
     operatorNamespace,
     proxyImage: 'quay.io/weka.io/weka-in-container:test',
     allowedImages: TEST_ALLOWED_IMAGES,
+    // The control plane made it, as the chart does (deploy/local/crds.ts).
+    podPriorityClass: POD_PRIORITY_CLASS,
   };
 }
 

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseOperatorConfig, type OperatorConfig } from '../../../src/settings/operator-config.js';
 import { temporalTarget } from '../../../deploy/operator/temporal-connection.js';
+import { POD_PRIORITY_CLASS, podPriorityClassObject } from '../../../src/lifecycle/pod-resources.js';
 import {
   HELM_BUILD_TIMEOUT_MS,
   helmBinary,
@@ -146,6 +147,7 @@ describe("the chart's operator settings", () => {
       maxCachedWorkflows: 250,
       maxConcurrentBringUps: 125,
       bringUpHoldSeconds: 60,
+      podPriorityClass: POD_PRIORITY_CLASS,
     });
   });
 
@@ -203,7 +205,7 @@ describe("the chart's operator settings", () => {
     );
     // TEMPORAL_* are Temporal's standard variables (@temporalio/envconfig), checked above.
     const read = new Set(
-      [...source.matchAll(/\b(?:text|optional|integer|bool)\(\s*'([A-Z][A-Z0-9_]+)'/g)]
+      [...source.matchAll(/\b(?:text|given|optional|integer|bool)\(\s*'([A-Z][A-Z0-9_]+)'/g)]
         .map((m) => m[1]!)
         .filter((name) => !name.startsWith('TEMPORAL_'))
         // For an operator run from source (the sandbox, the tests): the image's loads the bundle built into it.
@@ -424,6 +426,27 @@ describe("the chart's scheduling and disruption settings", () => {
     expect(
       (await podSpec({ values: { priorityClassName: 'system-cluster-critical' } })).template.spec.priorityClassName,
     ).toBe('system-cluster-critical');
+  });
+});
+
+describe("the chart's priority class of the drive containers' and ssdproxies' pods", () => {
+  it('is made as the operator and the local control plane define it, and named to the operator', async () => {
+    const docs = await renderChart();
+    const made = onlyOne(docs, 'PriorityClass') as unknown as Record<string, unknown> & {
+      metadata: { name: string; labels?: unknown };
+    };
+    const { labels: _labels, ...metadata } = made.metadata;
+    expect({ ...made, metadata }).toEqual(podPriorityClassObject());
+    expect(parsedConfig((await deployment()).c).podPriorityClass).toBe(POD_PRIORITY_CLASS);
+  });
+
+  it('is an existing one named in the values, or none with ""', async () => {
+    const values = { podPriorityClass: { create: false, name: 'storage-critical' } };
+    expect((await renderChart({ values })).filter((d) => d.kind === 'PriorityClass')).toEqual([]);
+    expect(parsedConfig((await deployment({ values })).c).podPriorityClass).toBe('storage-critical');
+    const none = { podPriorityClass: { create: true, name: '' } };
+    expect((await renderChart({ values: none })).filter((d) => d.kind === 'PriorityClass')).toEqual([]);
+    expect(parsedConfig((await deployment({ values: none })).c).podPriorityClass).toBe('');
   });
 });
 
