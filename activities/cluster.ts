@@ -292,19 +292,33 @@ export function createClusterActivities(deps: ActivityDeps) {
     async findPeerPod({
       namespace,
       cluster,
+      clusterGUID,
       exceptUid,
     }: {
       namespace: string;
-      cluster: string;
+      /** Its WekaCluster, whose members are asked first. */
+      cluster?: string | undefined;
+      /** Its Weka cluster: then any drive container joined to it, in any namespace. */
+      clusterGUID?: string | undefined;
       exceptUid: string;
     }): Promise<ExecTargetRef | null> {
-      for (const c of await members({ namespace, name: cluster })) {
+      const candidates = [
+        ...(cluster ? await members({ namespace, name: cluster }) : []),
+        ...(clusterGUID
+          ? (await api.listAllContainers()).filter(
+              (c) => c.spec.mode === 'drive' && c.status?.clusterGUID === clusterGUID,
+            )
+          : []),
+      ];
+      for (const c of candidates) {
         if (c.metadata.uid === exceptUid || !c.spec.nodeName) continue;
-        const pod = await orIfMissing(api.core.readNamespacedPod({ namespace, name: c.metadata.name! }), null);
-        if (pod?.status?.phase !== 'Running' || pod.metadata?.labels?.[OWNER_UID_LABEL] !== c.metadata.uid) continue;
+        const at = { namespace: c.metadata.namespace!, name: c.metadata.name! };
+        const pod = await orIfMissing(api.core.readNamespacedPod(at), null);
+        if (pod?.status?.phase !== 'Running' || pod.metadata?.deletionTimestamp) continue;
+        if (pod.metadata?.labels?.[OWNER_UID_LABEL] !== c.metadata.uid) continue;
         const node = await orIfMissing(api.core.readNode({ name: c.spec.nodeName }), null);
         const ready = node?.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True');
-        if (ready) return { namespace, pod: c.metadata.name!, container: WEKA_POD_CONTAINER };
+        if (ready) return { namespace: at.namespace, pod: at.name, container: WEKA_POD_CONTAINER };
       }
       return null;
     },

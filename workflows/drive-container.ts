@@ -728,17 +728,25 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
 
   /**
    * Takes the container's drives, then the container, out of its Weka cluster from another
-   * member's pod: for a container whose node is lost, so that the cluster stops counting on it
-   * whatever becomes of the node. False when no other member's pod can be reached (or a command
-   * failed): the caller says what may remain.
+   * member's pod (of its WekaCluster, or else any drive container joined to the same Weka cluster,
+   * in any namespace): for a container whose node is lost or whose own pod is gone for good, so
+   * that the cluster stops counting on it. False when no other member's pod can be reached (or a
+   * command failed): the caller says what may remain.
    */
   async function leaveClusterViaPeer(alloc: ContainerAllocation, guid: string): Promise<boolean> {
     const cluster = snapshot?.spec.cluster;
-    if (!cluster) return false;
     try {
-      const peer = await kube.findPeerPod({ namespace: ref.namespace, cluster, exceptUid: input.uid });
+      const peer = await kube.findPeerPod({
+        namespace: ref.namespace,
+        cluster,
+        clusterGUID: guid,
+        exceptUid: input.uid,
+      });
       if (!peer) return false;
-      await status.enter('Deleting', `taking the container out of Weka cluster ${guid} from member ${peer.pod}`);
+      await status.enter(
+        'Deleting',
+        `taking the container out of Weka cluster ${guid} from member ${peer.namespace}/${peer.pod}`,
+      );
       const name = wekaContainerName(ref.namespace, ref.name);
       const containerId =
         status.containerID ?? (await inPod.findWekaContainer({ target: peer, clusterGUID: guid, name })) ?? undefined;
@@ -753,7 +761,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       status.addedDrives = [];
       status.containerID = undefined;
       await status.publish();
-      const message = `node ${node} is lost: member ${peer.pod} took container ${containerId ?? name} and its drives out of Weka cluster ${guid}`;
+      const message = `its own pod cannot: member ${peer.namespace}/${peer.pod} took container ${containerId ?? name} and its drives out of Weka cluster ${guid}`;
       await status.event('Normal', 'LeftClusterViaPeer', message);
       await destroyClusterIfLast(peer, guid);
       return true;

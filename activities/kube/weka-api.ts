@@ -88,6 +88,16 @@ export class WekaApi {
     return list.items;
   }
 
+  /** Every WekaContainer in every namespace, read from the apiserver now. */
+  async listAllContainers(): Promise<WekaContainer[]> {
+    const list = (await this.custom.listClusterCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: WEKA_CONTAINER_PLURAL,
+    })) as { items: WekaContainer[] };
+    return list.items;
+  }
+
   async listClusters(): Promise<WekaCluster[]> {
     const list = (await this.custom.listClusterCustomObject({
       group: API_GROUP,

@@ -16,6 +16,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { installKwokExecCrd, startBlockVolumeMapper, type BlockVolumeMapper } from './block-volumes.js';
 import { installCrds, installPriorityClass } from './crds.js';
+import { startPodProcessWatch, type PodProcessWatch } from './pod-processes.js';
 import { compactEtcd, startEtcd, type Etcd, type EtcdOptions } from './etcd.js';
 import {
   apiserverUsable,
@@ -94,6 +95,7 @@ export class ControlPlane {
   private temporal?: TemporalServer;
   private nodes?: FakeNodes;
   private blockVolumes?: BlockVolumeMapper;
+  private podProcesses?: PodProcessWatch;
   private pki?: Pki;
   private etcdOptions?: EtcdOptions;
   private apiserverOptions?: ApiserverOptions;
@@ -225,6 +227,11 @@ export class ControlPlane {
         this.timed('kwok exec crd', () => installKwokExecCrd(this.kubeConfig(), this.deadlineMs)),
       ]);
       this.blockVolumes = startBlockVolumeMapper(this.kubeConfig(), () => undefined);
+      this.podProcesses = startPodProcessWatch(this.kubeConfig(), {
+        simulatorRoot: this.simulatorRoot,
+        knownNode: (node) => existsSync(join(this.simulatorRoot, 'nodes', node)),
+        log: (m) => this.log(m),
+      });
     })();
     // Both settle before an error is thrown, so that stop() finds every server that was started.
     const servers = await Promise.allSettled([kube, this.startTemporal()]);
@@ -465,6 +472,7 @@ export class ControlPlane {
       this.scheduler?.stop(),
       this.controllerManager?.stop(),
       this.blockVolumes?.stop(),
+      this.podProcesses?.stop(),
     ]);
     await Promise.all([this.temporal?.process.stop(), this.apiserver?.process.stop()]);
     await this.etcd?.process.stop();

@@ -30,6 +30,16 @@ afterAll(async () => {
   await op?.stop();
 });
 
+/** `kubectl delete namespace` and its wait: done once the namespace is gone. */
+async function deleteNamespace(ns: string): Promise<void> {
+  await core.deleteNamespace({ name: ns });
+  await eventually(
+    `namespace ${ns} gone`,
+    async () => ((await core.readNamespace({ name: ns }).catch(() => null)) === null ? true : undefined),
+    240_000,
+  );
+}
+
 describe('deleting a namespace with drive containers in it', () => {
   it(
     'completes with containers Ready, waiting for capacity, refused, and with their pod gone, and leaves nothing of theirs on the node',
@@ -74,12 +84,7 @@ describe('deleting a namespace with drive containers in it', () => {
       );
 
       await core.deleteNamespacedPod({ namespace: ns, name: 'pod-gone', gracePeriodSeconds: 0 });
-      await core.deleteNamespace({ name: ns });
-      await eventually(
-        `namespace ${ns} gone`,
-        async () => ((await core.readNamespace({ name: ns }).catch(() => null)) === null ? true : undefined),
-        240_000,
-      );
+      await deleteNamespace(ns);
 
       const ledger = ledgerOf(await core.readNode({ name: node }));
       for (const uid of uids) expect(ledger.containers[uid], `ledger entry of ${uid}`).toBeUndefined();
@@ -101,6 +106,64 @@ describe('deleting a namespace with drive containers in it', () => {
           : undefined;
       });
       expect(nodeEvents.length).toBeGreaterThanOrEqual(inCluster.length);
+    },
+  );
+
+  it(
+    "gives the ports of a container left in its Weka cluster to the node's next container, which joins on them",
+    { timeout: 300_000 },
+    async () => {
+      const node = await sharedDrivesNode(DEVICES, 'ns-delete-ports');
+      const guid = await createWekaCluster(node, uniqueName('ns-delete-ports'));
+      const ns = await uniqueNamespace('ns-delete-ports');
+      const spec = { nodeName: node, driveCores: 1, numDrives: 1, driveCapacity: 500 };
+      await createContainerObject(kubeConfig(), { namespace: ns, name: 'left' }, spec, { clusterGUID: guid });
+      const ports = (await waitForPhase({ namespace: ns, name: 'left' }, 'Ready', 120_000)).status?.allocations
+        ?.wekaPort;
+      // Its pod gone before the namespace: no member's pod can take its Weka container out.
+      await core.deleteNamespacedPod({ namespace: ns, name: 'left', gracePeriodSeconds: 0 });
+      await deleteNamespace(ns);
+      const call = containerListCall(guid);
+      const listed = call.parse(await sim(node, '--', ...call.argv)).map((c) => c.name);
+      expect(listed).toContain(`${ns}_left`);
+
+      // Its process went with its pod, so its ports on the host are free: the ledger gives them again.
+      const next = { namespace: await uniqueNamespace('ns-delete-ports'), name: 'next' };
+      await createContainerObject(kubeConfig(), next, spec, { clusterGUID: guid });
+      const ready = await eventually(
+        `${next.name} Ready`,
+        async () => {
+          const c = await readContainer(next);
+          if (c?.status?.phase === 'Error')
+            throw new Error(`${next.name} failed: ${JSON.stringify(c.status.conditions)}`);
+          return c?.status?.phase === 'Ready' ? c : undefined;
+        },
+        120_000,
+      );
+      expect(ready.status?.allocations?.wekaPort).toBe(ports);
+    },
+  );
+
+  it(
+    'takes a container whose pod is gone out of its Weka cluster from a member in another namespace',
+    { timeout: 300_000 },
+    async () => {
+      const node = await sharedDrivesNode(DEVICES, 'ns-delete-peer');
+      const guid = await createWekaCluster(node, uniqueName('ns-delete-peer'));
+      const spec = { nodeName: node, driveCores: 1, numDrives: 1, driveCapacity: 500 };
+      const peer = { namespace: await uniqueNamespace('ns-delete-peer'), name: 'peer' };
+      const doomed = { namespace: await uniqueNamespace('ns-delete-peer'), name: 'doomed' };
+      for (const ref of [peer, doomed]) {
+        await createContainerObject(kubeConfig(), ref, spec, { clusterGUID: guid });
+        await waitForPhase(ref, 'Ready', 120_000);
+      }
+      await core.deleteNamespacedPod({ ...doomed, gracePeriodSeconds: 0 });
+      await deleteNamespace(doomed.namespace);
+      const containers = containerListCall(guid);
+      const listed = containers.parse(await sim(node, '--', ...containers.argv)).map((c) => c.name);
+      // Weka lets a container go only once its drives are out.
+      expect(listed).toEqual([`${peer.namespace}_${peer.name}`]);
+      expect((await readContainer(peer))?.status?.phase).toBe('Ready');
     },
   );
 });

@@ -9,6 +9,7 @@ import { loadClusters, saveClusters } from './cluster-state.js';
 import { runDeviceCommand } from './device-shape.js';
 import { drawFaults, readFaults, runFaultsCommand, type FaultDraw } from './faults.js';
 import { runInitNode } from './init-node.js';
+import { runProcessCommand } from './processes.js';
 import { LockTimeoutError, sleep, withLock } from './lock.js';
 import { runLsblk } from './lsblk.js';
 import {
@@ -50,7 +51,8 @@ export const SIM_USAGE = `usage:
       [--cluster-guid GUID|--no-cluster-guid]
   weka-sim --state DIR faults [--latency-ms N] [--fail-rate P] [--fail-after-effect-rate P] [--seed S]
   weka-sim --state DIR faults --clear
-  weka-sim --state DIR overcommit record|refuse`;
+  weka-sim --state DIR overcommit record|refuse
+  weka-sim --state DIR process --name NAME gone|running`;
 
 interface Invocation {
   readonly state: string;
@@ -65,7 +67,7 @@ interface Invocation {
   readonly argv: readonly string[];
 }
 
-const ADMIN_COMMANDS = ['init-node', 'device', 'faults', 'overcommit'] as const;
+const ADMIN_COMMANDS = ['init-node', 'device', 'faults', 'overcommit', 'process'] as const;
 type AdminCommand = (typeof ADMIN_COMMANDS)[number];
 
 const NO_FAULT: FaultDraw = { failBeforeEffect: false, failAfterEffect: false };
@@ -89,6 +91,7 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
       return runLogged(paths, [kind, ...argv], NO_FAULT, () => {
         if (kind === 'faults') return runFaultsCommand(argv, paths);
         if (kind === 'overcommit') return runOvercommitCommand(argv, paths);
+        if (kind === 'process') return runProcessCommand(argv, paths);
         if (kind === 'device') return withNodeDevices(paths, (node) => runDeviceCommand(argv, node));
         return withNodeDevices(paths, (node) => runInitNode(argv, node));
       });

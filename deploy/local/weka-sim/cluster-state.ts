@@ -24,6 +24,8 @@ export interface ContainerRecord {
   agentPort?: number;
   /** ACTIVE from `container add`, INACTIVE after `container deactivate`; `container remove` needs INACTIVE. */
   status: ContainerStatus;
+  /** Its pod is gone, and with it its process: it holds no port on its host until its pod runs again. */
+  processGone?: true;
 }
 
 /**

@@ -108,7 +108,8 @@ export type Change =
   | DriveChange
   | { readonly kind: 'faults-set'; readonly faults: unknown }
   | { readonly kind: 'faults-clear' }
-  | { readonly kind: 'overcommit-set'; readonly mode: OvercommitMode };
+  | { readonly kind: 'overcommit-set'; readonly mode: OvercommitMode }
+  | { readonly kind: 'process-gone' | 'process-running'; readonly containerId: number; readonly name: string };
 
 /** A drive added to or removed from a cluster: a virtual drive by its UUID, a whole drive by its device. */
 export type DriveChange = {

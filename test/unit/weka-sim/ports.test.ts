@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changesOfKind, createCluster, expectOk, signedNode, simRoot, tool } from './helpers.js';
+import { changesOfKind, createCluster, expectOk, signedNode, sim, simRoot, tool } from './helpers.js';
 
 function add(state: string, guid: string, name: string, hostname: string, basePort: number, agentPort: number) {
   return tool(
@@ -75,5 +75,36 @@ describe('weka-sim container ports', () => {
     const guid = await createCluster(state, 'tenant-a');
     const argv = ['weka', 'cluster', 'container', 'add', '--cluster-guid', guid, '--name', 'd0', '--hostname', 'h'];
     expect((await tool(state, ...argv, ...ports)).exitCode).toBe(64);
+  });
+
+  it('frees the ports of a container whose pod is gone, on its host only, until a pod of its name runs again', async () => {
+    const state = await signedNode(await simRoot());
+    const a = await createCluster(state, 'tenant-a');
+    const b = await createCluster(state, 'tenant-b');
+    await expectOk(add(state, a, 'ns_d0', 'node-1', 35000, 35303));
+    const gone = await expectOk(sim('--state', state, 'process', '--name', 'ns_d0', 'gone'));
+    expect(gone.stdout).toContain('1 container(s) named ns_d0 on node-1: process gone');
+    // Still listed in its cluster: only its process is gone.
+    expect(await listed(state, a)).toEqual([expect.objectContaining({ name: 'ns_d0' })]);
+    await expectOk(add(state, b, 'd1', 'node-1', 35000, 35303));
+    // Its pod runs again: it is the first a third container on its ports clashes with.
+    await expectOk(sim('--state', state, 'process', '--name', 'ns_d0', 'running'));
+    const refused = await add(state, b, 'd2', 'node-1', 36000, 35303);
+    expect(refused.exitCode).toBe(65);
+    expect(refused.stderr).toContain(`container ns_d0 of cluster ${a}`);
+    expect(await changesOfKind(state, 'process-gone')).toBe(1);
+  });
+
+  it('refuses a process command without a name and a state', async () => {
+    const state = await signedNode(await simRoot());
+    for (const args of [
+      ['--name', 'x'],
+      ['--name', 'x', 'asleep'],
+      ['x', 'gone'],
+    ]) {
+      const out = await sim('--state', state, 'process', ...args);
+      expect(out.exitCode).toBe(64);
+      expect(out.stderr).toContain('process takes --name NAME gone|running');
+    }
   });
 });
