@@ -333,13 +333,14 @@ export function createAllocationDecisions(deps: ActivityDeps) {
     return { outcomes: final, conflict };
   }
 
-  /** Whether the node has no ledger at all while a live container on it shows an allocation. */
+  /**
+   * Whether the node has no ledger at all while a container on it shows an allocation (one being
+   * deleted too: its release clears its status, so it shows one only until it is released).
+   */
   function ledgerLost(node: V1Node, onNode: readonly WekaContainer[]): boolean {
     if (node.metadata?.annotations?.[ALLOCATIONS_ANNOTATION] !== undefined) return false;
     return onNode.some(
-      (c) =>
-        !c.metadata.deletionTimestamp &&
-        (c.status?.allocations?.virtualDrives?.length ?? 0) + (c.status?.allocations?.drives?.length ?? 0) > 0,
+      (c) => (c.status?.allocations?.virtualDrives?.length ?? 0) + (c.status?.allocations?.drives?.length ?? 0) > 0,
     );
   }
 

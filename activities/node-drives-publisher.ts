@@ -116,10 +116,12 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
       const onNode = await api.listContainersOnNode(node);
       const live = new Set(onNode.map((c) => c.metadata.uid ?? ''));
       // What the live containers' statuses show they were given: the ledger's entries a Node
-      // registered again lost are proven from the devices and given back (reconcileLedger). Not
-      // those being deleted: their teardown may have released the entry already.
+      // registered again lost are proven from the devices and given back (reconcileLedger). Those
+      // being deleted too: a release clears the status right after the ledger, in the same node
+      // decision, so a status that still shows an allocation was not released, and its space must
+      // not be given to another before its teardown releases it.
       const shown = onNode.flatMap((c) =>
-        c.status?.allocations && c.metadata.uid && !c.metadata.deletionTimestamp
+        c.status?.allocations && c.metadata.uid
           ? [
               {
                 uid: c.metadata.uid,

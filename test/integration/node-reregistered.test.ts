@@ -6,13 +6,14 @@
 // decides anything, so the container keeps the drives it has and no GiB is given twice.
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
+import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
+import { FINALIZER } from '../../src/lifecycle/names.js';
 import type { WekaContainer } from '../../src/api/index.js';
 import { ALLOCATIONS_ANNOTATION } from '../../src/lifecycle/allocation-ledger.js';
 import { changeLedger, readLedger } from '../support/ledger.js';
 import { specChangedSignal } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
-import { WEKA_CONTAINERS } from '../support/containers.js';
+import { createContainerObject, WEKA_CONTAINERS } from '../support/containers.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 import {
   createDriveContainer,
@@ -137,5 +138,72 @@ describe('a Node registered again under the same name', () => {
     await waitGone(ref, 120_000);
     expect((await showDevice(node, DEVICE.path)).virtualDrives).toEqual([]);
     expect(await readLedger(node)).toEqual({ containers: {}, found: [] });
+  });
+
+  it('keeps counting the allocation of a container being deleted that its release has not let go of yet', async () => {
+    const node = await sharedDrivesNode([DEVICE], 'reregistered-deleting');
+    const guid = await createWekaCluster(node, uniqueName('reregistered-deleting'));
+    const shared = (await core().readNode({ name: node })).metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '';
+    const decoded = decodeSharedDrivesAnnotation(shared);
+    if (!decoded.ok) throw new Error(decoded.error.message);
+    const drive = decoded.drives[0]!;
+    // Allocated 3000 GiB and deleted before it signed anything: its teardown has not released it
+    // (no workflow runs it here), so its status and the ledger both still show the allocation.
+    const held = { namespace: await uniqueNamespace('reregistered-deleting'), name: 'held' };
+    const created = await createContainerObject(
+      kubeConfig(),
+      held,
+      { nodeName: node, driveCores: 1, containerCapacity: 3000, driveTypesRatio: { tlc: 1, qlc: 0 } },
+      { finalizers: [FINALIZER], clusterGUID: guid },
+    );
+    const uid = created.metadata.uid!;
+    const allocation = {
+      virtualDrives: [
+        {
+          virtualUUID: crypto.randomUUID(),
+          physicalUUID: drive.physicalUUID,
+          capacityGiB: 3000,
+          serial: drive.serial,
+          type: 'TLC' as const,
+        },
+      ],
+      wekaPort: 14000,
+      agentPort: 14100,
+    };
+    await changeLedger(node, (ledger) => ({
+      ...ledger,
+      containers: { ...ledger.containers, [uid]: { container: `${held.namespace}/${held.name}`, allocation } },
+    }));
+    await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .patchNamespacedCustomObjectStatus(
+        { ...WEKA_CONTAINERS, ...held, body: { status: { allocations: { ...allocation, virtualDriveCount: 1 } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .deleteNamespacedCustomObject({ ...WEKA_CONTAINERS, ...held });
+
+    await registerAgain(node, { [SHARED_DRIVES_ANNOTATION]: shared });
+    const next = { namespace: await uniqueNamespace('reregistered-deleting'), name: 'next' };
+    const spec = { nodeName: node, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } };
+    await createDriveContainer(op, next, spec, guid);
+    const waiting = await eventually(
+      `${next.name} to wait for capacity or be given some`,
+      async () => {
+        const c = await readContainer(next);
+        const reason = c?.status?.conditions?.find((x) => x.type === 'Allocated')?.reason;
+        return reason === 'InsufficientDriveCapacity' || gibOf(c) > 0 ? c : undefined;
+      },
+      120_000,
+    );
+    expect(gibOf(waiting)).toBe(0);
+    expect((await readLedger(node)).containers[uid]?.allocation.virtualDrives).toEqual(allocation.virtualDrives);
+    await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .patchNamespacedCustomObject(
+        { ...WEKA_CONTAINERS, ...held, body: { metadata: { finalizers: [] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
   });
 });
