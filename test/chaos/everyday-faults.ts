@@ -1,6 +1,8 @@
 // Faults of the everyday kind that come from people rather than from machines: a Node deleted and
-// registered again under its name, and stray or forged signals from anyone who may signal the
-// operator's Temporal namespace. Like every fault, each is over before its promise resolves.
+// registered again under its name, stray or forged signals from anyone who may signal the
+// operator's Temporal namespace, a namespace deleted with its drive containers in it, and
+// lifecycle workflows terminated from the Temporal UI. Like every fault, each is over before its
+// promise resolves.
 import { CoreV1Api } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
@@ -18,7 +20,14 @@ import {
   type MutexRequest,
 } from '../../src/protocol.js';
 import { eventually, sleep } from '../support/async.js';
-import { listContainers, listWekaClusters } from '../support/containers.js';
+import {
+  createContainerObject,
+  ensureNamespace,
+  listContainers,
+  listWekaClusters,
+  phaseSummary,
+} from '../support/containers.js';
+import { SMALL_CONTAINER } from './pressure.js';
 import type { Random } from '../support/random.js';
 import type { ChaosWorld } from './world.js';
 
@@ -169,4 +178,76 @@ export async function sendStrayRequests(world: ChaosWorld, random: Random): Prom
     await connection.close();
   }
   return `sent ${sent.length} stray signals: ${sent.join('; ')}`;
+}
+
+/**
+ * `kubectl delete namespace` of a tenant's namespace with drive containers in it: a namespace of
+ * its own gets one to three small containers on random nodes (with the run's nodes full, some
+ * wait for capacity, some are allocated, signing or Ready when the deletion comes), and the fault
+ * ends once the namespace is gone. Nothing can be created in a namespace being deleted, so every
+ * teardown must end without making a pod or an Event there; what they held is checked with the
+ * rest (ledgers, devices, the Weka cluster) at the next calm.
+ */
+export async function deleteNamespaceWithContainers(world: ChaosWorld, random: Random): Promise<string> {
+  const kc = world.cp.kubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const namespace = `chaos-doomed-${random.int(1, 1_000_000_000)}`;
+  await ensureNamespace(kc, namespace);
+  const count = random.int(1, 3);
+  for (let i = 0; i < count; i++) {
+    const node = world.nodes[random.int(0, world.nodes.length - 1)]!;
+    await createContainerObject(
+      kc,
+      { namespace, name: `doomed-${i}` },
+      { ...SMALL_CONTAINER, nodeName: node },
+      { clusterGUID: world.clusterGUIDs[random.int(0, world.clusterGUIDs.length - 1)]! },
+    );
+  }
+  await sleep(random.int(5_000, 45_000));
+  const states = phaseSummary(await listContainers(kc, namespace));
+  await core.deleteNamespace({ name: namespace });
+  const started = Date.now();
+  await eventually(
+    `namespace ${namespace} to be gone`,
+    async () =>
+      (await core.readNamespace({ name: namespace }).then(
+        () => false,
+        (err: { code?: number }) => err.code === 404,
+      ))
+        ? true
+        : undefined,
+    480_000,
+    { intervalMs: 2_000 },
+  );
+  return `deleted namespace ${namespace} with ${count} drive containers (${states}); gone after ${Date.now() - started} ms`;
+}
+
+/**
+ * `temporal workflow terminate` (or Terminate in the UI) of the lifecycle workflows of one to three
+ * live drive containers, in whatever step they are. The watcher must start each again, and the
+ * new run take over from the object's status and the node's ledger without losing or giving
+ * anything twice.
+ */
+export async function terminateWorkflows(world: ChaosWorld, random: Random): Promise<string> {
+  const connection = await Connection.connect({ address: world.cp.temporalAddress });
+  const client = new Client({ connection, namespace: world.cp.temporalNamespace });
+  const kc = world.cp.kubeConfig();
+  const terminated: string[] = [];
+  try {
+    const containers = (await Promise.all(world.namespaces.map((ns) => listContainers(kc, ns)))).flat();
+    const live = containers.filter((c) => !c.metadata.deletionTimestamp && c.metadata.uid);
+    for (const c of random.sample(live, Math.min(random.int(1, 3), live.length))) {
+      const ok = await client.workflow
+        .getHandle(containerWorkflowId(c.metadata.uid!))
+        .terminate('chaos: terminated as a person does from the Temporal UI')
+        .then(
+          () => true,
+          () => false,
+        );
+      if (ok) terminated.push(`${c.metadata.namespace}/${c.metadata.name} (${c.status?.phase ?? 'no phase'})`);
+    }
+  } finally {
+    await connection.close();
+  }
+  return `terminated the workflows of ${terminated.length} live containers: ${terminated.join(', ')}`;
 }

@@ -6,7 +6,12 @@ import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kuberne
 import { simulate } from '../../deploy/local/shared-drives.js';
 import { sleep } from '../support/async.js';
 import type { Random } from '../support/random.js';
-import { reregisterNode, sendStrayRequests } from './everyday-faults.js';
+import {
+  deleteNamespaceWithContainers,
+  reregisterNode,
+  sendStrayRequests,
+  terminateWorkflows,
+} from './everyday-faults.js';
 import type { ChaosWorld, ReplicaSlot } from './world.js';
 
 export const FAULT_CLASSES = [
@@ -25,6 +30,8 @@ export const FAULT_CLASSES = [
   'weka-tool-failures',
   'node-reregistered',
   'stray-requests',
+  'namespace-deleted',
+  'workflows-terminated',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -180,6 +187,10 @@ export async function injectFault(
       return reregisterNode(world, random);
     case 'stray-requests':
       return sendStrayRequests(world, random);
+    case 'namespace-deleted':
+      return deleteNamespaceWithContainers(world, random);
+    case 'workflows-terminated':
+      return terminateWorkflows(world, random);
   }
 }
 

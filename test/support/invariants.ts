@@ -63,9 +63,15 @@ export interface ObservedState {
   listedClusterGUIDs: string[];
   /** scope.formedClusterGUIDs when observed. */
   formedClusterGUIDs: string[];
-  /** The members of the scope's Weka clusters, and every drive they hold. */
+  /**
+   * The members of the scope's Weka clusters, and every drive they hold; but those the operator
+   * recorded on a node as left behind (a WekaContainerLeftBehind Event: torn down without its pod
+   * and with no other member's pod to reach the cluster), which are in `leftBehind`.
+   */
   clusterMembers: WekaContainerInfo[];
   clusterDrives: ClusterDrive[];
+  /** The Weka containers and virtual drives the operator recorded as left in their clusters. */
+  leftBehind: { containers: WekaContainerInfo[]; virtualUUIDs: Set<string> };
   logs: Array<{ node: string; entries: SimLogEntry[] }>;
   /** Each node's allocation ledger (its annotation), or why it cannot be read. */
   ledgers: Array<{ node: string; ledger: AllocationLedger } | { node: string; unreadable: string }>;
@@ -110,7 +116,7 @@ export async function observe(scope: InvariantScope, world: ObservedWorld): Prom
     ...(scope.formedClusterGUIDs ?? []),
     ...wekaClusters.flatMap((c) => (c.status?.clusterGUID ? [c.status.clusterGUID] : [])),
   ]);
-  const clusterMembers = (
+  const listedMembers = (
     await Promise.all(
       [...guids]
         .filter((guid) => listedClusterGUIDs.includes(guid))
@@ -121,6 +127,21 @@ export async function observe(scope: InvariantScope, world: ObservedWorld): Prom
         ),
     )
   ).flat();
+  // What the operator said it left behind is what it promised: recorded, not removed.
+  const recorded = (
+    await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'reason=WekaContainerLeftBehind' })
+  ).items
+    .filter((e) => scope.nodes.includes(e.involvedObject.name ?? ''))
+    .map((e) => e.message ?? '');
+  const isLeft = (m: WekaContainerInfo) =>
+    recorded.some(
+      (text) =>
+        text.includes(`container ${m.name} and its drives`) ||
+        text.includes(`container ${m.containerId} and its drives`),
+    );
+  const leftMembers = listedMembers.filter(isLeft);
+  const clusterMembers = listedMembers.filter((m) => !isLeft(m));
+  const leftUUIDs = new Set(recorded.flatMap((text) => text.match(UUID) ?? []));
   const clusterDrives = (
     await mapLimit(clusterMembers, 4, async (m) =>
       parseDriveList(
@@ -150,6 +171,7 @@ export async function observe(scope: InvariantScope, world: ObservedWorld): Prom
     formedClusterGUIDs: [...(scope.formedClusterGUIDs ?? [])],
     clusterMembers,
     clusterDrives,
+    leftBehind: { containers: leftMembers, virtualUUIDs: leftUUIDs },
     logs,
   };
 }
@@ -411,6 +433,7 @@ export function allDeletedViolations(state: ObservedState): string[] {
     const removed = countBy(changesOf(state, removeKind), (c) => String(c['virtualUUID']));
     for (const c of changesOf(state, addKind)) {
       const uuid = String(c['virtualUUID']);
+      if (state.leftBehind.virtualUUIDs.has(uuid)) continue;
       if (removed.get(uuid) !== 1)
         out.push(`log: ${addKind} of ${uuid} was followed by ${removed.get(uuid) ?? 0} ${removeKind}`);
     }

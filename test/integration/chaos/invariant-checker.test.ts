@@ -32,6 +32,21 @@ function container(overrides: Partial<NonNullable<WekaContainer['status']>> = {}
 const log = (...changes: Array<{ kind: string; [k: string]: unknown }>): SimLogEntry[] =>
   changes.map((c) => ({ argv: [], exitCode: 0, changes: [c] }));
 
+/** Everything deleted after consistent(), its log followed by `then`. */
+function allGone(then: SimLogEntry[]): ObservedState {
+  return {
+    ...consistent(),
+    containers: [],
+    ledgers: EMPTY_LEDGERS,
+    pods: [],
+    runningPods: [],
+    devices: [],
+    clusterMembers: [],
+    clusterDrives: [],
+    logs: [{ node: 'n1', entries: [...consistent().logs[0]!.entries, ...then] }],
+  };
+}
+
 function consistent(): ObservedState {
   return {
     containers: [container()],
@@ -67,6 +82,7 @@ function consistent(): ObservedState {
         status: 'ACTIVE',
       },
     ],
+    leftBehind: { containers: [], virtualUUIDs: new Set() },
     logs: [
       {
         node: 'n1',
@@ -269,26 +285,17 @@ describe('the chaos invariant checker', () => {
     ]) {
       expect(violations).toContain(expected);
     }
-    const clean: ObservedState = {
-      ...consistent(),
-      containers: [],
-      ledgers: EMPTY_LEDGERS,
-      pods: [],
-      runningPods: [],
-      devices: [],
-      clusterMembers: [],
-      clusterDrives: [],
-      logs: [
-        {
-          node: 'n1',
-          entries: [
-            ...consistent().logs[0]!.entries,
-            ...log({ kind: 'drive-remove', virtualUUID: VIRTUAL }, { kind: 'virtual-remove', virtualUUID: VIRTUAL }),
-          ],
-        },
-      ],
-    };
+    const clean = allGone(
+      log({ kind: 'drive-remove', virtualUUID: VIRTUAL }, { kind: 'virtual-remove', virtualUUID: VIRTUAL }),
+    );
     expect(allDeletedViolations(clean)).toEqual([]);
+  });
+
+  it('after deletion, takes a drive the operator recorded as left in its Weka cluster as recorded, and no other', () => {
+    const gone = allGone(log({ kind: 'virtual-remove', virtualUUID: VIRTUAL }));
+    expect(allDeletedViolations(gone).join('\n')).toContain(`drive-add of ${VIRTUAL} was followed by 0 drive-remove`);
+    const recorded = { ...gone, leftBehind: { containers: [], virtualUUIDs: new Set([VIRTUAL]) } };
+    expect(allDeletedViolations(recorded)).toEqual([]);
   });
 
   it('reports a ledger entry of a container that is gone, and a status the ledger does not hold', () => {
