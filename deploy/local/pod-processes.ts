@@ -41,7 +41,7 @@ export function startPodProcessWatch(
     if (state === 'running' && !goneNames.delete(key)) return;
     if (state === 'gone') {
       goneNames.add(key);
-      setTimeout(() => told.delete(uid), 60_000);
+      setTimeout(() => told.delete(uid), 60_000).unref();
     }
     queue = queue
       .then(() => simulate(o.simulatorRoot, node, 'process', '--name', weka, state))
@@ -61,7 +61,7 @@ export function startPodProcessWatch(
   informer.on('error', () => {
     setTimeout(() => {
       if (!stopped) void informer.start().catch(() => undefined);
-    }, 1000);
+    }, 1000).unref();
   });
   void informer.start().catch(() => undefined);
   return {
