@@ -236,7 +236,14 @@ class ChaosRun {
     // 3. Everything deleted: nothing may be left anywhere, the WekaCluster's Weka cluster neither.
     const rest = await this.standalone();
     const members = (await this.containers()).filter((c) => c.spec.cluster === cluster.name);
-    const guid = (await readObject<WekaCluster>(this.kc, WEKA_CLUSTERS, cluster))?.status?.clusterGUID;
+    const guid = (
+      await eventually(
+        `WekaCluster ${cluster.name} to be read`,
+        async () => ({ read: await readObject<WekaCluster>(this.kc, WEKA_CLUSTERS, cluster) }),
+        120_000,
+        { intervalMs: 2_000 },
+      )
+    ).read?.status?.clusterGUID;
     if (guid) this.world.formedClusterGUIDs.push(guid);
     const teardown = this.storm(`round ${round} teardown`, async () => {
       await this.resending(`deleting WekaCluster ${cluster.name}`, () => deleteObject(this.kc, WEKA_CLUSTERS, cluster));
@@ -246,10 +253,20 @@ class ChaosRun {
       await this.waitProxiesGone();
     });
     const injected = await teardown;
-    const state = await observe(this.world.scope, this.world.observed);
+    const state = await this.observeNow();
     const violations = allDeletedViolations(state);
     this.report.checks.allDeleted++;
     return this.judge(`round ${round} after deleting everything`, violations, state, injected);
+  }
+
+  /**
+   * The world as it is now. A read that a fault's tail cuts (an apiserver whose storage is still
+   * initialising after an etcd restart answers 429) is made again, for up to two minutes.
+   */
+  private observeNow(): Promise<ObservedState> {
+    return eventually('the world to be observed', () => observe(this.world.scope, this.world.observed), 120_000, {
+      intervalMs: 2_000,
+    });
   }
 
   /** The classes still to draw before every class has been drawn again. */
@@ -323,7 +340,7 @@ class ChaosRun {
       this.log(`${what}: nodes ${[...fill].map(([n, f]) => `${n} ${(f * 100).toFixed(1)} %`).join(', ')}`);
       violations.push(...roomLeft(containers, fill));
     }
-    const state = await observe(this.world.scope, this.world.observed);
+    const state = await this.observeNow();
     this.report.checks.steadyState++;
     this.report.checks.containersChecked += state.containers.length;
     return this.judge(what, [...violations, ...steadyStateViolations(state)], state, injected);
@@ -370,8 +387,14 @@ class ChaosRun {
     return out;
   }
 
-  private async containers(): Promise<WekaContainer[]> {
-    return (await Promise.all(this.world.namespaces.map((ns) => listContainers(this.kc, ns)))).flat();
+  /** Every container of the chaos namespaces; a list a fault's tail cuts is made again, as observeNow's reads. */
+  private containers(): Promise<WekaContainer[]> {
+    return eventually(
+      'the containers to be listed',
+      async () => (await Promise.all(this.world.namespaces.map((ns) => listContainers(this.kc, ns)))).flat(),
+      120_000,
+      { intervalMs: 2_000 },
+    );
   }
 
   /** The containers the engine created itself, not a WekaCluster's members. */
