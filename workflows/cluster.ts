@@ -56,8 +56,15 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
   async function pause(timeout: string, since?: Received): Promise<void> {
     await life.changed({ wakeUps: true, timeout, ...(since ? { since } : {}) });
     await life.continueAsNewIfLong(() => deviceSetWork ?? Promise.resolve());
-    cluster = (await kubeLocal.readCluster(ref)) ?? cluster;
-    if (cluster) status.observedGeneration = cluster.generation;
+    const now = await kubeLocal.readCluster(ref);
+    if (now?.uid === input.uid) {
+      cluster = now;
+      status.observedGeneration = now.generation;
+    } else {
+      // Gone, or another cluster of the name (this one forced out, its finalizer removed by hand):
+      // its teardown, as if the watcher had told of the deletion.
+      life.requestTeardown();
+    }
   }
 
   /**
@@ -345,23 +352,10 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     await kubeLocal.removeFinalizer({ kind: 'WekaCluster', ref, uid: input.uid });
   }
 
-  /** Another cluster has the name now: its members and ports are its own; touch nothing. */
-  async function replaced(): Promise<void> {
-    const message = `an earlier WekaCluster of this name (uid ${input.uid}) was removed before its teardown ran, so nothing of it was torn down`;
-    await kubeLocal.recordEvent({
-      kind: 'WekaCluster',
-      ref,
-      type: 'Warning',
-      reason: 'PredecessorNotTornDown',
-      message,
-    });
-  }
-
   await life.run({
     deleting: cluster.deleting,
     bringUp,
     objectState: async () => objectState(await kubeLocal.readCluster(ref), input.uid),
     teardown,
-    replaced,
   });
 }

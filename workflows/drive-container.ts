@@ -523,14 +523,16 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     if (!node) return finish('never placed on a node: nothing to undo');
     if (nodeMissing && !(await kubeLocal.nodeExists(node)))
       return finish(`node ${node} never existed while the container lived: nothing to undo`);
-    const current: ContainerSnapshot | null = await kubeLocal.readContainer(ref);
+    // Read by name: what is found is this container's only while it has this uid.
+    const read: ContainerSnapshot | null = await kubeLocal.readContainer(ref);
+    const current = read?.uid === input.uid ? read : null;
     // What the node's ledger gave this uid, never what the status names: a forged status must not
     // make this teardown remove another container's drives.
     const alloc = (await kubeLocal.readNodeAllocation({ node, uid: input.uid })) ?? allocation;
     const guid =
       clusterGUID ??
       current?.status.clusterGUID ??
-      (status.containerID !== undefined ? ((await kubeLocal.readClusterGUID(ref)) ?? undefined) : undefined);
+      (status.containerID !== undefined && current ? ((await kubeLocal.readClusterGUID(ref)) ?? undefined) : undefined);
     // A vanished node takes its devices and the container's pod with it: nothing can be undone
     // from there. Say what is left behind instead of retrying forever, and go on.
     const nodeGone = !(await kubeLocal.nodeExists(node));
@@ -800,37 +802,10 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     await kubeLocal.removeFinalizer({ kind: 'WekaContainer', ref, uid: input.uid });
   }
 
-  /**
-   * Another object has the name now (this one's finalizer was removed by hand): everything of
-   * this container that is found by name (status, allocation, pod, finalizer) is the new one's.
-   * Touch nothing; say on the new object what its predecessor may have left on the node.
-   */
-  async function replaced(): Promise<void> {
-    const drives = allocation && [
-      ...allocation.virtualDrives.map((d) => `${d.virtualUUID} (${d.capacityGiB} GiB on ${d.serial})`),
-      ...(allocation.drives ?? []).map((serial) => `whole drive ${serial}`),
-    ];
-    const left = drives?.length
-      ? `its virtual drives ${drives.join(', ')} may remain on node ${node}'s devices` +
-        (status.containerID !== undefined ? ` and in its Weka cluster as container ${status.containerID}` : '')
-      : 'it held no virtual drives';
-    const message =
-      `an earlier WekaContainer of this name (uid ${input.uid}) was removed before its teardown ran, ` +
-      `so nothing of it was torn down: ${left}`;
-    await kubeLocal.recordEvent({
-      kind: 'WekaContainer',
-      ref,
-      type: 'Warning',
-      reason: 'PredecessorNotTornDown',
-      message,
-    });
-  }
-
   await life.run({
     deleting: snapshot.deleting,
     bringUp: bringUpUntilFixed,
     objectState: async () => objectState(await kubeLocal.readContainer(ref), input.uid),
     teardown,
-    replaced,
   });
 }

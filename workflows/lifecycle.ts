@@ -93,15 +93,21 @@ export class Lifecycle {
     private readonly status: LifecycleStatus,
     options: { specChanges?: boolean } = {},
   ) {
-    setHandler(deleteRequestedSignal, () => {
-      this.deleteRequested = true;
-      this.scope.cancel();
-    });
+    setHandler(deleteRequestedSignal, () => this.requestTeardown());
     setHandler(specChangedSignal, () => {
       if (options.specChanges !== false) this.specChanges++;
     });
     setHandler(wakeUpSignal, () => void this.wakeUps++);
     setHandler(stateQuery, () => status.view());
+  }
+
+  /**
+   * What the deleteRequested signal does: stops the bring-up or the wait, and `run` asks the
+   * apiserver whether to tear down. Also for a workflow that finds its object gone by itself.
+   */
+  requestTeardown(): void {
+    this.deleteRequested = true;
+    this.scope.cancel();
   }
 
   /** Adds what a new run (continued as new) is to carry beside the object's identity. */
@@ -144,17 +150,17 @@ export class Lifecycle {
   /**
    * Runs `bringUp`, then waits for the deletion; an interruption (the deleteRequested signal, or
    * cancelling the workflow) stops either. Then `objectState` asks the apiserver. A live object
-   * starts its lifecycle again (see the top of this file). An object being deleted, or gone, is
-   * torn down by `teardown`, where nothing can cancel it. When another object (another uid) has
-   * the name, the workflow touches nothing of it: `replaced` says so, and the workflow ends.
-   * An object already being deleted goes straight to its teardown.
+   * starts its lifecycle again (see the top of this file). An object being deleted, gone, or gone
+   * with another object (another uid) under its name since (its finalizer removed by hand, the
+   * name created again) is torn down by `teardown`, where nothing can cancel it; every step of a
+   * teardown is fenced by the uid, so it never touches a successor of the name. An object already
+   * being deleted goes straight to its teardown.
    */
   async run(o: {
     deleting: boolean;
     bringUp: () => Promise<void>;
     objectState: () => Promise<ObjectState>;
     teardown: () => Promise<void>;
-    replaced: () => Promise<void>;
   }): Promise<void> {
     if (o.deleting) this.deleteRequested = true;
     try {
@@ -171,7 +177,6 @@ export class Lifecycle {
       await CancellationScope.nonCancellable(() => this.refuseTeardown());
       await continueAsNew<LifecycleWorkflow>(this.input);
     }
-    if (state === 'replaced') return CancellationScope.nonCancellable(o.replaced);
     await CancellationScope.nonCancellable(o.teardown);
   }
 

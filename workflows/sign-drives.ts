@@ -218,7 +218,5 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
     bringUp: () => runOperation(op),
     objectState: async () => objectState(await kubeLocal.readOperation(ref), input.uid),
     teardown: finish,
-    // Signing is never reverted: another operation of the name has nothing to learn from this one.
-    replaced: async () => undefined,
   });
 }

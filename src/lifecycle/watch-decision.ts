@@ -114,6 +114,18 @@ export function lifecycleWorkflowOf(obj: WatchedObject): LifecycleWorkflow | und
   }
 }
 
+/** The id of the lifecycle workflow of an object of `kind` with `uid`, for one the watcher no longer has. */
+export function lifecycleWorkflowIdOf(kind: WatchedKind, uid: string): string {
+  switch (kind) {
+    case 'WekaContainer':
+      return containerWorkflowId(uid);
+    case 'WekaManualOperation':
+      return operationWorkflowId(uid);
+    case 'WekaCluster':
+      return clusterWorkflowId(uid);
+  }
+}
+
 /**
  * What a watcher that never saw the uid assumes: the workflow has read the generation recorded
  * in status.observedGeneration (or generation 1 when the spec never changed); anything newer is

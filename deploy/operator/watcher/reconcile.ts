@@ -4,7 +4,7 @@
 // changes nothing: starting uses USE_EXISTING, a duplicated signal only makes the workflow re-read
 // its object, the finalizer is added only if absent, the workflow id is applied only if different.
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { Client, WorkflowStartOptions } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowStartOptions } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { isConflict, isNotFound } from '../../../activities/kube/errors.js';
@@ -15,6 +15,7 @@ import {
   decideWatchActions,
   firstSighting,
   forgetDone,
+  lifecycleWorkflowIdOf,
   lifecycleWorkflowOf,
   recordDone,
   type LifecycleWorkflow,
@@ -115,6 +116,30 @@ export class Reconciler {
       'Warning',
     );
     return true;
+  }
+
+  /**
+   * An object gone from the apiserver. Its workflow normally ended first (it removed the
+   * finalizer); one that still runs lost its object to a person (the finalizer removed by hand, the
+   * object deleted) and is told to tear down: it asks the apiserver, finds the object gone or
+   * another one under its name, and frees what that uid holds, touching nothing by name.
+   */
+  async vanished(kind: WatchedKind, uid: string): Promise<void> {
+    const id = lifecycleWorkflowIdOf(kind, uid);
+    try {
+      await this.deps.temporal.workflow.getHandle(id).signal(deleteRequestedSignal);
+    } catch (err) {
+      // Ended (the usual case), or never started: nothing to tell.
+      if (err instanceof WorkflowNotFoundError) return;
+      this.deps.metrics?.watcherActions.inc({ kind, action: 'signalVanished', result: 'error' });
+      this.deps.logger.warn({ kind, uid, workflowId: id, err }, 'could not tell a workflow that its object is gone');
+      return;
+    }
+    this.deps.metrics?.watcherActions.inc({ kind, action: 'signalVanished', result: 'ok' });
+    this.deps.logger.warn(
+      { kind, uid, workflowId: id },
+      'the object is gone while its workflow runs (its finalizer removed by hand): told it to tear down',
+    );
   }
 
   forget(uid: string): void {

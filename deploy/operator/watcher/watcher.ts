@@ -182,9 +182,10 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
           const uids = new Set(objects.map((x) => x.uid));
           for (const uid of known.get(kind)!) {
             if (newer.has(uid)) uids.add(uid);
-            // Gone, and the watch never said so (it was down, or the event was lost): their
-            // workflows removed the finalizer already, or they never had one. Nothing to do.
+            // Gone, and the watch never said so (it was down, or the event was lost): as for a
+            // DELETED event, a workflow that still runs is told.
             else if (!uids.has(uid)) {
+              if (kind !== 'WekaContainer' || driveContainers.has(uid)) void reconciler.vanished(kind, uid);
               queue.forget(uid);
               driveContainers.delete(uid);
               if (kind === 'WekaContainer') wake(admission.forget(uid, Date.now()));
@@ -202,7 +203,9 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
         },
         onEvent(type, obj) {
           if (type === 'DELETED') {
-            // Gone from the apiserver: its workflow removed the finalizer, or it never had one.
+            // Gone from the apiserver: its workflow removed the finalizer, or it never had one, or
+            // a person removed it while the workflow runs, which is then told to tear down.
+            if (lifecycleWorkflowOf(obj)) void reconciler.vanished(kind, obj.uid);
             known.get(kind)!.delete(obj.uid);
             driveContainers.delete(obj.uid);
             reconciler.forget(obj.uid);
