@@ -40,6 +40,8 @@ export function createNodeDecisions(deps: ActivityDeps) {
           spec: { mode: 'ssdproxy', nodeName: node, image: deps.proxyImage },
         } as WekaContainer),
       );
+      // Its pod carries the proxy container's uid, which the node's drain guard selects it by.
+      const proxy = await api.get('WekaContainer', { namespace: ns, name });
       // An evicted proxy pod (or one whose node rebooted) is replaced; one being deleted is waited out.
       const manifest = wekaPod({
         name,
@@ -48,6 +50,7 @@ export function createNodeDecisions(deps: ActivityDeps) {
         image: deps.proxyImage,
         role: 'ssdproxy',
         owner: `${ns}/${name}`,
+        ownerUID: proxy?.metadata.uid,
         owners,
         resources: proxyResources(sharedDrives(nodeObject.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION])),
         priorityClass: deps.podPriorityClass,

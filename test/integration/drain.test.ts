@@ -7,10 +7,12 @@ import { CoreV1Api, CustomObjectsApi, PolicyV1Api, PatchStrategy, setHeaderOptio
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../src/api/index.js';
 import { disruptionBudgetName } from '../../src/lifecycle/disruption-budget.js';
+import { proxyName } from '../../src/lifecycle/names.js';
+import { proxyGuardName } from '../../src/lifecycle/proxy-drain-guard.js';
 import { clusterWorkflowId } from '../../src/protocol.js';
 import { eventually, sleep } from '../support/async.js';
 import { POOL_LABEL, readCluster, SMALL_MEMBER, WEKA_CLUSTERS } from '../support/clusters.js';
-import { createWekaClusterObject } from '../support/containers.js';
+import { createContainerObject, createWekaClusterObject, WEKA_CONTAINERS } from '../support/containers.js';
 import { evictPod } from '../support/pods.js';
 import { listContainers } from '../support/containers.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
@@ -19,13 +21,17 @@ import {
   readContainer,
   sharedDrivesNode,
   startWatchedTestOperator,
+  waitGone,
   type TestOperator,
 } from '../support/operator.js';
+import { createWekaCluster as createSimulatedWekaCluster } from '../support/simulator.js';
 
 const DEVICES = [
   { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const },
   { path: '/dev/nvme1n1', capacityGiB: 30720, type: 'QLC' as const },
 ];
+/** A standalone drive container (no WekaCluster, so no budget of its own). */
+const STANDALONE = { driveCores: 1, numDrives: 2, driveCapacity: 1000 };
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 let op: TestOperator;
@@ -134,6 +140,62 @@ describe('draining a node that runs WekaCluster members', () => {
       // Owned by the cluster: Kubernetes' garbage collector takes the budget with it.
       await eventually('the budget gone with its cluster', async () =>
         (await policy.readNamespacedPodDisruptionBudget({ namespace: ns, name }).catch(() => null)) === null
+          ? true
+          : undefined,
+      );
+    },
+  );
+});
+
+describe("draining a node's ssdproxy", () => {
+  it(
+    'takes it only after the drive containers on its node, and brings both back on uncordon',
+    { timeout: 240_000 },
+    async () => {
+      const node = await sharedDrivesNode(DEVICES, 'drain-proxy');
+      const guid = await createSimulatedWekaCluster(node, uniqueName('drain-proxy'));
+      const ref = { namespace: await uniqueNamespace('drain-proxy'), name: 'drive' };
+      await createContainerObject(kubeConfig(), ref, { nodeName: node, ...STANDALONE }, { clusterGUID: guid });
+      await readyAgain(ref.namespace, ref.name, 120_000);
+      const before = await readContainer(ref);
+      const proxy = proxyName(node);
+
+      // kubectl drain: cordon, then evict every pod on the node; the proxy's eviction is refused
+      // while the drive container's pod is there (the eviction API's 429, which drain retries).
+      await cordon(node, true);
+      await eventually('the proxy held against evictions', async () =>
+        (await evictPod(op.operatorNamespace, proxy)) === 429 ? true : undefined,
+      );
+      expect(await podExists(op.operatorNamespace, proxy)).toBe(true);
+      expect(await evictPod(ref.namespace, ref.name)).toBe(201);
+      await eventually(
+        'the proxy let go once no drive pod is on the node',
+        async () => ((await evictPod(op.operatorNamespace, proxy)) === 201 ? true : undefined),
+        30_000,
+        { intervalMs: 1_000 },
+      );
+      await eventually('the proxy pod gone', async () =>
+        (await podExists(op.operatorNamespace, proxy)) ? undefined : true,
+      );
+
+      await cordon(node, false);
+      await readyAgain(ref.namespace, ref.name);
+      const after = await readContainer(ref);
+      expect(after?.status?.allocations?.virtualDrives).toEqual(before?.status?.allocations?.virtualDrives);
+      // Held again now that the drive container runs on the node.
+      await eventually('the proxy held again', async () =>
+        (await evictPod(op.operatorNamespace, proxy)) === 429 ? true : undefined,
+      );
+
+      await kubeConfig()
+        .makeApiClient(CustomObjectsApi)
+        .deleteNamespacedCustomObject({ ...WEKA_CONTAINERS, ...ref });
+      await waitGone(ref, 60_000);
+      // The proxy goes with the node's last container, and its guard with it.
+      await eventually('the guard gone', async () =>
+        (await policy
+          .readNamespacedPodDisruptionBudget({ namespace: op.operatorNamespace, name: proxyGuardName(node) })
+          .catch(() => null)) === null
           ? true
           : undefined,
       );

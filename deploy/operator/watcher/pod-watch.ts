@@ -2,7 +2,8 @@
 // pod or a node's ssdproxy pod that is deleted, being deleted or ended is told to the lifecycle
 // workflows it concerns (src/lifecycle/pod-loss.ts decides which), which make it again. A list
 // (at start, after a lost watch, at each resync) also tells the Ready containers whose pod is
-// missing, deleted while no watch ran.
+// missing, deleted while no watch ran. It also keeps each node's ssdproxy pod held against
+// evictions while drive containers' pods are on the node (proxy-drain-guards.ts).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
@@ -18,6 +19,7 @@ import {
 } from '../../../src/lifecycle/pod-loss.js';
 import { containerWorkflowId, podLostSignal } from '../../../src/protocol.js';
 import { runListWatch } from './list-watch.js';
+import { ProxyDrainGuards } from './proxy-drain-guards.js';
 
 export interface PodWatchOptions {
   kubeConfig: KubeConfig;
@@ -36,6 +38,9 @@ export function runPodWatch(o: PodWatchOptions): Promise<void> {
   const logger = o.logger.child({ component: 'pod-watch' });
   /** The lost pods already told, so a deletion's MODIFIED and DELETED tell once. */
   const told = new Set<string>();
+  const guards = o.operatorNamespace
+    ? new ProxyDrainGuards(o.kubeConfig, o.operatorNamespace, logger, o.signal)
+    : undefined;
 
   const tell = (uids: readonly string[], why: string) => {
     for (const uid of uids) {
@@ -65,6 +70,7 @@ export function runPodWatch(o: PodWatchOptions): Promise<void> {
       parse: watchedPodOf,
       keyOf: (pod) => pod.uid,
       onList(pods) {
+        guards?.listed(pods);
         const listed = new Set(pods.map((pod) => pod.uid));
         for (const uid of told) if (!listed.has(uid)) told.delete(uid);
         for (const pod of pods) {
@@ -79,6 +85,7 @@ export function runPodWatch(o: PodWatchOptions): Promise<void> {
       },
       onEvent(type, pod) {
         const deleted = type === 'DELETED';
+        guards?.changed(pod, deleted);
         if (!podLost(pod, deleted)) return;
         const first = !told.has(pod.uid);
         if (deleted) told.delete(pod.uid);
