@@ -38,6 +38,11 @@ export interface ActivityDeps {
    * double allocation); the operator's main never does and no setting can.
    */
   decideAllocations?: typeof decideNodeAllocations;
+  /**
+   * Told of each Warning Event recorded on a Node, by its reason, e.g. to count them as a metric:
+   * an Event expires (an hour by default), a counter's increase can be alerted on.
+   */
+  onNodeWarning?: (reason: string) => void;
   /** Wraps every activity by name, e.g. to record its duration and result as metrics. */
   instrument?: <A extends unknown[], R>(name: string, fn: (...args: A) => Promise<R>) => (...args: A) => Promise<R>;
 }

@@ -69,6 +69,7 @@ export function createStatusActivities(deps: ActivityDeps) {
     const involved = { apiVersion: 'v1', kind: 'Node', name: node, ...(uid ? { uid } : {}) };
     const body = eventOf({ generateName: `${node}.`, namespace: 'default' }, involved, { type, reason, message });
     await api.core.createNamespacedEvent({ namespace: 'default', body });
+    if (type === 'Warning') deps.onNodeWarning?.(reason);
   }
 
   return {

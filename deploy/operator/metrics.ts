@@ -66,6 +66,16 @@ export class OperatorMetrics {
     labelNames: ['kind', 'status'] as const,
     registers: [this.registry],
   });
+  readonly nodeWarnings = new Counter({
+    name: 'weka_drives_node_warnings_total',
+    help: 'Warning Events the operator recorded on Nodes, by reason (WekaContainerLeftBehind: a drive container torn down without its pod may remain in its Weka cluster). The Events expire; alert on an increase of this.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  /** ActivityDeps.onNodeWarning. */
+  readonly nodeWarningRecorded = (reason: string): void => {
+    this.nodeWarnings.inc({ reason });
+  };
   /** What the watcher's bring-up admission holds, read at every scrape (unset: no watcher here). */
   private bringUps: (() => { inFlight: number; waiting: number }) | undefined;
   readonly bringUpsInFlight = new Gauge({

@@ -124,6 +124,7 @@ export async function runOperator(
         ...(config.podPriorityClass ? { podPriorityClass: config.podPriorityClass } : {}),
         nodeLossGraceMs: config.nodeLossGraceSeconds * 1000,
         instrument: metrics.instrument,
+        onNodeWarning: metrics.nodeWarningRecorded,
         ...overrides,
       },
     });

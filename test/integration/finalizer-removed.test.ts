@@ -6,6 +6,7 @@
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerOf } from '../../activities/kube/node-ledger.js';
+import { OperatorMetrics } from '../../deploy/operator/metrics.js';
 import { eventually } from '../support/async.js';
 import { createContainerObject, WEKA_CONTAINERS } from '../support/containers.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
@@ -24,8 +25,9 @@ const SPEC = { driveCores: 1, numDrives: 2, driveCapacity: 1000 };
 
 let op: TestOperator;
 let core: CoreV1Api;
+const metrics = new OperatorMetrics({ processMetrics: false });
 beforeAll(async () => {
-  op = await startWatchedTestOperator();
+  op = await startWatchedTestOperator({ onNodeWarning: metrics.nodeWarningRecorded });
   core = kubeConfig().makeApiClient(CoreV1Api);
 });
 afterAll(async () => {
@@ -95,6 +97,10 @@ describe('a finalizer removed by hand during a stuck teardown', () => {
         return events.items.find((e) => e.reason === 'WekaContainerLeftBehind' && e.message?.includes(uid));
       });
       expect(event.type).toBe('Warning');
+      // Events expire (an hour by default): the count of them stays, for an alert.
+      expect(await metrics.registry.getSingleMetricAsString('weka_drives_node_warnings_total')).toContain(
+        'weka_drives_node_warnings_total{reason="WekaContainerLeftBehind"} 1',
+      );
 
       const successor = await waitForPhase(ref, 'Ready', 120_000);
       expect(successor.metadata.uid).toBe(second.metadata.uid);

@@ -131,8 +131,10 @@ export async function startTestOperator(
  * A test operator with the CR watcher running beside its worker in this process, as the operator
  * process runs them: objects are created as a user creates them, and lost pods are made again.
  */
-export async function startWatchedTestOperator(): Promise<TestOperator & { watcher: RunningWatcher }> {
-  const op = await startTestOperator();
+export async function startWatchedTestOperator(
+  overrides: Partial<ActivityDeps> = {},
+): Promise<TestOperator & { watcher: RunningWatcher }> {
+  const op = await startTestOperator(overrides);
   const watcher = startWatcher({
     kubeConfig: kubeConfig(),
     temporal: op.client,
