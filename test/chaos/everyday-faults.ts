@@ -27,6 +27,7 @@ import {
   listWekaClusters,
   phaseSummary,
 } from '../support/containers.js';
+import { deleteNamespace } from './forced-faults.js';
 import { SMALL_CONTAINER } from './pressure.js';
 import type { Random } from '../support/random.js';
 import type { ChaosWorld } from './world.js';
@@ -190,7 +191,6 @@ export async function sendStrayRequests(world: ChaosWorld, random: Random): Prom
  */
 export async function deleteNamespaceWithContainers(world: ChaosWorld, random: Random): Promise<string> {
   const kc = world.cp.kubeConfig();
-  const core = kc.makeApiClient(CoreV1Api);
   const namespace = `chaos-doomed-${random.int(1, 1_000_000_000)}`;
   await ensureNamespace(kc, namespace);
   const count = random.int(1, 3);
@@ -205,28 +205,17 @@ export async function deleteNamespaceWithContainers(world: ChaosWorld, random: R
   }
   await sleep(random.int(5_000, 45_000));
   const states = phaseSummary(await listContainers(kc, namespace));
-  await core.deleteNamespace({ name: namespace });
   const started = Date.now();
-  await eventually(
-    `namespace ${namespace} to be gone`,
-    async () =>
-      (await core.readNamespace({ name: namespace }).then(
-        () => false,
-        (err: { code?: number }) => err.code === 404,
-      ))
-        ? true
-        : undefined,
-    480_000,
-    { intervalMs: 2_000 },
-  );
+  await deleteNamespace(world, namespace);
   return `deleted namespace ${namespace} with ${count} drive containers (${states}); gone after ${Date.now() - started} ms`;
 }
 
 /**
  * `temporal workflow terminate` (or Terminate in the UI) of the lifecycle workflows of one to three
- * live drive containers, in whatever step they are. The watcher must start each again, and the
- * new run take over from the object's status and the node's ledger without losing or giving
- * anything twice.
+ * live drive containers, in whatever step they are, and half the time of a node's mutex or the
+ * cluster ports' one. The watcher must start each lifecycle again, and the new run take over from
+ * the object's status and the node's ledger without losing or giving anything twice; a mutex is
+ * started again by the next request sent to it.
  */
 export async function terminateWorkflows(world: ChaosWorld, random: Random): Promise<string> {
   const connection = await Connection.connect({ address: world.cp.temporalAddress });
@@ -246,8 +235,24 @@ export async function terminateWorkflows(world: ChaosWorld, random: Random): Pro
         );
       if (ok) terminated.push(`${c.metadata.namespace}/${c.metadata.name} (${c.status?.phase ?? 'no phase'})`);
     }
+    // Half the time a mutex too, with what it had queued: its requesters send again after a
+    // minute, and the ledger on the Node (or the cluster ports' records) is its memory.
+    if (random.next() < 0.5) {
+      const mutex =
+        random.next() < 0.75
+          ? nodeMutexId(world.nodes[random.int(0, world.nodes.length - 1)]!)
+          : CLUSTER_PORTS_MUTEX_ID;
+      const ok = await client.workflow
+        .getHandle(mutex)
+        .terminate('chaos: terminated as a person does from the Temporal UI')
+        .then(
+          () => true,
+          () => false,
+        );
+      if (ok) terminated.push(`the mutex ${mutex}`);
+    }
   } finally {
     await connection.close();
   }
-  return `terminated the workflows of ${terminated.length} live containers: ${terminated.join(', ')}`;
+  return `terminated ${terminated.length} workflows: ${terminated.join(', ')}`;
 }

@@ -12,6 +12,7 @@ import {
   sendStrayRequests,
   terminateWorkflows,
 } from './everyday-faults.js';
+import { recreateWekaClusterByName, removeFinalizerMidTeardown, resetWorkflows } from './forced-faults.js';
 import type { ChaosWorld, ReplicaSlot } from './world.js';
 
 export const FAULT_CLASSES = [
@@ -32,6 +33,9 @@ export const FAULT_CLASSES = [
   'stray-requests',
   'namespace-deleted',
   'workflows-terminated',
+  'finalizer-removed',
+  'cluster-recreated',
+  'workflows-reset',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -191,6 +195,12 @@ export async function injectFault(
       return deleteNamespaceWithContainers(world, random);
     case 'workflows-terminated':
       return terminateWorkflows(world, random);
+    case 'finalizer-removed':
+      return removeFinalizerMidTeardown(world, random);
+    case 'cluster-recreated':
+      return recreateWekaClusterByName(world, random);
+    case 'workflows-reset':
+      return resetWorkflows(world, random);
   }
 }
 
@@ -237,12 +247,14 @@ async function removePods(
   const core = world.cp.kubeConfig().makeApiClient(CoreV1Api);
   const candidates = (await operatorPods(world)).filter(running);
   const chosen = random.sample(candidates, Math.min(count, candidates.length));
+  const refused = new Set<V1Pod>();
   for (const pod of chosen) {
     const { name, namespace } = pod.metadata as { name: string; namespace: string };
     if (how === 'delete') await core.deleteNamespacedPod({ name, namespace }).catch(() => undefined);
-    else await evict(core, pod);
+    // A budget's 429: a cluster's member while another is away, a proxy while drive pods run by it.
+    else if ((await evict(core, pod)) === 429) refused.add(pod);
   }
-  const uids = new Set(chosen.map((p) => p.metadata?.uid));
+  const uids = new Set(chosen.filter((p) => !refused.has(p)).map((p) => p.metadata?.uid));
   const started = Date.now();
   while (Date.now() - started < 20_000) {
     const now = await operatorPods(world);
@@ -251,10 +263,17 @@ async function removePods(
     await sleep(500);
   }
   await sleep(2_000);
-  return chosen.map((p) => `${p.metadata!.namespace}/${p.metadata!.name}`);
+  return chosen.map(
+    (p) => `${p.metadata!.namespace}/${p.metadata!.name}${refused.has(p) ? ' (429: held by a budget)' : ''}`,
+  );
 }
 
-/** Puts running pods of the chaos namespaces (drive containers' and ssdproxies') in phase Failed, as an eviction does. */
+/**
+ * Puts running pods of the chaos namespaces (drive containers' and ssdproxies') in phase Failed, as
+ * a kubelet's eviction does, then waits until the operator has replaced each (20 s at most), and
+ * 2 s more, as removePods does: a container is Ready again only once its new pod runs, and one
+ * whose pod it never replaces stays Ready with no pod, which the steady-state check reports.
+ */
 async function evictPods(world: ChaosWorld, random: Random, count: number): Promise<string[]> {
   const core = world.cp.kubeConfig().makeApiClient(CoreV1Api);
   const pods = (await operatorPods(world)).filter(running);
@@ -271,5 +290,12 @@ async function evictPods(world: ChaosWorld, random: Random, count: number): Prom
       )
       .catch(() => undefined);
   }
+  const uids = new Set(chosen.map((p) => p.metadata?.uid));
+  const started = Date.now();
+  while (Date.now() - started < 20_000) {
+    if (!(await operatorPods(world)).some((p) => uids.has(p.metadata?.uid))) break;
+    await sleep(500);
+  }
+  await sleep(2_000);
   return chosen.map((p) => `${p.metadata!.namespace}/${p.metadata!.name}`);
 }
