@@ -22,6 +22,8 @@ import {
   waitGone,
   type TestOperator,
 } from '../support/operator.js';
+import { pino } from 'pino';
+import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
 import { createWekaCluster, showDevice } from '../support/simulator.js';
 
 const DEVICES = [
@@ -30,13 +32,16 @@ const DEVICES = [
 ];
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-let op: TestOperator;
+let op: TestOperator & { watcher: RunningWatcher };
+/** The watcher a test starts again in place of the operator's, stopped with it. */
+let restarted: RunningWatcher | undefined;
 let core: CoreV1Api;
 beforeAll(async () => {
   op = await startWatchedTestOperator();
   core = kubeConfig().makeApiClient(CoreV1Api);
 });
 afterAll(async () => {
+  await restarted?.stop();
   await op?.stop();
 });
 
@@ -119,6 +124,39 @@ describe('an object forced out while its workflow runs', () => {
         120_000,
         { intervalMs: 1_000 },
       );
+    },
+  );
+
+  it(
+    'a Ready drive container forced out while no watcher ran: the watcher, started again, tells its workflow',
+    { timeout: 240_000 },
+    async () => {
+      const node = await sharedDrivesNode(DEVICES, 'forced-unwatched');
+      const guid = await createWekaCluster(node, uniqueName('forced-unwatched'));
+      const ref = { namespace: await uniqueNamespace('forced-unwatched'), name: 'drive' };
+      const created = await createContainerObject(
+        kubeConfig(),
+        ref,
+        { nodeName: node, driveCores: 1, numDrives: 1, driveCapacity: 1000 },
+        { clusterGUID: guid },
+      );
+      const uid = created.metadata.uid!;
+      await waitForPhase(ref, 'Ready', 120_000);
+
+      // The watcher is down (the operator restarting) while a person forces the object out.
+      await op.watcher.stop();
+      await forceOut(WEKA_CONTAINERS, ref);
+      await waitGone(ref);
+      restarted = startWatcher({
+        kubeConfig: kubeConfig(),
+        temporal: op.client,
+        taskQueue: op.deps.taskQueue,
+        logger: pino({ level: 'warn' }),
+        operatorNamespace: op.operatorNamespace,
+      });
+      await restarted.ready;
+      await workflowEnded(containerWorkflowId(uid));
+      expect(ledgerOf(await core.readNode({ name: node })).containers[uid]).toBeUndefined();
     },
   );
 });

@@ -17,13 +17,14 @@ import {
 import {
   DEFAULT_WATCHED_KINDS,
   LIFECYCLE_WORKFLOW_TYPES,
+  lifecycleWorkflowIdOf,
   lifecycleWorkflowOf,
   watchedObjectOf,
   type WatchedKind,
   type WatchedObject,
 } from '../../../src/lifecycle/watch-decision.js';
 import type { OperatorMetrics } from '../metrics.js';
-import { runningWorkflowsQuery } from '../../../src/lifecycle/ended-workflows.js';
+import { memoRef, runningWorkflowsQuery } from '../../../src/lifecycle/ended-workflows.js';
 import { runEndedWorkflowSweep } from './ended-workflows.js';
 import { runListWatch } from './list-watch.js';
 import { runPodWatch } from './pod-watch.js';
@@ -154,6 +155,26 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
     }
   };
 
+  /**
+   * After this process's first list of a kind: the workflows of this task queue that were running
+   * before the watch started and whose object the list does not have. Their objects went while no
+   * watcher of this process ran (forced out, their finalizer removed by hand), so no DELETED event
+   * will come; each is told, as a vanished object's workflow is.
+   */
+  const tellOrphans = async (kind: WatchedKind, listedUids: ReadonlySet<string>, watchStarted: number) => {
+    const listedIds = new Set([...listedUids].map((uid) => lifecycleWorkflowIdOf(kind, uid)));
+    const query = `${runningWorkflowsQuery(LIFECYCLE_WORKFLOW_TYPES[kind], o.taskQueue)} AND StartTime < ${JSON.stringify(new Date(watchStarted).toISOString())}`;
+    try {
+      for await (const info of o.temporal.workflow.list({ query })) {
+        const uid = memoRef(info.memo)?.uid;
+        if (uid && !listedIds.has(info.workflowId) && lifecycleWorkflowIdOf(kind, uid) === info.workflowId)
+          await reconcilers.get(kind)!.vanished(kind, uid);
+      }
+    } catch (err) {
+      logger.warn({ kind, err }, 'could not look for workflows whose objects went while no watcher ran');
+    }
+  };
+
   const aborted = new Promise<void>((resolve) =>
     abort.signal.addEventListener('abort', () => resolve(), { once: true }),
   );
@@ -162,6 +183,8 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
     let resolveListed!: () => void;
     const firstList = new Promise<void>((resolve) => (resolveListed = resolve));
     const reconciler = reconcilers.get(kind)!;
+    const watchStarted = Date.now();
+    let orphansTold = false;
     const loop = runListWatch({
       kubeConfig: o.kubeConfig,
       group: API_GROUP,
@@ -192,6 +215,10 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
             }
           }
           known.set(kind, uids);
+          if (!orphansTold) {
+            orphansTold = true;
+            void tellOrphans(kind, new Set([...uids, ...newer.keys()]), watchStarted);
+          }
           reconciler.relisted(uids, missing, newer);
           const now = Date.now();
           for (const x of objects) {
