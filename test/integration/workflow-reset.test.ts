@@ -46,7 +46,7 @@ afterAll(async () => {
 
 const custom = () => kubeConfig().makeApiClient(CustomObjectsApi);
 
-/** Resets the workflow and waits until the new run is no longer running (or, live, for `until`). */
+/** Resets the workflow and waits until the new run is no longer running. */
 async function resetAndWaitEnded(client: Client, workflowId: string): Promise<void> {
   const runId = await resetToFirstTask(client, temporalNamespace(), workflowId);
   await eventually(
