@@ -17,13 +17,13 @@ import {
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 import {
   sharedDrivesNode,
+  startTestWatcher,
   startWatchedTestOperator,
   waitForPhase,
   waitGone,
   type TestOperator,
 } from '../support/operator.js';
-import { pino } from 'pino';
-import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
+import type { RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
 import { createWekaCluster, showDevice } from '../support/simulator.js';
 
 const DEVICES = [
@@ -147,13 +147,7 @@ describe('an object forced out while its workflow runs', () => {
       await op.watcher.stop();
       await forceOut(WEKA_CONTAINERS, ref);
       await waitGone(ref);
-      restarted = startWatcher({
-        kubeConfig: kubeConfig(),
-        temporal: op.client,
-        taskQueue: op.deps.taskQueue,
-        logger: pino({ level: 'warn' }),
-        operatorNamespace: op.operatorNamespace,
-      });
+      restarted = startTestWatcher(op);
       await restarted.ready;
       await workflowEnded(containerWorkflowId(uid));
       expect(ledgerOf(await core.readNode({ name: node })).containers[uid]).toBeUndefined();

@@ -135,13 +135,7 @@ export async function startWatchedTestOperator(
   overrides: Partial<ActivityDeps> = {},
 ): Promise<TestOperator & { watcher: RunningWatcher }> {
   const op = await startTestOperator(overrides);
-  const watcher = startWatcher({
-    kubeConfig: kubeConfig(),
-    temporal: op.client,
-    taskQueue: op.deps.taskQueue,
-    logger: pino({ level: 'warn' }),
-    operatorNamespace: op.operatorNamespace,
-  });
+  const watcher = startTestWatcher(op);
   await watcher.ready;
   return {
     ...op,
@@ -151,6 +145,17 @@ export async function startWatchedTestOperator(
       await op.stop();
     },
   };
+}
+
+/** A CR watcher for the test operator's task queue, as the operator process runs one beside its worker. */
+export function startTestWatcher(op: TestOperator): RunningWatcher {
+  return startWatcher({
+    kubeConfig: kubeConfig(),
+    temporal: op.client,
+    taskQueue: op.deps.taskQueue,
+    logger: pino({ level: 'warn' }),
+    operatorNamespace: op.operatorNamespace,
+  });
 }
 
 /** Terminates the running cluster-ports mutex when its task queue is one `whose` accepts. */
