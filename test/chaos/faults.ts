@@ -12,6 +12,7 @@ import {
   sendStrayRequests,
   terminateWorkflows,
 } from './everyday-faults.js';
+import { deleteDeviceSetClaim } from './device-set-faults.js';
 import { recreateWekaClusterByName, removeFinalizerMidTeardown, resetWorkflows } from './forced-faults.js';
 import type { ChaosWorld, ReplicaSlot } from './world.js';
 
@@ -36,6 +37,7 @@ export const FAULT_CLASSES = [
   'finalizer-removed',
   'cluster-recreated',
   'workflows-reset',
+  'device-claim-deleted',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -201,6 +203,8 @@ export async function injectFault(
       return recreateWekaClusterByName(world, random);
     case 'workflows-reset':
       return resetWorkflows(world, random);
+    case 'device-claim-deleted':
+      return deleteDeviceSetClaim(world, random);
   }
 }
 

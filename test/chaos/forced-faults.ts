@@ -29,7 +29,7 @@ type Ref = { namespace: string; name: string };
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 /** A fault's own API calls outlast the tail of the fault before it (an apiserver still starting). */
-const retried = <T>(what: string, call: () => Promise<T>): Promise<T> =>
+export const retried = <T>(what: string, call: () => Promise<T>): Promise<T> =>
   eventually(what, async () => ({ v: await call() }), 120_000, { intervalMs: 1_000 }).then((r) => r.v);
 
 async function removeFinalizers(world: ChaosWorld, kind: Kind, ref: Ref): Promise<void> {
@@ -43,7 +43,7 @@ async function removeFinalizers(world: ChaosWorld, kind: Kind, ref: Ref): Promis
   );
 }
 
-async function waitObjectGone(world: ChaosWorld, kind: Kind, ref: Ref, timeoutMs = 480_000): Promise<void> {
+export async function waitObjectGone(world: ChaosWorld, kind: Kind, ref: Ref, timeoutMs = 480_000): Promise<void> {
   await eventually(
     `${ref.namespace}/${ref.name} to be gone`,
     async () => ((await readObject(world.cp.kubeConfig(), kind, ref)) === null ? true : undefined),

@@ -215,6 +215,7 @@ export async function createWekaClusterObject(
   ref: { namespace: string; name: string },
   nodeSelector: Record<string, string>,
   dynamicTemplate: object,
+  moreSpec: object = {},
 ): Promise<string> {
   const created = (await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
     ...WEKA_CLUSTERS,
@@ -223,7 +224,7 @@ export async function createWekaClusterObject(
       apiVersion: 'weka.weka.io/v1alpha1',
       kind: 'WekaCluster',
       metadata: { name: ref.name },
-      spec: { image: TEST_IMAGE, nodeSelector, dynamicTemplate },
+      spec: { image: TEST_IMAGE, nodeSelector, dynamicTemplate, ...moreSpec },
     },
   })) as WekaCluster;
   return created.metadata.uid!;
