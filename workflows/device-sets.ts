@@ -116,20 +116,25 @@ export async function provisionDeviceSets(ctx: DeviceSetContext): Promise<boolea
  * Releases every device set of the cluster, node by node; a node whose devices still carry
  * virtual drives (of another cluster: this one's members are gone), or cannot be read, is asked
  * again every 30 seconds, with who holds them (or why) on the cluster's condition. Says whether
- * everything is released.
+ * everything is released. A node released is asked to remove its ssdproxy if no drive container
+ * is left there: releasing reads the devices in the proxy's pod, which makes the proxy again
+ * after the last member's teardown removed it.
  */
 export async function releaseDeviceSets(ctx: DeviceSetContext): Promise<boolean> {
   const remnants = await kube.deviceSetRemnants({ uid: ctx.uid });
   const held: { reason: string; message: string }[] = [];
+  const released = new Set<string>();
   for (const { set, node } of remnants) {
     const cluster = { ...ctx.ref, uid: ctx.uid };
     const answer = await ctx.mutex.call(nodeMutexId(node), 'release-device-set', { node, cluster, set }, node);
-    if (!answer.ok)
+    if (answer.ok) released.add(node);
+    else
       held.push({
         reason: answer.error?.type ?? 'ReleaseFailed',
         message: answer.error?.message ?? `device set ${set} on node ${node}: not released`,
       });
   }
+  for (const node of released) await ctx.mutex.call(nodeMutexId(node), 'remove-proxy-if-unused', { node }, node);
   if (held.length === 0) return true;
   // Devices in use come first: they are what a person has to act on.
   const reason = held.find((h) => h.reason === 'DevicesInUse')?.reason ?? held[0]!.reason;

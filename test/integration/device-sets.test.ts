@@ -26,7 +26,7 @@ import { POOL_LABEL, readCluster } from '../support/clusters.js';
 import { listContainers, WEKA_API } from '../support/containers.js';
 import { warningEvent } from '../support/events.js';
 import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
-import { startTestOperator, startWekaCluster, type TestOperator } from '../support/operator.js';
+import { startTestOperator, startWekaCluster, waitProxiesGone, type TestOperator } from '../support/operator.js';
 import { showDevice, sim } from '../support/simulator.js';
 import { recordHistory } from '../support/histories.js';
 
@@ -172,6 +172,8 @@ describe('device sets', () => {
         (await claimsOf(uid)).length === 0 && (await podsOf(uid)).length === 0 ? true : undefined,
       );
       expect(await sharedDrives(node)).toEqual([]);
+      // No drive container is left on the node: neither is its ssdproxy.
+      await waitProxiesGone(op.deps.operatorNamespace, [node], 60_000);
 
       // The devices are still signed (the volumes are Retain): a later publish of the node's drives,
       // here a sign-drives operation naming them, must not offer them again.
