@@ -84,6 +84,8 @@ export async function deleteDeviceSetClaim(world: ChaosWorld, random: Random): P
   };
 
   await world.cp.addNode({ name: node, devices: DISKS, labels: { [DEVICES_LABEL]: node } });
+  world.faultNodes.push(node);
+  for (const d of DISKS) world.faultNodeCapacities.set(`${node} ${d.path}`, d.capacityGiB);
   const volumes = await retried('creating the local volumes', () =>
     createLocalBlockVolumes(
       kc,
@@ -184,6 +186,9 @@ export async function deleteDeviceSetClaim(world: ChaosWorld, random: Random): P
     { intervalMs: 2_000 },
   );
   for (const disk of DISKS) {
+    // Signed while the set was claimed (the volumes are Retain: they stay signed), for the replay.
+    const { physicalUUID } = await show(disk.path);
+    if (physicalUUID) world.faultNodeCapacities.set(`${node} ${physicalUUID}`, disk.capacityGiB);
     const left = await onDevice(disk.path);
     if (left.virtualDrives > 0 || left.allocated > 0)
       throw new Error(

@@ -537,16 +537,15 @@ class ChaosRun {
   /** The invariants at every instant: the audit log of WekaContainer writes and the simulator's logs, replayed. */
   async replayInstants(): Promise<void> {
     const audit = await readFile(this.world.cp.apiserverAuditLogPath, 'utf8').catch(() => '');
-    const statuses = statusReplayViolations(parseContainerWrites(audit), (node, uuid) =>
-      this.capacities.get(`${node} ${uuid}`),
-    );
+    const capacity = (key: string) => this.capacities.get(key) ?? this.world.faultNodeCapacities.get(key);
+    const statuses = statusReplayViolations(parseContainerWrites(audit), (node, uuid) => capacity(`${node} ${uuid}`));
     const logs = await Promise.all(
-      this.world.nodes.map(async (node) => ({
+      [...this.world.nodes, ...this.world.faultNodes].map(async (node) => ({
         node,
         entries: await simulatorLogAt(this.world.cp.simulatorRoot, node),
       })),
     );
-    const devices = simLogReplayViolations(logs, (node, path) => this.capacities.get(`${node} ${path}`));
+    const devices = simLogReplayViolations(logs, (node, path) => capacity(`${node} ${path}`));
     this.report.checks.statusInstants = statuses.checks;
     this.report.checks.simulatorInstants = devices.checks;
     this.report.violations.push(

@@ -112,6 +112,13 @@ export class ChaosWorld {
   clusterGUIDs: string[] = [];
   /** The Weka clusters the rounds' WekaClusters formed; none may outlive its WekaCluster. */
   formedClusterGUIDs: string[] = [];
+  /**
+   * Nodes a fault brought and took away again (device-claim-deleted), and their devices' capacities
+   * by `node path` and `node physicalUUID`: the replay checks their logs and statuses at every
+   * instant too.
+   */
+  readonly faultNodes: string[] = [];
+  readonly faultNodeCapacities = new Map<string, number>();
 
   private constructor(
     readonly cp: ControlPlane,
