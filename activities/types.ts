@@ -1,6 +1,6 @@
 // The plain data the activities take and return, imported by workflows as types only. The
 // activities themselves are typed by their implementations: `Activities` (activities/index.ts).
-import type { VirtualDrive } from '../src/allocation/index.js';
+import type { DriveType, VirtualDrive } from '../src/allocation/index.js';
 import type { ContainerAllocation } from '../src/lifecycle/node-allocations.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import type { Condition, WrittenBy } from '../src/api/index.js';
@@ -71,6 +71,11 @@ export interface ClusterDriveRef {
   target: ExecTargetRef;
   containerId: number;
   virtualUUID: string;
+}
+
+/** A virtual drive to add to its container's cluster, in the pool of its type. */
+export interface ClusterDriveAdd extends ClusterDriveRef {
+  type: DriveType;
 }
 
 export interface StatusUpdate {

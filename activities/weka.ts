@@ -11,27 +11,26 @@ import {
   containerListCall,
   containerRemoveCall,
   containerStatusCall,
+  DRIVE_ALREADY_IN_USE,
   driveAddCall,
   driveListCall,
-  driveRemoveCall,
   findContainerByName,
   findDriveByVirtualUUID,
   planContainerAdd,
   planContainerDeactivate,
   planContainerRemove,
-  planDriveAdd,
   planVirtualAdd,
   planVirtualRemove,
   sameUUID,
   showDriveCall,
   virtualAddCall,
   virtualRemoveCall,
-  WEKA_COMMAND_REFUSED,
   type Plan,
 } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { WekaApi } from './kube/weka-api.js';
-import type { ClusterDriveRef, ExecTargetRef, VirtualDriveOnNode } from './types.js';
+import { stderrOf, takeDriveOut } from './drive-removal.js';
+import type { ClusterDriveAdd, ClusterDriveRef, ExecTargetRef, VirtualDriveOnNode } from './types.js';
 import { wekaCli } from './weka-cli.js';
 
 /** A container of a Weka cluster, to take out of it. */
@@ -83,16 +82,30 @@ export function createWekaActivities(deps: ActivityDeps) {
     if (plan === 'run') await run(target, virtualAddCall(request));
   }
 
+  /**
+   * Adds the virtual drive to the container's cluster, in the pool of its type, unless it is one of
+   * the container's drives already; Weka names the drive by its virtual UUID.
+   */
   async function addDriveToCluster({
     target,
     containerId,
     virtualUUID,
-  }: ClusterDriveRef): Promise<{ driveUUID: string }> {
-    const drives = await run(target, driveListCall(containerId));
-    const plan = planDriveAdd(drives, { containerId, virtualUUID });
-    conflict(plan, `adding virtual drive ${virtualUUID} to container ${containerId}`);
-    if (plan === 'already-done') return { driveUUID: findDriveByVirtualUUID(drives, virtualUUID)!.driveUUID };
-    return { driveUUID: (await run(target, driveAddCall({ containerId, virtualUUID }))).driveUUID };
+    type,
+  }: ClusterDriveAdd): Promise<{ driveUUID: string }> {
+    const listed = async () => findDriveByVirtualUUID(await run(target, driveListCall(containerId)), virtualUUID);
+    if (await listed()) return { driveUUID: virtualUUID };
+    try {
+      await run(target, driveAddCall({ containerId, virtualUUID, type }));
+    } catch (err) {
+      if (!DRIVE_ALREADY_IN_USE.test(stderrOf(err))) throw err;
+      // An earlier attempt added it and its answer was lost; or another container holds it.
+      if (!(await listed()))
+        throw ApplicationFailure.nonRetryable(
+          `adding virtual drive ${virtualUUID} to container ${containerId}: Weka says it is in use, and not by this container`,
+          'WekaStateConflict',
+        );
+    }
+    return { driveUUID: virtualUUID };
   }
 
   return {
@@ -159,23 +172,13 @@ export function createWekaActivities(deps: ActivityDeps) {
         target: input.target,
         containerId: input.containerId,
         virtualUUID: input.drive.virtualUUID,
+        type: input.drive.type,
       });
     },
 
-    async removeDriveFromCluster({ target, containerId, virtualUUID }: ClusterDriveRef): Promise<void> {
-      let drives;
-      try {
-        drives = await run(target, driveListCall(containerId));
-      } catch (err) {
-        // Refused for a container that is no longer in the cluster (a teardown that removed it and
-        // failed before it could tell): its drives went with it.
-        if (!(err instanceof Error) || err.name !== WEKA_COMMAND_REFUSED) throw err;
-        const listed = await run(target, containerStatusCall(containerId));
-        if (planContainerRemove(listed, { containerId }) === 'already-done') return;
-        throw err;
-      }
-      const drive = findDriveByVirtualUUID(drives, virtualUUID);
-      if (drive) await run(target, driveRemoveCall(drive.driveUUID));
+    /** Deactivates the virtual drive, then removes it once Weka has phased its data out (drive-removal.ts). */
+    async removeDriveFromCluster({ target, virtualUUID }: ClusterDriveRef): Promise<void> {
+      await takeDriveOut(run, target, virtualUUID);
     },
 
     /**

@@ -6,8 +6,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import {
   containerStatusCall,
+  DRIVE_ALREADY_IN_USE,
   driveListCall,
-  driveRemoveCall,
   findWholeDrive,
   listBlockDevicesCall,
   planContainerRemove,
@@ -18,6 +18,7 @@ import {
   wholeDriveAddCall,
 } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
+import { stderrOf, takeDriveOut } from './drive-removal.js';
 import type { ExecTargetRef } from './types.js';
 import { wekaCli } from './weka-cli.js';
 
@@ -27,9 +28,6 @@ export interface WholeDriveRef {
   node: string;
   serial: string;
 }
-
-/** What `weka cluster drive add` answers for a device that is already one of the cluster's drives. */
-const ALREADY_IN_USE = /Device is already in use/i;
 
 export function createWholeDriveActivities(deps: ActivityDeps) {
   const run = wekaCli(deps.exec);
@@ -52,19 +50,24 @@ export function createWholeDriveActivities(deps: ActivityDeps) {
       const find = async () =>
         findWholeDrive(await run(ref.target, driveListCall(ref.containerId)), { serial: ref.serial, devicePath });
       const existing = await find();
-      if (existing) return { driveUUID: existing.driveUUID };
+      if (existing) return { driveUUID: existing.uuid };
       try {
-        return {
-          driveUUID: (await run(ref.target, wholeDriveAddCall({ containerId: ref.containerId, devicePath }))).driveUUID,
-        };
+        await run(ref.target, wholeDriveAddCall({ containerId: ref.containerId, devicePath }));
       } catch (err) {
-        // An earlier attempt added it and its answer was lost.
-        const again = err instanceof Error && ALREADY_IN_USE.test(err.message) ? await find() : undefined;
-        if (again) return { driveUUID: again.driveUUID };
-        throw err;
+        // An earlier attempt added it and its answer was lost: the list below finds it.
+        if (!DRIVE_ALREADY_IN_USE.test(stderrOf(err))) throw err;
       }
+      // `drive add` prints nothing to read: Weka's UUID for the drive comes from the list.
+      const added = await find();
+      if (!added)
+        throw ApplicationFailure.nonRetryable(
+          `${devicePath} (serial ${ref.serial}) on node ${ref.node} is not among container ${ref.containerId}'s drives after adding it: another container holds it`,
+          'WekaStateConflict',
+        );
+      return { driveUUID: added.uuid };
     },
 
+    /** Deactivates the drive, then removes it once Weka has phased its data out (drive-removal.ts). */
     async removeWholeDriveFromCluster(ref: WholeDriveRef & { containerId: number }): Promise<void> {
       let drives;
       try {
@@ -76,8 +79,8 @@ export function createWholeDriveActivities(deps: ActivityDeps) {
         if (planContainerRemove(listed, { containerId: ref.containerId }) === 'already-done') return;
         throw err;
       }
-      const drive = drives.find((d) => d.devicePath !== null && d.serial === ref.serial);
-      if (drive) await run(ref.target, driveRemoveCall(drive.driveUUID));
+      const drive = drives.find((d) => d.serial === ref.serial);
+      if (drive) await takeDriveOut(run, ref.target, drive.uuid);
     },
 
     /**

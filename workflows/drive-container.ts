@@ -25,6 +25,8 @@ import {
 } from '../src/lifecycle/names.js';
 import { QUEUED_CONDITION } from '../src/lifecycle/bring-up-admission.js';
 import { podRefusalReason } from '../src/lifecycle/pods.js';
+import { phaseOutReport } from '../src/lifecycle/phase-out.js';
+import { DRIVE_PHASING_OUT } from '../src/weka/errors.js';
 import {
   WekaCluster,
   WekaContainer,
@@ -41,6 +43,9 @@ import { Lifecycle, continuedRun, isContinueAsNew, messageOf, objectState } from
 import { ANSWER_NOT_IN_LEDGER, inLedger, releaseUntilOutOfLedger } from './ledger-checked.js';
 import { installMutexClient } from './mutex-client.js';
 import { finishVanishedTeardown, recordLeftInCluster, removeDrivesThroughProxy } from './teardown-from-node.js';
+
+/** On a drive container whose teardown waits for Weka to phase its drives' data out. */
+const PHASING_OUT_CONDITION = 'DrivesPhasingOut';
 
 /** The recorded phases of a container that may have tried to join its Weka cluster. */
 const MAY_HAVE_JOINED = new Set(['Signing', 'AddingDrives', 'Ready', 'Error', 'Deleting']);
@@ -587,6 +592,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     /** Passes in a row that reached the pod but a Weka command failed (a transient failure of the tool). */
     let toolFailures = 0;
     let leftViaPeer = false;
+    /** When this run first found a drive still phasing out, and whether it warned that it is slow. */
+    let phaseOut: { startedMs: number; warned: boolean } | undefined;
     for (let pause = 10; ;) {
       const now = await kubeLocal.readContainer(ref);
       // Its finalizer was removed by hand: the pod found by its name is no longer surely its own.
@@ -638,11 +645,27 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         if (status.conditions.some((c) => c.type === 'TeardownBlocked')) {
           await status.condition('TeardownBlocked', 'False', 'PodReached', 'the pod was reached again');
         }
+        if (phaseOut) await status.condition(PHASING_OUT_CONDITION, 'False', 'PhasedOut', 'Weka phased the drives out');
         return 'done';
       } catch (err) {
         const cause = err instanceof ActivityFailure ? err.cause : err;
         if (cause instanceof ApplicationFailure && cause.type === NAMESPACE_TERMINATING)
           return undoFromTheNode(alloc, guid, 'namespace');
+        // Weka is moving a deactivated drive's data to the other drives: wait, say so, never force.
+        if (cause instanceof ApplicationFailure && cause.type === DRIVE_PHASING_OUT) {
+          phaseOut ??= { startedMs: Date.now(), warned: false };
+          const report = phaseOutReport({ what: messageOf(err), nowMs: Date.now(), ...phaseOut });
+          await status.condition(PHASING_OUT_CONDITION, 'True', 'PhasingOut', report.message);
+          if (report.warn) {
+            phaseOut.warned = true;
+            await status.event('Warning', 'PhaseOutSlow', report.message);
+          }
+          await status.enter('Deleting', 'waiting 15 s for Weka to phase the drives out');
+          await condition(() => false, '15 seconds');
+          // A new run starts the wait's clock again: it warns later, never sooner.
+          await life.continueAsNewIfLong();
+          continue;
+        }
         // The pod answered and a Weka command failed after its retries: soon again, a few times,
         // before it is shown as blocked (each pass redoes only what is left).
         if (cause instanceof ApplicationFailure && cause.type === 'WekaCommandFailed' && ++toolFailures < 3) {

@@ -6,6 +6,8 @@ export const WEKA_INPUT_ERROR = 'WekaInputError';
 export const WEKA_OUTPUT_ERROR = 'WekaOutputError';
 export const WEKA_COMMAND_REFUSED = 'WekaCommandRefused';
 export const WEKA_COMMAND_FAILED = 'WekaCommandFailed';
+/** A drive deactivated in its Weka cluster whose data Weka is still moving to the other drives. */
+export const DRIVE_PHASING_OUT = 'DrivePhasingOut';
 
 /** Error names that retrying cannot fix: bad arguments, unparseable output, a definite refusal. */
 export const NON_RETRYABLE_WEKA_ERRORS: readonly string[] = [WEKA_INPUT_ERROR, WEKA_OUTPUT_ERROR, WEKA_COMMAND_REFUSED];

@@ -11,11 +11,23 @@ export interface OutputContext {
   readonly stdout: string;
 }
 
+/**
+ * The JSON a tool printed. Weka's tools may print warnings before it (docs/weka-interface.md,
+ * `weka-sign-drive list`): the JSON then starts at the first line that opens an object or array.
+ */
 export function parseJsonOutput(ctx: OutputContext): unknown {
   if (ctx.stdout.trim() === '') throw new WekaOutputError(ctx.command, 'no output', ctx.stdout);
   try {
     return JSON.parse(ctx.stdout) as unknown;
   } catch {
+    const start = ctx.stdout.search(/^[ \t]*[[{]/m);
+    if (start > 0) {
+      try {
+        return JSON.parse(ctx.stdout.slice(start)) as unknown;
+      } catch {
+        // Not JSON after the warnings either.
+      }
+    }
     throw new WekaOutputError(ctx.command, 'not valid JSON', ctx.stdout);
   }
 }

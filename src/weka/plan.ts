@@ -2,7 +2,7 @@
 // from that read whether to run the command, whether an earlier attempt already did it (it took
 // effect but its answer was lost), or whether the state contradicts the request so that running
 // it would be refused or wrong.
-import type { ClusterDrive, DriveAddRequest } from './cluster-drive.js';
+import { DRIVE_ACTIVE, DRIVE_INACTIVE, type ClusterDrive } from './cluster-drive.js';
 import { CONTAINER_INACTIVE, findContainerById, type WekaContainerState } from './cluster-container.js';
 import type { ContainerAddRequest, WekaClusterInfo, WekaContainerInfo } from './cluster-formation.js';
 import { freeCapacityGiB, type DriveInfo, type VirtualAddRequest, type VirtualRemoveRequest } from './sign-drive.js';
@@ -60,18 +60,6 @@ export function planVirtualRemove(info: DriveInfo, req: VirtualRemoveRequest): P
   return 'run';
 }
 
-/** `drives` is the output of `weka cluster drive list` for req.containerId. */
-export function planDriveAdd(drives: readonly ClusterDrive[], req: DriveAddRequest): Plan {
-  const existing = findDriveByVirtualUUID(drives, req.virtualUUID);
-  if (!existing) return 'run';
-  if (existing.containerId !== req.containerId) {
-    return {
-      conflict: `virtual drive ${req.virtualUUID} is already added to container ${existing.containerId}, not ${req.containerId}`,
-    };
-  }
-  return 'already-done';
-}
-
 export function planClusterCreate(clusters: readonly WekaClusterInfo[], name: string): Plan {
   return findClusterByName(clusters, name) ? 'already-done' : 'run';
 }
@@ -114,8 +102,9 @@ export function planContainerRemove(listed: readonly WekaContainerState[], req: 
   return containerNameMismatch(existing, req) ?? 'run';
 }
 
+/** A container's drives as `weka cluster drive --container ID` lists them: Weka names a virtual drive by its virtual UUID. */
 export function findDriveByVirtualUUID(drives: readonly ClusterDrive[], virtualUUID: string): ClusterDrive | undefined {
-  return drives.find((d) => d.virtualUUID !== null && sameUUID(d.virtualUUID, virtualUUID));
+  return drives.find((d) => sameUUID(d.uuid, virtualUUID));
 }
 
 /** A whole drive of the container, by the serial its node's lsblk reports or the device path. */
@@ -123,7 +112,23 @@ export function findWholeDrive(
   drives: readonly ClusterDrive[],
   drive: { serial: string; devicePath: string },
 ): ClusterDrive | undefined {
-  return drives.find((d) => d.devicePath !== null && (d.serial === drive.serial || d.devicePath === drive.devicePath));
+  return drives.find((d) => d.serial === drive.serial || d.devicePath === drive.devicePath);
+}
+
+/** What taking a drive out of its cluster needs next. */
+export type DriveRemovalStep = 'already-done' | 'deactivate' | 'remove' | { wait: string };
+
+/**
+ * `shown` is the output of `weka cluster drive UUID` for the drive: gone, done; ACTIVE, deactivate
+ * it (Weka phases its data out onto the rest of the cluster); INACTIVE, remove it; in any other
+ * status its data is still moving, so wait.
+ */
+export function nextDriveRemovalStep(shown: readonly ClusterDrive[], uuid: string): DriveRemovalStep {
+  const drive = shown.find((d) => sameUUID(d.uuid, uuid));
+  if (!drive) return 'already-done';
+  if (drive.status === DRIVE_ACTIVE) return 'deactivate';
+  if (drive.status === DRIVE_INACTIVE) return 'remove';
+  return { wait: drive.status };
 }
 
 export function findClusterByName(clusters: readonly WekaClusterInfo[], name: string): WekaClusterInfo | undefined {

@@ -218,17 +218,19 @@ const SIGNED_SHOW = JSON.stringify({
 });
 const DRIVE_LIST = JSON.stringify([
   {
-    driveUUID: '11111111-1111-4111-8111-111111111111',
-    virtualUUID: '22222222-2222-4222-8222-222222222222',
-    containerId: 3,
-    sizeGiB: 500,
+    uuid: '22222222-2222-4222-8222-222222222222',
+    added_time: '2026-12-06T07:00:00Z',
+    device_path: DEVICE.path,
+    serial_number: 'SIM0001',
+    size_bytes: 500 * 2 ** 30,
     status: 'ACTIVE',
   },
   {
-    driveUUID: '33333333-3333-4333-8333-333333333333',
-    virtualUUID: '44444444-4444-4444-8444-444444444444',
-    containerId: 3,
-    sizeGiB: 500,
+    uuid: '44444444-4444-4444-8444-444444444444',
+    added_time: '2026-12-06T07:00:01Z',
+    device_path: DEVICE.path,
+    serial_number: 'SIM0001',
+    size_bytes: 500 * 2 ** 30,
     status: 'ACTIVE',
   },
 ]);

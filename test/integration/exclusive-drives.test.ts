@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import type { WekaContainer } from '../../src/api/index.js';
+import { parseDriveList, type ClusterDrive } from '../../src/weka/index.js';
 import { eventually } from '../support/async.js';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { WEKA_CONTAINERS } from '../support/containers.js';
@@ -65,17 +66,8 @@ afterAll(async () => {
   await op?.stop();
 });
 
-interface WholeDrive {
-  driveUUID: string;
-  virtualUUID: string | null;
-  devicePath: string | null;
-  serial: string | null;
-  containerId: number;
-}
-async function clusterDrives(containerId: number): Promise<WholeDrive[]> {
-  return JSON.parse(
-    await sim(node, '--', 'weka', 'cluster', 'drive', 'list', String(containerId), '--json'),
-  ) as WholeDrive[];
+async function clusterDrives(containerId: number, on = node): Promise<ClusterDrive[]> {
+  return parseDriveList(await sim(on, '--', 'weka', 'cluster', 'drive', '--container', String(containerId), '--json'));
 }
 
 const whole = (numDrives: number) => ({ nodeName: node, driveCores: 1, numDrives });
@@ -107,7 +99,8 @@ describe('drive containers on exclusive drives', () => {
     const two = byName.get('whole-2')!;
     const drives = await clusterDrives(two.status!.containerID!);
     expect(drives.map((d) => d.serial).sort()).toEqual([...two.status!.allocations!.drives!].sort());
-    expect(drives.every((d) => d.virtualUUID === null && d.devicePath?.startsWith('/dev/nvme'))).toBe(true);
+    expect(drives.every((d) => d.devicePath?.startsWith('/dev/nvme'))).toBe(true);
+    expect(drives.map((d) => d.uuid).sort()).toEqual((two.status?.addedDrives ?? []).map((d) => d.uuid).sort());
     expect((two.status?.addedDrives ?? []).map((d) => d.serial).sort()).toEqual(drives.map((d) => d.serial).sort());
     for (const d of drives) expect((await showDevice(node, d.devicePath!)).clusterGUID).toBe(guid);
 
@@ -171,9 +164,7 @@ describe('drive containers on exclusive drives', () => {
     );
     expect(grown.status?.allocations?.drives?.[0]).toBe(first);
     expect(grown.status?.conditions?.find((c) => c.type === 'Grown')).toMatchObject({ status: 'True' });
-    const listed = JSON.parse(
-      await sim(own, '--', 'weka', 'cluster', 'drive', 'list', String(grown.status!.containerID!), '--json'),
-    ) as WholeDrive[];
+    const listed = await clusterDrives(grown.status!.containerID!, own);
     expect(listed.map((d) => d.serial).sort()).toEqual(['G-EXCL-A', 'G-EXCL-B']);
   });
 

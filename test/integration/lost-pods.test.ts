@@ -7,7 +7,7 @@
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proxyName, type ObjectRef } from '../../src/lifecycle/names.js';
-import { driveRemoveCall } from '../../src/weka/index.js';
+import { driveDeactivateCall, driveRemoveCall } from '../../src/weka/index.js';
 import { POD_PRIORITY_CLASS, POD_PRIORITY_VALUE } from '../../src/lifecycle/pod-resources.js';
 import { eventually } from '../support/async.js';
 import { createContainerObject, WEKA_CONTAINERS } from '../support/containers.js';
@@ -149,6 +149,7 @@ describe('a Ready container whose pod goes away', () => {
     const { node, ref, ready, pod } = await readyContainer('lost-pod-drive');
     const [gone] = ready.status?.addedDrives ?? [];
     expect(gone?.virtualUUID).toBeDefined();
+    await sim(node, '--', ...driveDeactivateCall(gone!.uuid).argv);
     await sim(node, '--', ...driveRemoveCall(gone!.uuid).argv);
     await core.deleteNamespacedPod({ namespace: ref.namespace, name: ref.name });
     await runningPodOtherThan(ref.namespace, ref.name, pod.metadata!.uid!, HEALED_WITHIN_MS);

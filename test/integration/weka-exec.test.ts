@@ -7,6 +7,7 @@ import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import type { ExecTarget } from '../../activities/exec/transport.js';
 import {
   WekaCommandFailed,
+  WekaCommandRefused,
   clusterCreateCall,
   completeCall,
   containerAddCall,
@@ -14,10 +15,12 @@ import {
   containerRemoveCall,
   containerStatusCall,
   driveAddCall,
+  driveDeactivateCall,
   driveListCall,
   driveRemoveCall,
+  driveShowCall,
   findDriveByVirtualUUID,
-  planDriveAdd,
+  nextDriveRemovalStep,
   planSignProxy,
   planVirtualAdd,
   planVirtualRemove,
@@ -98,10 +101,17 @@ describe('Weka CLI calls through Kubernetes exec', () => {
     // The retry probes first, finds the effect, and does not sign again.
     expect(planVirtualAdd(await run(showDriveCall(device)), add)).toBe('already-done');
 
-    expect(planDriveAdd(await run(driveListCall(containerId)), { containerId, virtualUUID })).toBe('run');
-    const drive = await run(driveAddCall({ containerId, virtualUUID }));
+    expect(findDriveByVirtualUUID(await run(driveListCall(containerId)), virtualUUID)).toBeUndefined();
+    await run(driveAddCall({ containerId, virtualUUID, type: 'TLC' }));
+    const [drive] = await run(driveShowCall(virtualUUID));
     expect(findDriveByVirtualUUID(await run(driveListCall(containerId)), virtualUUID)).toEqual(drive);
-    await run(driveRemoveCall(drive.driveUUID));
+    expect(drive).toMatchObject({ uuid: virtualUUID, devicePath: device, status: 'ACTIVE' });
+    // Weka removes only a drive whose data it has phased out: deactivated first.
+    await expect(run(driveRemoveCall(virtualUUID))).rejects.toBeInstanceOf(WekaCommandRefused);
+    await run(driveDeactivateCall(virtualUUID));
+    expect(nextDriveRemovalStep(await run(driveShowCall(virtualUUID)), virtualUUID)).toBe('remove');
+    await run(driveRemoveCall(virtualUUID));
+    expect(nextDriveRemovalStep(await run(driveShowCall(virtualUUID)), virtualUUID)).toBe('already-done');
 
     const remove = { devicePath: device, virtualUUID, ownerClusterGUID: cluster.guid };
     expect(planVirtualRemove(await run(showDriveCall(device)), remove)).toBe('run');
@@ -120,6 +130,7 @@ describe('Weka CLI calls through Kubernetes exec', () => {
       'container-add',
       'virtual-add',
       'drive-add',
+      'drive-deactivate',
       'drive-remove',
       'virtual-remove',
     ]);

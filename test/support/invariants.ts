@@ -18,7 +18,7 @@ import {
   parseContainerList,
   parseDriveList,
   parseDriveShow,
-  type ClusterDrive,
+  DRIVE_POOLS,
   type DriveInfo,
   type WekaContainerInfo,
 } from '../../src/weka/index.js';
@@ -46,6 +46,16 @@ export interface InvariantScope {
 export interface ObservedWorld {
   kubeConfig: KubeConfig;
   simulatorRoot: string;
+}
+
+/** A drive of a cluster member, as `weka cluster drive --container ID` lists it, with what the checker knows of it. */
+export interface ClusterDrive {
+  driveUUID: string;
+  /** The virtual UUID it was added by; null for a whole drive. */
+  virtualUUID: string | null;
+  devicePath: string | null;
+  containerId: number;
+  status: string;
 }
 
 export interface ObservedState {
@@ -142,11 +152,25 @@ export async function observe(scope: InvariantScope, world: ObservedWorld): Prom
   const leftMembers = listedMembers.filter(isLeft);
   const clusterMembers = listedMembers.filter((m) => !isLeft(m));
   const leftUUIDs = new Set(recorded.flatMap((text) => text.match(UUID) ?? []));
+  // Weka names a virtual drive by its virtual UUID: any UUID signed on a device or allocated to a
+  // container is one; the rest are whole drives.
+  const virtualUUIDs = new Set(
+    [
+      ...devices.flatMap((d) => d.info.virtualDrives.map((v) => v.virtualUUID)),
+      ...containers.flatMap((c) => (c.status?.allocations?.virtualDrives ?? []).map((v) => v.virtualUUID)),
+    ].map((u) => u.toLowerCase()),
+  );
   const clusterDrives = (
     await mapLimit(clusterMembers, 4, async (m) =>
       parseDriveList(
-        await simRetryingFaults(anyNode, 'weka', 'cluster', 'drive', 'list', String(m.containerId), '--json'),
-      ),
+        await simRetryingFaults(anyNode, 'weka', 'cluster', 'drive', '--container', String(m.containerId), '--json'),
+      ).map((d): ClusterDrive => ({
+        driveUUID: d.uuid,
+        virtualUUID: virtualUUIDs.has(d.uuid.toLowerCase()) ? d.uuid : null,
+        devicePath: d.devicePath,
+        containerId: m.containerId,
+        status: d.status,
+      })),
     )
   ).flat();
   const logs = await Promise.all(
@@ -228,6 +252,30 @@ function logViolations(state: ObservedState): string[] {
       const again = kind === 'container-add' ? n - (removed.get(s) ?? 0) : n;
       if (again > 1) out.push(`log: ${kind} of ${s} happened ${n} times`);
     }
+  }
+  return [...out, ...poolViolations(state)];
+}
+
+/** Every virtual drive joins the pool of its device's type (iu4k TLC, iubig QLC); a whole drive joins none. */
+function poolViolations(state: ObservedState): string[] {
+  const typeOf = new Map(state.devices.map(({ node, info }) => [`${node} ${info.devicePath}`, info.type]));
+  const signedOn = new Map(
+    changesOf(state, 'virtual-add').map((c) => [String(c['virtualUUID']), `${c.node} ${String(c['device'])}`]),
+  );
+  const out: string[] = [];
+  for (const c of changesOf(state, 'drive-add')) {
+    const pool = c['pool'] ?? null;
+    if (c['virtualUUID'] === undefined) {
+      if (pool !== null)
+        out.push(`log: whole drive ${String(c['devicePath'])} on ${c.node} added to pool ${String(pool)}`);
+      continue;
+    }
+    const type = typeOf.get(signedOn.get(String(c['virtualUUID'])) ?? '');
+    const want = type ? [DRIVE_POOLS[type]] : Object.values(DRIVE_POOLS);
+    if (!want.includes(pool as string))
+      out.push(
+        `log: virtual drive ${String(c['virtualUUID'])} added to pool ${String(pool)}, not ${want.join(' or ')}`,
+      );
   }
   return out;
 }

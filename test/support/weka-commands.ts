@@ -10,7 +10,9 @@ import {
   containerRemoveCall,
   containerStatusCall,
   driveAddCall,
+  driveDeactivateCall,
   driveListCall,
+  driveShowCall,
   driveRemoveCall,
   listBlockDevicesCall,
   showDriveCall,
@@ -48,9 +50,11 @@ export function operatorCommands(o: {
     containerStatusCall(containerId).argv,
     containerDeactivateCall(containerId).argv,
     containerRemoveCall(containerId, { noUnimprint: true }).argv,
-    driveAddCall({ containerId, virtualUUID: uuid }).argv,
+    driveAddCall({ containerId, virtualUUID: uuid, type: 'TLC' }).argv,
     wholeDriveAddCall({ containerId, devicePath: device }).argv,
     driveListCall(containerId).argv,
+    driveShowCall(uuid).argv,
+    driveDeactivateCall(uuid).argv,
     driveRemoveCall(uuid).argv,
   ];
 }

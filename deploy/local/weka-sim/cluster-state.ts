@@ -30,21 +30,26 @@ export interface ContainerRecord {
 
 /**
  * A drive in a cluster: a virtual drive signed on a proxy device (virtualUUID set), or a whole
- * device signed for exclusive use (devicePath and serial set); the other fields are null.
+ * device signed for exclusive use; devicePath and serial are those of the device either way.
  */
 export interface DriveRecord {
+  /** Weka's UUID of the drive: a virtual drive's own virtual UUID, a new one for a whole drive. */
   driveUUID: string;
   /** The virtual drive's UUID, as given to `drive add`; null for a whole drive. */
   virtualUUID: string | null;
-  /** A whole drive's device path on `node`, as given to `drive add`; null for a virtual drive. */
-  devicePath: string | null;
-  /** A whole drive's serial; null for a virtual drive. */
-  serial: string | null;
+  /** The device on `node` the drive is on. */
+  devicePath: string;
+  serial: string;
+  /** The pool given to `drive add` (`--pool`), null when none was. */
+  pool: string | null;
   containerId: number;
   sizeGiB: number;
   /** The node whose device holds the drive (where `drive add` ran). */
   node: string;
-  status: 'ACTIVE';
+  /** ACTIVE from `drive add`; INACTIVE after `drive deactivate`; `drive remove` needs INACTIVE. */
+  status: 'ACTIVE' | 'INACTIVE';
+  /** When it was added, as an ISO 8601 time. */
+  addedTime: string;
 }
 
 export interface ClusterState {
@@ -78,11 +83,6 @@ export function loadClusters(paths: SimPaths): ClusterState {
   const state = value as unknown as ClusterState;
   // State written before containers had a status: every container then was active.
   for (const container of state.containers) container.status ??= 'ACTIVE';
-  // State written before whole drives: every drive then was a virtual drive.
-  for (const drive of state.drives) {
-    drive.devicePath ??= null;
-    drive.serial ??= null;
-  }
   return state;
 }
 

@@ -111,11 +111,13 @@ export type Change =
   | { readonly kind: 'overcommit-set'; readonly mode: OvercommitMode }
   | { readonly kind: 'process-gone' | 'process-running'; readonly containerId: number; readonly name: string };
 
-/** A drive added to or removed from a cluster: a virtual drive by its UUID, a whole drive by its device. */
+/** A drive added to, deactivated in or removed from a cluster: a virtual drive by its UUID, a whole drive by its device. */
 export type DriveChange = {
-  readonly kind: 'drive-add' | 'drive-remove';
+  readonly kind: 'drive-add' | 'drive-deactivate' | 'drive-remove';
   readonly driveUUID: string;
   readonly containerId: number;
+  /** The pool `drive add` was given, null when none was. */
+  readonly pool: string | null;
 } & (
   | { readonly virtualUUID: string }
   | {

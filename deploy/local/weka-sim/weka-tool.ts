@@ -6,7 +6,7 @@ import { requireCluster, requireContainer, type ContainerRecord, type WekaContex
 import { SimRefusal, UsageError, type ToolOutput } from './outcome.js';
 import { portClash, portsArgs } from './ports.js';
 import { uuidOption } from './node-view.js';
-import { driveAdd, driveList, driveRemove } from './weka-drives.js';
+import { driveAdd, driveDeactivate, driveList, driveRemove } from './weka-drives.js';
 
 export const WEKA_USAGE = `usage:
   weka cluster create NAME [--json]
@@ -16,10 +16,11 @@ export const WEKA_USAGE = `usage:
   weka cluster container list [CONTAINER_ID...] [--cluster-guid GUID] [--json]
   weka cluster container deactivate CONTAINER_ID... [--no-wait] [--skip-resource-validation]
   weka cluster container remove CONTAINER_ID [--no-unimprint] [--no-wait]
-  weka cluster drive add CONTAINER_ID VIRTUAL_UUID [--json]     (a virtual drive signed on this node)
-  weka cluster drive add CONTAINER_ID DEVICE_PATH [--json]      (a whole device of this node, signed exclusive)
-  weka cluster drive list CONTAINER_ID [--json]
-  weka cluster drive remove DRIVE_UUID [-f|--force]`;
+  weka cluster drive add CONTAINER_ID VIRTUAL_UUID --pool POOL  (a virtual drive signed on this node)
+  weka cluster drive add CONTAINER_ID DEVICE_PATH               (a whole device of this node, signed exclusive)
+  weka cluster drive [DRIVE_UUID...] [--container CONTAINER_ID...] [--json]
+  weka cluster drive deactivate DRIVE_UUID... [-f|--force]
+  weka cluster drive remove DRIVE_UUID... [-f|--force]`;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/;
 const HOSTNAME = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
@@ -36,8 +37,9 @@ export function runWeka(args: readonly string[], ctx: WekaContext): ToolOutput {
     if (group === 'container' && action === 'deactivate') return containerDeactivate(rest, ctx);
     if (group === 'container' && action === 'remove') return containerRemove(rest, ctx);
     if (group === 'drive' && action === 'add') return driveAdd(rest, ctx);
-    if (group === 'drive' && action === 'list') return driveList(rest, ctx);
+    if (group === 'drive' && action === 'deactivate') return driveDeactivate(rest, ctx);
     if (group === 'drive' && action === 'remove') return driveRemove(rest, ctx);
+    if (group === 'drive') return driveList(args.slice(2), ctx);
   }
   throw new UsageError(`unknown command ${JSON.stringify(args.slice(0, 3).join(' '))}\n${WEKA_USAGE}`);
 }
@@ -183,7 +185,7 @@ function containerRemove(args: readonly string[], { clusters }: WekaContext): To
     throw new SimRefusal(
       `container ${id} (${container.name}) still has ${drives.length} drive(s) in the cluster (${drives
         .map((d) => d.driveUUID)
-        .join(', ')}); remove them first (weka cluster drive remove DRIVE_UUID)`,
+        .join(', ')}); remove them first (weka cluster drive deactivate, then remove)`,
     );
   }
   clusters.containers.splice(clusters.containers.indexOf(container), 1);

@@ -76,9 +76,7 @@ function consistent(): ObservedState {
         driveUUID: 'd0000000-0000-4000-8000-000000000001',
         virtualUUID: VIRTUAL,
         devicePath: null,
-        serial: null,
         containerId: 7,
-        sizeGiB: 400,
         status: 'ACTIVE',
       },
     ],
@@ -86,7 +84,10 @@ function consistent(): ObservedState {
     logs: [
       {
         node: 'n1',
-        entries: log({ kind: 'virtual-add', virtualUUID: VIRTUAL }, { kind: 'drive-add', virtualUUID: VIRTUAL }),
+        entries: log(
+          { kind: 'virtual-add', device: '/dev/nvme0n1', virtualUUID: VIRTUAL },
+          { kind: 'drive-add', virtualUUID: VIRTUAL, pool: 'iu4k' },
+        ),
       },
     ],
     ledgers: [
@@ -180,7 +181,10 @@ describe('the chaos invariant checker', () => {
           node: 'n1',
           entries: [
             ...state.logs[0]!.entries,
-            ...log({ kind: 'virtual-add', virtualUUID: VIRTUAL }, { kind: 'drive-add', virtualUUID: VIRTUAL }),
+            ...log(
+              { kind: 'virtual-add', device: '/dev/nvme0n1', virtualUUID: VIRTUAL },
+              { kind: 'drive-add', virtualUUID: VIRTUAL, pool: 'iu4k' },
+            ),
           ],
         },
       ],
@@ -189,6 +193,30 @@ describe('the chaos invariant checker', () => {
       `log: virtual-add of ${VIRTUAL} happened 2 times`,
       `log: drive-add of ${VIRTUAL} happened 2 times`,
     ]);
+  });
+
+  it('reports a virtual drive added to no pool or to the pool of the other type, and a whole drive added to a pool', () => {
+    const state = consistent();
+    const withLog = (...changes: Array<{ kind: string; [k: string]: unknown }>) => ({
+      ...state,
+      logs: [
+        { node: 'n1', entries: log({ kind: 'virtual-add', device: '/dev/nvme0n1', virtualUUID: VIRTUAL }, ...changes) },
+      ],
+    });
+    expect(steadyStateViolations(withLog({ kind: 'drive-add', virtualUUID: VIRTUAL, pool: null }))).toEqual([
+      `log: virtual drive ${VIRTUAL} added to pool null, not iu4k`,
+    ]);
+    expect(steadyStateViolations(withLog({ kind: 'drive-add', virtualUUID: VIRTUAL, pool: 'iubig' }))).toEqual([
+      `log: virtual drive ${VIRTUAL} added to pool iubig, not iu4k`,
+    ]);
+    expect(
+      steadyStateViolations(
+        withLog(
+          { kind: 'drive-add', virtualUUID: VIRTUAL, pool: 'iu4k' },
+          { kind: 'drive-add', driveUUID: 'd1', devicePath: '/dev/nvme1n1', serial: 'S2', pool: 'iu4k' },
+        ),
+      ),
+    ).toContain('log: whole drive /dev/nvme1n1 on n1 added to pool iu4k');
   });
 
   it('reports one virtual drive given to two containers, and GiB given twice', () => {

@@ -19,7 +19,7 @@ import {
 } from './helpers.js';
 
 async function driveList(state: string, containerId: number): Promise<Array<Record<string, unknown>>> {
-  const out = await expectOk(tool(state, 'weka', 'cluster', 'drive', 'list', String(containerId), '--json'));
+  const out = await expectOk(tool(state, 'weka', 'cluster', 'drive', '--container', String(containerId), '--json'));
   return JSON.parse(out.stdout) as Array<Record<string, unknown>>;
 }
 
@@ -146,25 +146,27 @@ describe('weka-sim cluster destroy', () => {
 });
 
 describe('weka-sim cluster drives', () => {
-  it('adds a signed virtual drive to a container and removes it by drive UUID', async () => {
+  it('adds a signed virtual drive to a container in its pool, and removes it by its UUID once deactivated', async () => {
     const { state, containerId } = await readyToAdd(await simRoot());
-    const added = JSON.parse(
-      (await expectOk(tool(state, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(1), '--json'))).stdout,
-    ) as { driveUUID: string };
+    const add = await expectOk(
+      tool(state, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(1), '--pool', 'iu4k'),
+    );
+    expect(add.stdout).toBe('');
     expect(await driveList(state, containerId)).toEqual([
       {
-        driveUUID: added.driveUUID,
-        virtualUUID: uuid(1),
-        devicePath: null,
-        serial: null,
-        containerId,
-        sizeGiB: 300,
+        uuid: uuid(1),
+        added_time: expect.any(String),
+        device_path: '/dev/nvme0n1',
+        serial_number: expect.any(String),
+        size_bytes: 300 * 2 ** 30,
         status: 'ACTIVE',
       },
     ]);
-    await expectOk(tool(state, 'weka', 'cluster', 'drive', 'remove', added.driveUUID));
+    await expectOk(tool(state, 'weka', 'cluster', 'drive', 'deactivate', uuid(1), '-f'));
+    await expectOk(tool(state, 'weka', 'cluster', 'drive', 'remove', uuid(1), '-f'));
     expect(await driveList(state, containerId)).toEqual([]);
     expect(await changesOfKind(state, 'drive-add')).toBe(1);
+    expect(await changesOfKind(state, 'drive-deactivate')).toBe(1);
     expect(await changesOfKind(state, 'drive-remove')).toBe(1);
   });
 
@@ -196,7 +198,7 @@ describe('weka-sim cluster drives', () => {
     await expectOk(tool(state, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(1)));
     const result = await tool(state, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(1));
     expect(result.exitCode).toBe(65);
-    expect(result.stderr).toContain('already added');
+    expect(result.stderr).toContain(`${uuid(1)}: Device is already in use by container ${containerId}`);
     expect(await driveList(state, containerId)).toHaveLength(1);
   });
 
@@ -205,14 +207,14 @@ describe('weka-sim cluster drives', () => {
     expect((await tool(state, 'weka', 'cluster', 'drive', 'add', '42', uuid(1))).exitCode).toBe(65);
     const remove = await tool(state, 'weka', 'cluster', 'drive', 'remove', uuid(99));
     expect(remove.exitCode).toBe(65);
-    expect(remove.stderr).toContain('no drive with UUID');
+    expect(remove.stderr).toContain(`The given drive "${uuid(99)}" does not exist`);
     expect((await readLog(state)).slice(-2).every((e) => e.changes.length === 0)).toBe(true);
   });
 
   it('rejects a malformed container ID as a usage error', async () => {
     const { state } = await readyToAdd(await simRoot());
-    expect((await tool(state, 'weka', 'cluster', 'drive', 'list', '-1')).exitCode).toBe(64);
-    expect((await tool(state, 'weka', 'cluster', 'drive', 'list', '0x1')).exitCode).toBe(64);
+    expect((await tool(state, 'weka', 'cluster', 'drive', '--container', '-1')).exitCode).toBe(64);
+    expect((await tool(state, 'weka', 'cluster', 'drive', '--container', '0x1')).exitCode).toBe(64);
   });
 });
 

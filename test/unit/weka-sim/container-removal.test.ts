@@ -57,10 +57,14 @@ async function containerWithDrive(root: string) {
   const guid = await createCluster(state, 'tenant-a');
   const containerId = await addContainer(state, guid, 'drive-0');
   await expectOk(virtualAdd(state, '/dev/nvme0n1', uuid(1), guid, 300));
-  const drive = JSON.parse(
-    (await expectOk(tool(state, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(1), '--json'))).stdout,
-  ) as { driveUUID: string };
-  return { state, guid, containerId, driveUUID: drive.driveUUID };
+  await expectOk(tool(state, 'weka', 'cluster', 'drive', 'add', String(containerId), uuid(1), '--pool', 'iu4k'));
+  return { state, guid, containerId, driveUUID: uuid(1) };
+}
+
+/** Takes a drive out of its cluster as Weka asks: deactivated, then removed. */
+async function takeDriveOut(state: string, driveUUID: string): Promise<void> {
+  await expectOk(tool(state, 'weka', 'cluster', 'drive', 'deactivate', driveUUID, '-f'));
+  await expectOk(tool(state, 'weka', 'cluster', 'drive', 'remove', driveUUID, '-f'));
 }
 
 const deactivate = (state: string, ...ids: string[]) =>
@@ -115,9 +119,9 @@ describe('weka-sim container deactivate and remove', () => {
     await expectOk(deactivate(state, String(containerId), '--no-wait'));
     expect((await listed(state, String(containerId)))[0]?.status).toBe('INACTIVE');
     expect(await changesOfKind(state, 'container-deactivate')).toBe(1);
-    // Deactivating leaves the drives to `drive remove`.
+    // Deactivating the container leaves its drives to `drive deactivate` and `drive remove`.
     expect(
-      JSON.parse((await tool(state, 'weka', 'cluster', 'drive', 'list', String(containerId), '--json')).stdout),
+      JSON.parse((await tool(state, 'weka', 'cluster', 'drive', '--container', String(containerId), '--json')).stdout),
     ).toHaveLength(1);
   });
 
@@ -132,7 +136,7 @@ describe('weka-sim container deactivate and remove', () => {
 
   it('removes an inactive container without drives; a second remove is refused as unknown', async () => {
     const { state, guid, containerId, driveUUID } = await containerWithDrive(await simRoot());
-    await expectOk(tool(state, 'weka', 'cluster', 'drive', 'remove', driveUUID));
+    await takeDriveOut(state, driveUUID);
     await expectOk(deactivate(state, String(containerId)));
     expect((await expectOk(remove(state, containerId, '--no-unimprint'))).stdout).toContain(
       `Removed container ${containerId}`,
@@ -156,7 +160,7 @@ describe('weka-sim container deactivate and remove', () => {
     expect(active.exitCode).toBe(65);
     expect(active.stderr).toContain('already has a container named drive-0');
 
-    await expectOk(tool(state, 'weka', 'cluster', 'drive', 'remove', driveUUID));
+    await takeDriveOut(state, driveUUID);
     await expectOk(deactivate(state, String(containerId)));
     expect((await containerAdd(node2, guid, 'drive-0', 'node-2')).exitCode).toBe(65);
 
@@ -230,7 +234,7 @@ describe('removing a container through an exec transport into the simulator', ()
       const { state, containerId, driveUUID, run } = await setUp();
       // Blind, remove is refused: the container is active and has a drive.
       await expect(run(containerRemoveCall(containerId))).rejects.toBeInstanceOf(WekaCommandRefused);
-      await expectOk(tool(state, 'weka', 'cluster', 'drive', 'remove', driveUUID));
+      await takeDriveOut(state, driveUUID);
 
       const request = { containerId, name: 'drive-0' };
       const probed = await run(containerStatusCall(containerId));
@@ -265,7 +269,7 @@ describe('removing a container through an exec transport into the simulator', ()
       await expect(refused).rejects.toThrow(/still has 1 drive\(s\) in the cluster/);
       expect(await changesOfKind(state, 'container-remove')).toBe(0);
 
-      await expectOk(tool(state, 'weka', 'cluster', 'drive', 'remove', driveUUID));
+      await takeDriveOut(state, driveUUID);
       await activities.removeWekaContainer({ target, containerId, name: 'drive-0' });
       expect(await listed(state, '--cluster-guid', guid)).toEqual([]);
       await activities.removeWekaContainer({ target, containerId, name: 'drive-0' });

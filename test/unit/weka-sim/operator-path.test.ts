@@ -20,7 +20,9 @@ import {
   findDriveByVirtualUUID,
   planClusterCreate,
   planContainerAdd,
-  planDriveAdd,
+  nextDriveRemovalStep,
+  driveShowCall,
+  driveDeactivateCall,
   planSignProxy,
   planVirtualAdd,
   planVirtualRemove,
@@ -84,14 +86,18 @@ describe('typed calls through an exec transport into the simulator', () => {
       // The retry probes first and finds the crashed attempt's effect.
       expect(planVirtualAdd(await run(showDriveCall(device)), add)).toBe('already-done');
 
-      expect(planDriveAdd(await run(driveListCall(containerId)), { containerId, virtualUUID: uuid(1) })).toBe('run');
-      const drive = await run(driveAddCall({ containerId, virtualUUID: uuid(1) }));
+      expect(findDriveByVirtualUUID(await run(driveListCall(containerId)), uuid(1))).toBeUndefined();
+      await run(driveAddCall({ containerId, virtualUUID: uuid(1), type: 'TLC' }));
       const listed = await run(driveListCall(containerId));
-      expect(planDriveAdd(listed, { containerId, virtualUUID: uuid(1) })).toBe('already-done');
-      expect(findDriveByVirtualUUID(listed, uuid(1))).toEqual(drive);
+      expect(findDriveByVirtualUUID(listed, uuid(1))).toMatchObject({ uuid: uuid(1), status: 'ACTIVE' });
 
-      // Removing probes the same way: the drive is removed only while its container lists it.
-      await run(driveRemoveCall(findDriveByVirtualUUID(listed, uuid(1))!.driveUUID));
+      // Removing reads the drive first: deactivate while ACTIVE, remove once INACTIVE, done once gone.
+      const step = async () => nextDriveRemovalStep(await run(driveShowCall(uuid(1))), uuid(1));
+      expect(await step()).toBe('deactivate');
+      await run(driveDeactivateCall(uuid(1)));
+      expect(await step()).toBe('remove');
+      await run(driveRemoveCall(uuid(1)));
+      expect(await step()).toBe('already-done');
       expect(findDriveByVirtualUUID(await run(driveListCall(containerId)), uuid(1))).toBeUndefined();
 
       const remove = { devicePath: device, virtualUUID: uuid(1), ownerClusterGUID: cluster.guid };
@@ -109,6 +115,7 @@ describe('typed calls through an exec transport into the simulator', () => {
         'container-add',
         'virtual-add',
         'drive-add',
+        'drive-deactivate',
         'drive-remove',
         'virtual-remove',
       ]);

@@ -1,12 +1,13 @@
 // Whole exclusive drives in a cluster, as the reference operator handles them: `weka cluster drive
-// add CONTAINER_ID DEVICE_PATH`, `drive remove -f DRIVE_UUID`, then `weka-sign-drive
-// --allow-erase-weka-partitions -- DEVICE` to erase the cluster's claim. What each refuses, what it
-// prints and logs, and the drive JSON both kinds of drive share.
-import { readFile, writeFile } from 'node:fs/promises';
+// add CONTAINER_ID DEVICE_PATH`, `drive deactivate` and `drive remove -f DRIVE_UUID`, then
+// `weka-sign-drive --allow-erase-weka-partitions -- DEVICE` to erase the cluster's claim. What each
+// refuses, what it prints and logs, and the drive JSON both kinds of drive share
+// (docs/weka-interface.md, "weka cluster drive").
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WEKA_USAGE } from '../../../deploy/local/weka-sim/weka-tool.js';
-import { parseDriveAdd, parseDriveList } from '../../../src/weka/index.js';
+import { parseDriveList } from '../../../src/weka/index.js';
 import {
   CLUSTER_B,
   addContainer,
@@ -26,8 +27,9 @@ import {
 
 const ERASE_WEKA = '--allow-erase-weka-partitions';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-/** The keys of a drive in `drive add|list --json`, in order, for both kinds of drive. */
-const DRIVE_KEYS = ['driveUUID', 'virtualUUID', 'devicePath', 'serial', 'containerId', 'sizeGiB', 'status'];
+const GIB = 2 ** 30;
+/** The keys of a drive in `weka cluster drive --json`, in order, for both kinds of drive (docs/weka-interface.md). */
+const DRIVE_KEYS = ['uuid', 'added_time', 'device_path', 'serial_number', 'size_bytes', 'status'];
 
 interface Node {
   readonly root: string;
@@ -37,9 +39,9 @@ interface Node {
 }
 
 /**
- * node-1 with /dev/nvme0n1 signed for proxy, /dev/nvme1n1 (serial EXCL1, 2000 GiB) signed for
- * exclusive use and unclaimed, /dev/nvme2n1 unsigned; cluster tenant-a with container drive-0 on
- * node-1.
+ * node-1 with /dev/nvme0n1 (serial of its own) signed for proxy, /dev/nvme1n1 (serial EXCL1, 2000
+ * GiB) signed for exclusive use and unclaimed, /dev/nvme2n1 unsigned; cluster tenant-a with
+ * container drive-0 on node-1.
  */
 async function exclusiveNode(): Promise<Node> {
   const root = await simRoot();
@@ -55,18 +57,27 @@ async function exclusiveNode(): Promise<Node> {
 
 const driveAdd = (state: string, ...args: string[]) => tool(state, 'weka', 'cluster', 'drive', 'add', ...args);
 const driveRemove = (state: string, ...args: string[]) => tool(state, 'weka', 'cluster', 'drive', 'remove', ...args);
+const driveDeactivate = (state: string, ...args: string[]) =>
+  tool(state, 'weka', 'cluster', 'drive', 'deactivate', ...args);
 const signExclusive = (state: string, ...flags: string[]) =>
   tool(state, 'weka-sign-drive', ...flags, '--', '/dev/nvme1n1');
 
-/** Adds /dev/nvme1n1 to the container (or `containerId`) and returns its drive UUID. */
-async function addWhole(n: Node, containerId = n.containerId): Promise<string> {
-  const out = await expectOk(driveAdd(n.state, String(containerId), '/dev/nvme1n1', '--json'));
-  return (JSON.parse(out.stdout) as { driveUUID: string }).driveUUID;
+async function driveList(state: string, containerId: number): Promise<Array<Record<string, unknown>>> {
+  const out = await expectOk(tool(state, 'weka', 'cluster', 'drive', '--container', String(containerId), '--json'));
+  return JSON.parse(out.stdout) as Array<Record<string, unknown>>;
 }
 
-async function driveList(state: string, containerId: number): Promise<Array<Record<string, unknown>>> {
-  const out = await expectOk(tool(state, 'weka', 'cluster', 'drive', 'list', String(containerId), '--json'));
-  return JSON.parse(out.stdout) as Array<Record<string, unknown>>;
+/** Adds /dev/nvme1n1 to the container (or `containerId`) and returns Weka's UUID for it, from the list. */
+async function addWhole(n: Node, containerId = n.containerId): Promise<string> {
+  await expectOk(driveAdd(n.state, String(containerId), '/dev/nvme1n1'));
+  const drive = (await driveList(n.state, containerId)).find((d) => d['device_path'] === '/dev/nvme1n1');
+  return drive!['uuid'] as string;
+}
+
+/** Deactivates, then removes a drive, as Weka asks. */
+async function takeOut(state: string, uuid: string): Promise<void> {
+  await expectOk(driveDeactivate(state, uuid, '-f'));
+  await expectOk(driveRemove(state, uuid, '-f'));
 }
 
 function clustersFile(n: Node): string {
@@ -78,39 +89,38 @@ async function lastChanges(state: string): Promise<unknown[]> {
 }
 
 describe('weka cluster drive add of a whole exclusive drive', () => {
-  it('adds the device to the container, claims it for the cluster and logs it', async () => {
+  it('adds the device to the container, claims it for the cluster, prints nothing and logs it', async () => {
     const n = await exclusiveNode();
     const before = await showJson(n.state, '/dev/nvme1n1');
-    const out = await expectOk(driveAdd(n.state, String(n.containerId), '/dev/nvme1n1', '--json'));
-    const drive = JSON.parse(out.stdout) as Record<string, unknown>;
-    expect(Object.keys(drive)).toEqual(DRIVE_KEYS);
+    const out = await expectOk(driveAdd(n.state, String(n.containerId), '/dev/nvme1n1'));
+    expect(out.stdout).toBe('');
+    const logged = await lastChanges(n.state);
+    const [drive] = await driveList(n.state, n.containerId);
+    expect(Object.keys(drive!)).toEqual(DRIVE_KEYS);
     expect(drive).toEqual({
-      driveUUID: expect.stringMatching(UUID),
-      virtualUUID: null,
-      devicePath: '/dev/nvme1n1',
-      serial: 'EXCL1',
-      containerId: n.containerId,
-      sizeGiB: 2000,
+      uuid: expect.stringMatching(UUID),
+      added_time: expect.any(String),
+      device_path: '/dev/nvme1n1',
+      serial_number: 'EXCL1',
+      size_bytes: 2000 * GIB,
       status: 'ACTIVE',
     });
-    const driveUUID = drive['driveUUID'] as string;
-    expect(await lastChanges(n.state)).toEqual([
-      { kind: 'drive-add', driveUUID, devicePath: '/dev/nvme1n1', serial: 'EXCL1', containerId: n.containerId },
+    expect(Number.isNaN(Date.parse(drive!['added_time'] as string))).toBe(false);
+    const driveUUID = drive!['uuid'] as string;
+    expect(logged).toEqual([
+      {
+        kind: 'drive-add',
+        driveUUID,
+        devicePath: '/dev/nvme1n1',
+        serial: 'EXCL1',
+        containerId: n.containerId,
+        pool: null,
+      },
     ]);
     // The header on disk (read back by another command) carries the cluster's claim; nothing else changed.
     expect(await showJson(n.state, '/dev/nvme1n1')).toEqual({ ...before, clusterGUID: n.guid });
     const saved = JSON.parse(await readFile(clustersFile(n), 'utf8')) as { drives: unknown[] };
-    expect(saved.drives).toEqual([{ ...drive, node: 'node-1' }]);
-    expect(await driveList(n.state, n.containerId)).toEqual([drive]);
-  });
-
-  it('says what it added in text without --json', async () => {
-    const n = await exclusiveNode();
-    const out = await expectOk(driveAdd(n.state, String(n.containerId), '/dev/nvme1n1'));
-    const [drive] = await driveList(n.state, n.containerId);
-    expect(out.stdout).toBe(
-      `Added drive ${String(drive!['driveUUID'])} (/dev/nvme1n1, serial EXCL1) to container ${n.containerId}\n`,
-    );
+    expect(saved.drives).toEqual([expect.objectContaining({ driveUUID, node: 'node-1', status: 'ACTIVE' })]);
   });
 
   type Refusal = [string, (n: Node) => Promise<unknown>, (n: Node) => string[], (n: Node) => Promise<string>];
@@ -148,8 +158,7 @@ describe('weka cluster drive add of a whole exclusive drive', () => {
       (n) => addWhole(n),
       add('/dev/nvme1n1'),
       async (n) => {
-        const [drive] = await driveList(n.state, n.containerId);
-        return `/dev/nvme1n1: Device is already in use as drive ${String(drive!['driveUUID'])} of container ${n.containerId}, cluster ${n.guid}`;
+        return `/dev/nvme1n1: Device is already in use by container ${n.containerId}, cluster ${n.guid}`;
       },
     ],
     [
@@ -160,14 +169,13 @@ describe('weka cluster drive add of a whole exclusive drive', () => {
       },
       add('/dev/nvme1n1'),
       async (n) => {
-        const [drive] = await driveList(n.state, n.containerId + 1);
         const other = (await showJson(n.state, '/dev/nvme1n1'))['clusterGUID'] as string;
-        return `/dev/nvme1n1: Device is already in use as drive ${String(drive!['driveUUID'])} of container ${n.containerId + 1}, cluster ${other}`;
+        return `/dev/nvme1n1: Device is already in use by container ${n.containerId + 1}, cluster ${other}`;
       },
     ],
     [
       'a device removed from the cluster but not signed again',
-      async (n) => expectOk(driveRemove(n.state, await addWhole(n), '-f')),
+      async (n) => takeOut(n.state, await addWhole(n)),
       add('/dev/nvme1n1'),
       async (n) => `/dev/nvme1n1 carries the signature of cluster ${n.guid}; sign it again with ${ERASE_WEKA} first`,
     ],
@@ -185,15 +193,11 @@ describe('weka cluster drive add of a whole exclusive drive', () => {
     const devices = await deviceFiles(n.state);
     const clusters = await readFile(clustersFile(n), 'utf8');
     const args = argv(n);
-    const result = await driveAdd(n.state, ...args, '--json');
+    const result = await driveAdd(n.state, ...args);
     const logged = (await readLog(n.state)).at(-1);
     expect(await deviceFiles(n.state)).toEqual(devices);
     expect(await readFile(clustersFile(n), 'utf8')).toBe(clusters);
-    expect(logged).toMatchObject({
-      argv: ['weka', 'cluster', 'drive', 'add', ...args, '--json'],
-      exitCode: 65,
-      changes: [],
-    });
+    expect(logged).toMatchObject({ argv: ['weka', 'cluster', 'drive', 'add', ...args], exitCode: 65, changes: [] });
     expect(result).toEqual({ exitCode: 65, stdout: '', stderr: `weka: ${await message(n)}\n` });
   });
 
@@ -208,63 +212,82 @@ describe('weka cluster drive add of a whole exclusive drive', () => {
     expect(result.stderr).toBe(`weka: ${message}\n`);
   });
 
-  it('takes one device path, and names both forms in the usage text', async () => {
+  it('takes one device path, and names every form in the usage text', async () => {
     const n = await exclusiveNode();
     const extra = await driveAdd(n.state, String(n.containerId), '/dev/nvme1n1', '/dev/nvme2n1');
     expect(extra.exitCode).toBe(64);
     expect(extra.stderr).toContain('expected CONTAINER_ID VIRTUAL_UUID|DEVICE_PATH');
-    expect(WEKA_USAGE).toContain('weka cluster drive add CONTAINER_ID DEVICE_PATH [--json]');
-    expect(WEKA_USAGE).toContain('weka cluster drive remove DRIVE_UUID [-f|--force]');
+    expect(WEKA_USAGE).toContain('weka cluster drive add CONTAINER_ID VIRTUAL_UUID --pool POOL');
+    expect(WEKA_USAGE).toContain('weka cluster drive add CONTAINER_ID DEVICE_PATH');
+    expect(WEKA_USAGE).toContain('weka cluster drive [DRIVE_UUID...] [--container CONTAINER_ID...] [--json]');
+    expect(WEKA_USAGE).toContain('weka cluster drive deactivate DRIVE_UUID... [-f|--force]');
+    expect(WEKA_USAGE).toContain('weka cluster drive remove DRIVE_UUID... [-f|--force]');
   });
 });
 
-describe('weka cluster drive list and remove, both kinds of drive', () => {
+describe('weka cluster drive: listing, deactivating and removing both kinds of drive', () => {
   async function bothKinds() {
     const n = await exclusiveNode();
     await expectOk(virtualAdd(n.state, '/dev/nvme0n1', uuid(1), n.guid, 300));
-    const virtual = JSON.parse((await expectOk(driveAdd(n.state, String(n.containerId), uuid(1), '--json'))).stdout);
-    const whole = JSON.parse(
-      (await expectOk(driveAdd(n.state, String(n.containerId), '/dev/nvme1n1', '--json'))).stdout,
-    );
-    return { ...n, virtual: virtual as Record<string, unknown>, whole: whole as Record<string, unknown> };
+    await expectOk(driveAdd(n.state, String(n.containerId), uuid(1), '--pool', 'iu4k'));
+    const whole = await addWhole(n);
+    const listed = await driveList(n.state, n.containerId);
+    return { ...n, virtual: listed[0]!, whole: listed.find((d) => d['uuid'] === whole)! };
   }
 
-  it('lists every key for both kinds, null where it does not apply; the text form names each', async () => {
+  it('names a virtual drive by its virtual UUID, on the device it is signed on; the text form lists each', async () => {
     const n = await bothKinds();
+    const proxy = await showJson(n.state, '/dev/nvme0n1');
     expect(n.virtual).toEqual({
-      driveUUID: expect.stringMatching(UUID),
-      virtualUUID: uuid(1),
-      devicePath: null,
-      serial: null,
-      containerId: n.containerId,
-      sizeGiB: 300,
+      uuid: uuid(1),
+      added_time: expect.any(String),
+      device_path: '/dev/nvme0n1',
+      serial_number: proxy['serial'],
+      size_bytes: 300 * GIB,
       status: 'ACTIVE',
     });
-    const listed = await driveList(n.state, n.containerId);
-    expect(listed).toEqual([n.virtual, n.whole]);
-    for (const drive of listed) expect(Object.keys(drive)).toEqual(DRIVE_KEYS);
-    const text = await expectOk(tool(n.state, 'weka', 'cluster', 'drive', 'list', String(n.containerId)));
-    expect(text.stdout).toBe(
-      `${String(n.virtual['driveUUID'])}\tvirtual ${uuid(1)}\t300 GiB\tACTIVE\n` +
-        `${String(n.whole['driveUUID'])}\t/dev/nvme1n1 serial EXCL1\t2000 GiB\tACTIVE\n`,
-    );
+    expect(await driveList(n.state, n.containerId)).toEqual([n.virtual, n.whole]);
+    const one = await expectOk(tool(n.state, 'weka', 'cluster', 'drive', uuid(1), '--json'));
+    expect(JSON.parse(one.stdout)).toEqual([n.virtual]);
+    const none = await expectOk(tool(n.state, 'weka', 'cluster', 'drive', uuid(99), '--json'));
+    expect(JSON.parse(none.stdout)).toEqual([]);
+    const text = await expectOk(tool(n.state, 'weka', 'cluster', 'drive', '--container', String(n.containerId)));
+    expect(text.stdout.split('\n')[1]).toContain(`${uuid(1)}  /dev/nvme0n1`);
+    expect(text.stdout.split('\n')[2]).toContain(`${String(n.whole['uuid'])}  /dev/nvme1n1  EXCL1`);
   });
 
   it("is read by the operator's parser, both kinds", async () => {
     const n = await bothKinds();
     expect(parseDriveList(JSON.stringify([n.virtual, n.whole]))).toEqual([
       {
-        driveUUID: n.virtual['driveUUID'],
-        virtualUUID: uuid(1),
-        devicePath: null,
-        serial: null,
-        containerId: n.containerId,
-        sizeGiB: 300,
+        uuid: uuid(1),
+        devicePath: '/dev/nvme0n1',
+        serial: n.virtual['serial_number'],
+        sizeBytes: 300 * GIB,
         status: 'ACTIVE',
       },
-      expect.objectContaining({ virtualUUID: null, devicePath: '/dev/nvme1n1', serial: 'EXCL1' }),
+      { uuid: n.whole['uuid'], devicePath: '/dev/nvme1n1', serial: 'EXCL1', sizeBytes: 2000 * GIB, status: 'ACTIVE' },
     ]);
-    expect(parseDriveAdd(JSON.stringify(n.virtual))).toMatchObject({ virtualUUID: uuid(1) });
+  });
+
+  it('logs the pool a virtual drive was added to', async () => {
+    const n = await exclusiveNode();
+    await expectOk(virtualAdd(n.state, '/dev/nvme0n1', uuid(1), n.guid, 300));
+    await expectOk(driveAdd(n.state, String(n.containerId), uuid(1), '--pool', 'iu4k'));
+    expect(await lastChanges(n.state)).toEqual([
+      { kind: 'drive-add', driveUUID: uuid(1), virtualUUID: uuid(1), containerId: n.containerId, pool: 'iu4k' },
+    ]);
+  });
+
+  it('refuses to remove an active drive: it must be deactivated first (exit 65, nothing changed)', async () => {
+    const n = await bothKinds();
+    const refused = await driveRemove(n.state, '-f', uuid(1));
+    expect(refused).toEqual({
+      exitCode: 65,
+      stdout: '',
+      stderr: `weka: drive ${uuid(1)} is ACTIVE: deactivate it first (weka cluster drive deactivate)\n`,
+    });
+    expect(await driveList(n.state, n.containerId)).toHaveLength(2);
   });
 
   it.each<[string, string[]]>([
@@ -272,58 +295,45 @@ describe('weka cluster drive list and remove, both kinds of drive', () => {
     ['--force', ['--force']],
     ['no flag', []],
   ])(
-    'removes a whole drive (%s), leaving the cluster claim on the device, and logs its device',
+    'deactivates, then removes a whole drive (%s), leaving the cluster claim on the device, and logs its device',
     async (_label, flags) => {
       const n = await bothKinds();
-      const driveUUID = n.whole['driveUUID'] as string;
-      const out = await expectOk(driveRemove(n.state, ...flags, driveUUID));
-      expect(out.stdout).toBe(`Removed drive ${driveUUID}\n`);
-      expect(await lastChanges(n.state)).toEqual([
-        { kind: 'drive-remove', driveUUID, devicePath: '/dev/nvme1n1', serial: 'EXCL1', containerId: n.containerId },
-      ]);
+      const driveUUID = n.whole['uuid'] as string;
+      const change = { driveUUID, devicePath: '/dev/nvme1n1', serial: 'EXCL1', containerId: n.containerId, pool: null };
+      expect((await expectOk(driveDeactivate(n.state, ...flags, driveUUID))).stdout).toBe('');
+      expect(await lastChanges(n.state)).toEqual([{ kind: 'drive-deactivate', ...change }]);
+      expect(await driveList(n.state, n.containerId)).toEqual([n.virtual, { ...n.whole, status: 'INACTIVE' }]);
+      expect((await expectOk(driveRemove(n.state, ...flags, driveUUID))).stdout).toBe('');
+      expect(await lastChanges(n.state)).toEqual([{ kind: 'drive-remove', ...change }]);
       expect(await driveList(n.state, n.containerId)).toEqual([n.virtual]);
       expect(await showJson(n.state, '/dev/nvme1n1')).toMatchObject({ signature: 'exclusive', clusterGUID: n.guid });
     },
   );
 
-  it('removes a virtual drive with -f and logs it as before', async () => {
+  it('deactivates an inactive drive again without a change, and removes a virtual drive', async () => {
     const n = await bothKinds();
-    const driveUUID = n.virtual['driveUUID'] as string;
-    await expectOk(driveRemove(n.state, driveUUID, '-f'));
+    await expectOk(driveDeactivate(n.state, uuid(1)));
+    await expectOk(driveDeactivate(n.state, uuid(1)));
+    expect(await lastChanges(n.state)).toEqual([]);
+    await expectOk(driveRemove(n.state, uuid(1), '-f'));
     expect(await lastChanges(n.state)).toEqual([
-      { kind: 'drive-remove', driveUUID, virtualUUID: uuid(1), containerId: n.containerId },
+      { kind: 'drive-remove', driveUUID: uuid(1), virtualUUID: uuid(1), containerId: n.containerId, pool: 'iu4k' },
     ]);
     expect(await driveList(n.state, n.containerId)).toEqual([n.whole]);
   });
 
-  it('refuses an unknown drive UUID (exit 65) and an unknown short option (exit 64)', async () => {
+  it("says an unknown drive UUID does not exist, in Weka's words (exit 65), and refuses an unknown short option (exit 64)", async () => {
     const n = await bothKinds();
-    expect(await driveRemove(n.state, '-f', uuid(99))).toEqual({
-      exitCode: 65,
-      stdout: '',
-      stderr: `weka: no drive with UUID ${uuid(99)}\n`,
-    });
-    const short = await driveRemove(n.state, '-x', n.whole['driveUUID'] as string);
+    for (const command of [driveRemove, driveDeactivate])
+      expect(await command(n.state, '-f', uuid(99))).toEqual({
+        exitCode: 65,
+        stdout: '',
+        stderr: `weka: The given drive "${uuid(99)}" does not exist\n`,
+      });
+    const short = await driveRemove(n.state, '-x', n.whole['uuid'] as string);
     expect(short.exitCode).toBe(64);
-    expect(short.stderr).toContain('expected DRIVE_UUID');
+    expect(short.stderr).toContain('must be a UUID');
     expect(await driveList(n.state, n.containerId)).toHaveLength(2);
-  });
-
-  it('reads drives saved before whole drives existed as virtual drives', async () => {
-    const n = await bothKinds();
-    await expectOk(driveRemove(n.state, n.whole['driveUUID'] as string));
-    const saved = JSON.parse(await readFile(clustersFile(n), 'utf8')) as { drives: Array<Record<string, unknown>> };
-    for (const d of saved.drives) {
-      delete d['devicePath'];
-      delete d['serial'];
-    }
-    await writeFile(clustersFile(n), JSON.stringify(saved));
-    expect(await driveList(n.state, n.containerId)).toEqual([n.virtual]);
-    const driveUUID = n.virtual['driveUUID'] as string;
-    await expectOk(driveRemove(n.state, driveUUID));
-    expect(await lastChanges(n.state)).toEqual([
-      { kind: 'drive-remove', driveUUID, virtualUUID: uuid(1), containerId: n.containerId },
-    ]);
   });
 });
 
@@ -335,13 +345,13 @@ describe('releasing a whole drive', () => {
     const remove = await tool(n.state, 'weka', 'cluster', 'container', 'remove', String(n.containerId));
     expect(remove.exitCode).toBe(65);
     expect(remove.stderr).toBe(
-      `weka: container ${n.containerId} (drive-0) still has 1 drive(s) in the cluster (${driveUUID}); remove them first (weka cluster drive remove DRIVE_UUID)\n`,
+      `weka: container ${n.containerId} (drive-0) still has 1 drive(s) in the cluster (${driveUUID}); remove them first (weka cluster drive deactivate, then remove)\n`,
     );
     const destroy = await tool(n.state, 'weka', 'cluster', 'destroy', n.guid);
     expect(destroy.exitCode).toBe(65);
     expect(destroy.stderr).toContain(`still has 1 container(s): ${n.containerId} (drive-0)`);
 
-    await expectOk(driveRemove(n.state, '-f', driveUUID));
+    await takeOut(n.state, driveUUID);
     await expectOk(tool(n.state, 'weka', 'cluster', 'container', 'remove', String(n.containerId)));
     await expectOk(tool(n.state, 'weka', 'cluster', 'destroy', n.guid));
   });
@@ -349,7 +359,7 @@ describe('releasing a whole drive', () => {
   it('signs the removed drive again only with the flag, which erases the claim, and it can be added again', async () => {
     const n = await exclusiveNode();
     const first = await addWhole(n);
-    await expectOk(driveRemove(n.state, '-f', first));
+    await takeOut(n.state, first);
     const claimed = await showJson(n.state, '/dev/nvme1n1');
     expect(claimed['clusterGUID']).toBe(n.guid);
 

@@ -8,8 +8,10 @@ import {
   containerAddCall,
   containerListCall,
   driveAddCall,
+  driveDeactivateCall,
   driveListCall,
   driveRemoveCall,
+  driveShowCall,
   parseContainerList,
   parseDriveList,
 } from '../../../src/weka/index.js';
@@ -17,69 +19,94 @@ import {
 const VIRTUAL = '11111111-2222-4333-8444-555555555555';
 const DRIVE = '99999999-8888-4777-8666-555555555555';
 const CLUSTER = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee';
-const drive = {
-  driveUUID: DRIVE,
-  virtualUUID: VIRTUAL,
-  devicePath: null,
-  serial: null,
-  containerId: 3,
-  sizeGiB: 1000,
+/** A drive as `weka cluster drive --json` prints it (docs/weka-interface.md, REF weka.go 414-435). */
+const printed = {
+  uuid: VIRTUAL,
+  added_time: '2026-12-06T07:00:00Z',
+  device_path: '/dev/nvme0n1',
+  serial_number: 'S3EWNX0K600000      ',
+  size_bytes: 1000 * 2 ** 30,
+  status: 'ACTIVE',
+};
+const read = {
+  uuid: VIRTUAL,
+  devicePath: '/dev/nvme0n1',
+  serial: 'S3EWNX0K600000',
+  sizeBytes: 1000 * 2 ** 30,
   status: 'ACTIVE',
 };
 
 describe('weka cluster drive calls', () => {
-  it('builds drive add, list and remove as argv arrays', () => {
-    expect(driveAddCall({ containerId: 3, virtualUUID: VIRTUAL }).argv).toEqual([
+  it('adds a virtual drive to the pool of its type, with nothing to read back', () => {
+    for (const [type, pool] of [
+      ['TLC', 'iu4k'],
+      ['QLC', 'iubig'],
+    ] as const)
+      expect(driveAddCall({ containerId: 3, virtualUUID: VIRTUAL, type }).argv).toEqual([
+        'weka',
+        'cluster',
+        'drive',
+        'add',
+        '3',
+        VIRTUAL,
+        '--pool',
+        pool,
+      ]);
+    expect(driveAddCall({ containerId: 3, virtualUUID: VIRTUAL, type: 'TLC' }).parse('anything')).toBeUndefined();
+  });
+
+  it('adds a whole drive by its device path, in no pool', () => {
+    expect(wholeDriveAddCall({ containerId: 3, devicePath: '/dev/nvme0n1' }).argv).toEqual([
       'weka',
       'cluster',
       'drive',
       'add',
       '3',
-      VIRTUAL,
-      '--json',
+      '/dev/nvme0n1',
     ]);
-    expect(driveListCall(0).argv).toEqual(['weka', 'cluster', 'drive', 'list', '0', '--json']);
-    expect(driveRemoveCall(DRIVE).argv).toEqual(['weka', 'cluster', 'drive', 'remove', DRIVE]);
+  });
+
+  it("lists a container's drives, reads one, deactivates and removes one, forced", () => {
+    expect(driveListCall(0).argv).toEqual(['weka', 'cluster', 'drive', '--container', '0', '--json']);
+    expect(driveShowCall(DRIVE).argv).toEqual(['weka', 'cluster', 'drive', DRIVE, '--json']);
+    expect(driveDeactivateCall(DRIVE).argv).toEqual(['weka', 'cluster', 'drive', 'deactivate', DRIVE, '-f']);
+    expect(driveRemoveCall(DRIVE).argv).toEqual(['weka', 'cluster', 'drive', 'remove', DRIVE, '-f']);
   });
 
   it('validates container IDs and UUIDs', () => {
-    expect(() => driveAddCall({ containerId: -1, virtualUUID: VIRTUAL })).toThrow(WekaInputError);
-    expect(() => driveAddCall({ containerId: 1, virtualUUID: '$(rm -rf /)' })).toThrow(WekaInputError);
+    expect(() => driveAddCall({ containerId: -1, virtualUUID: VIRTUAL, type: 'TLC' })).toThrow(WekaInputError);
+    expect(() => driveAddCall({ containerId: 1, virtualUUID: '$(rm -rf /)', type: 'TLC' })).toThrow(WekaInputError);
     expect(() => driveListCall(1.5)).toThrow(WekaInputError);
+    expect(() => driveShowCall('drive-1')).toThrow(WekaInputError);
     expect(() => driveRemoveCall('drive-1')).toThrow(WekaInputError);
   });
 
-  it('parses the drive that drive add reports', () => {
-    expect(driveAddCall({ containerId: 3, virtualUUID: VIRTUAL }).parse(JSON.stringify(drive))).toEqual(drive);
-  });
-
-  it('adds a whole drive by its device path, and reads it back with its serial', () => {
-    const whole = { ...drive, virtualUUID: null, devicePath: '/dev/nvme0n1', serial: 'S1' };
-    const call = wholeDriveAddCall({ containerId: 3, devicePath: '/dev/nvme0n1' });
-    expect(call.argv).toEqual(['weka', 'cluster', 'drive', 'add', '3', '/dev/nvme0n1', '--json']);
-    expect(call.parse(JSON.stringify(whole))).toEqual(whole);
-    // Written before drives had a device path: a virtual drive.
-    const { devicePath: _d, serial: _s, ...older } = drive;
-    expect(parseDriveList(JSON.stringify([older]))).toEqual([drive]);
-    expect(() => parseDriveList(JSON.stringify([{ ...whole, virtualUUID: VIRTUAL }]))).toThrow(WekaOutputError);
-    expect(() => parseDriveList(JSON.stringify([{ ...drive, virtualUUID: null }]))).toThrow(WekaOutputError);
-  });
-
-  it('parses a drive list, empty or not', () => {
+  it('reads the printed drives, trimming the padded serial and ignoring fields it does not use', () => {
+    expect(parseDriveList(JSON.stringify([printed]))).toEqual([read]);
+    expect(parseDriveList(JSON.stringify([{ ...printed, host_id: 'HostId3', failure_domain: 'fd1' }]))).toEqual([read]);
     expect(parseDriveList('[]\n')).toEqual([]);
-    expect(parseDriveList(JSON.stringify([drive, { ...drive, driveUUID: VIRTUAL }]))).toHaveLength(2);
+    expect(parseDriveList(JSON.stringify([{ ...printed, serial_number: '', device_path: null }]))).toEqual([
+      { ...read, serial: null, devicePath: null },
+    ]);
+  });
+
+  it('reads the list after warnings printed before it', () => {
+    expect(parseDriveList(`warning: the CLI version differs from the cluster's\n${JSON.stringify([printed])}`)).toEqual(
+      [read],
+    );
   });
 
   it.each([
     ['text', 'no drives'],
-    ['an object instead of a list', JSON.stringify(drive)],
-    ['a missing drive UUID', JSON.stringify([{ ...drive, driveUUID: undefined }])],
-    ['a container ID as a string', JSON.stringify([{ ...drive, containerId: '3' }])],
-    ['a zero size', JSON.stringify([{ ...drive, sizeGiB: 0 }])],
+    ['an object instead of a list', JSON.stringify(printed)],
+    ['a missing UUID', JSON.stringify([{ ...printed, uuid: undefined }])],
+    ['a size as a string', JSON.stringify([{ ...printed, size_bytes: '3' }])],
+    ['no status', JSON.stringify([{ ...printed, status: '' }])],
+    ['a serial as a number', JSON.stringify([{ ...printed, serial_number: 7 }])],
     ['a list of strings', '["a"]'],
   ])('rejects a drive list with %s, naming the command', (_why, stdout) => {
     expect(() => driveListCall(3).parse(stdout)).toThrow(WekaOutputError);
-    expect(() => driveListCall(3).parse(stdout)).toThrow(/^weka cluster drive list 3 --json: unexpected output/);
+    expect(() => driveListCall(3).parse(stdout)).toThrow(/^weka cluster drive --container 3 --json: unexpected output/);
   });
 });
 

@@ -3,11 +3,12 @@ import {
   findDriveByVirtualUUID,
   planClusterCreate,
   planContainerAdd,
-  planDriveAdd,
+  nextDriveRemovalStep,
   planSignProxy,
   planVirtualAdd,
   planVirtualRemove,
   type ClusterDrive,
+  type DriveRemovalStep,
   type DriveInfo,
 } from '../../../src/weka/index.js';
 
@@ -89,30 +90,28 @@ describe('planVirtualRemove', () => {
   });
 });
 
-describe('planDriveAdd and the drive to remove', () => {
-  const added: ClusterDrive = {
-    driveUUID: DRIVE,
-    virtualUUID: VIRTUAL,
-    devicePath: null,
-    serial: null,
-    containerId: 4,
-    sizeGiB: 400,
-    status: 'ACTIVE',
-  };
-
-  it('adds a drive only when the container does not list it yet', () => {
-    expect(planDriveAdd([], { containerId: 4, virtualUUID: VIRTUAL })).toBe('run');
-    expect(planDriveAdd([added], { containerId: 4, virtualUUID: VIRTUAL })).toBe('already-done');
-    expect(findDriveByVirtualUUID([added], VIRTUAL)?.driveUUID).toBe(DRIVE);
+describe('the drive to add or remove', () => {
+  const drive = (status: string): ClusterDrive => ({
+    uuid: VIRTUAL,
+    devicePath: '/dev/nvme0n1',
+    serial: 'S1',
+    sizeBytes: 400 * 2 ** 30,
+    status,
   });
 
-  it('reports a conflict when the listed drive belongs to another container', () => {
-    expect(planDriveAdd([added], { containerId: 5, virtualUUID: VIRTUAL })).toHaveProperty('conflict');
-  });
-
-  it('finds the drive to remove by its virtual UUID, in any case, only while it is listed', () => {
-    expect(findDriveByVirtualUUID([added], VIRTUAL.toUpperCase())?.driveUUID).toBe(DRIVE);
+  it('finds a virtual drive by its virtual UUID, in any case, only while it is listed', () => {
+    expect(findDriveByVirtualUUID([drive('ACTIVE')], VIRTUAL.toUpperCase())?.uuid).toBe(VIRTUAL);
     expect(findDriveByVirtualUUID([], VIRTUAL)).toBeUndefined();
+  });
+
+  it.each<[string, ClusterDrive[], DriveRemovalStep]>([
+    ['a drive the cluster does not have', [], 'already-done'],
+    ['an active drive', [drive('ACTIVE')], 'deactivate'],
+    ['an inactive drive', [drive('INACTIVE')], 'remove'],
+    ['a drive whose data is still moving', [drive('PHASING_OUT')], { wait: 'PHASING_OUT' }],
+    ['another drive than the one asked for', [{ ...drive('ACTIVE'), uuid: DRIVE }], 'already-done'],
+  ])('takes out %s: %j', (_what, shown, step) => {
+    expect(nextDriveRemovalStep(shown, VIRTUAL)).toEqual(step);
   });
 });
 

@@ -117,7 +117,7 @@ describe('parseDriveShow', () => {
     ['an array', '[]'],
     ['null', 'null'],
     ['a JSON string', '"ok"'],
-    ['log noise before the JSON', `warning: slow device\n${JSON.stringify(signedShow)}`],
+    ['log noise after the JSON', `${JSON.stringify(signedShow)}\nwarning: slow device`],
     ['unknown drive type', JSON.stringify({ ...signedShow, type: 'SLC' })],
     ['capacity as a string', JSON.stringify({ ...signedShow, capacityGiB: '3840' })],
     ['negative capacity', JSON.stringify({ ...signedShow, capacityGiB: -1 })],

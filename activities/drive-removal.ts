@@ -1,0 +1,56 @@
+// Taking one drive out of its Weka cluster the way Weka asks for it, for virtual and whole drives
+// alike: deactivate it (Weka phases its data out onto the cluster's other drives), wait until it
+// is INACTIVE, then remove it. Each pass reads the drive first, so a retry after a lost answer
+// carries on from where the drive is; a drive the cluster no longer has is done.
+import {
+  DRIVE_PHASING_OUT,
+  driveDeactivateCall,
+  driveDoesNotExist,
+  driveRemoveCall,
+  driveShowCall,
+  nextDriveRemovalStep,
+  type WekaCall,
+} from '../src/weka/index.js';
+import type { ExecTargetRef } from './types.js';
+import type { WekaCli } from './weka-cli.js';
+
+/** Raised while Weka still moves a deactivated drive's data: the teardown waits and asks again. */
+export class DrivePhasingOut extends Error {
+  override readonly name = DRIVE_PHASING_OUT;
+}
+
+export async function takeDriveOut(run: WekaCli, target: ExecTargetRef, uuid: string): Promise<void> {
+  // Deactivating, then (the drive read again) removing: two passes when nothing is in the way.
+  for (let pass = 0; pass < 2; pass++) {
+    const step = nextDriveRemovalStep(await run(target, driveShowCall(uuid)), uuid);
+    if (step === 'already-done') return;
+    if (typeof step === 'object')
+      throw new DrivePhasingOut(`drive ${uuid} is ${step.wait}: Weka is still phasing its data out`);
+    const call = step === 'deactivate' ? driveDeactivateCall(uuid) : driveRemoveCall(uuid);
+    if ((await runUnlessGone(run, target, call, uuid)) === 'gone' || step === 'remove') return;
+  }
+  throw new DrivePhasingOut(`drive ${uuid} was deactivated and is not INACTIVE yet`);
+}
+
+/** Runs a deactivate or remove; the drive gone meanwhile (another attempt removed it) is done. */
+async function runUnlessGone(
+  run: WekaCli,
+  target: ExecTargetRef,
+  call: WekaCall<void>,
+  uuid: string,
+): Promise<'ran' | 'gone'> {
+  try {
+    await run(target, call);
+    return 'ran';
+  } catch (err) {
+    if (driveDoesNotExist(uuid).test(stderrOf(err))) return 'gone';
+    throw err;
+  }
+}
+
+/** What a failed Weka call printed on stderr (WekaCommandRefused and WekaCommandFailed carry it unquoted). */
+export function stderrOf(err: unknown): string {
+  const stderr = (err as { stderr?: unknown } | null)?.stderr;
+  if (typeof stderr === 'string') return stderr;
+  return err instanceof Error ? err.message : String(err);
+}
