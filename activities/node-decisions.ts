@@ -12,6 +12,7 @@ import { createIfAbsent, orIfMissing } from './kube/errors.js';
 import { ApplicationFailure } from '@temporalio/activity';
 import { deletePod, ensurePod, POD_START_TIMEOUT_MS, POD_UNSCHEDULABLE, waitPodRunning } from './kube/pods.js';
 import { WekaApi } from './kube/weka-api.js';
+import { ALLOCATIONS_ANNOTATION, decodeLedger } from '../src/lifecycle/allocation-ledger.js';
 import type { MutexOutcome } from '../src/protocol.js';
 
 export function createNodeDecisions(deps: ActivityDeps) {
@@ -74,6 +75,13 @@ export function createNodeDecisions(deps: ActivityDeps) {
         return !(c.metadata.deletionTimestamp && released);
       });
       if (users.length > 0) return { ok: true, result: { removed: false, users: users.length } };
+      // A container whose object is gone (its finalizer removed by hand) keeps its ledger entry until
+      // its teardown releases it, and that release reads the node's devices in the proxy pod.
+      // A ledger that cannot be read may hold some: the proxy stays until a person mends it.
+      const nodeObject = await orIfMissing(api.core.readNode({ name: node }), null);
+      const ledger = decodeLedger(nodeObject?.metadata?.annotations?.[ALLOCATIONS_ANNOTATION]);
+      const held = ledger.ok ? Object.keys(ledger.ledger.containers).length : 1;
+      if (nodeObject && held > 0) return { ok: true, result: { removed: false, users: held } };
       const name = proxyName(node);
       await deletePod(api.core, deps.operatorNamespace, name);
       await api.delete('WekaContainer', { namespace: deps.operatorNamespace, name });
