@@ -76,6 +76,7 @@ export function createWekaActivities(deps: ActivityDeps) {
       virtualUUID: drive.virtualUUID,
       ownerClusterGUID: clusterGUID,
       sizeGiB: drive.capacityGiB,
+      expected: { physicalUUID: drive.physicalUUID, serial: drive.serial },
     };
     const plan = planVirtualAdd(await run(target, showDriveCall(devicePath)), request);
     conflict(plan, `signing virtual drive ${drive.virtualUUID} on ${devicePath}`);
@@ -201,7 +202,12 @@ export function createWekaActivities(deps: ActivityDeps) {
 
     async unsignVirtualDrive({ target, node, drive, clusterGUID }: VirtualDriveOnNode): Promise<void> {
       const devicePath = await devicePathOf(node, drive);
-      const request = { devicePath, virtualUUID: drive.virtualUUID, ownerClusterGUID: clusterGUID };
+      const request = {
+        devicePath,
+        virtualUUID: drive.virtualUUID,
+        ownerClusterGUID: clusterGUID,
+        expected: { physicalUUID: drive.physicalUUID, serial: drive.serial },
+      };
       const plan = planVirtualRemove(await run(target, showDriveCall(devicePath)), request);
       conflict(plan, `removing virtual drive ${drive.virtualUUID} from ${devicePath}`);
       if (plan === 'run') await run(target, virtualRemoveCall(request));

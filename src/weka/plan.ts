@@ -5,7 +5,13 @@
 import { DRIVE_ACTIVE, DRIVE_INACTIVE, type ClusterDrive } from './cluster-drive.js';
 import { CONTAINER_INACTIVE, findContainerById, type WekaContainerState } from './cluster-container.js';
 import type { ContainerAddRequest, WekaClusterInfo, WekaContainerInfo } from './cluster-formation.js';
-import { freeCapacityGiB, type DriveInfo, type VirtualAddRequest, type VirtualRemoveRequest } from './sign-drive.js';
+import {
+  freeCapacityGiB,
+  type DriveInfo,
+  type ExpectedDrive,
+  type VirtualAddRequest,
+  type VirtualRemoveRequest,
+} from './sign-drive.js';
 import { sameUUID } from './validate.js';
 
 export type Plan = 'run' | 'already-done' | { readonly conflict: string };
@@ -23,7 +29,7 @@ export function planSignProxy(info: DriveInfo): Plan {
 }
 
 export function planVirtualAdd(info: DriveInfo, req: VirtualAddRequest): Plan {
-  const mismatch = deviceMismatch(info, req.devicePath);
+  const mismatch = deviceMismatch(info, req.devicePath) ?? identityMismatch(info, req.expected);
   if (mismatch) return mismatch;
   const existing = info.virtualDrives.find((vd) => sameUUID(vd.virtualUUID, req.virtualUUID));
   if (existing) {
@@ -48,7 +54,7 @@ export function planVirtualAdd(info: DriveInfo, req: VirtualAddRequest): Plan {
 }
 
 export function planVirtualRemove(info: DriveInfo, req: VirtualRemoveRequest): Plan {
-  const mismatch = deviceMismatch(info, req.devicePath);
+  const mismatch = deviceMismatch(info, req.devicePath) ?? identityMismatch(info, req.expected);
   if (mismatch) return mismatch;
   const existing = info.virtualDrives.find((vd) => sameUUID(vd.virtualUUID, req.virtualUUID));
   if (!existing) return 'already-done';
@@ -146,6 +152,25 @@ function containerNameMismatch(existing: WekaContainerState, req: ContainerRemov
   if (req.name === undefined || existing.name === req.name) return undefined;
   return {
     conflict: `container ${req.containerId} is ${existing.name} in cluster ${existing.clusterGUID}, not ${req.name}; refusing to remove it`,
+  };
+}
+
+/**
+ * The device at the path is no longer the drive the node recorded there: NVMe names are not stable
+ * across reboots, so another drive may now answer to it. Signing or unsigning there would change
+ * the wrong drive's header, so both drives are named and nothing is done.
+ */
+export function identityMismatch(info: DriveInfo, expected: ExpectedDrive | undefined): Plan | undefined {
+  if (!expected) return undefined;
+  const sameDrive =
+    info.physicalUUID !== null &&
+    sameUUID(info.physicalUUID, expected.physicalUUID) &&
+    (expected.serial === undefined || expected.serial === '' || info.serial === expected.serial);
+  if (sameDrive) return undefined;
+  const found = `${info.physicalUUID ? `physical drive ${info.physicalUUID}` : 'a drive not signed for Weka'} (serial ${info.serial})`;
+  const recorded = `physical drive ${expected.physicalUUID}${expected.serial ? ` (serial ${expected.serial})` : ''}`;
+  return {
+    conflict: `${info.devicePath} is now ${found}, not ${recorded} as the node recorded it: the device names changed (a reboot?); refusing to touch it until the node's drives are published again`,
   };
 }
 

@@ -56,12 +56,22 @@ export interface VirtualAddRequest {
   readonly virtualUUID: string;
   readonly ownerClusterGUID: string;
   readonly sizeGiB: number;
+  /** The drive the node recorded at devicePath: the device there must still be it. */
+  readonly expected?: ExpectedDrive;
+}
+
+/** A physical drive as the node recorded it when it was shared (its shared-drives annotation). */
+export interface ExpectedDrive {
+  readonly physicalUUID: string;
+  readonly serial?: string;
 }
 
 export interface VirtualRemoveRequest {
   readonly devicePath: string;
   readonly virtualUUID: string;
   readonly ownerClusterGUID: string;
+  /** As for VirtualAddRequest. */
+  readonly expected?: ExpectedDrive;
 }
 
 function validFlags(flags: readonly SignFlag[]): SignFlag[] {

@@ -10,11 +10,7 @@ import { SIGNED_UUID_ANNOTATION } from '../../activities/device-sets.js';
 import { createLocalBlockVolumes } from '../../deploy/local/local-volumes.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import type { Condition } from '../../src/api/index.js';
-import {
-  decodeSharedDrivesAnnotation,
-  SHARED_DRIVES_ANNOTATION,
-  WITHHELD_DRIVES_ANNOTATION,
-} from '../../src/annotations/index.js';
+import { WITHHELD_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import { deleteOperation, startSignDrivesOperation, waitFinished } from '../support/manual-operation.js';
 import { CLUSTER_UID_LABEL, DEVICE_CLAIM_FINALIZER } from '../../src/lifecycle/device-sets.js';
 import { withAllocation } from '../../src/lifecycle/allocation-ledger.js';
@@ -26,7 +22,13 @@ import { POOL_LABEL, readCluster } from '../support/clusters.js';
 import { listContainers, WEKA_API } from '../support/containers.js';
 import { warningEvent } from '../support/events.js';
 import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
-import { startTestOperator, startWekaCluster, waitProxiesGone, type TestOperator } from '../support/operator.js';
+import {
+  sharedDrivesOf,
+  startTestOperator,
+  startWekaCluster,
+  waitProxiesGone,
+  type TestOperator,
+} from '../support/operator.js';
 import { showDevice, sim } from '../support/simulator.js';
 import { recordHistory } from '../support/histories.js';
 
@@ -83,13 +85,6 @@ async function podsOf(uid: string) {
       labelSelector: `${CLUSTER_UID_LABEL}=${uid}`,
     })
   ).items;
-}
-
-async function sharedDrives(node: string) {
-  const text = (await core().readNode({ name: node })).metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '[]';
-  const decoded = decodeSharedDrivesAnnotation(text);
-  if (!decoded.ok) throw new Error(decoded.error.message);
-  return decoded.drives;
 }
 
 async function clusterCondition(ref: ObjectRef, type: string, reason: string, timeoutMs = 120_000): Promise<Condition> {
@@ -153,7 +148,7 @@ describe('device sets', () => {
 
       // Signed for the proxy and shared: the node offers them, and the member's virtual drives are on them.
       for (const d of DISKS) expect((await showDevice(node, d.path)).signature).toBe('proxy');
-      const shared = await sharedDrives(node);
+      const shared = await sharedDrivesOf(node);
       const uuids = claims.map((c) => c.metadata!.annotations![SIGNED_UUID_ANNOTATION]!).sort();
       expect(shared.map((d) => d.physicalUUID).sort()).toEqual(uuids);
       const [member] = await listContainers(kubeConfig(), ref.namespace);
@@ -171,7 +166,7 @@ describe('device sets', () => {
       await eventually('its claims and device pods deleted', async () =>
         (await claimsOf(uid)).length === 0 && (await podsOf(uid)).length === 0 ? true : undefined,
       );
-      expect(await sharedDrives(node)).toEqual([]);
+      expect(await sharedDrivesOf(node)).toEqual([]);
       // No drive container is left on the node: neither is its ssdproxy.
       await waitProxiesGone(op.deps.operatorNamespace, [node], 60_000);
 
@@ -185,7 +180,7 @@ describe('device sets', () => {
         devicePaths: DISKS.map((d) => d.path),
       });
       await waitFinished(sign);
-      expect(await sharedDrives(node)).toEqual([]);
+      expect(await sharedDrivesOf(node)).toEqual([]);
       const withheld = (await core().readNode({ name: node })).metadata?.annotations?.[WITHHELD_DRIVES_ANNOTATION];
       expect(JSON.parse(withheld ?? '[]')).toEqual(uuids);
       await deleteOperation(op, sign, signUid);
@@ -249,7 +244,7 @@ describe('device sets', () => {
         300_000,
       );
       await eventually('the claims deleted', async () => ((await claimsOf(uid)).length === 0 ? true : undefined));
-      expect(await sharedDrives(node)).toEqual([]);
+      expect(await sharedDrivesOf(node)).toEqual([]);
     },
   );
 

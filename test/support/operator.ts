@@ -2,6 +2,7 @@
 // the test file, with its own task queue so test files never pick up each other's work, or the
 // whole operator as a process (operator-process.ts); and drive containers driven through it.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type { PhysicalDrive } from '../../src/allocation/index.js';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { pino } from 'pino';
@@ -15,7 +16,11 @@ import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import { FINALIZER, proxyName, type ObjectRef } from '../../src/lifecycle/names.js';
 import { DEFAULT_ALLOWED_IMAGES } from '../../src/lifecycle/image-policy.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
-import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
+import {
+  decodeSharedDrivesAnnotation,
+  encodeSharedDrivesAnnotation,
+  SHARED_DRIVES_ANNOTATION,
+} from '../../src/annotations/index.js';
 import { eventually } from './async.js';
 import {
   createContainerObject,
@@ -176,6 +181,14 @@ export async function sharedDrivesNode(
   await addNode({ name: node, devices, labels });
   await signSharedDrives({ kubeConfig: kubeConfig(), simulatorRoot: simulatorRoot(), node, devices });
   return node;
+}
+
+/** The drives the node shares, as its shared-drives annotation records them (none without one). */
+export async function sharedDrivesOf(node: string): Promise<PhysicalDrive[]> {
+  const read = await kubeConfig().makeApiClient(CoreV1Api).readNode({ name: node });
+  const decoded = decodeSharedDrivesAnnotation(read.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '[]');
+  if (!decoded.ok) throw new Error(decoded.error.message);
+  return [...decoded.drives];
 }
 
 /** A Node object with two signed 3840 GiB TLC drives in its annotation; nothing runs there. */

@@ -90,6 +90,48 @@ describe('planVirtualRemove', () => {
   });
 });
 
+describe('the drive at a path is still the one the node recorded', () => {
+  const PHYSICAL = proxy.physicalUUID!;
+  const OTHER_PHYSICAL = 'fb05d910-0000-4000-8000-000000000002';
+  const recorded = { physicalUUID: PHYSICAL, serial: 'S1' };
+  const removeRequest = { devicePath: '/dev/nvme0n1', virtualUUID: VIRTUAL, ownerClusterGUID: CLUSTER };
+
+  it('signs and unsigns on the recorded drive, whatever the case of its UUID', () => {
+    expect(planVirtualAdd(proxy, { ...addRequest, expected: recorded })).toBe('run');
+    expect(planVirtualAdd(proxy, { ...addRequest, expected: { physicalUUID: PHYSICAL.toUpperCase() } })).toBe('run');
+    expect(planVirtualRemove(withVirtual, { ...removeRequest, expected: recorded })).toBe('run');
+  });
+
+  it.each<[string, DriveInfo, { physicalUUID: string; serial?: string }, string]>([
+    [
+      'another proxy drive',
+      { ...proxy, physicalUUID: OTHER_PHYSICAL, serial: 'S2' },
+      recorded,
+      `/dev/nvme0n1 is now physical drive ${OTHER_PHYSICAL} (serial S2), not physical drive ${PHYSICAL} (serial S1) as the node recorded it`,
+    ],
+    [
+      'the same UUID on a drive with another serial',
+      { ...proxy, serial: 'S9' },
+      recorded,
+      `/dev/nvme0n1 is now physical drive ${PHYSICAL} (serial S9), not physical drive ${PHYSICAL} (serial S1)`,
+    ],
+    [
+      'a drive not signed for Weka',
+      { ...unsigned, serial: 'S3' },
+      { physicalUUID: PHYSICAL },
+      `/dev/nvme0n1 is now a drive not signed for Weka (serial S3), not physical drive ${PHYSICAL} as the node recorded it`,
+    ],
+  ])('refuses %s, naming both', (_what, found, expected, message) => {
+    for (const plan of [
+      planVirtualAdd(found, { ...addRequest, expected }),
+      planVirtualRemove(found, { ...removeRequest, expected }),
+    ]) {
+      expect(plan).toEqual({ conflict: expect.stringContaining(message) });
+      expect((plan as { conflict: string }).conflict).toContain('refusing to touch it');
+    }
+  });
+});
+
 describe('the drive to add or remove', () => {
   const drive = (status: string): ClusterDrive => ({
     uuid: VIRTUAL,
