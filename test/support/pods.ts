@@ -13,14 +13,20 @@ export async function readPod(namespace: string, name: string): Promise<V1Pod | 
 }
 
 /** Evicts the pod as `kubectl drain` does; the HTTP status the apiserver answered (201, or 429 for a budget). */
-export async function evictPod(namespace: string, name: string): Promise<number> {
+export async function evictPod(namespace: string, name: string, o: { dryRun?: boolean } = {}): Promise<number> {
   try {
     await kubeConfig()
       .makeApiClient(CoreV1Api)
       .createNamespacedPodEviction({
         namespace,
         name,
-        body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } },
+        body: {
+          apiVersion: 'policy/v1',
+          kind: 'Eviction',
+          metadata: { name, namespace },
+          // A probe: answered as an eviction would be, without evicting.
+          ...(o.dryRun ? { deleteOptions: { dryRun: ['All'] } } : {}),
+        },
       });
     return 201;
   } catch (err) {
