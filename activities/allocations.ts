@@ -136,7 +136,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       const reason = adoptionReason(decoded.drives, theirs.drives);
       if (reason !== undefined) {
         deps.logger.info({ node, reason }, "adopting the node's drives: reading its devices");
-        const published = await publisher.publish(node, []).catch((err: unknown) => {
+        const published = await publisher.publish(node).catch((err: unknown) => {
           const passing = err instanceof ApplicationFailure ? !err.nonRetryable : kubeFailure(err) === 'transient';
           if (passing) throw err;
           throw new LedgerNotRebuilt(node, err);
@@ -162,7 +162,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
         { node },
         "the node's allocation ledger is gone while containers hold allocations: reading its devices",
       );
-      const published = await publisher.publish(node, []).catch((err: unknown) => {
+      const published = await publisher.publish(node).catch((err: unknown) => {
         const passing = err instanceof ApplicationFailure ? !err.nonRetryable : kubeFailure(err) === 'transient';
         if (passing) throw err;
         throw new LedgerNotRebuilt(node, err);

@@ -28,7 +28,13 @@ import { podEnded } from '../src/lifecycle/pods.js';
 import { FIELD_MANAGER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/lifecycle/names.js';
 import { labelSelectorText } from '../src/lifecycle/sign-drives-request.js';
 import { imageAllowed } from '../src/lifecycle/image-policy.js';
-import { NON_RETRYABLE_WEKA_ERRORS, showDriveCall, signProxyCall, type DriveInfo } from '../src/weka/index.js';
+import {
+  NON_RETRYABLE_WEKA_ERRORS,
+  readDriveCall,
+  signProxyCall,
+  WekaDeviceNotListed,
+  type DriveInfo,
+} from '../src/weka/index.js';
 import type { MutexOutcome, MutexPayloads } from '../src/protocol.js';
 import type { ActivityDeps } from './deps.js';
 import type { DeviceSetSigned } from './types.js';
@@ -113,9 +119,9 @@ export function createDeviceSetActivities(deps: ActivityDeps) {
   /** Reads one device inside its pod; null when the pod does not see it (its volume is not attached yet). */
   async function readDevice(claim: DeviceClaim): Promise<DriveInfo | null> {
     try {
-      return await run({ namespace, pod: claim.pod, container: WEKA_POD_CONTAINER }, showDriveCall(claim.devicePath));
+      return await run({ namespace, pod: claim.pod, container: WEKA_POD_CONTAINER }, readDriveCall(claim.devicePath));
     } catch (err) {
-      if (isWekaRefusal(err) && /no such device/i.test(err.message)) return null;
+      if (err instanceof WekaDeviceNotListed) return null;
       throw err;
     }
   }
@@ -303,7 +309,6 @@ export function createDeviceSetActivities(deps: ActivityDeps) {
         const declared = deviceSetDriveType(set);
         const { claims, pods } = await objectsOnNode(ref.uid, set.name, node);
         const result: DeviceSetSigned = { signed: 0, skipped: [], notAttached: [] };
-        const listed: string[] = [];
         for (const claim of deviceSetClaims(ownerOf(cluster), set, node)) {
           const object = claims.get(claim.name);
           if (object?.status?.phase !== 'Bound' || object.metadata?.annotations?.[SIGNED_UUID_ANNOTATION]) continue;
@@ -341,15 +346,13 @@ export function createDeviceSetActivities(deps: ActivityDeps) {
             continue;
           }
           await annotateClaim(claim.name, after.physicalUUID);
-          listed.push(after.devicePath);
           result.signed++;
           deps.logger.info({ node, claim: claim.name, physicalUUID: after.physicalUUID }, 'device set device signed');
         }
         // Published whenever a device of the set is signed, now or by an attempt that failed after
-        // marking it: the node must offer what is marked. The devices as the node sees them are
-        // read too, in case lsblk does not list them as disks.
+        // marking it: the node must offer what is marked.
         const marked = [...claims.values()].some((c) => c.metadata?.annotations?.[SIGNED_UUID_ANNOTATION]);
-        if (result.signed > 0 || marked) await publisher.publish(node, listed);
+        if (result.signed > 0 || marked) await publisher.publish(node);
         return { ok: true, result };
       } catch (err) {
         // Never holds the node's mutex for long: the third failure is the answer.
@@ -409,7 +412,7 @@ export function createDeviceSetActivities(deps: ActivityDeps) {
           try {
             info = await run(
               { namespace, pod: pod.metadata?.name ?? '', container: WEKA_POD_CONTAINER },
-              showDriveCall(device.devicePath),
+              readDriveCall(device.devicePath),
             );
           } catch (err) {
             if (!isWekaRefusal(err)) throw err;
@@ -439,7 +442,7 @@ export function createDeviceSetActivities(deps: ActivityDeps) {
               message: `device set ${set} on node ${node}: ${[...inUse, ...unread].join('; ')}`,
             },
           };
-        if (nodeObject && withheld.length > 0) await publisher.publish(node, [], withheld);
+        if (nodeObject && withheld.length > 0) await publisher.publish(node, withheld);
         for (const claim of claims.values()) {
           const finalizers = claim.metadata?.finalizers ?? [];
           if (finalizers.includes(DEVICE_CLAIM_FINALIZER))

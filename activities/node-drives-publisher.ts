@@ -21,18 +21,14 @@ import {
 import { ALLOCATIONS_ANNOTATION, encodeLedger, reconcileLedger } from '../src/lifecycle/allocation-ledger.js';
 import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER } from '../src/lifecycle/names.js';
 import { reconcileSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../src/lifecycle/node-drives.js';
-import { mapLimited } from '../src/map-limited.js';
-import { listBlockDevicesCall, NON_RETRYABLE_WEKA_ERRORS, showDriveCall, type DriveInfo } from '../src/weka/index.js';
+import { listDrivesCall } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
 import { ledgerOf } from './kube/node-ledger.js';
 import { mergeHeaders, WekaApi } from './kube/weka-api.js';
 import { createNodeDecisions } from './node-decisions.js';
-import type { ExecTargetRef, NodeDrivesPublished } from './types.js';
+import type { NodeDrivesPublished } from './types.js';
 import { wekaCli } from './weka-cli.js';
-
-/** Device reads in flight at once while a node's drives are published. */
-const DEVICE_READS = 4;
 
 /** Conditional writes to a node give up after this many lost races (then the activity is retried). */
 const NODE_WRITE_ATTEMPTS = 10;
@@ -43,33 +39,12 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
   const proxies = createNodeDecisions(deps);
 
   /**
-   * What each device reports, read DEVICE_READS at a time (the node's mutex waits for the slowest
-   * of them, not for their sum); a device the proxy cannot find is left out (it is not there).
-   */
-  async function readDevices(target: ExecTargetRef, paths: readonly string[]): Promise<DriveInfo[]> {
-    const read = await mapLimited(paths, DEVICE_READS, async (path) => {
-      try {
-        return await run(target, showDriveCall(path));
-      } catch (err) {
-        if (!(err instanceof Error && NON_RETRYABLE_WEKA_ERRORS.includes(err.name))) throw err;
-        deps.logger.warn({ device: path, err }, 'a listed device cannot be read; it is left out');
-        return null;
-      }
-    });
-    return read.filter((d): d is DriveInfo => d !== null);
-  }
-
-  /**
-   * `listedPaths`: devices to read besides the node's disks (just signed ones, say). `withheld`:
+   * The node's devices are what `weka-sign-drive list` in its proxy lists. `withheld`:
    * physical UUIDs the node stops offering although their devices are still there (a device set
    * being released); they join the node's withheld drives (WITHHELD_DRIVES_ANNOTATION), which no
    * publish offers again while a device reports them.
    */
-  async function publish(
-    node: string,
-    listedPaths: readonly string[],
-    withheld: readonly string[] = [],
-  ): Promise<NodeDrivesPublished> {
+  async function publish(node: string, withheld: readonly string[] = []): Promise<NodeDrivesPublished> {
     const proxy = await proxies.ensureProxy({ node });
     if (!proxy.ok) throw ApplicationFailure.nonRetryable(proxy.error.message, proxy.error.type);
     const target = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };
@@ -92,9 +67,7 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
       if (!blocked.ok) throw unreadable(blocked.error);
       if (!withheldBefore.ok) throw unreadable(withheldBefore.error);
       const ledger = ledgerOf(current);
-      const disks = (await run(target, listBlockDevicesCall())).filter((d) => d.type === 'disk').map((d) => d.path);
-      const paths = [...new Set([...disks, ...decoded.drives.map((d) => d.devicePath), ...listedPaths])];
-      const devices = await readDevices(target, paths);
+      const devices = await run(target, listDrivesCall());
       const signed = devices.filter((d) => d.signature === 'proxy' && d.physicalUUID !== null);
       // Withheld for as long as a device reports the UUID: wiped, detached or signed anew, it is forgotten.
       const withheldNow = [...new Set([...withheldBefore.serials, ...withheld])].filter((uuid) =>

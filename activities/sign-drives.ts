@@ -20,7 +20,7 @@ import {
 import {
   listBlockDevicesCall,
   NON_RETRYABLE_WEKA_ERRORS,
-  showDriveCall,
+  readDriveCall,
   signExclusiveCall,
   signProxyCall,
   type DriveInfo,
@@ -72,10 +72,10 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
       } catch (err) {
         if (!isDeviceRefusal(err)) throw err;
         // Refused because an earlier attempt, or another operation, signed it since our probe? Then it is done.
-        if ((await run(target, showDriveCall(devicePath))).signature !== mode)
+        if ((await run(target, readDriveCall(devicePath))).signature !== mode)
           return { skipped: refusalSkip(devicePath, err.message) };
       }
-      after = await run(target, showDriveCall(devicePath));
+      after = await run(target, readDriveCall(devicePath));
     }
     if (after.signature !== mode || after.physicalUUID === null)
       throw new DeviceRefused(`${devicePath} is not signed for ${mode} use after signing it`);
@@ -140,7 +140,7 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
      */
     async signDrive({ node, devicePath, operation }: MutexPayloads['sign-drive']): Promise<MutexOutcome> {
       try {
-        showDriveCall(devicePath); // a device path that is no device path is refused before anything is read
+        readDriveCall(devicePath); // a device path that is no device path is refused before anything is read
         const asked = await requestOnNode(node, operation);
         const notAsked = (why: string): MutexOutcome => {
           deps.logger.warn({ node, devicePath, refusal: why }, 'refused to sign a device');
@@ -164,7 +164,7 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
               : `${what} (${request.type}) does not choose it on node ${node}`,
           );
         }
-        const info = await run(target, showDriveCall(devicePath));
+        const info = await run(target, readDriveCall(devicePath));
         const verdict = signingVerdict({
           mode: request.mode,
           device,
@@ -222,18 +222,12 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
       return { ...choice, nothingChosen: nothingChosenMessage(asked.request.type, devices) };
     },
 
-    /** Makes the node say what its devices hold (node-drives-publisher.ts). Executed by the node's mutex. */
-    async publishNodeDrives({
-      node,
-      drives,
-    }: {
-      node: string;
-      drives: ProxySignedDrive[];
-    }): Promise<NodeDrivesPublished> {
-      return publisher.publish(
-        node,
-        drives.map((d) => d.devicePath),
-      );
+    /**
+     * Makes the node say what its devices hold (node-drives-publisher.ts), the drives just signed
+     * among them: the proxy lists every device. Executed by the node's mutex.
+     */
+    async publishNodeDrives({ node }: { node: string; drives: ProxySignedDrive[] }): Promise<NodeDrivesPublished> {
+      return publisher.publish(node);
     },
   };
 }

@@ -5,7 +5,7 @@
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/index.js';
 import type { ContainerAllocation } from '../src/lifecycle/node-allocations.js';
 import { proxyName, WEKA_POD_CONTAINER } from '../src/lifecycle/names.js';
-import { showDriveCall } from '../src/weka/index.js';
+import { driveAt, listDrivesCall } from '../src/weka/index.js';
 import type { V1Node } from '@kubernetes/client-node';
 import type { ActivityDeps } from './deps.js';
 import { wekaCli } from './weka-cli.js';
@@ -39,11 +39,8 @@ export function createSignedOnDevices(deps: ActivityDeps) {
     // the GiB taken until the node's devices are read again.
     for (let attempt = 1; ; attempt++) {
       try {
-        for (const path of paths) {
-          const info = await run(target, showDriveCall(path));
-          if (info.virtualDrives.some((v) => wanted.has(v.virtualUUID))) return true;
-        }
-        return false;
+        const listed = await run(target, listDrivesCall());
+        return [...paths].some((path) => driveAt(listed, path).virtualDrives.some((v) => wanted.has(v.virtualUUID)));
       } catch (err) {
         if (attempt < READ_ATTEMPTS) continue;
         deps.logger.warn(

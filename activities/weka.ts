@@ -22,7 +22,7 @@ import {
   planVirtualAdd,
   planVirtualRemove,
   sameUUID,
-  showDriveCall,
+  readDriveCall,
   virtualAddCall,
   virtualRemoveCall,
   type Plan,
@@ -78,9 +78,10 @@ export function createWekaActivities(deps: ActivityDeps) {
       sizeGiB: drive.capacityGiB,
       expected: { physicalUUID: drive.physicalUUID, serial: drive.serial },
     };
-    const plan = planVirtualAdd(await run(target, showDriveCall(devicePath)), request);
+    const info = await run(target, readDriveCall(devicePath));
+    const plan = planVirtualAdd(info, request);
     conflict(plan, `signing virtual drive ${drive.virtualUUID} on ${devicePath}`);
-    if (plan === 'run') await run(target, virtualAddCall(request));
+    if (plan === 'run') await run(target, virtualAddCall({ ...request, physicalUUID: info.physicalUUID! }));
   }
 
   /**
@@ -208,9 +209,10 @@ export function createWekaActivities(deps: ActivityDeps) {
         ownerClusterGUID: clusterGUID,
         expected: { physicalUUID: drive.physicalUUID, serial: drive.serial },
       };
-      const plan = planVirtualRemove(await run(target, showDriveCall(devicePath)), request);
+      const info = await run(target, readDriveCall(devicePath));
+      const plan = planVirtualRemove(info, request);
       conflict(plan, `removing virtual drive ${drive.virtualUUID} from ${devicePath}`);
-      if (plan === 'run') await run(target, virtualRemoveCall(request));
+      if (plan === 'run') await run(target, virtualRemoveCall({ ...request, physicalUUID: info.physicalUUID! }));
     },
   };
 }

@@ -12,7 +12,7 @@ import {
   listBlockDevicesCall,
   planContainerRemove,
   sameUUID,
-  showDriveCall,
+  readDriveCall,
   signExclusiveCall,
   WEKA_COMMAND_REFUSED,
   wholeDriveAddCall,
@@ -90,7 +90,7 @@ export function createWholeDriveActivities(deps: ActivityDeps) {
      */
     async releaseWholeDrive(ref: WholeDriveRef & { clusterGUID: string }): Promise<void> {
       const devicePath = await devicePathOf(ref);
-      const info = await run(ref.target, showDriveCall(devicePath));
+      const info = await run(ref.target, readDriveCall(devicePath));
       if (info.signature !== 'exclusive')
         throw ApplicationFailure.nonRetryable(
           `${devicePath} (serial ${ref.serial}) on node ${ref.node} is no longer signed for exclusive use (${info.signature}); leaving it as it is`,

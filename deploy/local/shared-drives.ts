@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import type { PhysicalDrive } from '../../src/allocation/index.js';
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
-import { parseDriveShow } from '../../src/weka/index.js';
+import { driveAt, parseSignDriveList } from '../../src/weka/index.js';
 import type { SimulatedDevice } from './fake-nodes.js';
 import { simulatorArgs, simulatorFiles } from './weka-sim/bundle.js';
 
@@ -39,8 +39,9 @@ export async function signSharedDrives(o: {
   const drives: PhysicalDrive[] = [];
   for (const d of o.devices) {
     await simulate(o.simulatorRoot, o.node, '--', 'weka-sign-drive', 'sign', 'proxy', d.path);
-    const info = parseDriveShow(
-      await simulate(o.simulatorRoot, o.node, '--', 'weka-sign-drive', 'show', '--json', d.path),
+    const info = driveAt(
+      parseSignDriveList(await simulate(o.simulatorRoot, o.node, '--', 'weka-sign-drive', 'list', '-j')),
+      d.path,
     );
     drives.push({
       physicalUUID: info.physicalUUID!,

@@ -6,11 +6,17 @@ export const WEKA_INPUT_ERROR = 'WekaInputError';
 export const WEKA_OUTPUT_ERROR = 'WekaOutputError';
 export const WEKA_COMMAND_REFUSED = 'WekaCommandRefused';
 export const WEKA_COMMAND_FAILED = 'WekaCommandFailed';
+export const WEKA_DEVICE_NOT_LISTED = 'WekaDeviceNotListed';
 /** A drive deactivated in its Weka cluster whose data Weka is still moving to the other drives. */
 export const DRIVE_PHASING_OUT = 'DrivePhasingOut';
 
 /** Error names that retrying cannot fix: bad arguments, unparseable output, a definite refusal. */
-export const NON_RETRYABLE_WEKA_ERRORS: readonly string[] = [WEKA_INPUT_ERROR, WEKA_OUTPUT_ERROR, WEKA_COMMAND_REFUSED];
+export const NON_RETRYABLE_WEKA_ERRORS: readonly string[] = [
+  WEKA_INPUT_ERROR,
+  WEKA_OUTPUT_ERROR,
+  WEKA_COMMAND_REFUSED,
+  WEKA_DEVICE_NOT_LISTED,
+];
 
 const QUOTE_LIMIT = 300;
 
@@ -54,6 +60,17 @@ export class WekaCommandRefused extends Error {
     this.command = command;
     this.exitCode = exitCode;
     this.stderr = stderr;
+  }
+}
+
+/** The tool's device list has no device at the path asked about (detached, or never there). */
+export class WekaDeviceNotListed extends Error {
+  override readonly name = WEKA_DEVICE_NOT_LISTED;
+  readonly devicePath: string;
+
+  constructor(command: string, devicePath: string, listed: readonly string[]) {
+    super(`${command}: no device ${devicePath} (listed: ${listed.length > 0 ? listed.join(', ') : 'none'})`);
+    this.devicePath = devicePath;
   }
 }
 

@@ -19,7 +19,7 @@ const COMPILED_MAIN = fileURLToPath(new URL('../../dist/deploy/local/weka-sim/ma
 /** Commands the operator's activities run on every container, all of them reads, so repeatable. */
 const COMMANDS: ReadonlyArray<readonly string[]> = [
   ['lsblk', '-J'],
-  ['weka-sign-drive', 'show', '--json', '/dev/nvme0n1'],
+  ['weka-sign-drive', 'list', '-j'],
   ['weka', 'cluster', 'list'],
 ];
 

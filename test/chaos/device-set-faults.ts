@@ -12,7 +12,7 @@ import type { WekaCluster } from '../../src/api/index.js';
 import { ALLOCATIONS_ANNOTATION, decodeLedger } from '../../src/lifecycle/allocation-ledger.js';
 import { CLUSTER_UID_LABEL } from '../../src/lifecycle/device-sets.js';
 import { proxyName } from '../../src/lifecycle/names.js';
-import { parseDriveShow, type DriveInfo } from '../../src/weka/index.js';
+import { driveAt, parseSignDriveList, type DriveInfo } from '../../src/weka/index.js';
 import { eventually, sleep } from '../support/async.js';
 import {
   createWekaClusterObject,
@@ -64,7 +64,10 @@ export async function deleteDeviceSetClaim(world: ChaosWorld, random: Random): P
       )
     ).items;
   const show = async (path: string): Promise<DriveInfo> =>
-    parseDriveShow(await simRetryingFaultsAt(world.cp.simulatorRoot, node, 'weka-sign-drive', 'show', '--json', path));
+    driveAt(
+      parseSignDriveList(await simRetryingFaultsAt(world.cp.simulatorRoot, node, 'weka-sign-drive', 'list', '-j')),
+      path,
+    );
   const onDevice = async (path: string): Promise<OnDevice> => {
     const info = await show(path);
     const text = (await retried('reading the node', () => core.readNode({ name: node }))).metadata?.annotations?.[

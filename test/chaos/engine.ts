@@ -11,7 +11,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { PhysicalDrive } from '../../src/allocation/index.js';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
-import { parseDriveShow } from '../../src/weka/index.js';
+import { driveAt, parseSignDriveList } from '../../src/weka/index.js';
 import { eventually, mapLimit, sleep } from '../support/async.js';
 import {
   createContainerObject,
@@ -188,8 +188,11 @@ class ChaosRun {
   private async readCapacities(): Promise<void> {
     for (const node of this.world.nodes)
       for (const d of PRESSURE_DEVICES) {
-        const info = parseDriveShow(
-          await simRetryingFaultsAt(this.world.cp.simulatorRoot, node, 'weka-sign-drive', 'show', '--json', d.path),
+        const info = driveAt(
+          parseSignDriveList(
+            await simRetryingFaultsAt(this.world.cp.simulatorRoot, node, 'weka-sign-drive', 'list', '-j'),
+          ),
+          d.path,
         );
         this.capacities.set(`${node} ${info.physicalUUID}`, info.capacityGiB);
         this.capacities.set(`${node} ${d.path}`, info.capacityGiB);

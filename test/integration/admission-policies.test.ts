@@ -35,7 +35,7 @@ import {
   WORKFLOW,
   type LifecycleWorkflow,
 } from '../../src/protocol.js';
-import { completeCall, showDriveCall } from '../../src/weka/index.js';
+import { completeCall, readDriveCall } from '../../src/weka/index.js';
 import { operatorCommands } from '../support/weka-commands.js';
 import { eventually } from '../support/async.js';
 import { createContainerObject, rejection, WEKA_API, WEKA_CONTAINERS } from '../support/containers.js';
@@ -202,7 +202,7 @@ describe("the exec policy, for the operator's service account", () => {
     }
     // And through the operator's own transport (a websocket, as the operator execs).
     const exec = KubeExecTransport.fromKubeConfig(operator.kubeConfig, { maxAttempts: 1 });
-    const call = showDriveCall(device);
+    const call = readDriveCall(device);
     expect(completeCall(call, await exec.run(target, call.argv))).toMatchObject({ devicePath: device });
   });
 

@@ -67,13 +67,13 @@ async function signedElsewhere(prefix: string) {
         'weka-sign-drive',
         'virtual',
         'add',
-        d.path,
-        '--virtual-uuid',
-        randomUUID(),
-        '--owner-cluster-guid',
-        other,
+        shown.physicalUUID!,
         '--size',
         String(size),
+        '--owner-cluster-guid',
+        other,
+        '--virtual-uuid',
+        randomUUID(),
       );
     drives.push({
       physicalUUID: shown.physicalUUID!,

@@ -49,7 +49,7 @@ class TruncatingExec implements ExecTransport {
 
   async run(target: ExecTarget, argv: readonly string[], opts?: ExecOptions): Promise<ExecResult> {
     const result = await this.inner.run(target, argv, opts);
-    if (!this.pods.has(`${target.namespace}/${target.pod}`) || argv[0] !== 'weka-sign-drive' || argv[1] !== 'show')
+    if (!this.pods.has(`${target.namespace}/${target.pod}`) || argv[0] !== 'weka-sign-drive' || argv[1] !== 'list')
       return result;
     return { ...result, stdout: result.stdout.slice(0, Math.floor(result.stdout.length / 2)) };
   }
@@ -391,7 +391,7 @@ const ROWS: AnyRow[] = [
   }),
 
   row({
-    name: 'truncated output of weka-sign-drive show stops the container before it signs anything, and it proceeds after a spec change',
+    name: 'truncated output of weka-sign-drive list stops the container before it signs anything, and it proceeds after a spec change',
     where: 'condition Ready=False StepFailed quoting the command and its output + Warning Event',
     async setup() {
       const base = await nodeWith([TLC_3840], 'truncated');
@@ -404,9 +404,7 @@ const ROWS: AnyRow[] = [
     },
     async seesMessage(c) {
       const cond = await refusal(c.ref, 'Ready', 'StepFailed', 90_000);
-      expect(cond.message).toContain(
-        `weka-sign-drive show --json ${TLC_3840.path}: unexpected output (not valid JSON): "{`,
-      );
+      expect(cond.message).toContain(`weka-sign-drive list -j: unexpected output (not valid JSON): "{`);
       expect(cond.message).toMatch(/^signing virtual drive 1 of 1/);
       expect(await warningEvent(c.ref, 'StepFailed')).toBe(cond.message);
       await waitForPhase(c.ref, 'Error', 30_000);

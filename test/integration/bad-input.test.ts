@@ -21,7 +21,7 @@ import {
   completeCall,
   containerListCall,
   driveListCall,
-  showDriveCall,
+  readDriveCall,
   WekaInputError,
   WekaOutputError,
   type WekaCall,
@@ -206,15 +206,18 @@ function outputRow(what: string, call: WekaCall<unknown>, stdout: string): Row {
   };
 }
 
-const SIGNED_SHOW = JSON.stringify({
-  devicePath: DEVICE.path,
-  serial: 'SIM0001',
-  capacityGiB: DEVICE.capacityGiB,
-  type: 'TLC',
-  signed: true,
-  signature: 'proxy',
-  physicalUUID: '924ace49-45e3-4961-8e1f-c2a883c50fd9',
-  virtualDrives: [],
+const SIGNED_LIST = JSON.stringify({
+  command: 'list',
+  timestamp: '2026-12-06T07:00:00Z',
+  devices: [
+    {
+      path: DEVICE.path,
+      status: 'weka_formatted',
+      physical_uuid: '924ace49-45e3-4961-8e1f-c2a883c50fd9',
+      hardware: { serial_number: 'SIM0001', size_bytes: DEVICE.capacityGiB * 2 ** 30, iu_size: 4096 },
+      weka_info: { cluster_guid: null, is_proxy: true, virtual_drives: [] },
+    },
+  ],
 });
 const DRIVE_LIST = JSON.stringify([
   {
@@ -281,7 +284,7 @@ const ROWS: Row[] = [
         const control = await commandsDuring(() =>
           acts.signDrive({ node, devicePath: DEVICE.path, operation: signing }),
         );
-        expect(control.map((e) => e.argv.slice(-3).join(' '))).toContain(`show --json ${DEVICE.path}`);
+        expect(control.map((e) => e.argv.join(' '))).toContain('weka-sign-drive list -j');
       },
     } satisfies Row;
   })(),
@@ -325,8 +328,8 @@ const ROWS: Row[] = [
   // Garbage or cut-off output: representative cases; test/unit/weka/*.test.ts has the full list.
   outputRow(
     'JSON cut off halfway',
-    showDriveCall(DEVICE.path),
-    SIGNED_SHOW.slice(0, Math.floor(SIGNED_SHOW.length / 2)),
+    readDriveCall(DEVICE.path),
+    SIGNED_LIST.slice(0, Math.floor(SIGNED_LIST.length / 2)),
   ),
   outputRow(
     'a list cut off after its first entry',

@@ -123,13 +123,13 @@ describe('capacity accounting', () => {
         'weka-sign-drive',
         'virtual',
         'add',
-        device.devicePath,
-        '--virtual-uuid',
-        stray,
-        '--owner-cluster-guid',
-        '5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
+        device.physicalUUID!,
         '--size',
         '500',
+        '--owner-cluster-guid',
+        '5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
+        '--virtual-uuid',
+        stray,
       );
 
       const ref = { namespace: ns, name: 'read-the-devices' };

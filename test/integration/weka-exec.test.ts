@@ -24,7 +24,7 @@ import {
   planSignProxy,
   planVirtualAdd,
   planVirtualRemove,
-  showDriveCall,
+  readDriveCall,
   signProxyCall,
   virtualAddCall,
   virtualRemoveCall,
@@ -84,9 +84,9 @@ describe('Weka CLI calls through Kubernetes exec', () => {
     const transport = KubeExecTransport.fromKubeConfig(kubeConfig());
     const run: Run = async (call) => completeCall(call, await transport.run(pod, call.argv, { timeoutMs: 20_000 }));
 
-    expect(planSignProxy(await run(showDriveCall(device)))).toBe('run');
+    expect(planSignProxy(await run(readDriveCall(device)))).toBe('run');
     await run(signProxyCall(device));
-    const signed = await run(showDriveCall(device));
+    const signed = await run(readDriveCall(device));
     expect(signed).toMatchObject({ signature: 'proxy', capacityGiB: 3840, type: 'TLC', virtualDrives: [] });
     expect(planSignProxy(signed)).toBe('already-done');
 
@@ -96,10 +96,12 @@ describe('Weka CLI calls through Kubernetes exec', () => {
 
     // The first attempt changes the device header, then "crashes": its answer is lost.
     await sim(node, 'faults', '--fail-after-effect-rate', '1');
-    await expect(run(virtualAddCall(add))).rejects.toBeInstanceOf(WekaCommandFailed);
+    await expect(run(virtualAddCall({ ...add, physicalUUID: signed.physicalUUID! }))).rejects.toBeInstanceOf(
+      WekaCommandFailed,
+    );
     await sim(node, 'faults', '--clear');
     // The retry probes first, finds the effect, and does not sign again.
-    expect(planVirtualAdd(await run(showDriveCall(device)), add)).toBe('already-done');
+    expect(planVirtualAdd(await run(readDriveCall(device)), add)).toBe('already-done');
 
     expect(findDriveByVirtualUUID(await run(driveListCall(containerId)), virtualUUID)).toBeUndefined();
     await run(driveAddCall({ containerId, virtualUUID, type: 'TLC' }));
@@ -114,9 +116,9 @@ describe('Weka CLI calls through Kubernetes exec', () => {
     expect(nextDriveRemovalStep(await run(driveShowCall(virtualUUID)), virtualUUID)).toBe('already-done');
 
     const remove = { devicePath: device, virtualUUID, ownerClusterGUID: cluster.guid };
-    expect(planVirtualRemove(await run(showDriveCall(device)), remove)).toBe('run');
-    await run(virtualRemoveCall(remove));
-    const after = await run(showDriveCall(device));
+    expect(planVirtualRemove(await run(readDriveCall(device)), remove)).toBe('run');
+    await run(virtualRemoveCall({ ...remove, physicalUUID: signed.physicalUUID! }));
+    const after = await run(readDriveCall(device));
     expect(after.virtualDrives).toEqual([]);
     expect(planVirtualRemove(after, remove)).toBe('already-done');
 
@@ -170,14 +172,14 @@ describe('Weka CLI calls through Kubernetes exec', () => {
     },
   );
 
-  it('refuses a device path with shell metacharacters before anything runs', async () => {
+  it('refuses a physical UUID with shell metacharacters before anything runs', async () => {
     expect(() =>
       virtualAddCall({
-        devicePath: '/dev/nvme0n1; rm -rf /',
+        physicalUUID: '4f1c2d3e-0000-4000-8000-00000000000d; rm -rf /',
         virtualUUID: '4f1c2d3e-0000-4000-8000-00000000000b',
         ownerClusterGUID: '4f1c2d3e-0000-4000-8000-00000000000c',
         sizeGiB: 10,
       }),
-    ).toThrow(/device path/i);
+    ).toThrow(/physical UUID/i);
   });
 });

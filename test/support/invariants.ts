@@ -17,7 +17,8 @@ import {
   parseClusterList,
   parseContainerList,
   parseDriveList,
-  parseDriveShow,
+  driveAt,
+  parseSignDriveList,
   DRIVE_POOLS,
   type DriveInfo,
   type WekaContainerInfo,
@@ -112,7 +113,7 @@ export async function observe(scope: InvariantScope, world: ObservedWorld): Prom
     4,
     async ({ node, path }) => ({
       node,
-      info: parseDriveShow(await simRetryingFaults(node, 'weka-sign-drive', 'show', '--json', path)),
+      info: driveAt(parseSignDriveList(await simRetryingFaults(node, 'weka-sign-drive', 'list', '-j')), path),
     }),
   );
   // Cluster state is shared by all nodes: any node can answer for it.

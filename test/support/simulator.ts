@@ -2,7 +2,7 @@
 // invariants (the operator itself only reaches the simulator through Kubernetes exec). The same
 // calls as the benchmarks' (deploy/local/shared-drives.ts), on the harness's control plane.
 import { createSimulatedCluster, simulate } from '../../deploy/local/shared-drives.js';
-import { parseDriveShow, type DriveInfo } from '../../src/weka/index.js';
+import { driveAt, parseSignDriveList, type DriveInfo } from '../../src/weka/index.js';
 import { simulatorRoot } from './harness.js';
 import { simRetryingFaultsAt, simulatorLogAt, type SimLogEntry } from './sim-access.js';
 
@@ -22,7 +22,7 @@ export async function simRetryingFaults(node: string, ...argv: string[]): Promis
 }
 
 export async function showDevice(node: string, device: string): Promise<DriveInfo> {
-  return parseDriveShow(await sim(node, '--', 'weka-sign-drive', 'show', '--json', device));
+  return driveAt(parseSignDriveList(await sim(node, '--', 'weka-sign-drive', 'list', '-j')), device);
 }
 
 export async function createWekaCluster(node: string, name: string): Promise<string> {

@@ -15,7 +15,7 @@ import {
   driveShowCall,
   driveRemoveCall,
   listBlockDevicesCall,
-  showDriveCall,
+  listDrivesCall,
   SIGN_FLAGS,
   signExclusiveCall,
   signProxyCall,
@@ -33,15 +33,15 @@ export function operatorCommands(o: {
 }): Array<readonly string[]> {
   const { device, uuid, guid, containerId } = o;
   return [
-    showDriveCall(device).argv,
+    listDrivesCall().argv,
     signProxyCall(device).argv,
     signProxyCall(device, [...SIGN_FLAGS]).argv,
     signExclusiveCall(device).argv,
     // Each flag first once: the policy checks the executable and its first argument.
     ...SIGN_FLAGS.map((flag) => signExclusiveCall(device, [flag]).argv),
     listBlockDevicesCall().argv,
-    virtualAddCall({ devicePath: device, virtualUUID: uuid, ownerClusterGUID: guid, sizeGiB: o.sizeGiB }).argv,
-    virtualRemoveCall({ devicePath: device, virtualUUID: uuid, ownerClusterGUID: guid }).argv,
+    virtualAddCall({ physicalUUID: uuid, virtualUUID: uuid, ownerClusterGUID: guid, sizeGiB: o.sizeGiB }).argv,
+    virtualRemoveCall({ physicalUUID: uuid, virtualUUID: uuid }).argv,
     clusterCreateCall('tenant').argv,
     clusterListCall().argv,
     containerAddCall({ clusterGUID: guid, name: 'ns_drive', hostname: 'node-1', basePort: 35000, agentPort: 35300 })

@@ -3,7 +3,7 @@
 // persists what they changed.
 import { integerArg, parseArgs, positionals, required } from './args.js';
 import { describeShape } from './device-header.js';
-import type { DeviceHeader } from './node-state.js';
+import type { DeviceHeader, DriveType } from './node-state.js';
 import { findDevice, uuidOption, type NodeView } from './node-view.js';
 import { SimRefusal, UsageError, type ToolOutput } from './outcome.js';
 import { signPhysical } from './sign-physical.js';
@@ -13,40 +13,107 @@ export const SIGN_DRIVE_USAGE = `usage:
   weka-sign-drive sign proxy [FLAGS] [--] DEVICE    (sign for drive sharing)
     FLAGS: --allow-erase-weka-partitions --allow-erase-non-weka-partitions
            --allow-non-empty-device --skip-trim-format
-  weka-sign-drive show [--json] DEVICE
-  weka-sign-drive virtual add DEVICE --virtual-uuid UUID --owner-cluster-guid GUID --size GIB
-  weka-sign-drive virtual remove DEVICE --virtual-uuid UUID --owner-cluster-guid GUID`;
+  weka-sign-drive list [-j|--json]
+  weka-sign-drive show DEVICE [--json]
+  weka-sign-drive virtual add PHYSICAL_UUID --size GB --owner-cluster-guid GUID --virtual-uuid UUID
+  weka-sign-drive virtual remove PHYSICAL_UUID --virtual-uuid UUID`;
+
+/** Bytes per GiB: a header's capacity is kept in GiB, the tool prints bytes. */
+const GIB = 2 ** 30;
+
+/** The indirection-unit size each type's drives report (TLC below 16 KiB, QLC from it). */
+const IU_SIZE: Readonly<Record<DriveType, number>> = { TLC: 4096, QLC: 16384 };
 
 export function runSignDrive(args: readonly string[], node: NodeView, newUUID: () => string): ToolOutput {
   const [group, action, ...rest] = args;
   if (group === 'sign' && action === 'proxy') return signPhysical(rest, node, newUUID, 'proxy');
   // No subcommand: flags, or "--", then the device.
   if (group?.startsWith('-')) return signPhysical(args, node, newUUID, 'exclusive');
+  if (group === 'list') return list(args.slice(1), node);
   if (group === 'show') return show(args.slice(1), node);
   if (group === 'virtual' && action === 'add') return virtualAdd(rest, node);
   if (group === 'virtual' && action === 'remove') return virtualRemove(rest, node);
   throw new UsageError(`unknown command ${JSON.stringify(args.slice(0, 2).join(' '))}\n${SIGN_DRIVE_USAGE}`);
 }
 
+/**
+ * Every device the caller sees, at the path it sees it: a pod given block volumes sees those
+ * devices only, at the paths its spec names; the node (a proxy pod) sees all of them.
+ */
+function visibleDevices(node: NodeView): [string, DeviceHeader][] {
+  if (node.aliases && node.aliases.size > 0)
+    return [...node.aliases].flatMap(([alias, path]) => {
+      const device = node.devices.get(path);
+      return device ? [[alias, device] as [string, DeviceHeader]] : [];
+    });
+  return [...node.devices.values()].map((d) => [d.devicePath, d]);
+}
+
+/** The layout of docs/weka-interface.md, `weka-sign-drive list -j`. */
+function list(args: readonly string[], node: NodeView): ToolOutput {
+  const parsed = parseArgs(args, { flags: ['--json'], aliases: { '-j': '--json' } });
+  positionals(parsed, []);
+  const devices = visibleDevices(node).sort(([a], [b]) => a.localeCompare(b));
+  if (!parsed.flags.has('--json')) {
+    const rows = devices.map(([path, d]) =>
+      [d.physicalUUID ?? '-', path, `${d.capacityGiB} GiB`, String(d.virtualDrives.length), statusOf(d)].join('  '),
+    );
+    return { stdout: `${['PHYSICAL UUID  DEVICE  CAPACITY  NUM VIDS  STATUS', ...rows].join('\n')}\n`, changes: [] };
+  }
+  const report = {
+    command: 'list',
+    timestamp: new Date().toISOString(),
+    devices: devices.map(([path, d]) => ({
+      path,
+      status: statusOf(d),
+      physical_uuid: d.physicalUUID ?? '',
+      hardware: hardwareOf(d),
+      weka_info:
+        d.signature === 'none'
+          ? null
+          : {
+              cluster_guid: d.signature === 'exclusive' ? d.clusterGUID : null,
+              is_proxy: d.signature === 'proxy',
+              ...(d.signature === 'proxy'
+                ? {
+                    virtual_drives: d.virtualDrives.map((vd) => ({
+                      virtual_uuid: vd.virtualUUID,
+                      cluster_uuid: vd.ownerClusterGUID,
+                      size_gb: vd.sizeGiB,
+                    })),
+                  }
+                : {}),
+            },
+    })),
+  };
+  return { stdout: `${JSON.stringify(report, null, 2)}\n`, changes: [] };
+}
+
+/** Signed for Weka, either way: `weka_formatted`; anything else shows as the one other status a source shows. */
+function statusOf(d: DeviceHeader): string {
+  return d.signature === 'none' ? 'excluded' : 'weka_formatted';
+}
+
+function hardwareOf(d: DeviceHeader) {
+  return { serial_number: d.serial, model: d.model, size_bytes: d.capacityGiB * GIB, iu_size: IU_SIZE[d.type] };
+}
+
+/** The header as the reference reads it (`partitions[0].header`, `hardware`); the human form adds the rest. */
 function show(args: readonly string[], node: NodeView): ToolOutput {
   const parsed = parseArgs(args, { flags: ['--json'] });
   const [path] = positionals(parsed, ['DEVICE']);
   const device = findDevice(node, path!);
   const signed = device.signature !== 'none';
   if (parsed.flags.has('--json')) {
-    // An unsigned device has no physical UUID yet: the field is left out, "signed" is false.
-    const report = {
-      devicePath: device.devicePath,
-      serial: device.serial,
-      capacityGiB: device.capacityGiB,
-      type: device.type,
-      signed,
-      signature: device.signature,
-      ...(signed ? { physicalUUID: device.physicalUUID } : {}),
-      ...(device.signature === 'exclusive' ? { clusterGUID: device.clusterGUID } : {}),
-      virtualDrives: device.virtualDrives,
-    };
-    return { stdout: `${JSON.stringify(report, null, 2)}\n`, changes: [] };
+    const partitions = signed
+      ? [
+          {
+            size: device.capacityGiB * GIB,
+            header: { physical_uuid: device.physicalUUID, is_proxy: device.signature === 'proxy' },
+          },
+        ]
+      : [];
+    return { stdout: `${JSON.stringify({ partitions, hardware: hardwareOf(device) }, null, 2)}\n`, changes: [] };
   }
   const lines = [
     `device: ${device.devicePath}`,
@@ -65,14 +132,23 @@ function claim(device: DeviceHeader): string {
   return device.clusterGUID ? `, cluster GUID ${device.clusterGUID}` : ', unclaimed';
 }
 
+/** The proxy drive with this physical UUID, wherever the node has it. */
+function proxyDrive(node: NodeView, physicalUUID: string): DeviceHeader {
+  const device = [...node.devices.values()].find((d) => d.physicalUUID === physicalUUID);
+  if (!device) throw new SimRefusal(`no drive with physical UUID ${physicalUUID} on node ${node.nodeName}`);
+  if (device.signature !== 'proxy') throw new SimRefusal(`${device.devicePath} is not signed for proxy use`);
+  return device;
+}
+
 function virtualAdd(args: readonly string[], node: NodeView): ToolOutput {
   const parsed = parseArgs(args, { values: ['--virtual-uuid', '--owner-cluster-guid', '--size'] });
-  const [path] = positionals(parsed, ['DEVICE']);
+  const [physical] = positionals(parsed, ['PHYSICAL_UUID']);
+  // The real tool makes up a virtual UUID and serves every cluster when these are left out; the
+  // operator always names both, and the simulator models only that.
   const virtualUUID = uuidOption(required(parsed, '--virtual-uuid'), '--virtual-uuid');
   const ownerClusterGUID = uuidOption(required(parsed, '--owner-cluster-guid'), '--owner-cluster-guid');
   const sizeGiB = integerArg('--size', required(parsed, '--size'), 1);
-  const device = findDevice(node, path!);
-  if (device.signature !== 'proxy') throw new SimRefusal(`${device.devicePath} is not signed for proxy use`);
+  const device = proxyDrive(node, uuidOption(physical!, 'PHYSICAL_UUID'));
   // Virtual UUIDs are unique per node: the proxy serves all of the node's devices.
   for (const other of node.devices.values()) {
     if (other.virtualDrives.some((vd) => vd.virtualUUID === virtualUUID)) {
@@ -101,22 +177,18 @@ function virtualAdd(args: readonly string[], node: NodeView): ToolOutput {
 }
 
 function virtualRemove(args: readonly string[], node: NodeView): ToolOutput {
-  const parsed = parseArgs(args, { values: ['--virtual-uuid', '--owner-cluster-guid'] });
-  const [path] = positionals(parsed, ['DEVICE']);
+  const parsed = parseArgs(args, { values: ['--virtual-uuid'] });
+  const [physical] = positionals(parsed, ['PHYSICAL_UUID']);
   const virtualUUID = uuidOption(required(parsed, '--virtual-uuid'), '--virtual-uuid');
-  const ownerClusterGUID = uuidOption(required(parsed, '--owner-cluster-guid'), '--owner-cluster-guid');
-  const device = findDevice(node, path!);
+  const device = proxyDrive(node, uuidOption(physical!, 'PHYSICAL_UUID'));
   const index = device.virtualDrives.findIndex((vd) => vd.virtualUUID === virtualUUID);
   const existing = device.virtualDrives[index];
   if (!existing) throw new SimRefusal(`virtual UUID ${virtualUUID} is not signed on ${device.devicePath}`);
-  if (existing.ownerClusterGUID !== ownerClusterGUID) {
-    throw new SimRefusal(
-      `virtual drive ${virtualUUID} on ${device.devicePath} belongs to cluster ${existing.ownerClusterGUID}, not ${ownerClusterGUID}`,
-    );
-  }
   device.virtualDrives.splice(index, 1);
   return {
     stdout: `Removed virtual drive ${virtualUUID} from ${device.devicePath}\n`,
-    changes: [{ kind: 'virtual-remove', device: device.devicePath, virtualUUID, ownerClusterGUID }],
+    changes: [
+      { kind: 'virtual-remove', device: device.devicePath, virtualUUID, ownerClusterGUID: existing.ownerClusterGUID },
+    ],
   };
 }

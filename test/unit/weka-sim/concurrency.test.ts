@@ -8,7 +8,8 @@ import {
   expectOk,
   freshPorts,
   readLog,
-  showJson,
+  listedDrive,
+  physicalUUIDAt,
   signedNode,
   simRoot,
   spawnSim,
@@ -26,6 +27,7 @@ describe('weka-sim under concurrent processes', () => {
 
   it(`loses no update when ${PROCESSES} virtual adds run at once on one device`, { timeout: 60_000 }, async () => {
     const state = await signedNode(await simRoot());
+    const physical = await physicalUUIDAt(state, '/dev/nvme0n1');
     const results = await Promise.all(
       Array.from({ length: PROCESSES }, (_, i) =>
         spawnSim(
@@ -36,20 +38,20 @@ describe('weka-sim under concurrent processes', () => {
             'weka-sign-drive',
             'virtual',
             'add',
-            '/dev/nvme0n1',
-            '--virtual-uuid',
-            uuid(i + 1),
-            '--owner-cluster-guid',
-            CLUSTER_A,
+            physical,
             '--size',
             '10',
+            '--owner-cluster-guid',
+            CLUSTER_A,
+            '--virtual-uuid',
+            uuid(i + 1),
           ],
           simArgs,
         ),
       ),
     );
     expect(results.map((r) => `${r.exitCode} ${r.stderr}`)).toEqual(Array(PROCESSES).fill('0 '));
-    const signed = (await showJson(state, '/dev/nvme0n1'))['virtualDrives'] as Array<{ virtualUUID: string }>;
+    const signed = (await listedDrive(state, '/dev/nvme0n1')).virtualDrives;
     expect(signed.map((vd) => vd.virtualUUID).sort()).toEqual(
       Array.from({ length: PROCESSES }, (_, i) => uuid(i + 1)).sort(),
     );
@@ -65,13 +67,13 @@ describe('weka-sim under concurrent processes', () => {
       'weka-sign-drive',
       'virtual',
       'add',
-      '/dev/nvme0n1',
-      '--virtual-uuid',
-      uuid(1),
-      '--owner-cluster-guid',
-      CLUSTER_A,
+      await physicalUUIDAt(state, '/dev/nvme0n1'),
       '--size',
       '10',
+      '--owner-cluster-guid',
+      CLUSTER_A,
+      '--virtual-uuid',
+      uuid(1),
     ];
     const codes = (await Promise.all(Array.from({ length: 6 }, () => spawnSim(argv, simArgs))))
       .map((r) => r.exitCode)

@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { partitionNumber, partitionPath } from '../../../deploy/local/weka-sim/device-header.js';
-import { expectOk, lsblkJson, nodeDir, showJson, sim, simRoot, tool } from './helpers.js';
+import { expectOk, lsblkJson, nodeDir, listedDrive, sim, simRoot, tool } from './helpers.js';
 
 /** A header as the simulator wrote it before devices had a model, partitions or exclusive signatures. */
 const OLD_HEADER = {
@@ -26,7 +26,14 @@ async function nodeWithHeader(header: Record<string, unknown>): Promise<{ state:
 describe('weka-sim device headers', () => {
   it('loads a header written before the new fields, with their defaults, and leaves the file as it was', async () => {
     const { state, file } = await nodeWithHeader(OLD_HEADER);
-    expect(await showJson(state, '/dev/nvme0n1')).toMatchObject({ signature: 'proxy', signed: true });
+    expect(await listedDrive(state, '/dev/nvme0n1')).toMatchObject({
+      signature: 'proxy',
+      physicalUUID: OLD_HEADER.physicalUUID,
+      serial: 'OLD1',
+      capacityGiB: 100,
+      type: 'QLC',
+      virtualDrives: [],
+    });
     expect(await lsblkJson(state, '-J', '-o', 'NAME,MODEL,VENDOR,FSTYPE,MOUNTPOINT')).toEqual([
       {
         name: 'nvme0n1',

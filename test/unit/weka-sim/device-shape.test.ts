@@ -12,7 +12,7 @@ import {
   readLog,
   rootDiskNode,
   shape,
-  showJson,
+  listedDrive,
   signedNode,
   sim,
   simRoot,
@@ -150,9 +150,9 @@ describe('weka-sim device (shaping a device as a node admin would)', () => {
     const state = await signedNode(await simRoot());
     await expectOk(tool(state, 'weka-sign-drive', '--', '/dev/nvme1n1'));
     await expectOk(shape(state, '/dev/nvme1n1', '--cluster-guid', CLUSTER_A.toUpperCase()));
-    expect(await showJson(state, '/dev/nvme1n1')).toMatchObject({ signature: 'exclusive', clusterGUID: CLUSTER_A });
+    expect(await listedDrive(state, '/dev/nvme1n1')).toMatchObject({ signature: 'exclusive', clusterGUID: CLUSTER_A });
     await expectOk(shape(state, '/dev/nvme1n1', '--no-cluster-guid'));
-    expect(await showJson(state, '/dev/nvme1n1')).toMatchObject({ signature: 'exclusive', clusterGUID: null });
+    expect(await listedDrive(state, '/dev/nvme1n1')).toMatchObject({ signature: 'exclusive', clusterGUID: null });
   });
 });
 
@@ -402,7 +402,7 @@ describe('shaping the devices a fake node starts with', () => {
     ]);
     await expectOk(tool(state, 'weka-sign-drive', '--allow-non-empty-device', '--', '/dev/nvme0n1'));
     await initNodeDevices(devices, run);
-    expect(await showJson(state, '/dev/nvme0n1')).toMatchObject({ signature: 'exclusive' });
+    expect(await listedDrive(state, '/dev/nvme0n1')).toMatchObject({ signature: 'exclusive' });
     expect((await readLog(state)).filter((e) => e.argv[0] === 'device')).toHaveLength(2);
   });
 });

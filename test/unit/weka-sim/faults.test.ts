@@ -8,7 +8,7 @@ import {
   expectOk,
   nodeDir,
   readLog,
-  showJson,
+  listedDrive,
   signedNode,
   sim,
   simRoot,
@@ -29,7 +29,7 @@ describe('weka-sim fault injection', () => {
     expect(result.exitCode).toBe(75);
     expect(result.stderr).toContain('simulated failure');
     await faults(state, '--clear');
-    expect((await showJson(state, '/dev/nvme0n1'))['virtualDrives']).toEqual([]);
+    expect((await listedDrive(state, '/dev/nvme0n1')).virtualDrives).toEqual([]);
     const failed = (await readLog(state)).find((e) => e.exitCode === 75);
     expect(failed).toMatchObject({ fault: 'fail-before-effect', changes: [] });
   });
@@ -41,7 +41,7 @@ describe('weka-sim fault injection', () => {
     expect(result).toMatchObject({ exitCode: 75, stdout: '' });
     expect(result.stderr).toContain('simulated crash after the change');
     await faults(state, '--clear');
-    expect((await showJson(state, '/dev/nvme0n1'))['virtualDrives']).toHaveLength(1);
+    expect((await listedDrive(state, '/dev/nvme0n1')).virtualDrives).toHaveLength(1);
     expect((await readLog(state)).find((e) => e.exitCode === 75)).toMatchObject({
       fault: 'fail-after-effect',
       changes: [{ kind: 'virtual-add' }],
@@ -54,7 +54,7 @@ describe('weka-sim fault injection', () => {
   it('lets reads fail too, without effect', async () => {
     const state = await signedNode(await simRoot());
     await faults(state, '--fail-after-effect-rate', '1');
-    const result = await tool(state, 'weka-sign-drive', 'show', '--json', '/dev/nvme0n1');
+    const result = await tool(state, 'weka-sign-drive', 'list', '-j');
     expect(result).toMatchObject({ exitCode: 75, stdout: '' });
   });
 
@@ -65,8 +65,7 @@ describe('weka-sim fault injection', () => {
       const state = await signedNode(root, node);
       await faults(state, '--fail-rate', '0.5', '--seed', '42');
       const codes: number[] = [];
-      for (let i = 0; i < 24; i++)
-        codes.push((await tool(state, 'weka-sign-drive', 'show', '--json', '/dev/nvme0n1')).exitCode);
+      for (let i = 0; i < 24; i++) codes.push((await tool(state, 'weka-sign-drive', 'list', '-j')).exitCode);
       outcomes.push(codes);
     }
     expect(outcomes[0]).toEqual(outcomes[1]);
@@ -84,7 +83,7 @@ describe('weka-sim fault injection', () => {
     const state = await signedNode(await simRoot());
     await faults(state, '--latency-ms', '150');
     const started = Date.now();
-    await expectOk(tool(state, 'weka-sign-drive', 'show', '--json', '/dev/nvme0n1'));
+    await expectOk(tool(state, 'weka-sign-drive', 'list', '-j'));
     expect(Date.now() - started).toBeGreaterThanOrEqual(150);
   });
 
@@ -93,11 +92,11 @@ describe('weka-sim fault injection', () => {
     const state = await signedNode(root, 'node-1');
     const other = await signedNode(root, 'node-2');
     await faults(state, '--fail-rate', '1');
-    expect((await tool(other, 'weka-sign-drive', 'show', '--json', '/dev/nvme0n1')).exitCode).toBe(0);
+    expect((await tool(other, 'weka-sign-drive', 'list', '-j')).exitCode).toBe(0);
     expect(JSON.parse(await readFile(join(state, 'faults.json'), 'utf8'))).toMatchObject({ failRate: 1, seed: 1 });
     await faults(state, '--clear');
     await expect(access(join(state, 'faults.json'))).rejects.toThrow();
-    expect((await tool(state, 'weka-sign-drive', 'show', '--json', '/dev/nvme0n1')).exitCode).toBe(0);
+    expect((await tool(state, 'weka-sign-drive', 'list', '-j')).exitCode).toBe(0);
   });
 
   it.each([

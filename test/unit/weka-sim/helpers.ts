@@ -8,8 +8,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, afterEach } from 'vitest';
 import { buildSimulator as buildBundle, simulatorArgs } from '../../../deploy/local/weka-sim/bundle.js';
 import { runSimulator } from '../../../deploy/local/weka-sim/cli.js';
-import type { LogEntry } from '../../../deploy/local/weka-sim/node-state.js';
+import { deviceFileName, type LogEntry } from '../../../deploy/local/weka-sim/node-state.js';
 import type { SimResult } from '../../../deploy/local/weka-sim/outcome.js';
+import { driveAt, parseSignDriveList, type DriveInfo } from '../../../src/weka/index.js';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 export const SIM_MAIN_TS = join(REPO_ROOT, 'deploy', 'local', 'weka-sim', 'main.ts');
@@ -88,10 +89,11 @@ export async function changesOfKind(state: string, kind: string): Promise<number
   return (await readLog(state)).flatMap((e) => e.changes).filter((c) => c.kind === kind).length;
 }
 
-export async function showJson(state: string, device: string): Promise<Record<string, unknown>> {
-  const result = await tool(state, 'weka-sign-drive', 'show', '--json', device);
-  if (result.exitCode !== 0) throw new Error(`show failed: ${result.stderr}`);
-  return JSON.parse(result.stdout) as Record<string, unknown>;
+/** The device as `weka-sign-drive list -j` reports it, read by the operator's parser. */
+export async function listedDrive(state: string, device: string): Promise<DriveInfo> {
+  const result = await tool(state, 'weka-sign-drive', 'list', '-j');
+  if (result.exitCode !== 0) throw new Error(`list failed: ${result.stderr}`);
+  return driveAt(parseSignDriveList(result.stdout), device);
 }
 
 /** A node with one proxy-signed 1000 GiB TLC device and one unsigned QLC device. */
@@ -110,7 +112,8 @@ export async function expectOk(result: Promise<SimResult> | SimResult): Promise<
   return r;
 }
 
-export function virtualAdd(
+/** Signs a virtual drive on the proxy drive at `device`, named by its physical UUID as the tool takes it. */
+export async function virtualAdd(
   state: string,
   device: string,
   virtualUUID: string,
@@ -122,14 +125,28 @@ export function virtualAdd(
     'weka-sign-drive',
     'virtual',
     'add',
-    device,
-    '--virtual-uuid',
-    virtualUUID,
-    '--owner-cluster-guid',
-    owner,
+    await physicalUUIDAt(state, device),
     '--size',
     String(sizeGiB),
+    '--owner-cluster-guid',
+    owner,
+    '--virtual-uuid',
+    virtualUUID,
   );
+}
+
+/** A physical UUID no drive has: what physicalUUIDAt gives for an unsigned device. */
+export const UNKNOWN_PHYSICAL_UUID = 'ffffffff-ffff-4fff-bfff-ffffffffffff';
+
+/**
+ * The physical UUID of the drive at `device` (UNKNOWN_PHYSICAL_UUID while it is unsigned), read
+ * from the node's header files: no command runs, so nothing is logged and no fault is injected.
+ */
+export async function physicalUUIDAt(state: string, device: string): Promise<string> {
+  const header = JSON.parse(await readFile(join(state, 'devices', deviceFileName(device)), 'utf8')) as {
+    physicalUUID: string | null;
+  };
+  return header.physicalUUID ?? UNKNOWN_PHYSICAL_UUID;
 }
 
 export async function createCluster(state: string, name: string): Promise<string> {
@@ -190,9 +207,10 @@ export async function rootDiskNode(root: string, node = 'node-1'): Promise<strin
   return state;
 }
 
-export function virtualRemove(state: string, device: string, virtualUUID: string, owner: string): Promise<SimResult> {
-  const argv = ['weka-sign-drive', 'virtual', 'remove', device, '--virtual-uuid', virtualUUID];
-  return tool(state, ...argv, '--owner-cluster-guid', owner);
+/** Removes a virtual drive from the proxy drive at `device`, named by its physical UUID as the tool takes it. */
+export async function virtualRemove(state: string, device: string, virtualUUID: string): Promise<SimResult> {
+  const physical = await physicalUUIDAt(state, device);
+  return tool(state, 'weka-sign-drive', 'virtual', 'remove', physical, '--virtual-uuid', virtualUUID);
 }
 
 /** The node's device header files, as text in name order: to check that a command changed nothing. */

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { changesOfKind, expectOk, nodeDir, showJson, signedNode, sim, simRoot } from './helpers.js';
+import { changesOfKind, expectOk, nodeDir, listedDrive, signedNode, sim, simRoot } from './helpers.js';
 
 describe('weka-sim init-node', () => {
   it('creates one header file per device, named from the device path', async () => {
@@ -18,11 +18,12 @@ describe('weka-sim init-node', () => {
       ),
     );
     expect((await readdir(join(state, 'devices'))).sort()).toEqual(['disk%2Fby-id%2Fnvme-x.json', 'nvme0n1.json']);
-    expect(await showJson(state, '/dev/disk/by-id/nvme-x')).toMatchObject({
+    expect(await listedDrive(state, '/dev/disk/by-id/nvme-x')).toMatchObject({
       serial: 'SERIAL1',
       capacityGiB: 100,
       type: 'QLC',
-      signed: false,
+      signature: 'none',
+      physicalUUID: null,
     });
   });
 
@@ -42,26 +43,26 @@ describe('weka-sim init-node', () => {
         ),
       );
       serials.push(
-        (await showJson(nodeDir(root, node), '/dev/nvme0n1'))['serial'],
-        (await showJson(nodeDir(root, node), '/dev/nvme1n1'))['serial'],
+        (await listedDrive(nodeDir(root, node), '/dev/nvme0n1')).serial,
+        (await listedDrive(nodeDir(root, node), '/dev/nvme1n1')).serial,
       );
     }
     expect(new Set(serials).size).toBe(4);
     const again = nodeDir(await simRoot(), 'node-1');
     await expectOk(sim('--state', again, 'init-node', '--device', '/dev/nvme0n1:1:TLC'));
-    expect((await showJson(again, '/dev/nvme0n1'))['serial']).toBe(serials[0]);
+    expect((await listedDrive(again, '/dev/nvme0n1')).serial).toBe(serials[0]);
   });
 
   it('is idempotent: re-running leaves existing devices, signatures included, alone and adds new ones', async () => {
     const root = await simRoot();
     const state = await signedNode(root);
-    const before = await showJson(state, '/dev/nvme0n1');
+    const before = await listedDrive(state, '/dev/nvme0n1');
     const out = await expectOk(
       sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:1000:TLC', '--device', '/dev/nvme2n1:500:TLC'),
     );
     expect(out.stdout).toContain('/dev/nvme0n1: unchanged');
-    expect(await showJson(state, '/dev/nvme0n1')).toEqual(before);
-    expect(await showJson(state, '/dev/nvme2n1')).toMatchObject({ capacityGiB: 500 });
+    expect(await listedDrive(state, '/dev/nvme0n1')).toEqual(before);
+    expect(await listedDrive(state, '/dev/nvme2n1')).toMatchObject({ capacityGiB: 500 });
     expect(await changesOfKind(state, 'device-init')).toBe(3);
   });
 

@@ -26,7 +26,7 @@ import {
   planSignProxy,
   planVirtualAdd,
   planVirtualRemove,
-  showDriveCall,
+  readDriveCall,
   signProxyCall,
   virtualAddCall,
   virtualRemoveCall,
@@ -59,9 +59,9 @@ describe('typed calls through an exec transport into the simulator', () => {
       const run = async <T>(call: WekaCall<T>): Promise<T> => completeCall(call, await transport.run(pod, call.argv));
       const device = '/dev/nvme0n1';
 
-      expect(planSignProxy(await run(showDriveCall(device)))).toBe('run');
+      expect(planSignProxy(await run(readDriveCall(device)))).toBe('run');
       await run(signProxyCall(device));
-      const signed = await run(showDriveCall(device));
+      const signed = await run(readDriveCall(device));
       expect(signed.physicalUUID).not.toBeNull();
       expect(planSignProxy(signed)).toBe('already-done');
       await expect(run(signProxyCall(device))).rejects.toBeInstanceOf(WekaCommandRefused);
@@ -81,10 +81,12 @@ describe('typed calls through an exec transport into the simulator', () => {
       const add = { devicePath: device, virtualUUID: uuid(1), ownerClusterGUID: cluster.guid, sizeGiB: 1000 };
       expect(planVirtualAdd(signed, add)).toBe('run');
       await expectOk(sim('--state', state, 'faults', '--fail-after-effect-rate', '1'));
-      await expect(run(virtualAddCall(add))).rejects.toBeInstanceOf(WekaCommandFailed);
+      await expect(run(virtualAddCall({ ...add, physicalUUID: signed.physicalUUID! }))).rejects.toBeInstanceOf(
+        WekaCommandFailed,
+      );
       await expectOk(sim('--state', state, 'faults', '--clear'));
       // The retry probes first and finds the crashed attempt's effect.
-      expect(planVirtualAdd(await run(showDriveCall(device)), add)).toBe('already-done');
+      expect(planVirtualAdd(await run(readDriveCall(device)), add)).toBe('already-done');
 
       expect(findDriveByVirtualUUID(await run(driveListCall(containerId)), uuid(1))).toBeUndefined();
       await run(driveAddCall({ containerId, virtualUUID: uuid(1), type: 'TLC' }));
@@ -101,9 +103,9 @@ describe('typed calls through an exec transport into the simulator', () => {
       expect(findDriveByVirtualUUID(await run(driveListCall(containerId)), uuid(1))).toBeUndefined();
 
       const remove = { devicePath: device, virtualUUID: uuid(1), ownerClusterGUID: cluster.guid };
-      expect(planVirtualRemove(await run(showDriveCall(device)), remove)).toBe('run');
-      await run(virtualRemoveCall(remove));
-      expect(planVirtualRemove(await run(showDriveCall(device)), remove)).toBe('already-done');
+      expect(planVirtualRemove(await run(readDriveCall(device)), remove)).toBe('run');
+      await run(virtualRemoveCall({ ...remove, physicalUUID: signed.physicalUUID! }));
+      expect(planVirtualRemove(await run(readDriveCall(device)), remove)).toBe('already-done');
 
       const changes = (await readLog(state))
         .flatMap((e) => e.changes.map((c) => c.kind))

@@ -8,10 +8,12 @@ import {
   expectOk,
   nodeDir,
   readLog,
-  showJson,
+  listedDrive,
   signedNode,
   sim,
   simRoot,
+  tool,
+  UNKNOWN_PHYSICAL_UUID,
   uuid,
   virtualAdd,
 } from './helpers.js';
@@ -20,8 +22,7 @@ function overcommit(state: string, ...args: string[]) {
   return sim('--state', state, 'overcommit', ...args);
 }
 
-const sizes = async (state: string) =>
-  ((await showJson(state, '/dev/nvme0n1'))['virtualDrives'] as Array<{ sizeGiB: number }>).map((v) => v.sizeGiB);
+const sizes = async (state: string) => (await listedDrive(state, '/dev/nvme0n1')).virtualDrives.map((v) => v.sizeGiB);
 
 describe('weka-sim over-commit mode', () => {
   it('refuses an over-commit by default', async () => {
@@ -40,7 +41,7 @@ describe('weka-sim over-commit mode', () => {
     await expectOk(virtualAdd(state, '/dev/nvme0n1', uuid(1), CLUSTER_A, 600));
     await expectOk(virtualAdd(state, '/dev/nvme0n1', uuid(2), CLUSTER_B, 500));
     await expectOk(virtualAdd(state, '/dev/nvme0n1', uuid(3), CLUSTER_B, 50));
-    // show reports what is signed, over the capacity: that is what the invariant checker sees.
+    // list reports what is signed, over the capacity: that is what the invariant checker sees.
     expect(await sizes(state)).toEqual([600, 500, 50]);
     const log = await readLog(state);
     expect(log.find((e) => e.argv[0] === 'overcommit')).toMatchObject({
@@ -62,7 +63,11 @@ describe('weka-sim over-commit mode', () => {
     expect(again.stderr).toContain('already signed');
     const unsigned = await virtualAdd(state, '/dev/nvme1n1', uuid(2), CLUSTER_A, 5000);
     expect(unsigned.exitCode).toBe(65);
-    expect(unsigned.stderr).toContain('not signed for proxy use');
+    expect(unsigned.stderr).toContain(`no drive with physical UUID ${UNKNOWN_PHYSICAL_UUID}`);
+    await expectOk(tool(state, 'weka-sign-drive', '--', '/dev/nvme1n1'));
+    const exclusive = await virtualAdd(state, '/dev/nvme1n1', uuid(2), CLUSTER_A, 5000);
+    expect(exclusive.exitCode).toBe(65);
+    expect(exclusive.stderr).toContain('not signed for proxy use');
     expect(await changesOfKind(state, 'virtual-add')).toBe(1);
   });
 

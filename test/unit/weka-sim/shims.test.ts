@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SHIMMED_TOOLS, shellQuote, writeSimulatorShims } from '../../../deploy/local/weka-sim/shims.js';
 import type { SimResult } from '../../../deploy/local/weka-sim/outcome.js';
+import { parseSignDriveList } from '../../../src/weka/index.js';
 import { DISCOVERY_LSBLK, HOST_DISCOVERY, buildSimulator, expectOk, nodeDir, sim, simRoot } from './helpers.js';
 
 function runShim(shimDir: string, env: Record<string, string | undefined>, argv: string[]): Promise<SimResult> {
@@ -38,14 +39,11 @@ describe('simulator shims', () => {
   it('answer weka-sign-drive and weka from the node named by WEKA_SIM_STATE', async () => {
     const { state, shimDir } = await shimmedNode('/dev/nvme0n1:100:TLC');
 
-    const show = await runShim(shimDir, { WEKA_SIM_STATE: state }, [
-      'weka-sign-drive',
-      'show',
-      '--json',
-      '/dev/nvme0n1',
+    const drives = await runShim(shimDir, { WEKA_SIM_STATE: state }, ['weka-sign-drive', 'list', '-j']);
+    expect(drives.exitCode).toBe(0);
+    expect(parseSignDriveList(drives.stdout)).toEqual([
+      expect.objectContaining({ devicePath: '/dev/nvme0n1', capacityGiB: 100, signature: 'none' }),
     ]);
-    expect(show.exitCode).toBe(0);
-    expect(JSON.parse(show.stdout)).toMatchObject({ devicePath: '/dev/nvme0n1', capacityGiB: 100 });
     const list = await runShim(shimDir, { WEKA_SIM_STATE: state }, ['weka', 'cluster', 'list', '--json']);
     expect(list).toMatchObject({ exitCode: 0, stdout: '[]\n' });
     // Arguments pass through untouched, so a refusal still names the odd argument.
@@ -61,16 +59,21 @@ describe('simulator shims', () => {
 
   it("pass a pod's device map (WEKA_SIM_DEVICE_MAP) on to the simulator", async () => {
     const { state, shimDir } = await shimmedNode('/dev/nvme0n1:100:TLC');
-    const argv = ['weka-sign-drive', 'show', '--json', '/dev/weka-set/data'];
+    const list = ['weka-sign-drive', 'list', '-j'];
     const mapped = await runShim(
       shimDir,
       { WEKA_SIM_STATE: state, WEKA_SIM_DEVICE_MAP: '/dev/weka-set/data=/dev/nvme0n1' },
-      argv,
+      list,
     );
     expect(mapped.exitCode).toBe(0);
-    expect(JSON.parse(mapped.stdout)).toMatchObject({ devicePath: '/dev/nvme0n1', capacityGiB: 100 });
-    const unmapped = await runShim(shimDir, { WEKA_SIM_STATE: state, WEKA_SIM_DEVICE_MAP: undefined }, argv);
-    expect(unmapped.stderr).toMatch(/no such device/);
+    expect(parseSignDriveList(mapped.stdout)).toEqual([
+      expect.objectContaining({ devicePath: '/dev/weka-set/data', capacityGiB: 100 }),
+    ]);
+    const unmappedEnv = { WEKA_SIM_STATE: state, WEKA_SIM_DEVICE_MAP: undefined };
+    const unmapped = await runShim(shimDir, unmappedEnv, list);
+    expect(parseSignDriveList(unmapped.stdout).map((d) => d.devicePath)).toEqual(['/dev/nvme0n1']);
+    const show = await runShim(shimDir, unmappedEnv, ['weka-sign-drive', 'show', '--json', '/dev/weka-set/data']);
+    expect(show.stderr).toMatch(/no such device/);
   });
 
   it("answer nsenter and lsblk with the node's devices", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SimResult } from '../../../deploy/local/weka-sim/outcome.js';
-import { parseDriveShow, planSignProxy } from '../../../src/weka/index.js';
+import { driveAt, parseSignDriveList, planSignProxy } from '../../../src/weka/index.js';
 import {
   CLUSTER_A,
   deviceFiles,
@@ -10,7 +10,7 @@ import {
   readLog,
   rootDiskNode,
   shape,
-  showJson,
+  listedDrive,
   signedNode,
   sim,
   simRoot,
@@ -247,14 +247,18 @@ describe('signing', () => {
   it.each(successes)('signs %s', async (_what, setup, argv, signature, erased) => {
     const state = await prepared(setup);
     const device = argv.find((a) => a.startsWith('/dev/'))!;
-    const before = await showJson(state, device);
+    const before = await listedDrive(state, device);
     const result = await expectOk(tool(state, ...argv));
-    const after = await showJson(state, device);
-    expect(after).toMatchObject({ signed: true, signature, virtualDrives: [] });
-    expect(after['physicalUUID']).not.toBe(before['physicalUUID']);
-    if (signature === 'exclusive') expect(after['clusterGUID']).toBeNull();
+    const after = await listedDrive(state, device);
+    expect(after).toMatchObject({
+      signature,
+      physicalUUID: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      virtualDrives: [],
+    });
+    expect(after.physicalUUID).not.toBe(before.physicalUUID);
+    if (signature === 'exclusive') expect(after.clusterGUID).toBeNull();
     else expect(after).not.toHaveProperty('clusterGUID');
-    const uuid = after['physicalUUID'] as string;
+    const uuid = after.physicalUUID!;
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(`Signed ${device} for ${signature} use; physical UUID ${uuid}`);
     expect(lines.slice(1)).toHaveLength(erased.length);
@@ -284,7 +288,7 @@ describe('signing', () => {
 
   it('signs a device once a virtual drive is removed from it', async () => {
     const state = await prepared(carrying(1));
-    await expectOk(virtualRemove(state, '/dev/nvme0n1', uuid(1), CLUSTER_A));
+    await expectOk(virtualRemove(state, '/dev/nvme0n1', uuid(1)));
     await expectOk(tool(state, ...sign(ERASE_WEKA, '--', '/dev/nvme0n1')));
   });
 
@@ -318,31 +322,19 @@ describe('signing usage errors (exit 64)', () => {
   });
 });
 
-describe('show for an exclusive drive', () => {
-  it('reports the signature and the claiming cluster, the other fields as before, and the operator parses it', async () => {
+describe('listing an exclusive drive', () => {
+  it('lists it Weka-formatted, not for the proxy, with the claiming cluster, and the operator parses it', async () => {
     const state = await prepared(exclusive);
-    const result = await expectOk(tool(state, 'weka-sign-drive', 'show', '--json', '/dev/nvme1n1'));
-    const shown = JSON.parse(result.stdout) as Record<string, unknown>;
-    expect(Object.keys(shown)).toEqual([
-      'devicePath',
-      'serial',
-      'capacityGiB',
-      'type',
-      'signed',
-      'signature',
-      'physicalUUID',
-      'clusterGUID',
-      'virtualDrives',
-    ]);
-    expect(shown).toMatchObject({ signed: true, signature: 'exclusive', clusterGUID: null, virtualDrives: [] });
-    const info = parseDriveShow(result.stdout);
-    expect(info).toMatchObject({ signature: 'exclusive', physicalUUID: shown['physicalUUID'], clusterGUID: null });
+    const result = await expectOk(tool(state, 'weka-sign-drive', 'list', '-j'));
+    const listed = (JSON.parse(result.stdout) as { devices: Array<Record<string, unknown>> }).devices.find(
+      (d) => d['path'] === '/dev/nvme1n1',
+    );
+    expect(listed).toMatchObject({ status: 'weka_formatted', weka_info: { cluster_guid: null, is_proxy: false } });
+    const info = driveAt(parseSignDriveList(result.stdout), '/dev/nvme1n1');
+    expect(info).toMatchObject({ signature: 'exclusive', physicalUUID: listed!['physical_uuid'], clusterGUID: null });
     expect(planSignProxy(info)).toEqual({ conflict: expect.stringContaining('not for proxy use') });
     await expectOk(shape(state, '/dev/nvme1n1', '--cluster-guid', CLUSTER_A));
-    expect(await showJson(state, '/dev/nvme1n1')).toMatchObject({ clusterGUID: CLUSTER_A });
-    expect(parseDriveShow(JSON.stringify(await showJson(state, '/dev/nvme1n1')))).toMatchObject({
-      clusterGUID: CLUSTER_A,
-    });
+    expect(await listedDrive(state, '/dev/nvme1n1')).toMatchObject({ clusterGUID: CLUSTER_A });
   });
 
   it.each([

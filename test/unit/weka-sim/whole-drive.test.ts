@@ -17,7 +17,7 @@ import {
   nodeDir,
   readLog,
   shape,
-  showJson,
+  listedDrive,
   sim,
   simRoot,
   tool,
@@ -91,7 +91,7 @@ async function lastChanges(state: string): Promise<unknown[]> {
 describe('weka cluster drive add of a whole exclusive drive', () => {
   it('adds the device to the container, claims it for the cluster, prints nothing and logs it', async () => {
     const n = await exclusiveNode();
-    const before = await showJson(n.state, '/dev/nvme1n1');
+    const before = await listedDrive(n.state, '/dev/nvme1n1');
     const out = await expectOk(driveAdd(n.state, String(n.containerId), '/dev/nvme1n1'));
     expect(out.stdout).toBe('');
     const logged = await lastChanges(n.state);
@@ -118,7 +118,7 @@ describe('weka cluster drive add of a whole exclusive drive', () => {
       },
     ]);
     // The header on disk (read back by another command) carries the cluster's claim; nothing else changed.
-    expect(await showJson(n.state, '/dev/nvme1n1')).toEqual({ ...before, clusterGUID: n.guid });
+    expect(await listedDrive(n.state, '/dev/nvme1n1')).toEqual({ ...before, clusterGUID: n.guid });
     const saved = JSON.parse(await readFile(clustersFile(n), 'utf8')) as { drives: unknown[] };
     expect(saved.drives).toEqual([expect.objectContaining({ driveUUID, node: 'node-1', status: 'ACTIVE' })]);
   });
@@ -169,7 +169,7 @@ describe('weka cluster drive add of a whole exclusive drive', () => {
       },
       add('/dev/nvme1n1'),
       async (n) => {
-        const other = (await showJson(n.state, '/dev/nvme1n1'))['clusterGUID'] as string;
+        const other = (await listedDrive(n.state, '/dev/nvme1n1')).clusterGUID!;
         return `/dev/nvme1n1: Device is already in use by container ${n.containerId + 1}, cluster ${other}`;
       },
     ],
@@ -237,12 +237,12 @@ describe('weka cluster drive: listing, deactivating and removing both kinds of d
 
   it('names a virtual drive by its virtual UUID, on the device it is signed on; the text form lists each', async () => {
     const n = await bothKinds();
-    const proxy = await showJson(n.state, '/dev/nvme0n1');
+    const proxy = await listedDrive(n.state, '/dev/nvme0n1');
     expect(n.virtual).toEqual({
       uuid: uuid(1),
       added_time: expect.any(String),
       device_path: '/dev/nvme0n1',
-      serial_number: proxy['serial'],
+      serial_number: proxy.serial,
       size_bytes: 300 * GIB,
       status: 'ACTIVE',
     });
@@ -306,7 +306,7 @@ describe('weka cluster drive: listing, deactivating and removing both kinds of d
       expect((await expectOk(driveRemove(n.state, ...flags, driveUUID))).stdout).toBe('');
       expect(await lastChanges(n.state)).toEqual([{ kind: 'drive-remove', ...change }]);
       expect(await driveList(n.state, n.containerId)).toEqual([n.virtual]);
-      expect(await showJson(n.state, '/dev/nvme1n1')).toMatchObject({ signature: 'exclusive', clusterGUID: n.guid });
+      expect(await listedDrive(n.state, '/dev/nvme1n1')).toMatchObject({ signature: 'exclusive', clusterGUID: n.guid });
     },
   );
 
@@ -360,27 +360,27 @@ describe('releasing a whole drive', () => {
     const n = await exclusiveNode();
     const first = await addWhole(n);
     await takeOut(n.state, first);
-    const claimed = await showJson(n.state, '/dev/nvme1n1');
-    expect(claimed['clusterGUID']).toBe(n.guid);
+    const claimed = await listedDrive(n.state, '/dev/nvme1n1');
+    expect(claimed.clusterGUID).toBe(n.guid);
 
     const refused = await signExclusive(n.state);
     expect(refused.exitCode).toBe(65);
     expect(refused.stderr).toBe(
-      `weka-sign-drive: /dev/nvme1n1: /dev/nvme1n1p1 is already a Weka partition (exclusive, physical UUID ${String(claimed['physicalUUID'])}, cluster GUID ${n.guid}); pass ${ERASE_WEKA} to erase it\n`,
+      `weka-sign-drive: /dev/nvme1n1: /dev/nvme1n1p1 is already a Weka partition (exclusive, physical UUID ${claimed.physicalUUID!}, cluster GUID ${n.guid}); pass ${ERASE_WEKA} to erase it\n`,
     );
-    expect(await showJson(n.state, '/dev/nvme1n1')).toEqual(claimed);
+    expect(await listedDrive(n.state, '/dev/nvme1n1')).toEqual(claimed);
 
     const signed = await expectOk(signExclusive(n.state, ERASE_WEKA));
-    const released = await showJson(n.state, '/dev/nvme1n1');
+    const released = await listedDrive(n.state, '/dev/nvme1n1');
     expect(released).toMatchObject({ signature: 'exclusive', clusterGUID: null, virtualDrives: [] });
-    expect(released['physicalUUID']).toMatch(UUID);
-    expect(released['physicalUUID']).not.toBe(claimed['physicalUUID']);
+    expect(released.physicalUUID).toMatch(UUID);
+    expect(released.physicalUUID).not.toBe(claimed.physicalUUID);
     expect(signed.stdout).toContain(
-      `erased Weka partition /dev/nvme1n1p1 (exclusive, physical UUID ${String(claimed['physicalUUID'])}, cluster GUID ${n.guid})`,
+      `erased Weka partition /dev/nvme1n1p1 (exclusive, physical UUID ${claimed.physicalUUID!}, cluster GUID ${n.guid})`,
     );
 
     const second = await addWhole(n);
     expect(second).not.toBe(first);
-    expect(await showJson(n.state, '/dev/nvme1n1')).toMatchObject({ clusterGUID: n.guid });
+    expect(await listedDrive(n.state, '/dev/nvme1n1')).toMatchObject({ clusterGUID: n.guid });
   });
 });

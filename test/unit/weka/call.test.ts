@@ -3,17 +3,19 @@ import {
   NON_RETRYABLE_WEKA_ERRORS,
   WEKA_COMMAND_FAILED,
   WEKA_COMMAND_REFUSED,
+  WEKA_DEVICE_NOT_LISTED,
   WEKA_INPUT_ERROR,
   WEKA_OUTPUT_ERROR,
   WekaCommandFailed,
   WekaCommandRefused,
+  WekaDeviceNotListed,
   WekaInputError,
   WekaOutputError,
   classifyExit,
   commandText,
   completeCall,
   quoteOutput,
-  showDriveCall,
+  readDriveCall,
   signProxyCall,
 } from '../../../src/weka/index.js';
 
@@ -29,22 +31,34 @@ describe('completeCall', () => {
   const call = signProxyCall('/dev/nvme0n1');
 
   it('returns the parsed output on exit 0', () => {
-    const show = showDriveCall('/dev/nvme0n1');
+    const read = readDriveCall('/dev/nvme0n1');
     const stdout = JSON.stringify({
+      command: 'list',
+      timestamp: '2024-01-01T00:00:00Z',
+      devices: [
+        {
+          path: '/dev/nvme0n1',
+          status: 'excluded',
+          physical_uuid: '',
+          hardware: { serial_number: 'S1', model: 'M', size_bytes: 10 * 2 ** 30, iu_size: 4096 },
+          weka_info: null,
+        },
+      ],
+    });
+    expect(completeCall(read, { stdout, stderr: '', exitCode: 0 })).toMatchObject({
       devicePath: '/dev/nvme0n1',
       serial: 'S1',
       capacityGiB: 10,
-      type: 'TLC',
-      signed: false,
-      virtualDrives: [],
     });
-    expect(completeCall(show, { stdout, stderr: '', exitCode: 0 }).serial).toBe('S1');
+    const other = captureError(() => completeCall(readDriveCall('/dev/nvme1n1'), { stdout, stderr: '', exitCode: 0 }));
+    expect(other).toBeInstanceOf(WekaDeviceNotListed);
+    expect(other.message).toContain('weka-sign-drive list -j: no device /dev/nvme1n1 (listed: /dev/nvme0n1)');
   });
 
   it('throws WekaCommandRefused with the command and stderr on a refusal exit code', () => {
     const error = captureError(() => completeCall(call, { stdout: '', stderr: 'already signed\n', exitCode: 65 }));
     expect(error).toBeInstanceOf(WekaCommandRefused);
-    expect(error.message).toContain('weka-sign-drive sign proxy /dev/nvme0n1');
+    expect(error.message).toContain('weka-sign-drive sign proxy -- /dev/nvme0n1');
     expect(error.message).toContain('already signed');
     expect((error as WekaCommandRefused).exitCode).toBe(65);
   });
@@ -62,11 +76,12 @@ describe('error names', () => {
     expect(new WekaOutputError('c', 'r', 'o').name).toBe(WEKA_OUTPUT_ERROR);
     expect(new WekaCommandRefused('c', 65, '').name).toBe(WEKA_COMMAND_REFUSED);
     expect(new WekaCommandFailed('c', 75, '').name).toBe(WEKA_COMMAND_FAILED);
+    expect(new WekaDeviceNotListed('c', '/dev/x', []).name).toBe(WEKA_DEVICE_NOT_LISTED);
   });
 
   it('lists everything but a transient failure as non-retryable', () => {
     expect([...NON_RETRYABLE_WEKA_ERRORS].sort()).toEqual(
-      [WEKA_COMMAND_REFUSED, WEKA_INPUT_ERROR, WEKA_OUTPUT_ERROR].sort(),
+      [WEKA_COMMAND_REFUSED, WEKA_DEVICE_NOT_LISTED, WEKA_INPUT_ERROR, WEKA_OUTPUT_ERROR].sort(),
     );
   });
 });
