@@ -4,7 +4,14 @@
 // (decidePod in src/lifecycle/pods.ts).
 import { ApplicationFailure } from '@temporalio/common';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
-import { decidePod, describePod, podEnded, type PodFacts, type PodManifest } from '../../src/lifecycle/pods.js';
+import {
+  decidePod,
+  describePod,
+  identityEnv,
+  podEnded,
+  type PodFacts,
+  type PodManifest,
+} from '../../src/lifecycle/pods.js';
 import { currentContext, pause } from '../heartbeat.js';
 import { apiMessage, httpStatus, isAlreadyExists, isConflict, isNamespaceTerminating, orIfMissing } from './errors.js';
 
@@ -80,7 +87,7 @@ export async function ensurePod(
   for (;;) {
     const pod = await orIfMissing(core.readNamespacedPod({ namespace, name }), null);
     const facts = pod ? podFacts(pod) : null;
-    const action = decidePod(facts, manifest.spec.containers[0]?.env);
+    const action = decidePod(facts, identityEnv(manifest.spec.containers[0]?.env ?? []));
     if (action === 'keep') return { created: false, replaced };
     if (Date.now() - started > timeoutMs) {
       throw new Error(`pod ${namespace}/${name} is still ${describePod(facts)} after ${timeoutMs} ms`);

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
-import { installKwokExecCrd, startBlockVolumeMapper, type BlockVolumeMapper } from './block-volumes.js';
+import { installKwokExecCrd, startPodExecEnvironments, type PodExecEnvironments } from './pod-exec-env.js';
 import { installCrds, installPriorityClass } from './crds.js';
 import { startPodProcessWatch, type PodProcessWatch } from './pod-processes.js';
 import { compactEtcd, startEtcd, type Etcd, type EtcdOptions } from './etcd.js';
@@ -94,7 +94,7 @@ export class ControlPlane {
   private controllerManager?: ServerProcess;
   private temporal?: TemporalServer;
   private nodes?: FakeNodes;
-  private blockVolumes?: BlockVolumeMapper;
+  private execEnvironments?: PodExecEnvironments;
   private podProcesses?: PodProcessWatch;
   private pki?: Pki;
   private etcdOptions?: EtcdOptions;
@@ -226,7 +226,7 @@ export class ControlPlane {
         // Before any kwok starts: each watches the Exec objects that map pods' block volumes.
         this.timed('kwok exec crd', () => installKwokExecCrd(this.kubeConfig(), this.deadlineMs)),
       ]);
-      this.blockVolumes = startBlockVolumeMapper(this.kubeConfig(), () => undefined);
+      this.execEnvironments = startPodExecEnvironments(this.kubeConfig(), () => undefined);
       this.podProcesses = startPodProcessWatch(this.kubeConfig(), {
         simulatorRoot: this.simulatorRoot,
         knownNode: (node) => existsSync(join(this.simulatorRoot, 'nodes', node)),
@@ -471,7 +471,7 @@ export class ControlPlane {
       this.nodes?.stopAll(),
       this.scheduler?.stop(),
       this.controllerManager?.stop(),
-      this.blockVolumes?.stop(),
+      this.execEnvironments?.stop(),
       this.podProcesses?.stop(),
     ]);
     await Promise.all([this.temporal?.process.stop(), this.apiserver?.process.stop()]);

@@ -30,6 +30,12 @@ export function podPriorityClassObject() {
 export interface PodResources {
   requests: Record<string, string>;
   limits: Record<string, string>;
+  /**
+   * What Weka is told it may use of the huge pages (the MEMORY the weka-in-container image reads):
+   * the pod's huge pages less what Weka keeps for itself (internal/controllers/resources/pod.go
+   * 1068-1118, the offsets as templates.go 98-103 sets them).
+   */
+  wekaMemory: string;
 }
 
 /** Huge pages Weka keeps for itself beyond what it is told to use (the reference's offsets). */
@@ -49,30 +55,34 @@ export interface DriveContainerShape {
  *   reference's `dedicated_ht` policy (the `auto` policy on the hyperthreaded nodes Weka runs on);
  * - memory: 8000 MiB (buffers and management), 3000 MiB per core, 700 MiB per drive;
  * - huge pages: 1400 MiB per core and 200 MiB per drive, or 1600 MiB per core when the container's
- *   size is a capacity rather than a number of drives.
+ *   size is a capacity rather than a number of drives; Weka keeps 200 MiB per drive (per core for
+ *   a capacity) for itself and is told it may use the rest.
  */
 export function driveContainerResources({ driveCores, numDrives }: DriveContainerShape): PodResources {
   const cores = Math.max(1, driveCores);
   const drives = Math.max(0, numDrives);
   const hugepagesMiB = drives > 0 ? 1400 * cores + DRIVE_HUGEPAGES_OFFSET_PER_DRIVE_MIB * drives : 1600 * cores;
+  const offsetMiB = DRIVE_HUGEPAGES_OFFSET_PER_DRIVE_MIB * (drives > 0 ? drives : cores);
   const amounts = {
     cpu: String(2 * cores + 1),
     memory: `${8000 + 3000 * cores + 700 * drives}Mi`,
     'hugepages-2Mi': `${hugepagesMiB}Mi`,
   };
-  return { requests: { ...amounts }, limits: { ...amounts } };
+  return { requests: { ...amounts }, limits: { ...amounts }, wekaMemory: `${hugepagesMiB - offsetMiB}MiB` };
 }
 
 /**
  * The ssdproxy's: huge pages for the node's shared drives (378 MiB, and 4 MiB per drive per TiB of
- * the largest, rounded up, plus a fixed 2048 MiB), request equal to limit as Kubernetes requires;
- * half a CPU and 2500 MB asked, up to two CPUs and 7500 MB.
+ * the largest, rounded up, plus a fixed 2048 MiB that Weka keeps for itself), request equal to
+ * limit as Kubernetes requires; half a CPU and 2500 MB asked, up to two CPUs and 7500 MB.
  */
 export function proxyResources(sharedDrives: readonly { capacityGiB: number }[]): PodResources {
   const largestTiB = Math.ceil(Math.max(0, ...sharedDrives.map((d) => d.capacityGiB)) / 1024);
-  const hugepages = `${378 + 4 * sharedDrives.length * largestTiB + PROXY_HUGEPAGES_OFFSET_MIB}Mi`;
+  const usedMiB = 378 + 4 * sharedDrives.length * largestTiB;
+  const hugepages = `${usedMiB + PROXY_HUGEPAGES_OFFSET_MIB}Mi`;
   return {
     requests: { cpu: '500m', memory: '2500M', 'hugepages-2Mi': hugepages },
     limits: { cpu: '2000m', memory: '7500M', 'hugepages-2Mi': hugepages },
+    wekaMemory: `${usedMiB}MiB`,
   };
 }

@@ -13,6 +13,7 @@ import type { ContainerAllocation } from './node-allocations.js';
 import { CLUSTER_UID_LABEL } from './disruption-budget.js';
 import { driveContainerResources, type PodResources } from './pod-resources.js';
 import {
+  wekaContainerName,
   MANAGED_BY,
   MANAGED_BY_LABEL,
   ROLE_LABEL,
@@ -35,6 +36,7 @@ export interface PodManifest {
   };
   spec: {
     nodeName?: string;
+    hostPID?: boolean;
     affinity?: { nodeAffinity: NodeAffinity };
     tolerations?: Array<{ operator: 'Exists' }>;
     restartPolicy: 'Always';
@@ -43,14 +45,20 @@ export interface PodManifest {
       name: string;
       image: string;
       securityContext: { privileged: boolean };
-      env?: Array<{ name: string; value: string }>;
+      env: EnvVar[];
       resources?: { requests: Record<string, string>; limits: Record<string, string> };
       volumeMounts: Array<{ name: string; mountPath: string }>;
     }>;
-    volumes: Array<{ name: string; hostPath: { path: string; type: 'DirectoryOrCreate' } }>;
+    volumes: Volume[];
     imagePullSecrets?: Array<{ name: string }>;
   };
 }
+
+export type EnvVar = { name: string; value: string } | { name: string; valueFrom: { fieldRef: { fieldPath: string } } };
+
+type Volume =
+  | { name: string; hostPath: { path: string; type?: 'DirectoryOrCreate' | 'File' } }
+  | { name: string; emptyDir: { medium: string } };
 
 /** An owner whose deletion makes Kubernetes' garbage collector delete what it owns. */
 export interface OwnerReference {
@@ -90,7 +98,7 @@ export interface WekaPodInput {
   owners?: OwnerReference[] | undefined;
   /** The extended resources a drive container's pod asks for (podRequests). */
   requests?: Readonly<Record<string, string>> | undefined;
-  /** Its CPU, memory and huge pages (pod-resources.ts). */
+  /** Its CPU, memory and huge pages, and what Weka is told it may use (pod-resources.ts). */
   resources?: PodResources | undefined;
   /** The priority class it runs with (the chart's, POD_PRIORITY_CLASS); none when unset. */
   priorityClass?: string | undefined;
@@ -207,6 +215,9 @@ export function wekaPod(input: WekaPodInput): PodManifest {
     },
     spec: {
       ...placement(input),
+      // The ssdproxy is where the operator reads the host's disks and mounts before it signs one
+      // (nsenter --target 1 -- lsblk): PID 1 is the host's only in a pod sharing its PID namespace.
+      ...(input.role === 'ssdproxy' ? { hostPID: true } : {}),
       restartPolicy: 'Always',
       ...(input.priorityClass ? { priorityClassName: input.priorityClass } : {}),
       containers: [
@@ -215,21 +226,27 @@ export function wekaPod(input: WekaPodInput): PodManifest {
           image: input.image,
           // Weka containers drive NVMe devices and huge pages directly.
           securityContext: { privileged: true },
-          // The weka-in-container image sets its Weka container up on PORT (--base-port) and its
-          // agent on AGENT_PORT; its `weka` CLI reaches that container through WEKA_PORT.
-          ...(input.ports ? { env: portEnv(input.ports) } : {}),
+          env: wekaEnv(input),
           ...podResources(input),
-          volumeMounts: [{ name: 'ssdproxy', mountPath: SSDPROXY_MOUNT_PATH }],
+          volumeMounts: [
+            ...HOST_MOUNTS.map(({ name, mountPath }) => ({ name, mountPath })),
+            { name: 'hugepages', mountPath: '/dev/hugepages' },
+            { name: 'ssdproxy', mountPath: SSDPROXY_MOUNT_PATH },
+          ],
         },
       ],
-      volumes: [{ name: 'ssdproxy', hostPath: { path: SSDPROXY_HOST_PATH, type: 'DirectoryOrCreate' } }],
+      volumes: [
+        ...HOST_MOUNTS.map(({ name, hostPath }) => ({ name, hostPath })),
+        { name: 'hugepages', emptyDir: { medium: 'HugePages-2Mi' } },
+        { name: 'ssdproxy', hostPath: { path: SSDPROXY_HOST_PATH, type: 'DirectoryOrCreate' } },
+      ],
       ...(input.imagePullSecret ? { imagePullSecrets: [{ name: input.imagePullSecret }] } : {}),
     },
   };
 }
 
 /** CPU, memory and huge pages, and the drives: extended resources cannot be overcommitted, a request equals its limit. */
-function podResources(input: WekaPodInput): { resources?: PodResources } {
+function podResources(input: WekaPodInput): { resources?: Omit<PodResources, 'wekaMemory'> } {
   const drives = input.requests ?? {};
   const resources = {
     requests: { ...input.resources?.requests, ...drives },
@@ -238,12 +255,69 @@ function podResources(input: WekaPodInput): { resources?: PodResources } {
   return Object.keys(resources.requests).length > 0 ? { resources } : {};
 }
 
-function portEnv({ wekaPort, agentPort }: { wekaPort: number; agentPort: number }) {
+/**
+ * The host's directories a Weka container uses, where the reference's pods mount them
+ * (internal/controllers/resources/pod.go 232-276, 446-501): its devices, sysfs, the host's /run,
+ * and the host's os-release for the drivers it loads.
+ */
+const HOST_MOUNTS = [
+  { name: 'dev', mountPath: '/dev', hostPath: { path: '/dev' } },
+  { name: 'sys', mountPath: '/sys', hostPath: { path: '/sys' } },
+  { name: 'run', mountPath: '/host/run', hostPath: { path: '/run' } },
+  {
+    name: 'osrelease',
+    mountPath: '/hostside/etc/os-release',
+    hostPath: { path: '/etc/os-release', type: 'File' as const },
+  },
+];
+
+/** The Weka container's name (NAME): a drive container's as in its cluster; the proxy's is its mode, as the reference names it. */
+function wekaName(input: WekaPodInput): string {
+  if (input.role === 'ssdproxy') return 'ssdproxy';
+  const [namespace = '', name = ''] = input.owner.split('/');
+  return wekaContainerName(namespace, name);
+}
+
+/**
+ * The environment the weka-in-container image is run with, as the reference sets it (pod.go
+ * 279-412): the Weka container's name, mode, ports and memory; networking over UDP, the
+ * reference's default when no network device is named; and what the downward API tells of the
+ * pod (its node, its address for management, its identity).
+ */
+function wekaEnv(input: WekaPodInput): EnvVar[] {
+  const field = (name: string, fieldPath: string): EnvVar => ({ name, valueFrom: { fieldRef: { fieldPath } } });
+  return [
+    { name: 'NAME', value: wekaName(input) },
+    { name: 'MODE', value: input.role },
+    ...(input.ownerUID ? [{ name: 'WEKA_CONTAINER_ID', value: input.ownerUID }] : []),
+    ...(input.ports ? portEnv(input.ports) : []),
+    ...(input.resources ? [{ name: 'MEMORY', value: input.resources.wekaMemory }] : []),
+    { name: 'NETWORK_DEVICE', value: 'udp' },
+    { name: 'UDP_MODE', value: 'false' },
+    field('NODE_NAME', 'spec.nodeName'),
+    field('MANAGEMENT_IP', 'status.podIP'),
+    field('POD_ID', 'metadata.uid'),
+    field('POD_NAME', 'metadata.name'),
+    field('POD_NAMESPACE', 'metadata.namespace'),
+  ];
+}
+
+/**
+ * The image sets its Weka container up on PORT (--base-port) and its agent on AGENT_PORT; its
+ * `weka` CLI reaches that container through WEKA_PORT.
+ */
+export function portEnv({ wekaPort, agentPort }: { wekaPort: number; agentPort: number }): EnvVar[] {
   return [
     { name: 'PORT', value: String(wekaPort) },
     { name: 'WEKA_PORT', value: String(wekaPort) },
     { name: 'AGENT_PORT', value: String(agentPort) },
   ];
+}
+
+/** The variables that must match for a running pod to be kept (decidePod): its ports. */
+export function identityEnv(env: readonly EnvVar[]): Array<{ name: string; value: string }> {
+  const ports = new Set(['PORT', 'WEKA_PORT', 'AGENT_PORT']);
+  return env.flatMap((e) => ('value' in e && ports.has(e.name) ? [{ name: e.name, value: e.value }] : []));
 }
 
 /** What of a pod the operator looks at to decide what to do about it. */

@@ -4,7 +4,7 @@
 // volume on the node its pod is scheduled to (whose exec then sees the device at the pod's path), and the garbage collector deletes what an owner
 // leaves behind.
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import { DEVICE_MAP_ENV, KWOK_GROUP, KWOK_VERSION } from '../../deploy/local/block-volumes.js';
+import { DEVICE_MAP_ENV, KWOK_GROUP, KWOK_VERSION } from '../../deploy/local/pod-exec-env.js';
 import { createLocalBlockVolumes } from '../../deploy/local/local-volumes.js';
 import { describe, expect, it } from 'vitest';
 import { SHARED_DRIVES_CAPACITY_TLC } from '../../src/lifecycle/names.js';

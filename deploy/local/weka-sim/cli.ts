@@ -41,10 +41,12 @@ import { runWeka } from './weka-tool.js';
 import { randomUUID as newUUID } from './uuid.js';
 
 export const SIM_USAGE = `usage:
-  weka-sim --state DIR [--clusters DIR] [--device-map ALIAS=PATH,...] -- weka-sign-drive ARGS...
-  weka-sim --state DIR [--clusters DIR] [--device-map ALIAS=PATH,...] -- weka ARGS...
-  weka-sim --state DIR -- lsblk ARGS...
-  weka-sim --state DIR -- nsenter --mount --pid --target 1 -- lsblk ARGS...
+  weka-sim --state DIR [--clusters DIR] [POD] [--device-map ALIAS=PATH,...] -- weka-sign-drive ARGS...
+  weka-sim --state DIR [--clusters DIR] [POD] [--device-map ALIAS=PATH,...] -- weka ARGS...
+  weka-sim --state DIR [POD] -- lsblk ARGS...
+  weka-sim --state DIR [POD] -- nsenter --mount --pid --target 1 -- lsblk ARGS...
+    POD: --in-pod or --in-host-pid-pod, for a command exec'd into a pod (its shim passes it);
+         without it the command runs on the node itself
   weka-sim --state DIR init-node --device PATH:GIB:TLC|QLC[:SERIAL] [--device ...]
   weka-sim --state DIR device PATH [--model M] [--vendor V] [--partition NAME[:FSTYPE[:MOUNTPOINT]]]...
       [--clear-partitions] [--fstype F|--no-fstype] [--mountpoint M|--no-mountpoint] [--data|--no-data]
@@ -62,9 +64,16 @@ interface Invocation {
    * the volume's device there): alias to the device's path on the node.
    */
   readonly aliases: ReadonlyMap<string, string>;
+  /** The pod the command runs in, as its shim says (kwok's exec); undefined on the node itself. */
+  readonly pod: PodNamespaces | undefined;
   /** 'tool': argv after "--" is a weka-sign-drive, weka, lsblk or nsenter command line. */
   readonly kind: 'tool' | AdminCommand;
   readonly argv: readonly string[];
+}
+
+/** What of the host a pod's commands see: with hostPID, `nsenter --target 1` enters the host's namespaces. */
+export interface PodNamespaces {
+  readonly hostPID: boolean;
 }
 
 const ADMIN_COMMANDS = ['init-node', 'device', 'faults', 'overcommit', 'process'] as const;
@@ -85,7 +94,7 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
   try {
     const paths = simPaths(invocation.state, invocation.clusters);
     ensureNodeDirs(paths);
-    if (kind === 'tool') return await runTool(paths, argv, invocation.aliases);
+    if (kind === 'tool') return await runTool(paths, argv, invocation.aliases, invocation.pod);
     return await withLock(paths.nodeLock, () => {
       finishPendingCommit(paths);
       return runLogged(paths, [kind, ...argv], NO_FAULT, () => {
@@ -107,10 +116,15 @@ function parseGlobal(args: readonly string[]): Invocation {
   let state: string | undefined;
   let clusters: string | undefined;
   let aliases: ReadonlyMap<string, string> = new Map();
+  let pod: PodNamespaces | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === '--device-map') {
       aliases = parseDeviceMap(args[++i] ?? '');
+      continue;
+    }
+    if (arg === '--in-pod' || arg === '--in-host-pid-pod') {
+      pod = { hostPID: arg === '--in-host-pid-pod' };
       continue;
     }
     if (arg === '--state' || arg === '--clusters') {
@@ -124,10 +138,10 @@ function parseGlobal(args: readonly string[]): Invocation {
     const rest = args.slice(i + 1);
     if (arg === '--') {
       if (rest.length === 0) throw new UsageError('no command after --');
-      return { state, clusters, aliases, kind: 'tool', argv: rest };
+      return { state, clusters, aliases, pod, kind: 'tool', argv: rest };
     }
     const admin = ADMIN_COMMANDS.find((command) => command === arg);
-    if (admin) return { state, clusters, aliases, kind: admin, argv: rest };
+    if (admin) return { state, clusters, aliases, pod, kind: admin, argv: rest };
     throw new UsageError(`unknown command ${JSON.stringify(arg)}`);
   }
   throw new UsageError('no command given');
@@ -137,6 +151,7 @@ async function runTool(
   paths: SimPaths,
   argv: readonly string[],
   aliases: ReadonlyMap<string, string>,
+  pod: PodNamespaces | undefined,
 ): Promise<SimResult> {
   // Latency is spent outside the lock: a slow command does not stall the node's other commands.
   const latency = readFaults(paths)?.latencyMs ?? 0;
@@ -145,7 +160,7 @@ async function runTool(
     finishPendingCommit(paths);
     const settings = readFaults(paths);
     const draw = settings ? drawFaults(paths, settings) : NO_FAULT;
-    return runLogged(paths, argv, draw, () => applyTool(paths, argv, aliases));
+    return runLogged(paths, argv, draw, () => applyTool(paths, argv, aliases, pod));
   });
 }
 
@@ -153,6 +168,7 @@ async function applyTool(
   paths: SimPaths,
   argv: readonly string[],
   aliases: ReadonlyMap<string, string>,
+  pod: PodNamespaces | undefined,
 ): Promise<ToolOutput> {
   const [tool = '', ...rest] = argv;
   const withDevices = (fn: (node: NodeView) => ToolOutput | Promise<ToolOutput>) =>
@@ -173,10 +189,12 @@ async function applyTool(
           return out;
         }),
       );
+    // A pod has a mount namespace of its own: the host's mounts are not in it. nsenter --target 1
+    // enters the host's only from a pod that shares the host's PID namespace (hostPID).
     case 'lsblk':
-      return withDevices((node) => runLsblk(rest, node));
+      return withDevices((node) => runLsblk(rest, node, { hostMounts: pod === undefined }));
     case 'nsenter':
-      return withDevices((node) => runNsenter(rest, node));
+      return withDevices((node) => runNsenter(rest, node, { hostMounts: pod === undefined || pod.hostPID }));
     default:
       throw new UsageError(
         `unknown tool ${JSON.stringify(tool)}; the simulator answers weka-sign-drive, weka, lsblk and nsenter`,

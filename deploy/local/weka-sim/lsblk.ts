@@ -42,10 +42,19 @@ interface Row {
   readonly children: Row[];
 }
 
-export function runLsblk(args: readonly string[], node: NodeView): ToolOutput {
+/**
+ * Whose mounts lsblk reads (/proc/self/mountinfo): the host's, or a pod's own, where none of the
+ * host's filesystems are mounted. The bind mounts a kubelet gives a pod (/etc/hosts and the like)
+ * would show a host disk mounted somewhere in the pod; they are not modelled: a pod sees no mounts.
+ */
+export interface MountView {
+  readonly hostMounts: boolean;
+}
+
+export function runLsblk(args: readonly string[], node: NodeView, view: MountView): ToolOutput {
   const o = parseLsblkArgs(args);
   if (!o.flags.has('--json')) throw new UsageError(`only JSON output is simulated: pass -J (--json); ${SUPPORTED}`);
-  const disks = [...node.devices.values()].map(diskRow);
+  const disks = [...node.devices.values()].map((d) => diskRow(view.hostMounts ? d : withoutMounts(d)));
   let rows = disks;
   let missing: string[] = [];
   if (o.devices.length > 0) {
@@ -107,6 +116,10 @@ function parseColumns(list: string): string[] {
     return column;
   });
   return [...new Set([...(extra ? LSBLK_DEFAULT_COLUMNS : []), ...columns])];
+}
+
+function withoutMounts(d: DeviceHeader): DeviceHeader {
+  return { ...d, mountpoint: null, partitions: d.partitions.map((p) => ({ ...p, mountpoint: null })) };
 }
 
 function diskRow(d: DeviceHeader): Row {

@@ -1,7 +1,9 @@
 // The simulated nsenter, for the one use the operator has for it: `nsenter --mount --pid --target 1
-// -- lsblk ...` from a hostPID pod, to see the host's block devices and mounts. Anything else
-// (another target, other namespaces, another command) is refused rather than half-simulated.
-import { runLsblk } from './lsblk.js';
+// -- lsblk ...` from a hostPID pod, to see the host's block devices and mounts. From a pod without
+// hostPID, PID 1 is the pod's own first process, so lsblk runs in the pod's mount namespace and the
+// host's mounts are not there (`view`). Anything else (another target, other namespaces, another
+// command) is refused rather than half-simulated.
+import { runLsblk, type MountView } from './lsblk.js';
 import { EXIT_USAGE, SimRefusal, ToolExit, UsageError, type ToolOutput } from './outcome.js';
 import type { NodeView } from './node-view.js';
 
@@ -15,7 +17,7 @@ const OPTIONS: Record<string, 'mount' | 'pid' | 'target'> = {
   '-t': 'target',
 };
 
-export function runNsenter(args: readonly string[], node: NodeView): ToolOutput {
+export function runNsenter(args: readonly string[], node: NodeView, view: MountView): ToolOutput {
   const seen = new Set<string>();
   let i = 0;
   for (; i < args.length && args[i]!.startsWith('-'); i++) {
@@ -45,7 +47,7 @@ export function runNsenter(args: readonly string[], node: NodeView): ToolOutput 
   if (command !== 'lsblk' && !/^\/(usr\/)?s?bin\/lsblk$/.test(command))
     throw new SimRefusal(`the simulator runs only lsblk in the host's namespaces, not ${JSON.stringify(command)}`);
   try {
-    return runLsblk(rest, node);
+    return runLsblk(rest, node, view);
   } catch (err) {
     // lsblk's own messages, as nsenter passes its child's stderr through.
     if (err instanceof UsageError) throw new ToolExit(EXIT_USAGE, `lsblk: ${err.message}\n`);

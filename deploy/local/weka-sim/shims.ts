@@ -36,8 +36,11 @@ fi
 # Node.js reads and parses NODE_EXTRA_CA_CERTS at every start (over 100 ms for a distribution's
 # bundle), and the simulator dials nothing.
 unset NODE_EXTRA_CA_CERTS
-# WEKA_SIM_DEVICE_MAP: where the pod sees the node's devices it has as block volumes (set per pod by kwok's Exec).
-exec ${command} --state "$WEKA_SIM_STATE" \${WEKA_SIM_DEVICE_MAP:+--device-map "$WEKA_SIM_DEVICE_MAP"} -- ${tool} "$@"
+# WEKA_SIM_DEVICE_MAP: where the pod sees the node's devices it has as block volumes; WEKA_SIM_HOST_PID:
+# the pod shares the host's PID namespace (both set per pod by kwok's Exec). Every exec runs in a pod.
+pod=--in-pod
+[ -n "\${WEKA_SIM_HOST_PID:-}" ] && pod=--in-host-pid-pod
+exec ${command} --state "$WEKA_SIM_STATE" "$pod" \${WEKA_SIM_DEVICE_MAP:+--device-map "$WEKA_SIM_DEVICE_MAP"} -- ${tool} "$@"
 `;
 }
 

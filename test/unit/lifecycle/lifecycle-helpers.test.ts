@@ -88,8 +88,14 @@ describe('weka pods', () => {
       { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] },
     ]);
     expect(pod.spec.tolerations).toEqual([{ operator: 'Exists' }]);
-    expect(pod.spec.volumes[0]!.hostPath.path).toBe('/opt/k8s-weka/ssdproxy/');
-    expect(pod.spec.containers[0]!.volumeMounts[0]!.mountPath).toBe('/host-binds/ssdproxy');
+    expect(pod.spec.volumes).toContainEqual({
+      name: 'ssdproxy',
+      hostPath: { path: '/opt/k8s-weka/ssdproxy/', type: 'DirectoryOrCreate' },
+    });
+    expect(pod.spec.containers[0]!.volumeMounts).toContainEqual({
+      name: 'ssdproxy',
+      mountPath: '/host-binds/ssdproxy',
+    });
     expect(pod.spec.imagePullSecrets).toEqual([{ name: 'pull' }]);
     expect(pod.metadata.labels['app.kubernetes.io/managed-by']).toBe('weka-drives-operator');
   });

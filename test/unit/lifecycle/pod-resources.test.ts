@@ -4,17 +4,21 @@ import { driveContainerResources, proxyResources } from '../../../src/lifecycle/
 describe('driveContainerResources', () => {
   // Figures worked out by hand from the reference's formulas (see the module's header).
   it.each([
-    // cores, drives: CPU, memory, huge pages
-    [1, 0, '3', '11000Mi', '1600Mi'],
-    [1, 2, '3', '12400Mi', '1800Mi'],
-    [2, 0, '5', '14000Mi', '3200Mi'],
-    [4, 8, '9', '25600Mi', '7200Mi'],
-  ])('sizes %i cores and %i drives as %s CPUs, %s memory, %s huge pages', (driveCores, numDrives, cpu, memory, hp) => {
-    const r = driveContainerResources({ driveCores, numDrives });
-    expect(r.requests).toEqual({ cpu, memory, 'hugepages-2Mi': hp });
-    // Guaranteed: every limit is its request.
-    expect(r.limits).toEqual(r.requests);
-  });
+    // cores, drives: CPU, memory, huge pages, Weka's MEMORY (huge pages less 200 MiB per drive, or per core)
+    [1, 0, '3', '11000Mi', '1600Mi', '1400MiB'],
+    [1, 2, '3', '12400Mi', '1800Mi', '1400MiB'],
+    [2, 0, '5', '14000Mi', '3200Mi', '2800MiB'],
+    [4, 8, '9', '25600Mi', '7200Mi', '5600MiB'],
+  ])(
+    'sizes %i cores and %i drives as %s CPUs, %s memory, %s huge pages, MEMORY %s',
+    (driveCores, numDrives, cpu, memory, hp, weka) => {
+      const r = driveContainerResources({ driveCores, numDrives });
+      expect(r.requests).toEqual({ cpu, memory, 'hugepages-2Mi': hp });
+      expect(r.wekaMemory).toBe(weka);
+      // Guaranteed: every limit is its request.
+      expect(r.limits).toEqual(r.requests);
+    },
+  );
 
   it('counts at least one core and no negative drives', () => {
     expect(driveContainerResources({ driveCores: 0, numDrives: -1 })).toEqual(
@@ -35,6 +39,8 @@ describe('proxyResources', () => {
     const r = proxyResources(sizes.map((capacityGiB) => ({ capacityGiB })));
     expect(r.requests['hugepages-2Mi']).toBe(hp);
     expect(r.limits['hugepages-2Mi']).toBe(hp);
+    // Weka is told it may use all but the 2048 MiB it keeps for itself.
+    expect(r.wekaMemory).toBe(`${Number(hp.slice(0, -2)) - 2048}MiB`);
   });
 
   it('asks for half a CPU and 2500 MB, and may use two CPUs and 7500 MB (Burstable)', () => {

@@ -5,12 +5,15 @@ import {
   CONTAINER_NAMESPACE_LABEL,
   decidePod,
   describePod,
+  driveContainerPod,
+  identityEnv,
   nodeOwner,
   podEnded,
   podRequests,
   wekaPod,
   type PodFacts,
 } from '../../../src/lifecycle/pods.js';
+import { proxyResources } from '../../../src/lifecycle/pod-resources.js';
 
 const DELETING = '2026-01-01T00:00:00Z';
 const PROXY_POD = { name: 'p', namespace: 'ops', node: 'n', image: 'i', role: 'drive' } as const;
@@ -86,13 +89,81 @@ describe('wekaPod', () => {
 
   it('passes its ports as the weka-in-container image reads them: PORT and WEKA_PORT the base port, AGENT_PORT', () => {
     const input = { name: 'p', namespace: 'ns', node: 'n', image: 'i', role: 'drive', owner: 'ns/p' } as const;
-    const pod = wekaPod({ ...input, ports: { wekaPort: 35000, agentPort: 35303 } });
-    expect(pod.spec.containers[0]!.env).toEqual([
+    const env = (pod: ReturnType<typeof wekaPod>) =>
+      Object.fromEntries(pod.spec.containers[0]!.env.map((e) => [e.name, 'value' in e ? e.value : undefined]));
+    expect(env(wekaPod({ ...input, ports: { wekaPort: 35000, agentPort: 35303 } }))).toMatchObject({
+      PORT: '35000',
+      WEKA_PORT: '35000',
+      AGENT_PORT: '35303',
+    });
+    expect(Object.keys(env(wekaPod(input)))).not.toContain('PORT');
+  });
+
+  it("carries the reference's env: name, mode, id, memory, UDP networking, and the pod's node, address and identity", () => {
+    const drive = driveContainerPod(
+      {
+        metadata: { name: 'drive-0', namespace: 'tenant-a', uid: 'uid-1' },
+        spec: { mode: 'drive', nodeName: 'n', image: 'i', driveCores: 2, numDrives: 4 },
+      } as never,
+      { virtualDrives: [], wekaPort: 35000, agentPort: 35300 } as never,
+    );
+    expect(drive.spec.containers[0]!.env).toEqual([
+      { name: 'NAME', value: 'tenant-a_drive-0' },
+      { name: 'MODE', value: 'drive' },
+      { name: 'WEKA_CONTAINER_ID', value: 'uid-1' },
       { name: 'PORT', value: '35000' },
       { name: 'WEKA_PORT', value: '35000' },
-      { name: 'AGENT_PORT', value: '35303' },
+      { name: 'AGENT_PORT', value: '35300' },
+      { name: 'MEMORY', value: '2800MiB' },
+      { name: 'NETWORK_DEVICE', value: 'udp' },
+      { name: 'UDP_MODE', value: 'false' },
+      { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+      { name: 'MANAGEMENT_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+      { name: 'POD_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
     ]);
-    expect(wekaPod(input).spec.containers[0]).not.toHaveProperty('env');
+    const proxy = wekaPod({
+      ...PROXY_POD,
+      role: 'ssdproxy',
+      owner: 'ops/p',
+      resources: proxyResources([{ capacityGiB: 7680 }]),
+    });
+    expect(proxy.spec.containers[0]!.env.slice(0, 2)).toEqual([
+      { name: 'NAME', value: 'ssdproxy' },
+      { name: 'MODE', value: 'ssdproxy' },
+    ]);
+    expect(proxy.spec.containers[0]!.env).toContainEqual({ name: 'MEMORY', value: `${378 + 4 * 8}MiB` });
+  });
+
+  it("mounts the host's /dev, /sys, /run and os-release, and huge pages, where the reference's pods have them", () => {
+    const pod = wekaPod({ ...PROXY_POD, owner: 'ops/p' });
+    const mounts = Object.fromEntries(pod.spec.containers[0]!.volumeMounts.map((m) => [m.mountPath, m.name]));
+    const volumes = Object.fromEntries(pod.spec.volumes.map(({ name, ...source }) => [name, source]));
+    expect(mounts).toMatchObject({
+      '/dev': 'dev',
+      '/sys': 'sys',
+      '/host/run': 'run',
+      '/hostside/etc/os-release': 'osrelease',
+      '/dev/hugepages': 'hugepages',
+    });
+    expect(volumes).toMatchObject({
+      dev: { hostPath: { path: '/dev' } },
+      sys: { hostPath: { path: '/sys' } },
+      run: { hostPath: { path: '/run' } },
+      osrelease: { hostPath: { path: '/etc/os-release', type: 'File' } },
+      hugepages: { emptyDir: { medium: 'HugePages-2Mi' } },
+    });
+  });
+
+  it('keeps a running pod whatever its memory or downward variables: only its ports decide', () => {
+    const input = { ...PROXY_POD, owner: 'ops/p', resources: proxyResources([]) };
+    const env = wekaPod({ ...input, ports: { wekaPort: 35000, agentPort: 35300 } }).spec.containers[0]!.env;
+    expect(identityEnv(env)).toEqual([
+      { name: 'PORT', value: '35000' },
+      { name: 'WEKA_PORT', value: '35000' },
+      { name: 'AGENT_PORT', value: '35300' },
+    ]);
   });
 
   it('names its WekaContainer in labels, so kubectl can select the pods of a container or a namespace', () => {
@@ -155,5 +226,11 @@ describe('what pods ask the scheduler for', () => {
     expect(pod.spec.nodeName).toBe('n');
     expect(pod.spec.affinity).toBeUndefined();
     expect(pod.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Node', name: 'n', uid: 'node-uid' }]);
+  });
+
+  it("shares the host's PID namespace in the proxy pod only, where the host's disks and mounts are read", () => {
+    const input = { name: 'p', namespace: 'ns', node: 'n', image: 'i', owner: 'ns/p' };
+    expect(wekaPod({ ...input, role: 'ssdproxy' }).spec.hostPID).toBe(true);
+    expect(wekaPod({ ...input, role: 'drive' }).spec.hostPID).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expectOk, readLog, rootDiskNode, simRoot, tool } from './helpers.js';
+import { expectOk, readLog, rootDiskNode, sim, simRoot, tool } from './helpers.js';
 
 const LSBLK = ['lsblk', '-J', '-d', '-o', 'NAME,MOUNTPOINT'];
 
@@ -14,6 +14,51 @@ describe('weka-sim nsenter', () => {
     const direct = await expectOk(tool(state, ...LSBLK));
     expect(await tool(state, 'nsenter', ...argv)).toEqual(direct);
     expect((await readLog(state)).at(-1)).toMatchObject({ argv: ['nsenter', ...argv], exitCode: 0, changes: [] });
+  });
+
+  const mountpoints = (stdout: string): Array<string | null> =>
+    (JSON.parse(stdout) as { blockdevices: Array<{ mountpoint: string | null; children?: unknown[] }> }).blockdevices
+      .flatMap((d) => [d, ...((d.children ?? []) as Array<{ mountpoint: string | null }>)])
+      .map((d) => d.mountpoint);
+  const PARTITIONS = ['lsblk', '-J', '-o', 'NAME,MOUNTPOINT'];
+
+  it("sees the host's mounts from a hostPID pod, as on the node itself", async () => {
+    const state = await rootDiskNode(await simRoot());
+    const onNode = await expectOk(tool(state, 'nsenter', '-m', '-p', '-t', '1', '--', ...PARTITIONS));
+    expect(mountpoints(onNode.stdout)).toContain('/');
+    const fromPod = await sim(
+      '--state',
+      state,
+      '--in-host-pid-pod',
+      '--',
+      'nsenter',
+      '-m',
+      '-p',
+      '-t',
+      '1',
+      ...PARTITIONS,
+    );
+    expect(fromPod).toEqual(onNode);
+  });
+
+  it("sees no mount of the host from a pod without hostPID: PID 1 is the pod's own", async () => {
+    const state = await rootDiskNode(await simRoot());
+    const result = await expectOk(
+      sim('--state', state, '--in-pod', '--', 'nsenter', '-m', '-p', '-t', '1', ...PARTITIONS),
+    );
+    const seen = JSON.parse(result.stdout) as { blockdevices: Array<{ name: string; children?: unknown[] }> };
+    expect(seen.blockdevices.map((d) => d.name)).toEqual(['nvme0n1', 'sda']);
+    expect(seen.blockdevices[1]!.children).toHaveLength(3);
+    expect(mountpoints(result.stdout).every((m) => m === null)).toBe(true);
+  });
+
+  it("sees no mount of the host with lsblk alone in a pod, hostPID or not: the pod's mount namespace is its own", async () => {
+    const state = await rootDiskNode(await simRoot());
+    for (const pod of ['--in-pod', '--in-host-pid-pod']) {
+      const result = await expectOk(sim('--state', state, pod, '--', ...PARTITIONS));
+      expect(mountpoints(result.stdout).every((m) => m === null)).toBe(true);
+    }
+    expect(mountpoints((await expectOk(tool(state, ...PARTITIONS))).stdout)).toContain('/');
   });
 
   const ONLY = 'the simulated nsenter takes exactly --mount, --pid and --target 1';

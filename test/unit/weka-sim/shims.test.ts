@@ -113,7 +113,7 @@ describe('simulator shims', () => {
       { WEKA_SIM_STATE: '/state', NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt' },
       ['weka', 'cluster', 'list'],
     );
-    expect(result).toEqual({ exitCode: 0, stdout: 'unset --state /state -- weka cluster list\n', stderr: '' });
+    expect(result).toEqual({ exitCode: 0, stdout: 'unset --state /state --in-pod -- weka cluster list\n', stderr: '' });
   });
 
   it('are executable and quote paths containing spaces and quotes', async () => {
@@ -121,7 +121,7 @@ describe('simulator shims', () => {
     await writeSimulatorShims(shimDir, ['--import', 'tsx', "/opt/it's here/main.js"], '/usr/bin/node');
     const script = await readFile(join(shimDir, 'weka'), 'utf8');
     expect(script).toContain(
-      `exec '/usr/bin/node' '--import' 'tsx' '/opt/it'\\''s here/main.js' --state "$WEKA_SIM_STATE" \${WEKA_SIM_DEVICE_MAP:+--device-map "$WEKA_SIM_DEVICE_MAP"} -- weka "$@"`,
+      `exec '/usr/bin/node' '--import' 'tsx' '/opt/it'\\''s here/main.js' --state "$WEKA_SIM_STATE" "$pod" \${WEKA_SIM_DEVICE_MAP:+--device-map "$WEKA_SIM_DEVICE_MAP"} -- weka "$@"`,
     );
     for (const tool of SHIMMED_TOOLS) expect((await stat(join(shimDir, tool))).mode & 0o111).toBe(0o111);
   });
