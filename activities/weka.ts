@@ -7,18 +7,13 @@ import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/a
 import {
   clusterListCall,
   containerAddCall,
-  containerDeactivateCall,
   containerListCall,
-  containerRemoveCall,
-  containerStatusCall,
   DRIVE_ALREADY_IN_USE,
   driveAddCall,
   driveListCall,
   findContainerByName,
   findDriveByVirtualUUID,
   planContainerAdd,
-  planContainerDeactivate,
-  planContainerRemove,
   planVirtualAdd,
   planVirtualRemove,
   sameUUID,
@@ -29,7 +24,7 @@ import {
 } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { WekaApi } from './kube/weka-api.js';
-import { stderrOf, takeDriveOut } from './drive-removal.js';
+import { stderrOf, takeContainerOut, takeDriveOut } from './drive-removal.js';
 import type { ClusterDriveAdd, ClusterDriveRef, ExecTargetRef, VirtualDriveOnNode } from './types.js';
 import { wekaCli } from './weka-cli.js';
 
@@ -185,20 +180,13 @@ export function createWekaActivities(deps: ActivityDeps) {
 
     /**
      * Takes the container out of its Weka cluster, so that its name can join again (from another
-     * node too): `weka cluster container deactivate` unless it is inactive already, then `weka
-     * cluster container remove`. A container no longer listed is done. Its drives must have been
-     * removed first: the cluster refuses to remove a container that still has drives, and that
-     * refusal is a non-retryable WekaCommandRefused (the container is left inactive).
+     * node too): deactivated, then removed once INACTIVE (drive-removal.ts). A container no longer
+     * listed is done. Its drives must have been removed first: the cluster refuses to remove a
+     * container that still has drives, and that refusal is a non-retryable WekaCommandRefused
+     * (the container is left inactive).
      */
     async removeWekaContainer({ target, containerId, name }: WekaContainerRef): Promise<void> {
-      const request = { containerId, ...(name === undefined ? {} : { name }) };
-      const what = `removing container ${containerId}${name === undefined ? '' : ` (${name})`} from its cluster`;
-      const listed = await run(target, containerStatusCall(containerId));
-      const plan = planContainerRemove(listed, request);
-      conflict(plan, what);
-      if (plan === 'already-done') return;
-      if (planContainerDeactivate(listed, request) === 'run') await run(target, containerDeactivateCall(containerId));
-      await run(target, containerRemoveCall(containerId));
+      await takeContainerOut(run, target, { containerId, ...(name === undefined ? {} : { name }) });
     },
 
     async unsignVirtualDrive({ target, node, drive, clusterGUID }: VirtualDriveOnNode): Promise<void> {

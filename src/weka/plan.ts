@@ -3,7 +3,12 @@
 // effect but its answer was lost), or whether the state contradicts the request so that running
 // it would be refused or wrong.
 import { DRIVE_ACTIVE, DRIVE_INACTIVE, type ClusterDrive } from './cluster-drive.js';
-import { CONTAINER_INACTIVE, findContainerById, type WekaContainerState } from './cluster-container.js';
+import {
+  CONTAINER_DEACTIVATING,
+  CONTAINER_INACTIVE,
+  findContainerById,
+  type WekaContainerState,
+} from './cluster-container.js';
 import type { ContainerAddRequest, WekaClusterInfo, WekaContainerInfo } from './cluster-formation.js';
 import {
   freeCapacityGiB,
@@ -86,22 +91,28 @@ export interface ContainerRemoveRequest {
   readonly name?: string;
 }
 
+/** What taking a container out of its cluster needs next. */
+export type ContainerRemovalStep = 'already-done' | 'deactivate' | 'remove' | { wait: string } | { conflict: string };
+
 /**
- * `listed` is the output of `weka cluster container list ID` (containerStatusCall). A container
- * no longer listed was removed, so there is nothing left to deactivate; one already inactive is done.
+ * `listed` is the output of `weka cluster container <id>` (containerStatusCall): gone, done;
+ * INACTIVE, remove it; DEACTIVATING, Weka is still taking its data away, so wait; in any other
+ * status, deactivate it. A container of another name under the ID is never touched.
  */
-export function planContainerDeactivate(listed: readonly WekaContainerState[], req: ContainerRemoveRequest): Plan {
+export function nextContainerRemovalStep(
+  listed: readonly WekaContainerState[],
+  req: ContainerRemoveRequest,
+): ContainerRemovalStep {
   const existing = findContainerById(listed, req.containerId);
   if (!existing) return 'already-done';
   const mismatch = containerNameMismatch(existing, req);
   if (mismatch) return mismatch;
-  return existing.status === CONTAINER_INACTIVE ? 'already-done' : 'run';
+  if (existing.status === CONTAINER_INACTIVE) return 'remove';
+  if (existing.status === CONTAINER_DEACTIVATING) return { wait: existing.status };
+  return 'deactivate';
 }
 
-/**
- * `listed` as for planContainerDeactivate. Removing runs while the container is listed, active or
- * not: the tool itself refuses an active container or one that still has drives.
- */
+/** `listed` as for nextContainerRemovalStep: whether the container is still there to take out. */
 export function planContainerRemove(listed: readonly WekaContainerState[], req: ContainerRemoveRequest): Plan {
   const existing = findContainerById(listed, req.containerId);
   if (!existing) return 'already-done';
@@ -148,10 +159,13 @@ export function findContainerByName(
   return containers.find((c) => c.name === name);
 }
 
-function containerNameMismatch(existing: WekaContainerState, req: ContainerRemoveRequest): Plan | undefined {
+function containerNameMismatch(
+  existing: WekaContainerState,
+  req: ContainerRemoveRequest,
+): { conflict: string } | undefined {
   if (req.name === undefined || existing.name === req.name) return undefined;
   return {
-    conflict: `container ${req.containerId} is ${existing.name} in cluster ${existing.clusterGUID}, not ${req.name}; refusing to remove it`,
+    conflict: `container ${req.containerId} is ${existing.name} on ${existing.hostname}, not ${req.name}; refusing to remove it`,
   };
 }
 

@@ -22,19 +22,28 @@ import {
 } from '../support/operator.js';
 import { changeCounts, createWekaCluster, simulatorLog } from '../support/simulator.js';
 
-/** Shows drives read one by one (`weka cluster drive UUID --json`) as still phasing out while `holding`. */
+/**
+ * Shows drives read one by one (`weka cluster drive UUID --json`) as still phasing out while
+ * `holding`, and a container read by its ID (`weka cluster container ID --json`) as DEACTIVATING
+ * while `holdingContainers`.
+ */
 class PhaseOutTransport implements ExecTransport {
   holding = true;
+  holdingContainers = false;
   readonly shown: string[] = [];
   constructor(private readonly inner: ExecTransport) {}
 
   async run(...args: Parameters<ExecTransport['run']>): ReturnType<ExecTransport['run']> {
     const [, argv] = args;
     const result = await this.inner.run(...args);
-    const one = argv.length === 5 && argv[1] === 'cluster' && argv[2] === 'drive' && argv[4] === '--json';
-    if (!one || !this.holding || result.exitCode !== 0) return result;
-    this.shown.push(argv[3]!);
-    return { ...result, stdout: result.stdout.replaceAll('"INACTIVE"', '"PHASING_OUT"') };
+    if (result.exitCode !== 0 || argv.length !== 5 || argv[1] !== 'cluster' || argv[4] !== '--json') return result;
+    if (argv[2] === 'drive' && this.holding) {
+      this.shown.push(argv[3]!);
+      return { ...result, stdout: result.stdout.replaceAll('"INACTIVE"', '"PHASING_OUT"') };
+    }
+    if (argv[2] === 'container' && /^\d+$/.test(argv[3]!) && this.holdingContainers)
+      return { ...result, stdout: result.stdout.replaceAll('"INACTIVE"', '"DEACTIVATING"') };
+    return result;
   }
 }
 
@@ -98,6 +107,51 @@ describe('a drive taken out of its Weka cluster', () => {
       const changes = after.flatMap((e) => e.changes);
       const at = (kind: string, d: string) => changes.findIndex((c) => c.kind === kind && c['virtualUUID'] === d);
       for (const d of drives) expect(at('drive-remove', d)).toBeGreaterThan(at('drive-deactivate', d));
+    },
+  );
+});
+
+describe('a container taken out of its Weka cluster', () => {
+  it(
+    'is deactivated, waited for while DEACTIVATING (said on the object), and removed only once INACTIVE',
+    { timeout: 300_000 },
+    async () => {
+      exec.holding = false;
+      exec.holdingContainers = true;
+      const node = await sharedDrivesNode(DEVICES, 'deactivating');
+      const guid = await createWekaCluster(node, uniqueName('deactivating'));
+      const ref = { namespace: await uniqueNamespace('deactivating'), name: 'drive-0' };
+      const { uid } = await createDriveContainer(
+        op,
+        ref,
+        { nodeName: node, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } },
+        guid,
+      );
+      const ready = await waitForPhase(ref, 'Ready', 120_000);
+      const containerId = ready.status?.containerID;
+      expect(containerId).toBeDefined();
+
+      await deleteDriveContainer(op, ref, uid);
+      const waiting = await eventually(
+        'the teardown to say it waits for the container to deactivate',
+        async () => {
+          const c = await readContainer(ref);
+          return c?.status?.conditions?.find((x: Condition) => x.type === 'DrivesPhasingOut' && x.status === 'True');
+        },
+        120_000,
+      );
+      expect(waiting.message).toContain(`container ${containerId} is DEACTIVATING`);
+      const log = await simulatorLog(node);
+      const kinds = log.flatMap((e) => e.changes.map((c) => c.kind));
+      expect(kinds).toContain('container-deactivate');
+      expect(kinds).not.toContain('container-remove');
+
+      exec.holdingContainers = false;
+      await waitGone(ref, 120_000);
+      const changes = (await simulatorLog(node)).flatMap((e) => e.changes);
+      const at = (kind: string) => changes.findIndex((c) => c.kind === kind && c['containerId'] === containerId);
+      expect(changes.filter((c) => c.kind === 'container-remove' && c['containerId'] === containerId)).toHaveLength(1);
+      expect(at('container-remove')).toBeGreaterThan(at('container-deactivate'));
     },
   );
 });

@@ -2,7 +2,7 @@
 // drives (weka-drives.ts: virtual drives signed on this node's devices, or whole exclusive
 // devices of this node), and to take containers out again.
 import { integerArg, jsonOrText, optional, parseArgs, positionals, required } from './args.js';
-import { requireCluster, requireContainer, type ContainerRecord, type WekaContext } from './cluster-state.js';
+import { requireCluster, type ContainerRecord, type WekaContext } from './cluster-state.js';
 import { SimRefusal, UsageError, type ToolOutput } from './outcome.js';
 import { portClash, portsArgs } from './ports.js';
 import { uuidOption } from './node-view.js';
@@ -14,6 +14,7 @@ export const WEKA_USAGE = `usage:
   weka cluster destroy CLUSTER_GUID
   weka cluster container add --cluster-guid GUID --name NAME --hostname HOST --base-port PORT --agent-port PORT [--json]
   weka cluster container list [CONTAINER_ID...] [--cluster-guid GUID] [--json]
+  weka cluster container CONTAINER_ID [--json]
   weka cluster container deactivate CONTAINER_ID... [--no-wait] [--skip-resource-validation]
   weka cluster container remove CONTAINER_ID [--no-unimprint] [--no-wait]
   weka cluster drive add CONTAINER_ID VIRTUAL_UUID --pool POOL  (a virtual drive signed on this node)
@@ -36,6 +37,7 @@ export function runWeka(args: readonly string[], ctx: WekaContext): ToolOutput {
     if (group === 'container' && action === 'list') return containerList(rest, ctx);
     if (group === 'container' && action === 'deactivate') return containerDeactivate(rest, ctx);
     if (group === 'container' && action === 'remove') return containerRemove(rest, ctx);
+    if (group === 'container' && /^\d+$/.test(action ?? '')) return containerShow(args.slice(2), ctx);
     if (group === 'drive' && action === 'add') return driveAdd(rest, ctx);
     if (group === 'drive' && action === 'deactivate') return driveDeactivate(rest, ctx);
     if (group === 'drive' && action === 'remove') return driveRemove(rest, ctx);
@@ -145,6 +147,34 @@ function containerList(args: readonly string[], { clusters }: WekaContext): Tool
 }
 
 /**
+ * One container as the real CLI shows it (docs/weka-interface.md): a list of it, empty when the
+ * cluster has no container of that ID. The simulator keeps no host IP, uid or state of a
+ * container, so those fields are left out.
+ */
+function containerShow(args: readonly string[], { clusters }: WekaContext): ToolOutput {
+  const parsed = parseArgs(args, { flags: ['--json'] });
+  const [idText] = positionals(parsed, ['CONTAINER_ID']);
+  const id = integerArg('CONTAINER_ID', idText!, 0);
+  const list = clusters.containers
+    .filter((c) => c.containerId === id)
+    .map((c) => ({
+      host_id: `HostId<${c.containerId}>`,
+      hostname: c.hostname,
+      container_name: c.name,
+      status: c.status,
+    }));
+  const text = list.map((c) => `${c.host_id}\t${c.container_name}\t${c.hostname}\t${c.status}`).join('\n');
+  return { stdout: jsonOrText(parsed, list, text), changes: [] };
+}
+
+/** The container of this ID; refused as the real CLI refuses an unknown one (the reference matches the text). */
+function hostOf(clusters: WekaContext['clusters'], containerId: number) {
+  const container = clusters.containers.find((c) => c.containerId === containerId);
+  if (!container) throw new SimRefusal(`Host HostId<${containerId}> not found`);
+  return container;
+}
+
+/**
  * Marks the containers inactive: the cluster stops using them, and only an inactive container can
  * be removed. An already inactive one is left as it is. Any unknown ID refuses the whole command.
  * The real tool's wait and resource-validation options are accepted and change nothing here.
@@ -152,7 +182,7 @@ function containerList(args: readonly string[], { clusters }: WekaContext): Tool
 function containerDeactivate(args: readonly string[], { clusters }: WekaContext): ToolOutput {
   const parsed = parseArgs(args, { flags: ['--no-wait', '--skip-resource-validation'] });
   if (parsed.positionals.length === 0) throw new UsageError('expected CONTAINER_ID..., got no container IDs');
-  const targets = parsed.positionals.map((text) => requireContainer(clusters, integerArg('CONTAINER_ID', text, 0)));
+  const targets = parsed.positionals.map((text) => hostOf(clusters, integerArg('CONTAINER_ID', text, 0)));
   const changed = [...new Set(targets)].filter((c) => c.status !== 'INACTIVE');
   for (const container of changed) container.status = 'INACTIVE';
   return {
@@ -173,7 +203,7 @@ function containerDeactivate(args: readonly string[], { clusters }: WekaContext)
 function containerRemove(args: readonly string[], { clusters }: WekaContext): ToolOutput {
   const parsed = parseArgs(args, { flags: ['--no-unimprint', '--no-wait'] });
   const [idText] = positionals(parsed, ['CONTAINER_ID']);
-  const container = requireContainer(clusters, integerArg('CONTAINER_ID', idText!, 0));
+  const container = hostOf(clusters, integerArg('CONTAINER_ID', idText!, 0));
   const id = container.containerId;
   if (container.status !== 'INACTIVE') {
     throw new SimRefusal(

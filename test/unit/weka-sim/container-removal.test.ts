@@ -17,8 +17,8 @@ import {
   containerDeactivateCall,
   containerRemoveCall,
   containerStatusCall,
-  planContainerDeactivate,
-  planContainerRemove,
+  hostNotFound,
+  nextContainerRemovalStep,
   type WekaCall,
 } from '../../../src/weka/index.js';
 import {
@@ -129,7 +129,7 @@ describe('weka-sim container deactivate and remove', () => {
     const { state, containerId } = await containerWithDrive(await simRoot());
     const result = await deactivate(state, String(containerId), '42');
     expect(result.exitCode).toBe(65);
-    expect(result.stderr).toContain('no container with ID 42');
+    expect(result.stderr).toContain('Host HostId<42> not found');
     expect((await listed(state, String(containerId)))[0]?.status).toBe('ACTIVE');
     expect((await deactivate(state)).exitCode).toBe(64);
   });
@@ -145,7 +145,7 @@ describe('weka-sim container deactivate and remove', () => {
     expect(await listed(state, '--cluster-guid', guid)).toEqual([]);
     const again = await remove(state, containerId);
     expect(again.exitCode).toBe(65);
-    expect(again.stderr).toContain(`no container with ID ${containerId}`);
+    expect(again.stderr).toContain(`Host HostId<${containerId}> not found`);
     const removals = (await readLog(state)).flatMap((e) => e.changes).filter((c) => c.kind === 'container-remove');
     expect(removals).toEqual([
       { kind: 'container-remove', containerId, clusterGUID: guid, name: 'drive-0', hostname: 'node-1' },
@@ -239,11 +239,10 @@ describe('removing a container through an exec transport into the simulator', ()
       const request = { containerId, name: 'drive-0' };
       const probed = await run(containerStatusCall(containerId));
       expect(probed).toMatchObject([{ containerId, status: 'ACTIVE' }]);
-      expect(planContainerDeactivate(probed, request)).toBe('run');
+      expect(nextContainerRemovalStep(probed, request)).toBe('deactivate');
       await run(containerDeactivateCall(containerId));
       const inactive = await run(containerStatusCall(containerId));
-      expect(planContainerDeactivate(inactive, request)).toBe('already-done');
-      expect(planContainerRemove(inactive, request)).toBe('run');
+      expect(nextContainerRemovalStep(inactive, request)).toBe('remove');
 
       await expectOk(sim('--state', state, 'faults', '--fail-after-effect-rate', '1'));
       await expect(run(containerRemoveCall(containerId))).rejects.toBeInstanceOf(WekaCommandFailed);
@@ -251,9 +250,10 @@ describe('removing a container through an exec transport into the simulator', ()
       // The retry probes first and finds the crashed attempt's effect; a blind retry is refused.
       const gone = await run(containerStatusCall(containerId));
       expect(gone).toEqual([]);
-      expect(planContainerRemove(gone, request)).toBe('already-done');
-      expect(planContainerDeactivate(gone, request)).toBe('already-done');
-      await expect(run(containerRemoveCall(containerId))).rejects.toBeInstanceOf(WekaCommandRefused);
+      expect(nextContainerRemovalStep(gone, request)).toBe('already-done');
+      const refused = run(containerRemoveCall(containerId));
+      await expect(refused).rejects.toBeInstanceOf(WekaCommandRefused);
+      await expect(refused).rejects.toThrow(hostNotFound(containerId));
       expect(await changesOfKind(state, 'container-deactivate')).toBe(1);
       expect(await changesOfKind(state, 'container-remove')).toBe(1);
     },

@@ -10,24 +10,28 @@ import {
   containerStatusCall,
   parseContainerStatus,
   planClusterDestroy,
-  planContainerDeactivate,
+  hostNotFound,
+  nextContainerRemovalStep,
   planContainerRemove,
   type WekaContainerState,
 } from '../../../src/weka/index.js';
 
-const CLUSTER = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee';
-const active: WekaContainerState = {
-  containerId: 7,
-  name: 'ns_drive-0',
-  hostname: 'node-1',
-  clusterGUID: CLUSTER,
-  status: 'ACTIVE',
-};
+const active: WekaContainerState = { containerId: 7, name: 'ns_drive-0', hostname: 'node-1', status: 'ACTIVE' };
 const inactive: WekaContainerState = { ...active, status: 'INACTIVE' };
+/** One container as `weka cluster container 7 --json` prints it (test/fixtures/weka/cluster-container.json). */
+const shown = (c: WekaContainerState = active) => ({
+  host_id: `HostId<${c.containerId}>`,
+  host_ip: '10.0.0.7',
+  hostname: c.hostname,
+  container_name: c.name,
+  uid: '5c3b8a6e-2f61-4f0e-9d4a-7b1e0c2d3f4a',
+  state: 'ACTIVE',
+  status: c.status,
+});
 
 describe('container removal calls', () => {
   it.each([
-    ['the probe', containerStatusCall(7), ['weka', 'cluster', 'container', 'list', '7', '--json']],
+    ['the probe', containerStatusCall(7), ['weka', 'cluster', 'container', '7', '--json']],
     ['deactivate', containerDeactivateCall(7), ['weka', 'cluster', 'container', 'deactivate', '7']],
     ['remove', containerRemoveCall(7), ['weka', 'cluster', 'container', 'remove', '7']],
     [
@@ -50,48 +54,57 @@ describe('container removal calls', () => {
     expect(containerRemoveCall(7).parse('')).toBeUndefined();
   });
 
-  it('parses the probe: the container with its status, or nothing once it is removed', () => {
-    expect(containerStatusCall(7).parse(JSON.stringify([active]))).toEqual([active]);
-    expect(containerStatusCall(7).parse(JSON.stringify([{ ...inactive, extra: 1 }]))).toEqual([inactive]);
+  it('parses the probe: the container with its status, its ID from host_id, or nothing once it is removed', () => {
+    expect(containerStatusCall(7).parse(JSON.stringify([shown()]))).toEqual([active]);
+    expect(containerStatusCall(7).parse(JSON.stringify([{ ...shown(inactive), extra: 1 }]))).toEqual([inactive]);
+    expect(containerStatusCall(7).parse(`warning: slow\n${JSON.stringify([shown()])}`)).toEqual([active]);
     expect(containerStatusCall(7).parse('[]\n')).toEqual([]);
+  });
+
+  it("recognises the cluster's answer for a container it does not have, and only for that container", () => {
+    expect(hostNotFound(15).test('error: Host HostId<15> not found\n\u0000')).toBe(true);
+    expect(hostNotFound(15).test('error: Host HostId<150> not found')).toBe(false);
   });
 
   it.each([
     ['text', 'no such container'],
-    ['an object instead of a list', JSON.stringify(active)],
-    ['a missing status', JSON.stringify([{ ...active, status: undefined }])],
-    ['an empty status', JSON.stringify([{ ...active, status: '' }])],
-    ['another container', JSON.stringify([{ ...active, containerId: 8 }])],
-    ['the container twice', JSON.stringify([active, active])],
-    ['a missing cluster GUID', JSON.stringify([{ ...active, clusterGUID: undefined }])],
+    ['an object instead of a list', JSON.stringify(shown())],
+    ['a missing status', JSON.stringify([{ ...shown(), status: undefined }])],
+    ['an empty status', JSON.stringify([{ ...shown(), status: '' }])],
+    ['another container', JSON.stringify([shown({ ...active, containerId: 8 })])],
+    ['a host_id that is not HostId<N>', JSON.stringify([{ ...shown(), host_id: '7' }])],
+    ['the container twice', JSON.stringify([shown(), shown()])],
+    ['a missing container name', JSON.stringify([{ ...shown(), container_name: undefined }])],
   ])('rejects a probe answer with %s, naming the command', (_why, stdout) => {
     expect(() => containerStatusCall(7).parse(stdout)).toThrow(WekaOutputError);
     expect(() => parseContainerStatus(stdout, 7, 'probe')).toThrow(/^probe: unexpected output/);
-    expect(() => containerStatusCall(7).parse(stdout)).toThrow(
-      /^weka cluster container list 7 --json: unexpected output/,
-    );
+    expect(() => containerStatusCall(7).parse(stdout)).toThrow(/^weka cluster container 7 --json: unexpected output/);
   });
 });
 
 describe('container removal plans', () => {
   it.each([
-    ['an active container', [active], {}, 'run', 'run'],
-    ['an inactive container (deactivated by an earlier attempt)', [inactive], {}, 'already-done', 'run'],
-    ['a container no longer listed (removed by an earlier attempt)', [], {}, 'already-done', 'already-done'],
-    ['a container whose status is anything but INACTIVE', [{ ...active, status: 'DEACTIVATING' }], {}, 'run', 'run'],
-    ['the expected name', [active], { name: 'ns_drive-0' }, 'run', 'run'],
-    ['a name for a container already removed', [], { name: 'ns_drive-0' }, 'already-done', 'already-done'],
-  ] as const)('%s: deactivate %s, remove %s', (_what, listed, extra, deactivate, remove) => {
-    const request = { containerId: 7, ...extra };
-    expect(planContainerDeactivate(listed, request)).toBe(deactivate);
-    expect(planContainerRemove(listed, request)).toBe(remove);
+    ['an active container', [active], {}, 'deactivate'],
+    ['an inactive container (deactivated by an earlier attempt)', [inactive], {}, 'remove'],
+    ['a container no longer listed (removed by an earlier attempt)', [], {}, 'already-done'],
+    [
+      'a container Weka still takes data away from',
+      [{ ...active, status: 'DEACTIVATING' }],
+      {},
+      { wait: 'DEACTIVATING' },
+    ],
+    ['a container in another status (UP, DOWN, ...)', [{ ...active, status: 'DOWN' }], {}, 'deactivate'],
+    ['the expected name', [active], { name: 'ns_drive-0' }, 'deactivate'],
+    ['a name for a container already removed', [], { name: 'ns_drive-0' }, 'already-done'],
+  ] as const)('%s: %j', (_what, listed, extra, step) => {
+    expect(nextContainerRemovalStep(listed, { containerId: 7, ...extra })).toEqual(step);
   });
 
   it('will not touch a container listed under the ID with another name', () => {
     const request = { containerId: 7, name: 'ns_drive-1' };
     for (const listed of [[active], [inactive]]) {
-      expect(planContainerDeactivate(listed, request)).toEqual({
-        conflict: `container 7 is ns_drive-0 in cluster ${CLUSTER}, not ns_drive-1; refusing to remove it`,
+      expect(nextContainerRemovalStep(listed, request)).toEqual({
+        conflict: 'container 7 is ns_drive-0 on node-1, not ns_drive-1; refusing to remove it',
       });
       expect(planContainerRemove(listed, request)).toHaveProperty('conflict');
     }
@@ -99,6 +112,7 @@ describe('container removal plans', () => {
 
   it('ignores other containers in the list', () => {
     expect(planContainerRemove([{ ...active, containerId: 8 }], { containerId: 7 })).toBe('already-done');
+    expect(nextContainerRemovalStep([{ ...active, containerId: 8 }], { containerId: 7 })).toBe('already-done');
   });
 });
 

@@ -4,8 +4,20 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { driveAt, parseSignDriveList } from '../../../src/weka/index.js';
-import { CLUSTER_A, expectOk, nodeDir, REPO_ROOT, sim, simRoot, tool, uuid, virtualAdd } from '../weka-sim/helpers.js';
+import { driveAt, parseContainerStatus, parseSignDriveList } from '../../../src/weka/index.js';
+import {
+  addContainer,
+  CLUSTER_A,
+  createCluster,
+  expectOk,
+  nodeDir,
+  REPO_ROOT,
+  sim,
+  simRoot,
+  tool,
+  uuid,
+  virtualAdd,
+} from '../weka-sim/helpers.js';
 
 const FIXTURES = join(REPO_ROOT, 'test', 'fixtures', 'weka');
 
@@ -92,5 +104,25 @@ describe('weka-sign-drive show <path> --json', () => {
       const { stdout } = await expectOk(tool(state, 'weka-sign-drive', 'show', device, '--json'));
       expect([...fieldPaths(JSON.parse(stdout))].filter((p) => !shown.has(p))).toEqual([]);
     }
+  });
+});
+
+describe('weka cluster container <id> --json', () => {
+  it('reads the sample, and the simulator prints only fields the sample shows', async () => {
+    expect(parseContainerStatus(await sample('cluster-container.json'), 15)).toEqual([
+      { containerId: 15, name: 'tenant-a_drive-0', hostname: 'worker-7', status: 'INACTIVE' },
+    ]);
+    const state = nodeDir(await simRoot(), 'node-1');
+    await expectOk(sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:1000:TLC'));
+    const id = await addContainer(state, await createCluster(state, 'tenant-a'), 'tenant-a_drive-0');
+    const { stdout } = await expectOk(tool(state, 'weka', 'cluster', 'container', String(id), '--json'));
+    const shown = fieldPaths(JSON.parse(await sample('cluster-container.json')));
+    expect([...fieldPaths(JSON.parse(stdout))].filter((p) => !shown.has(p))).toEqual([]);
+    expect(parseContainerStatus(stdout, id)).toEqual([
+      { containerId: id, name: 'tenant-a_drive-0', hostname: 'node-1', status: 'ACTIVE' },
+    ]);
+    expect((await expectOk(tool(state, 'weka', 'cluster', 'container', String(id + 1), '--json'))).stdout.trim()).toBe(
+      '[]',
+    );
   });
 });
