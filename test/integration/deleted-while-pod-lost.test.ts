@@ -8,17 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerWorkflowId, deleteRequestedSignal, podLostSignal } from '../../src/protocol.js';
 import { WEKA_CONTAINERS } from '../support/containers.js';
 import { eventsOf } from '../support/events.js';
-import { kubeConfig, temporalAddress, temporalNamespace, uniqueName, uniqueNamespace } from '../support/harness.js';
-import {
-  createDriveContainer,
-  sharedDrivesNode,
-  startTestOperator,
-  waitForPhase,
-  waitGone,
-  type TestOperator,
-} from '../support/operator.js';
+import { kubeConfig, temporalAddress, temporalNamespace } from '../support/harness.js';
+import { startTestOperator, waitGone, type TestOperator, readyStandaloneContainer } from '../support/operator.js';
 import { readPod } from '../support/pods.js';
-import { createWekaCluster } from '../support/simulator.js';
 
 const DEVICES = [{ path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const }];
 const operators: TestOperator[] = [];
@@ -41,16 +33,7 @@ describe('a deletion that comes with a lost pod', () => {
     async () => {
       const first = await startTestOperator();
       operators.push(first);
-      const node = await sharedDrivesNode(DEVICES, 'deleted-lost');
-      const guid = await createWekaCluster(node, uniqueName('deleted-lost'));
-      const ref = { namespace: await uniqueNamespace('deleted-lost'), name: 'drive-0' };
-      const { uid } = await createDriveContainer(
-        first,
-        ref,
-        { nodeName: node, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } },
-        guid,
-      );
-      await waitForPhase(ref, 'Ready', 120_000);
+      const { ref, uid } = await readyStandaloneContainer(first, 'deleted-lost', DEVICES);
 
       // No worker: the pod goes, the deletion starts, and both signals wait in the history.
       await first.stop();

@@ -9,18 +9,16 @@ import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import type { ExecTransport } from '../../activities/exec/transport.js';
 import type { Condition } from '../../src/api/index.js';
 import { eventually } from '../support/async.js';
-import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { kubeConfig } from '../support/harness.js';
 import {
-  createDriveContainer,
   deleteDriveContainer,
   readContainer,
-  sharedDrivesNode,
   startTestOperator,
-  waitForPhase,
   waitGone,
   type TestOperator,
+  readyStandaloneContainer,
 } from '../support/operator.js';
-import { changeCounts, createWekaCluster, simulatorLog } from '../support/simulator.js';
+import { changeCounts, simulatorLog } from '../support/simulator.js';
 
 /**
  * Shows drives read one by one (`weka cluster drive UUID --json`) as still phasing out while
@@ -63,16 +61,7 @@ describe('a drive taken out of its Weka cluster', () => {
     'is deactivated, waited for while Weka phases its data out (said on the object), and removed only once INACTIVE',
     { timeout: 300_000 },
     async () => {
-      const node = await sharedDrivesNode(DEVICES, 'phase-out');
-      const guid = await createWekaCluster(node, uniqueName('phase-out'));
-      const ref = { namespace: await uniqueNamespace('phase-out'), name: 'drive-0' };
-      const { uid } = await createDriveContainer(
-        op,
-        ref,
-        { nodeName: node, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } },
-        guid,
-      );
-      const ready = await waitForPhase(ref, 'Ready', 120_000);
+      const { node, ref, uid, ready } = await readyStandaloneContainer(op, 'phase-out', DEVICES);
       const drives = ready.status?.addedVirtualDrives ?? [];
       expect(drives.length).toBeGreaterThan(0);
 
@@ -118,16 +107,7 @@ describe('a container taken out of its Weka cluster', () => {
     async () => {
       exec.holding = false;
       exec.holdingContainers = true;
-      const node = await sharedDrivesNode(DEVICES, 'deactivating');
-      const guid = await createWekaCluster(node, uniqueName('deactivating'));
-      const ref = { namespace: await uniqueNamespace('deactivating'), name: 'drive-0' };
-      const { uid } = await createDriveContainer(
-        op,
-        ref,
-        { nodeName: node, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } },
-        guid,
-      );
-      const ready = await waitForPhase(ref, 'Ready', 120_000);
+      const { node, ref, uid, ready } = await readyStandaloneContainer(op, 'deactivating', DEVICES);
       const containerId = ready.status?.containerID;
       expect(containerId).toBeDefined();
 

@@ -10,19 +10,16 @@ import { withAllocation } from '../../src/lifecycle/allocation-ledger.js';
 import { proxyName } from '../../src/lifecycle/names.js';
 import { mutexRequestSignal, nodeMutexId } from '../../src/protocol.js';
 import { WEKA_CONTAINERS } from '../support/containers.js';
-import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
+import { kubeConfig, uniqueName } from '../support/harness.js';
 import { changeLedger, readLedger } from '../support/ledger.js';
 import {
-  createDriveContainer,
   deleteDriveContainer,
-  sharedDrivesNode,
   startTestOperator,
-  waitForPhase,
   waitGone,
   waitProxiesGone,
   type TestOperator,
+  readyStandaloneContainer,
 } from '../support/operator.js';
-import { createWekaCluster } from '../support/simulator.js';
 
 const DEVICES = [{ path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const }];
 let op: TestOperator;
@@ -51,16 +48,7 @@ describe("a node's unused ssdproxy", () => {
     "stays while the node's ledger holds the entry of a container whose object is gone, and goes once it is released",
     { timeout: 240_000 },
     async () => {
-      const node = await sharedDrivesNode(DEVICES, 'proxy-kept');
-      const guid = await createWekaCluster(node, uniqueName('proxy-kept'));
-      const ref = { namespace: await uniqueNamespace('proxy-kept'), name: 'drive-0' };
-      const { uid } = await createDriveContainer(
-        op,
-        ref,
-        { nodeName: node, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } },
-        guid,
-      );
-      const ready = await waitForPhase(ref, 'Ready', 120_000);
+      const { node, ref, uid, ready } = await readyStandaloneContainer(op, 'proxy-kept', DEVICES);
       const [drive] = ready.status?.allocations?.virtualDrives ?? [];
       expect(await proxyExists(node)).toBe(true);
 

@@ -10,7 +10,7 @@ import type { ActivityDeps } from '../../activities/index.js';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import { createOperatorWorker, type OperatorWorkerOptions } from '../../deploy/operator/worker.js';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
-import { signSharedDrives } from '../../deploy/local/shared-drives.js';
+import { createSimulatedCluster, signSharedDrives } from '../../deploy/local/shared-drives.js';
 import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import { FINALIZER, proxyName, type ObjectRef } from '../../src/lifecycle/names.js';
@@ -286,6 +286,24 @@ export async function waitForPhase(ref: ObjectRef, phase: string, timeoutMs = 60
     },
     timeoutMs,
   );
+}
+
+/**
+ * A standalone drive container, 1000 GiB of TLC on one core, on a new node sharing `devices`, in a
+ * new Weka cluster of its own: created, its workflow started, and Ready.
+ */
+export async function readyStandaloneContainer(
+  op: TestOperator,
+  prefix: string,
+  devices: SimulatedDevice[],
+): Promise<{ node: string; guid: string; ref: ObjectRef; uid: string; ready: WekaContainer }> {
+  const node = await sharedDrivesNode(devices, prefix);
+  const guid = await createSimulatedCluster(simulatorRoot(), node, uniqueName(prefix));
+  const ref = { namespace: await uniqueNamespace(prefix), name: 'drive-0' };
+  const spec = { nodeName: node, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } };
+  const { uid } = await createDriveContainer(op, ref, spec, guid);
+  const ready = await waitForPhase(ref, 'Ready', 120_000);
+  return { node, guid, ref, uid, ready };
 }
 
 /** Deletes the container the way a user would, and tells its workflow (the watcher's job). */
