@@ -3,7 +3,10 @@
 // then exits 0 and leaves no process behind. Its output is a log here (no terminal): each change of
 // the view is printed once.
 import { execFile, spawn } from 'node:child_process';
-import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
+import { ROLE_LABEL } from '../../src/lifecycle/names.js';
+import { parseSignDriveList } from '../../src/weka/index.js';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import { eventually } from '../support/async.js';
 import { fileURLToPath } from 'node:url';
@@ -133,6 +136,38 @@ describe('sandbox', () => {
           'the view to show it',
           async () => (/tenant-a\/analytics\s+Ready\s+4\/4 Ready\s+16000 GiB each/.test(output) ? true : undefined),
           30_000,
+        );
+
+        // What a person sees with `kubectl exec` into a node's ssdproxy: the real tool's list, carrying
+        // exactly the virtual drives the statuses of that node's containers hold, once all settle.
+        const core = kc.makeApiClient(CoreV1Api);
+        const exec = KubeExecTransport.fromKubeConfig(kc);
+        const proxies = (await core.listPodForAllNamespaces({ labelSelector: `${ROLE_LABEL}=ssdproxy` })).items;
+        expect(proxies.length).toBeGreaterThan(0);
+        await eventually(
+          "every node's devices to carry exactly the virtual drives its containers' statuses hold",
+          async () => {
+            const all = (
+              (await custom.listClusterCustomObject({ ...group, plural: 'wekacontainers' })) as {
+                items: WekaContainer[];
+              }
+            ).items;
+            for (const pod of proxies) {
+              const target = { namespace: pod.metadata!.namespace!, pod: pod.metadata!.name!, container: 'weka' };
+              const listed = await exec.run(target, ['weka-sign-drive', 'list', '--json']);
+              expect(listed.exitCode, listed.stderr).toBe(0);
+              const onDevices = parseSignDriveList(listed.stdout).flatMap((d) =>
+                d.virtualDrives.map((v) => v.virtualUUID),
+              );
+              const inStatuses = all
+                .filter((c) => c.spec.nodeName === pod.spec!.nodeName)
+                .flatMap((c) => (c.status?.allocations?.virtualDrives ?? []).map((v) => v.virtualUUID));
+              if (JSON.stringify(onDevices.sort()) !== JSON.stringify(inStatuses.sort())) return undefined;
+            }
+            return true;
+          },
+          120_000,
+          { intervalMs: 2_000 },
         );
       } finally {
         child.kill('SIGINT');
