@@ -6,6 +6,7 @@
 import { PolicyV1Api, type KubeConfig, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { WatchedPod } from '../../../src/lifecycle/pod-loss.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../../../src/lifecycle/names.js';
 import { OWNER_UID_LABEL } from '../../../src/lifecycle/pods.js';
 import {
   proxiesToGuard,
@@ -105,21 +106,52 @@ export class ProxyDrainGuards {
       if ((err as { code?: number }).code !== 409) throw err;
     }
     const found = await this.policy.readNamespacedPodDisruptionBudget({ namespace, name });
+    if (!ours(found))
+      throw new Error(
+        `a PodDisruptionBudget ${namespace}/${name} that the operator did not make (no ${MANAGED_BY_LABEL}=${MANAGED_BY}) has the name of node ${guard.node}'s ssdproxy guard; it is left alone, and the proxy is not guarded until it is renamed or deleted`,
+      );
     if (found.spec?.selector?.matchLabels?.[OWNER_UID_LABEL] === guard.proxyUID) return;
     // The guard of an earlier proxy container of the node: made again for this one.
-    await this.policy.deleteNamespacedPodDisruptionBudget({ namespace, name }).catch(ignoreNotFound);
+    await this.deleteOurs(found);
     await this.policy.createNamespacedPodDisruptionBudget({ namespace, body });
   }
 
+  /** Deletes the node's guard; a budget of that name the operator did not make is left alone. */
   private async letGo(node: string): Promise<void> {
-    const deleted = await this.policy
-      .deleteNamespacedPodDisruptionBudget({ namespace: this.operatorNamespace, name: proxyGuardName(node) })
+    const namespace = this.operatorNamespace;
+    const found = await this.policy
+      .readNamespacedPodDisruptionBudget({ namespace, name: proxyGuardName(node) })
+      .catch(ignoreNotFound);
+    if (!found) return;
+    if (!ours(found)) {
+      this.logger.warn(
+        { node, budget: found.metadata?.name },
+        "a PodDisruptionBudget the operator did not make has the name of the node's ssdproxy guard: left alone",
+      );
+      return;
+    }
+    if (await this.deleteOurs(found))
+      this.logger.info({ node }, 'no drive pod left on the node: its ssdproxy pod may be evicted');
+  }
+
+  /** Deletes that very budget (its uid as a precondition); false when it was gone or replaced meanwhile. */
+  private async deleteOurs(found: V1PodDisruptionBudget): Promise<boolean> {
+    const { name = '', namespace = this.operatorNamespace, uid } = found.metadata ?? {};
+    return this.policy
+      .deleteNamespacedPodDisruptionBudget({ namespace, name, body: uid ? { preconditions: { uid } } : {} })
       .then(
         () => true,
-        (err: unknown) => ignoreNotFound(err) ?? false,
+        (err: unknown) => {
+          // 409: a budget made again under the name meanwhile, which is not this one.
+          if ((err as { code?: number }).code === 409) return false;
+          return ignoreNotFound(err) ?? false;
+        },
       );
-    if (deleted) this.logger.info({ node }, 'no drive pod left on the node: its ssdproxy pod may be evicted');
   }
+}
+
+function ours(budget: V1PodDisruptionBudget): boolean {
+  return budget.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY;
 }
 
 function ignoreNotFound(err: unknown): undefined {
