@@ -131,7 +131,7 @@ export interface ContainerOnNode extends ObjectRef {
   uid?: string;
 }
 
-/** A physical drive signed for the node's ssdproxy, as `weka-sign-drive show --json` reports it. */
+/** A physical drive signed for the node's ssdproxy, as `weka-sign-drive list -j` reports it. */
 export interface ProxySignedDrive {
   physicalUUID: string;
   serial: string;

@@ -40,7 +40,7 @@ const ROW_TIMEOUT_MS = 300_000;
 const ERROR_RETRY_WINDOW_MS = 75_000;
 
 /**
- * The real exec transport, except that `weka-sign-drive show` in the listed pods prints only the
+ * The real exec transport, except that `weka-sign-drive list` in the listed pods prints only the
  * first half of its JSON: what a tool killed mid-print, or a broken pipe, looks like.
  */
 class TruncatingExec implements ExecTransport {
