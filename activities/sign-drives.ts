@@ -23,6 +23,7 @@ import {
   readDriveCall,
   signExclusiveCall,
   signProxyCall,
+  validDevicePath,
   type DriveInfo,
   type SignFlag,
 } from '../src/weka/index.js';
@@ -140,7 +141,7 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
      */
     async signDrive({ node, devicePath, operation }: MutexPayloads['sign-drive']): Promise<MutexOutcome> {
       try {
-        readDriveCall(devicePath); // a device path that is no device path is refused before anything is read
+        validDevicePath(devicePath); // a device path that is no device path is refused before anything is read
         const asked = await requestOnNode(node, operation);
         const notAsked = (why: string): MutexOutcome => {
           deps.logger.warn({ node, devicePath, refusal: why }, 'refused to sign a device');
@@ -226,7 +227,7 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
      * Makes the node say what its devices hold (node-drives-publisher.ts), the drives just signed
      * among them: the proxy lists every device. Executed by the node's mutex.
      */
-    async publishNodeDrives({ node }: { node: string; drives: ProxySignedDrive[] }): Promise<NodeDrivesPublished> {
+    async publishNodeDrives({ node }: MutexPayloads['publish-drives']): Promise<NodeDrivesPublished> {
       return publisher.publish(node);
     },
   };

@@ -33,8 +33,8 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
   status.conditions = [...op.status.conditions];
 
   /** In the node's mutex, so that containers refused for lack of capacity are woken at once. */
-  async function publishThroughMutex(node: string, drives: ProxySignedDrive[]): Promise<NodeDrivesPublished> {
-    const answer = await mutex.call(nodeMutexId(node), 'publish-drives', { node, drives }, node);
+  async function publishThroughMutex(node: string): Promise<NodeDrivesPublished> {
+    const answer = await mutex.call(nodeMutexId(node), 'publish-drives', { node }, node);
     if (!answer.ok) throw new Error(`publishing the signed drives: ${answer.error?.message ?? 'failed'}`);
     return answer.result as NodeDrivesPublished;
   }
@@ -83,7 +83,7 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
     const drives = signed.map(({ physicalUUID, ...rest }) => ({ uuid: physicalUUID, ...rest }));
     if (signed.length > 0) {
       status.nodeStep(node, `publishing ${signed.length} drives on the node`);
-      const published = await publishThroughMutex(node, signed);
+      const published = await publishThroughMutex(node);
       const offers =
         `${published.driveCount} shared drives (${published.tlcGiB} GiB TLC, ${published.qlcGiB} GiB QLC) ` +
         `and ${published.exclusiveCount} exclusive drives`;

@@ -131,8 +131,8 @@ export function complete(
  *   none needs it; already removed is a success;
  * - allocate-cluster-ports: a cluster whose status holds ports is answered with them;
  * - release-cluster-ports: removes status.ports if present;
- * - publish-drives: merges the drives into the node's annotation by serial, never dropping one;
- *   the same drives again change nothing.
+ * - publish-drives: rewrites the node's annotation from what its devices report (the proxy's
+ *   device list); the same devices again change nothing.
  */
 export function stateToCarry(
   state: MutexState,
