@@ -7,7 +7,7 @@ import { basename } from 'node:path';
 import { isDevicePath } from '../../../src/weka/validate.js';
 import { loadClusters, saveClusters } from './cluster-state.js';
 import { runDeviceCommand } from './device-shape.js';
-import { drawFaults, readFaults, runFaultsCommand, type FaultDraw } from './faults.js';
+import { drawFaults, latencyOf, readFaults, runFaultsCommand, type FaultDraw } from './faults.js';
 import { runInitNode } from './init-node.js';
 import { runProcessCommand } from './processes.js';
 import { LockTimeoutError, sleep, withLock } from './lock.js';
@@ -51,7 +51,8 @@ export const SIM_USAGE = `usage:
   weka-sim --state DIR device PATH [--model M] [--vendor V] [--partition NAME[:FSTYPE[:MOUNTPOINT]]]...
       [--clear-partitions] [--fstype F|--no-fstype] [--mountpoint M|--no-mountpoint] [--data|--no-data]
       [--cluster-guid GUID|--no-cluster-guid]
-  weka-sim --state DIR faults [--latency-ms N] [--fail-rate P] [--fail-after-effect-rate P] [--seed S]
+  weka-sim --state DIR faults [--latency-ms N [--latency-for "TOOL WORD..."]] [--fail-rate P]
+                              [--fail-after-effect-rate P] [--seed S]
   weka-sim --state DIR faults --clear
   weka-sim --state DIR overcommit record|refuse
   weka-sim --state DIR process --name NAME gone|running`;
@@ -154,7 +155,7 @@ async function runTool(
   pod: PodNamespaces | undefined,
 ): Promise<SimResult> {
   // Latency is spent outside the lock: a slow command does not stall the node's other commands.
-  const latency = readFaults(paths)?.latencyMs ?? 0;
+  const latency = latencyOf(readFaults(paths), argv);
   if (latency > 0) await sleep(latency);
   return withLock(paths.nodeLock, () => {
     finishPendingCommit(paths);

@@ -2,6 +2,7 @@
 // numbers from a seeded sequence (one for "fail before effect", one for "fail after effect"), and
 // the draw counter is kept in the same file under the node lock, so a given seed and command
 // order always fail the same commands.
+import { basename } from 'node:path';
 import { integerArg, optional, parseArgs, positionals } from './args.js';
 import { isRecord, readJsonIfExists, removeIfExists, writeJsonAtomic } from './files.js';
 import type { SimPaths } from './node-state.js';
@@ -10,6 +11,8 @@ import { UsageError, type ToolOutput } from './outcome.js';
 export interface FaultSettings {
   /** Added before each tool command, outside the lock (commands on one node still overlap). */
   readonly latencyMs: number;
+  /** Only commands whose words start with these words are slowed (the tool's name first); all when absent. */
+  readonly latencyFor?: readonly string[];
   /** Probability that a command fails with exit 75 and changes nothing. */
   readonly failRate: number;
   /** Probability that a command makes its change, logs it, then exits 75 with no stdout. */
@@ -25,7 +28,8 @@ export interface FaultDraw {
 }
 
 export const FAULTS_USAGE = `usage:
-  weka-sim --state DIR faults [--latency-ms N] [--fail-rate P] [--fail-after-effect-rate P] [--seed S]
+  weka-sim --state DIR faults [--latency-ms N [--latency-for "TOOL WORD..."]] [--fail-rate P]
+                              [--fail-after-effect-rate P] [--seed S]
   weka-sim --state DIR faults --clear`;
 
 export function readFaults(paths: SimPaths): FaultSettings | undefined {
@@ -33,9 +37,19 @@ export function readFaults(paths: SimPaths): FaultSettings | undefined {
   if (value === undefined) return undefined;
   const ok =
     isRecord(value) &&
-    ['latencyMs', 'failRate', 'failAfterEffectRate', 'seed', 'draws'].every((key) => typeof value[key] === 'number');
+    ['latencyMs', 'failRate', 'failAfterEffectRate', 'seed', 'draws'].every((key) => typeof value[key] === 'number') &&
+    (value['latencyFor'] === undefined ||
+      (Array.isArray(value['latencyFor']) && value['latencyFor'].every((w) => typeof w === 'string')));
   if (!ok) throw new Error(`corrupt fault settings ${paths.faultsFile}`);
   return value as unknown as FaultSettings;
+}
+
+/** How long a tool command (its words, the tool's name first) sleeps before it runs. */
+export function latencyOf(settings: FaultSettings | undefined, argv: readonly string[]): number {
+  if (!settings) return 0;
+  const words = [basename(argv[0] ?? ''), ...argv.slice(1)];
+  const slowed = settings.latencyFor?.every((word, i) => words[i] === word) ?? true;
+  return slowed ? settings.latencyMs : 0;
 }
 
 /** Draws this command's fate and records that it drew. Call under the node lock. */
@@ -51,7 +65,7 @@ export function drawFaults(paths: SimPaths, settings: FaultSettings): FaultDraw 
 /** The `faults` subcommand. Call under the node lock. */
 export function runFaultsCommand(args: readonly string[], paths: SimPaths): ToolOutput {
   const parsed = parseArgs(args, {
-    values: ['--latency-ms', '--fail-rate', '--fail-after-effect-rate', '--seed'],
+    values: ['--latency-ms', '--latency-for', '--fail-rate', '--fail-after-effect-rate', '--seed'],
     flags: ['--clear'],
   });
   positionals(parsed, []);
@@ -63,8 +77,12 @@ export function runFaultsCommand(args: readonly string[], paths: SimPaths): Tool
   if (parsed.values.size === 0) throw new UsageError(`nothing to set\n${FAULTS_USAGE}`);
   const latency = optional(parsed, '--latency-ms');
   const seed = optional(parsed, '--seed');
+  const latencyFor = optional(parsed, '--latency-for')?.split(' ').filter(Boolean);
+  if (latencyFor !== undefined && (latency === undefined || latencyFor.length === 0))
+    throw new UsageError(`--latency-for needs --latency-ms and at least the tool's name\n${FAULTS_USAGE}`);
   const settings: FaultSettings = {
     latencyMs: latency === undefined ? 0 : integerArg('--latency-ms', latency, 0),
+    ...(latencyFor ? { latencyFor } : {}),
     failRate: rate(optional(parsed, '--fail-rate'), '--fail-rate'),
     failAfterEffectRate: rate(optional(parsed, '--fail-after-effect-rate'), '--fail-after-effect-rate'),
     seed: seed === undefined ? 1 : integerArg('--seed', seed, 0),

@@ -87,6 +87,18 @@ describe('weka-sim fault injection', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(150);
   });
 
+  it('slows only the commands --latency-for names, by their first words', async () => {
+    const state = await signedNode(await simRoot());
+    await faults(state, '--latency-ms', '400', '--latency-for', 'weka-sign-drive virtual add');
+    const timed = async (...argv: string[]) => {
+      const started = Date.now();
+      await tool(state, ...argv);
+      return Date.now() - started;
+    };
+    expect(await timed('weka-sign-drive', 'list', '-j')).toBeLessThan(400);
+    expect(await timed('weka-sign-drive', 'virtual', 'add', 'not-a-uuid')).toBeGreaterThanOrEqual(400);
+  });
+
   it('keeps settings per state directory and removes them on --clear', async () => {
     const root = await simRoot();
     const state = await signedNode(root, 'node-1');
@@ -105,6 +117,8 @@ describe('weka-sim fault injection', () => {
     ['a non-numeric rate', ['--fail-rate', 'often']],
     ['nothing to set', []],
     ['--clear with settings', ['--clear', '--fail-rate', '1']],
+    ['--latency-for without a latency', ['--latency-for', 'weka']],
+    ['an empty --latency-for', ['--latency-ms', '5', '--latency-for', ' ']],
   ])('rejects %s', async (_why, args) => {
     expect((await sim('--state', nodeDir(await simRoot(), 'n'), 'faults', ...args)).exitCode).toBe(64);
   });
