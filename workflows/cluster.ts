@@ -76,8 +76,8 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     continuedRun() && cluster.status.conditions.some((c) => c.type === 'PortsAllocated' && c.status === 'True');
 
   async function allocatePorts(): Promise<void> {
+    await status.enter('AllocatingPorts', 'allocating the cluster port range');
     for (;;) {
-      await status.enter('AllocatingPorts', 'allocating the cluster port range');
       const answer = await mutex.call(CLUSTER_PORTS_MUTEX_ID, 'allocate-cluster-ports', { ...ref, uid: input.uid });
       if (answer.ok) {
         const ports = answer.result as { basePort: number; portRange: number };
@@ -89,13 +89,15 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
         );
         return;
       }
-      await status.condition(
-        'PortsAllocated',
-        'False',
-        answer.error?.type ?? 'PortsRefused',
-        answer.error?.message ?? 'port allocation refused',
-        'Warning',
-      );
+      const reason = answer.error?.type ?? 'PortsRefused';
+      const message = answer.error?.message ?? 'port allocation refused';
+      status.stage('PortsAllocated', 'False', reason, message, 'Warning');
+      // Asked again all the same: the range may be freed by another cluster's deletion.
+      await status.enter('Refused', `${message}; asking again every ${RETRY_WAIT}`, {
+        kind: 'stalled',
+        reason,
+        message,
+      });
       await pause(RETRY_WAIT);
     }
   }

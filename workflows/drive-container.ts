@@ -26,6 +26,7 @@ import {
 import { QUEUED_CONDITION } from '../src/lifecycle/bring-up-admission.js';
 import { podRefusalReason } from '../src/lifecycle/pods.js';
 import { phaseOutReport } from '../src/lifecycle/phase-out.js';
+import { needsAPerson } from '../src/lifecycle/standard-conditions.js';
 import { DRIVE_PHASING_OUT } from '../src/weka/errors.js';
 import {
   WekaCluster,
@@ -48,7 +49,7 @@ import { finishVanishedTeardown, recordLeftInCluster, removeDrivesThroughProxy }
 const PHASING_OUT_CONDITION = 'DrivesPhasingOut';
 
 /** The recorded phases of a container that may have tried to join its Weka cluster. */
-const MAY_HAVE_JOINED = new Set(['Signing', 'AddingDrives', 'Ready', 'Error', 'Deleting']);
+const MAY_HAVE_JOINED = new Set(['Signing', 'AddingDrives', 'Ready', 'Error', 'Refused', 'Deleting']);
 
 /** A step that failed for good is tried again after this long, then twice as long each time, up to the max. */
 const ERROR_RETRY_FIRST_S = 30;
@@ -181,7 +182,14 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         ? `node ${node} does not exist: the container waits until a Node of that name registers (spec.nodeName cannot change: delete the container to give up)`
         : 'spec.nodeName is not set: the container waits until a node is named (it cannot change once set)';
       status.stage('Placed', 'False', node ? NODE_NOT_FOUND : 'NoNodeName', why, 'Warning');
-      await status.enter('Pending', node ? `waiting for node ${node} to exist` : 'waiting for spec.nodeName');
+      // A node registers on its own; a name only a person can give.
+      if (node)
+        await status.enter('Pending', `waiting for node ${node} to exist`, {
+          kind: 'working',
+          reason: NODE_NOT_FOUND,
+          message: why,
+        });
+      else await status.enter('Refused', why, { kind: 'stalled', reason: 'NoNodeName', message: why });
       if (node) await condition(() => life.specChanges > changes, CAPACITY_RETRY);
       else await condition(() => life.specChanges > changes);
       await life.continueAsNewIfLong();
@@ -237,10 +245,15 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       if (allocation) return { allocation, pending: { error, waitForCapacity } };
       status.stage('Allocated', 'False', error.type, error.message, 'Warning');
       if (answer.waitForCapacity) {
-        await status.enter('Allocating', `waiting for capacity on node ${node}: ${error.message}`);
+        await status.enter('Allocating', `waiting for capacity on node ${node}: ${error.message}`, {
+          kind: 'working',
+          reason: error.type,
+          message: error.message,
+        });
         await condition(() => mutex.releases() > releases || life.specChanges > changes, CAPACITY_RETRY);
       } else {
-        await status.enter('Allocating', `waiting for the spec to change: ${error.message}`);
+        const why = `refused until the spec changes: ${error.message}`;
+        await status.enter('Refused', why, { kind: 'stalled', reason: error.type, message: error.message });
         await condition(() => life.specChanges > changes);
       }
       // A new run reads the object afresh and asks again, as a release or a spec change would make this one do.
@@ -289,7 +302,11 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
           ? ['PodCreated', podRefusalReason(failure.message)]
           : ['PodScheduled', 'Unschedulable'];
       status.stage(type, 'False', reason, `${failure.message}; tried again in 30 s`, 'Warning');
-      await status.enter('Pending', `waiting for the pod (${reason}): ${failure.message}`);
+      await status.enter('Pending', `waiting for the pod (${reason}): ${failure.message}`, {
+        kind: 'working',
+        reason,
+        message: failure.message,
+      });
       await condition(() => life.specChanges > changes, CAPACITY_RETRY);
       await life.continueAsNewIfLong();
     }
@@ -447,11 +464,14 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       // Ready, and usable, until the spec changes: then it grows if the spec asks for more.
       const waiting = granted.pending?.waitForCapacity === true;
       const becameReady = status.phase !== 'Ready';
+      const growth = granted.pending?.error;
       await status.enter(
         'Ready',
         granted.pending
           ? `ready with ${gibOf(allocation)} GiB; growing waits for ${waiting ? 'capacity on the node' : 'a spec change'}`
           : 'ready; waiting for a spec change or deletion',
+        // Serving, but not yet what the spec asks: at work while capacity may come, else stalled.
+        growth && { kind: waiting ? 'working' : 'stalled', reason: growth.type, message: growth.message },
       );
       // Its cluster is Ready once its last member is: told now, not at the cluster's next look.
       if (becameReady && memberOfCluster) await kubeLocal.wakeMemberCluster(ref);
@@ -512,10 +532,14 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         const waitS = atOnce ? POD_GONE_RETRY_S : retryS;
         if (!atOnce) retryS = Math.min(retryS * 2, ERROR_RETRY_MAX_S);
         const changes = life.specChanges;
-        status.stage('Ready', 'False', 'StepFailed', `${status.step}: ${messageOf(err)}`, 'Warning');
+        const failure = `${status.step}: ${messageOf(err)}`;
+        status.stage('Ready', 'False', 'StepFailed', failure, 'Warning');
+        // Tried again all the same: what a person must fix may be fixed outside the spec.
+        const person = cause instanceof ApplicationFailure && needsAPerson(cause.type ?? undefined);
         await status.enter(
-          'Error',
+          person ? 'Refused' : 'Error',
           `failed while ${status.step}; trying again in ${waitS} s, or at a spec change, or deletion`,
+          person ? { kind: 'stalled', reason: cause.type ?? 'StepFailed', message: failure } : undefined,
         );
         await condition(() => life.specChanges > changes, `${waitS} seconds`);
         await life.continueAsNewIfLong();

@@ -12,6 +12,12 @@ import { setCurrentDetails, upsertSearchAttributes, uuid4, workflowInfo } from '
 import type { EventInput, StatusEvent } from '../activities/types.js';
 import type { Condition, WrittenBy } from '../src/api/index.js';
 import { setCondition, type ConditionStatus } from '../src/lifecycle/conditions.js';
+import {
+  progressOfConditions,
+  progressOfPhase,
+  withStandardConditions,
+  type Progress,
+} from '../src/lifecycle/standard-conditions.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import { WekaPhase, type LifecycleView } from '../src/protocol.js';
 import { kubeLocal } from './activities.js';
@@ -24,6 +30,12 @@ export abstract class LifecycleStatus {
   conditions: Condition[] = [];
   observedGeneration = 0;
   lastError: string | undefined;
+  /**
+   * How the lifecycle stands, as its last enter() said it (Reconciling and Stalled follow it);
+   * unset, it follows the phase; before this run entered a phase, the conditions it restored.
+   */
+  private progress: Progress | undefined;
+  private entered = false;
   private readonly lastEventReason = new Map<string, string>();
   /** Events that go out with the next apply. */
   private readonly events: StatusEvent[] = [];
@@ -63,11 +75,17 @@ export abstract class LifecycleStatus {
     };
   }
 
-  /** Moves to a phase and step, shows it in the Temporal UI, and applies the status. */
-  async enter(phase: string, step: string): Promise<void> {
+  /**
+   * Moves to a phase and step, shows it in the Temporal UI, and applies the status. `progress`
+   * says how the lifecycle stands there when the phase alone does not (a Ready container whose
+   * growth waits for capacity is still at work; one that waits for a person is stalled).
+   */
+  async enter(phase: string, step: string, progress?: Progress): Promise<void> {
     if (phase !== this.phase) upsertSearchAttributes([{ key: WekaPhase, value: phase }]);
     this.phase = phase;
     this.step = step;
+    this.progress = progress;
+    this.entered = true;
     this.showDetails();
     await this.publish();
   }
@@ -116,6 +134,14 @@ export abstract class LifecycleStatus {
    * apply of an earlier one is refused (see writtenBySchema).
    */
   publish(): Promise<void> {
+    const progress = this.entered
+      ? (this.progress ?? progressOfPhase(this.phase, this.step, this.conditions))
+      : progressOfConditions(this.phase, this.step, this.conditions);
+    this.conditions = withStandardConditions(this.conditions, progress, {
+      phase: this.phase,
+      observedGeneration: this.observedGeneration,
+      nowIso: new Date().toISOString(),
+    });
     const next = this.writing.then(async () => {
       const body = {
         phase: this.phase,

@@ -145,8 +145,12 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
   async function runOperation(snapshot: OperationSnapshot): Promise<void> {
     const checked = signDrivesRequest(snapshot.spec);
     if (!checked.ok) {
-      await status.condition('Accepted', 'False', checked.reason, checked.message, 'Warning');
-      await status.enter('Failed', `refused: ${checked.message}`);
+      status.stage('Accepted', 'False', checked.reason, checked.message, 'Warning');
+      await status.enter('Refused', `refused: ${checked.message}`, {
+        kind: 'stalled',
+        reason: checked.reason,
+        message: checked.message,
+      });
       return;
     }
     const { request } = checked;
@@ -167,7 +171,11 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
         `no node matches ${selector}: nothing was signed`,
         'Warning',
       );
-      await status.enter('Failed', 'no node matched the selector');
+      await status.enter('Failed', 'no node matched the selector', {
+        kind: 'stalled',
+        reason: 'NoMatchingNodes',
+        message: `no node matches ${selector}: nothing was signed`,
+      });
       return;
     }
     for (const node of nodes) await status.result({ node });
@@ -201,7 +209,11 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
         `${failed.length} of ${nodes.length} nodes failed: ${detail}`,
         'Warning',
       );
-      await status.enter('Failed', `${failed.length} of ${nodes.length} nodes failed; waiting for deletion`);
+      await status.enter('Failed', `${failed.length} of ${nodes.length} nodes failed; waiting for deletion`, {
+        kind: 'stalled',
+        reason: 'NodesFailed',
+        message: `${failed.length} of ${nodes.length} nodes failed: ${detail}`,
+      });
     }
   }
 

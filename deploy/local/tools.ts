@@ -16,10 +16,20 @@ export interface ToolPaths {
   kubeScheduler: string;
   kubeControllerManager: string;
   helm: string;
+  kstatus: string;
+  kubectl: string;
 }
 
 export type ToolName =
-  'temporal' | 'kwok' | 'etcd' | 'kube-apiserver' | 'kube-scheduler' | 'kube-controller-manager' | 'helm';
+  | 'temporal'
+  | 'kwok'
+  | 'etcd'
+  | 'kube-apiserver'
+  | 'kube-scheduler'
+  | 'kube-controller-manager'
+  | 'helm'
+  | 'kstatus'
+  | 'kubectl';
 
 /** The servers of the local control plane, in the order build-tools.sh builds them. */
 export const CONTROL_PLANE_TOOLS: ToolName[] = [
@@ -43,6 +53,8 @@ export const COLD_BUILD_SECONDS: Record<ToolName, number> = {
   'kube-scheduler': 160,
   'kube-controller-manager': 258,
   helm: 54,
+  kstatus: 31,
+  kubectl: 82,
 };
 
 /** The scheduler and the controller manager share most packages with the apiserver: after it, they take this long. */
@@ -145,7 +157,7 @@ export function buildEstimates(tools: Pick<ToolState, 'name' | 'cached'>[]): Map
 
 /** The cached binaries' paths, as build-tools.sh computes them (one source for the cache keys). */
 export async function toolPaths(options: ToolsOptions = {}): Promise<ToolPaths> {
-  const all: ToolName[] = [...CONTROL_PLANE_TOOLS, 'helm'];
+  const all: ToolName[] = [...CONTROL_PLANE_TOOLS, 'helm', 'kstatus', 'kubectl'];
   const { tools } = await toolStates(all, options);
   const path = (name: ToolName): string => tools.find((t) => t.name === name)!.binary;
   return {
@@ -156,6 +168,8 @@ export async function toolPaths(options: ToolsOptions = {}): Promise<ToolPaths> 
     kubeScheduler: path('kube-scheduler'),
     kubeControllerManager: path('kube-controller-manager'),
     helm: path('helm'),
+    kstatus: path('kstatus'),
+    kubectl: path('kubectl'),
   };
 }
 

@@ -38,12 +38,18 @@ const READY_COLUMN = {
   description: 'The Ready condition: True, False, or empty before the first verdict.',
 } as const;
 
-/** Conditions are kept in the order of the steps, so the first False one is what holds the object back. */
 const REASON_COLUMN = {
   name: 'Reason',
   type: 'string',
-  jsonPath: '.status.conditions[?(@.status=="False")].reason',
-  description: 'The reason of the first condition that is False: what holds the object back.',
+  jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+  description: "The Ready condition's reason: why it is not Ready, or what it waits for.",
+} as const;
+
+const SINCE_COLUMN = {
+  name: 'Since',
+  type: 'date',
+  jsonPath: '.status.conditions[?(@.type=="Ready")].lastTransitionTime',
+  description: 'Time since the Ready condition last changed.',
 } as const;
 
 export const WEKA_CLUSTER_CRD_SOURCE: CrdSource = {
@@ -62,6 +68,7 @@ export const WEKA_CLUSTER_CRD_SOURCE: CrdSource = {
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Lifecycle phase.' },
     READY_COLUMN,
     REASON_COLUMN,
+    SINCE_COLUMN,
     {
       name: 'Drive Containers',
       type: 'integer',
@@ -106,6 +113,7 @@ export const WEKA_CONTAINER_CRD_SOURCE: CrdSource = {
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Lifecycle phase.' },
     READY_COLUMN,
     REASON_COLUMN,
+    SINCE_COLUMN,
     {
       name: 'Capacity GiB',
       type: 'integer',
@@ -162,6 +170,9 @@ export const WEKA_MANUAL_OPERATION_CRD_SOURCE: CrdSource = {
       description: 'Signed for sharing between clusters.',
     },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Lifecycle phase.' },
+    READY_COLUMN,
+    REASON_COLUMN,
+    SINCE_COLUMN,
     AGE_COLUMN,
   ],
 };

@@ -6,7 +6,7 @@
 // grows (docs/performance.md, benchmark 5). So the watcher starts at most `limit` new lifecycles
 // at a time, first come first served, and the rest wait with a condition saying so.
 //
-// A bring-up stops counting when its container settles (Ready, Error, deleting), when it says with
+// A bring-up stops counting when its container settles (Ready, Error, Refused, deleting), when it says with
 // a False condition that it waits for something (capacity, a node name, its pod), when it is gone,
 // and in any case after `holdMs`: a parked container is not busy, and must never hold back another
 // tenant's containers. WaitingForCluster is no settled phase: every container passes through it.
@@ -15,7 +15,7 @@
 import type { WatchedObject } from './watch-decision.js';
 
 /** Phases in which a drive container's workflow is no longer bringing it up. */
-export const SETTLED_CONTAINER_PHASES: readonly string[] = ['Ready', 'Error', 'Deleting', 'Deleted'];
+export const SETTLED_CONTAINER_PHASES: readonly string[] = ['Ready', 'Error', 'Refused', 'Deleting', 'Deleted'];
 
 /** The condition the watcher sets on a container that waits for its turn to start. */
 export const QUEUED_CONDITION = 'Queued';

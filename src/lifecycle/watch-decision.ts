@@ -2,7 +2,9 @@
 // this watcher process already did for that uid. The watcher only executes the actions. Every
 // action is idempotent and keyed by workflow id, so two watchers, or one that restarted and
 // forgot everything, converge on the same outcome: one running workflow per object.
+import type { Condition } from '../api/index.js';
 import { FINALIZER } from './names.js';
+import { readyIsDerived, STANDARD_CONDITION_TYPES } from './standard-conditions.js';
 import { clusterWorkflowId, containerWorkflowId, operationWorkflowId } from '../protocol.js';
 
 export type WatchedKind = 'WekaContainer' | 'WekaManualOperation' | 'WekaCluster';
@@ -69,7 +71,7 @@ export const LIFECYCLE_WORKFLOW_TYPES: Readonly<Record<WatchedKind, string>> = {
 
 const SIGN_DRIVES_ACTION = 'sign-drives';
 /** An operation in one of these phases has run; it is never started again, only torn down. */
-const FINISHED_OPERATION_PHASES: readonly string[] = ['Succeeded', 'Failed'];
+const FINISHED_OPERATION_PHASES: readonly string[] = ['Succeeded', 'Failed', 'Refused'];
 
 function nonEmpty<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
   return value ? ({ [key]: value } as Partial<Record<K, string>>) : {};
@@ -233,9 +235,16 @@ export function watchedObjectOf(kind: WatchedKind, raw: unknown): WatchedObject 
     Object.fromEntries(keys.flatMap((k) => (typeof from[k] === 'string' ? [[k, from[k]]] : []))) as Partial<
       Record<K, string>
     >;
-  const falseCondition = (Array.isArray(status.conditions) ? status.conditions : [])
-    .map(record)
-    .find((c) => c.status === 'False' && typeof c.type === 'string')?.type as string | undefined;
+  const conditions = (Array.isArray(status.conditions) ? status.conditions : []).map(record);
+  // A detailed condition that says what it waits for; not the standard ones, which every status carries.
+  const derivedReady = readyIsDerived(conditions as unknown as Condition[]);
+  const falseCondition = conditions.find(
+    (c) =>
+      c.status === 'False' &&
+      typeof c.type === 'string' &&
+      !STANDARD_CONDITION_TYPES.has(c.type) &&
+      !(c.type === 'Ready' && derivedReady),
+  )?.type as string | undefined;
   return {
     kind,
     namespace: optionalString(metadata.namespace) ?? 'default',

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../src/api/index.js';
 import { freePorts } from '../../deploy/local/ports.js';
 import { eventually, sleep } from '../support/async.js';
+import { kstatusOf } from '../support/kstatus.js';
 import {
   createContainerObject,
   createDriveContainers,
@@ -27,11 +28,8 @@ afterEach(async () => {
 });
 
 const queued = (c: WekaContainer) => c.status?.conditions?.find((x) => x.type === 'Queued');
-/** Its workflow has run: it wrote a phase or a condition of its own, or the watcher wrote its id. */
-const started = (c: WekaContainer) =>
-  c.status?.workflowID !== undefined ||
-  c.status?.phase !== undefined ||
-  (c.status?.conditions ?? []).some((x) => x.type !== 'Queued');
+/** Its workflow has run: it wrote its phase (every apply of a workflow carries it), or the watcher wrote its id. */
+const started = (c: WekaContainer) => c.status?.workflowID !== undefined || c.status?.phase !== undefined;
 
 async function startOperator(limit: number, holdSeconds: number, httpPort: number): Promise<OperatorProcess> {
   return startOperatorProcess({
@@ -97,6 +95,7 @@ describe('bringing up a burst of drive containers', () => {
       // Watch the whole bring-up: never more than LIMIT started and not yet Ready at once.
       let most = 0;
       let sawQueued = false;
+      const queuedSeen: WekaContainer[] = [];
       let mostWaiting = 0;
       let all: WekaContainer[] = [];
       const deadline = Date.now() + 240_000;
@@ -104,6 +103,7 @@ describe('bringing up a burst of drive containers', () => {
         all = await listContainers(kc, ns);
         most = Math.max(most, all.filter((c) => started(c) && !isReady(c)).length);
         sawQueued ||= all.some((c) => queued(c)?.status === 'True');
+        queuedSeen.push(...all.filter((c) => queued(c)?.status === 'True' && !started(c)).slice(0, 1));
         mostWaiting = Math.max(mostWaiting, (await operator.metrics()).get('weka_drives_bringups_waiting') ?? 0);
         if (all.length === COUNT && all.every(isReady)) break;
         await sleep(200);
@@ -111,6 +111,8 @@ describe('bringing up a burst of drive containers', () => {
       expect(all.every(isReady), phaseSummary(all)).toBe(true);
       expect(most, 'containers in bring-up at once').toBeLessThanOrEqual(LIMIT);
       expect(sawQueued, 'a container waiting its turn shows the Queued condition').toBe(true);
+      // A GitOps tool reads a queued container as at work, not done.
+      expect(new Set((await kstatusOf(queuedSeen.slice(0, 20))).map((r) => r.status))).toEqual(new Set(['InProgress']));
       // Once started, the watcher's condition is gone: nothing says Queued on a Ready container.
       for (const c of all) expect(queued(c), `${c.metadata.name}: ${JSON.stringify(queued(c))}`).toBeUndefined();
       const events = (await Promise.all(refs.map((r) => eventsOf(r)))).flat();
@@ -165,7 +167,9 @@ describe('bringing up a burst of drive containers', () => {
         120_000,
       );
       const waiting = all.find((c) => c.metadata.name === 'unplaced');
-      expect(waiting?.status?.phase).toBe('Pending');
+      // No node named: it waits for a person to name one.
+      expect(waiting?.status?.phase).toBe('Refused');
+      expect(waiting?.status?.conditions?.find((c) => c.type === 'Stalled')?.reason).toBe('NoNodeName');
       const reasons = (await Promise.all(refs.map((r) => eventsOf(r)))).flat().map((e) => e.reason);
       expect(reasons, 'the placed containers waited their turn').toContain('Queued');
 

@@ -186,7 +186,7 @@ describe('an impossible request only the allocator can tell', () => {
         containerCapacity: 2 * 129 * 384,
         driveTypesRatio: { tlc: 1, qlc: 1 },
       });
-      await waitForPhase(tooMany.ref, 'Allocating', 120_000);
+      await waitForPhase(tooMany.ref, 'Refused', 120_000);
       // 40 virtual drives on 1 drive core: within what the CRD allows (64 per core for any setting),
       // over the operator's setting (8 per core).
       const perCore = await make(tenantA, 'forty-on-one-core', { driveCores: 1, numDrives: 40, driveCapacity: 400 });
@@ -220,7 +220,7 @@ describe('an impossible request only the allocator can tell', () => {
       // Nothing was given to the refused ones, and they wait for a spec change, not for capacity.
       expect(await virtualDrives(tooMany.ref)).toEqual([]);
       expect(await virtualDrives(perCore.ref)).toEqual([]);
-      expect((await readContainer(tooMany.ref))?.status?.phase).toBe('Allocating');
+      expect((await readContainer(tooMany.ref))?.status?.phase).toBe('Refused');
 
       for (const c of [tooMany, perCore, neighbour]) await deleteDriveContainer(op, c.ref, c.uid);
       await waitGone([tooMany.ref, perCore.ref, neighbour.ref], 180_000);

@@ -69,7 +69,7 @@ describe('a drive container without a node', () => {
     const node = await sharedDrivesNode(DEVICES, 'late-node');
     const guid = await createWekaCluster(node, 'late-node');
     const { ref, uid, handle, waiting } = await startUnplaced('drive-0', guid);
-    expect(waiting.status?.phase).toBe('Pending');
+    expect(waiting.status?.phase).toBe('Refused');
     expect(waiting.status?.conditions?.find((c) => c.type === 'Placed')?.reason).toBe('NoNodeName');
 
     await kubeConfig()

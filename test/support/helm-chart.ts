@@ -2,15 +2,11 @@
 // tests of the chart and for the RBAC, admission-policy and helm-install integration tests; and
 // picks out and creates what it rendered.
 import { execFile } from 'node:child_process';
-import { accessSync, constants, readFileSync } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { KubernetesObjectApi, type KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments, stringify } from 'yaml';
-import { ensureTools, toolPaths } from '../../deploy/local/tools.js';
-import { sleep } from './async.js';
+import { testToolBinary } from './tool-binary.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -27,50 +23,9 @@ export function kubeVersion(): string {
   return version;
 }
 
-let helmPath: Promise<string> | undefined;
-
-/**
- * Builds helm if this machine has not yet (build-tools.sh caches it) and returns its path. Test
- * files run in parallel processes, and two concurrent builds would share build-tools.sh's scratch
- * directory, so a build happens only under a lock directory (mkdir is atomic).
- */
+/** Builds helm if this machine has not yet (build-tools.sh caches it) and returns its path. */
 export function helmBinary(): Promise<string> {
-  helmPath ??= (async () => {
-    const { helm } = await toolPaths();
-    if (isExecutable(helm)) return helm;
-    const lock = join(tmpdir(), 'weka-drives-helm-build.lock');
-    const started = Date.now();
-    for (;;) {
-      try {
-        await mkdir(lock);
-        break;
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'EEXIST') throw err;
-        if (isExecutable(helm)) return helm; // another process built it meanwhile
-        // A lock older than any build is left over from a killed run.
-        if (Date.now() - (await stat(lock).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs > HELM_BUILD_TIMEOUT_MS)
-          await rm(lock, { recursive: true, force: true });
-        if (Date.now() - started > HELM_BUILD_TIMEOUT_MS)
-          throw new Error(`timed out waiting for another process to build helm (lock ${lock})`);
-        await sleep(500);
-      }
-    }
-    try {
-      return (await ensureTools(['helm'])).helm;
-    } finally {
-      await rm(lock, { recursive: true, force: true });
-    }
-  })();
-  return helmPath;
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
+  return testToolBinary('helm', HELM_BUILD_TIMEOUT_MS);
 }
 
 export interface Manifest {

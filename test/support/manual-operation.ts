@@ -70,13 +70,13 @@ export async function readOperation(ref: ObjectRef): Promise<WekaManualOperation
   return readObject<WekaManualOperation>(kubeConfig(), GROUP, ref);
 }
 
-/** Waits until the operation has finished (Succeeded or Failed) and returns it. */
+/** Waits until the operation has finished (Succeeded, Failed or Refused) and returns it. */
 export async function waitFinished(ref: ObjectRef, timeoutMs = 90_000): Promise<WekaManualOperation> {
   return eventually(
     `${ref.namespace}/${ref.name} to finish`,
     async () => {
       const o = await readOperation(ref);
-      return o?.status?.phase === 'Succeeded' || o?.status?.phase === 'Failed' ? o : undefined;
+      return o && ['Succeeded', 'Failed', 'Refused'].includes(o.status?.phase ?? '') ? o : undefined;
     },
     timeoutMs,
   );

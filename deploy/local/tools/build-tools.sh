@@ -9,7 +9,7 @@
 # with the log's last lines and its path, when Go is missing or a build fails.
 #
 # Usage: build-tools.sh [--print-env] [tool ...]
-#   (tools: temporal kwok etcd kube-apiserver kube-scheduler kube-controller-manager helm)
+#   (tools: temporal kwok etcd kube-apiserver kube-scheduler kube-controller-manager helm kstatus kubectl)
 #   --print-env  prints WEKA_TOOLS_CACHE, and per tool WEKA_<TOOL>_BIN (its binary) and
 #                WEKA_<TOOL>_BUILD_LOG
 set -euo pipefail
@@ -23,8 +23,10 @@ KWOK_VERSION=v0.8.0
 HELM_VERSION=v3.21.4
 ETCD_VERSION=$(awk '$1 == "require" && $2 == "go.etcd.io/etcd/server/v3" {print $3}' "$here/etcd/go.mod")
 KUBE_VERSION=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' "$here/kubernetes/go.mod")
+# kstatus is a small command over sigs.k8s.io/cli-utils (the tests' health checks), keyed by that version.
+KSTATUS_VERSION=$(awk '$1 == "sigs.k8s.io/cli-utils" {print $2}' "$here/kstatus/go.mod")
 
-ALL_TOOLS="temporal kwok etcd kube-apiserver kube-scheduler kube-controller-manager helm"
+ALL_TOOLS="temporal kwok etcd kube-apiserver kube-scheduler kube-controller-manager helm kstatus kubectl"
 
 dir_of() {
   case "$1" in
@@ -32,7 +34,8 @@ dir_of() {
     kwok) echo "$cache/kwok-$KWOK_VERSION" ;;
     helm) echo "$cache/helm-$HELM_VERSION" ;;
     etcd) echo "$cache/etcd-$ETCD_VERSION" ;;
-    kube-apiserver | kube-scheduler | kube-controller-manager) echo "$cache/$1-$KUBE_VERSION" ;;
+    kstatus) echo "$cache/kstatus-$KSTATUS_VERSION" ;;
+    kube-apiserver | kube-scheduler | kube-controller-manager | kubectl) echo "$cache/$1-$KUBE_VERSION" ;;
     *) echo "build-tools: unknown tool '$1'" >&2; exit 2 ;;
   esac
 }
@@ -102,8 +105,10 @@ build() {
       kwok) GOBIN="$tmp" go install -v "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" ;;
       helm) GOBIN="$tmp" go install -v "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" ;;
       etcd) cd "$here/etcd" && go build -v -trimpath -o "$tmp/etcd" . ;;
-      # The three Kubernetes servers share one wrapper module (and so one version and module cache).
-      kube-apiserver | kube-scheduler | kube-controller-manager)
+      kstatus) cd "$here/kstatus" && go build -v -trimpath -o "$tmp/kstatus" . ;;
+      # The three Kubernetes servers and kubectl (the tests' `kubectl wait`) share one wrapper module
+      # (and so one version and module cache).
+      kube-apiserver | kube-scheduler | kube-controller-manager | kubectl)
         cd "$here/kubernetes" && go build -v -trimpath -o "$tmp/$tool" "k8s.io/kubernetes/cmd/$tool" ;;
     esac
   ) >"$log" 2>&1; then

@@ -9,7 +9,7 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { isConflict, isNotFound } from '../../../activities/kube/errors.js';
 import { PLURAL, type WekaApi } from '../../../activities/kube/weka-api.js';
-import { API_GROUP, API_VERSION } from '../../../src/api/index.js';
+import { API_GROUP, API_VERSION, type Condition } from '../../../src/api/index.js';
 import { FIELD_MANAGER, FINALIZER } from '../../../src/lifecycle/names.js';
 import {
   decideWatchActions,
@@ -265,10 +265,21 @@ export class Reconciler {
   ): Promise<void> {
     if (this.queued.has(obj.uid)) return;
     const message = queuedMessage(decision);
-    const conditions = setCondition(
-      [],
-      { type: QUEUED_CONDITION, status: 'True', reason: 'BringUpLimit', message, observedGeneration: obj.generation },
-      new Date().toISOString(),
+    const now = new Date().toISOString();
+    // With Reconciling and Ready, which GitOps tools read (src/lifecycle/standard-conditions.ts):
+    // a queued object is at work, not done. The workflow's first status apply takes them over.
+    const conditions = [
+      { type: QUEUED_CONDITION, reason: 'BringUpLimit' },
+      { type: 'Reconciling', reason: 'Queued' },
+      { type: 'Ready', reason: 'Queued' },
+    ].reduce(
+      (list, c) =>
+        setCondition(
+          list,
+          { ...c, status: c.type === 'Ready' ? 'False' : 'True', message, observedGeneration: obj.generation },
+          now,
+        ),
+      [] as Condition[],
     );
     try {
       await this.deps.api.applyStatus(

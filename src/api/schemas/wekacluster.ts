@@ -25,6 +25,7 @@ export const WEKA_CLUSTER_SINGULAR = 'wekacluster';
 export const WEKA_CLUSTER_PHASES = [
   'Pending',
   'AllocatingPorts',
+  'Refused',
   'Forming',
   'Ready',
   'Updating',

@@ -49,6 +49,7 @@ export type WekaContainerMode = (typeof WEKA_CONTAINER_MODES)[number];
 export const WEKA_CONTAINER_PHASES = [
   'Pending',
   'Allocating',
+  'Refused',
   'WaitingForCluster',
   'Signing',
   'AddingDrives',

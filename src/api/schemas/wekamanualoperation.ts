@@ -20,7 +20,7 @@ export const WEKA_MANUAL_OPERATION_SINGULAR = 'wekamanualoperation';
 export const SIGN_DRIVES_ACTION = 'sign-drives';
 
 /** Phases the operator writes to status.phase; the schema accepts any string. */
-export const WEKA_MANUAL_OPERATION_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed'] as const;
+export const WEKA_MANUAL_OPERATION_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Refused'] as const;
 
 /** Longest device path and most paths per operation; bounds the CEL cost of the path rule. */
 export const MAX_DEVICE_PATH_LENGTH = 256;

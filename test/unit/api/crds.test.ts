@@ -148,7 +148,7 @@ describe('generated CRDs', () => {
     expect(mode.enum).toEqual(expect.arrayContaining(['drive', 'ssdproxy', 'compute', 'client', 's3']));
   });
 
-  it('show mode, node, cluster, phase, readiness and the reason holding it back, capacity, virtual drives and age for wekacontainers', () => {
+  it('show mode, node, cluster, phase, Ready with its reason and the time since it changed, capacity, virtual drives and age for wekacontainers', () => {
     const columns = crdOf('WekaContainer').spec.versions[0]?.additionalPrinterColumns ?? [];
     expect(columns.map((c) => [c.name, c.jsonPath])).toEqual([
       ['Mode', '.spec.mode'],
@@ -156,7 +156,8 @@ describe('generated CRDs', () => {
       ['Cluster', '.spec.cluster'],
       ['Phase', '.status.phase'],
       ['Ready', '.status.conditions[?(@.type=="Ready")].status'],
-      ['Reason', '.status.conditions[?(@.status=="False")].reason'],
+      ['Reason', '.status.conditions[?(@.type=="Ready")].reason'],
+      ['Since', '.status.conditions[?(@.type=="Ready")].lastTransitionTime'],
       ['Capacity GiB', '.spec.containerCapacity'],
       ['Drive GiB', '.spec.driveCapacity'],
       ['Drives', '.spec.numDrives'],
@@ -165,12 +166,13 @@ describe('generated CRDs', () => {
     ]);
   });
 
-  it('show phase, readiness and the reason holding it back, drive containers, the port range as first-last, and age for wekaclusters', () => {
+  it('show phase, Ready with its reason and the time since it changed, drive containers, the port range as first-last, and age for wekaclusters', () => {
     const columns = crdOf('WekaCluster').spec.versions[0]?.additionalPrinterColumns ?? [];
     expect(columns.map((c) => [c.name, c.jsonPath, c.priority ?? 0])).toEqual([
       ['Phase', '.status.phase', 0],
       ['Ready', '.status.conditions[?(@.type=="Ready")].status', 0],
-      ['Reason', '.status.conditions[?(@.status=="False")].reason', 0],
+      ['Reason', '.status.conditions[?(@.type=="Ready")].reason', 0],
+      ['Since', '.status.conditions[?(@.type=="Ready")].lastTransitionTime', 0],
       ['Drive Containers', '.spec.dynamicTemplate.driveContainers', 0],
       ['Ports', '.status.ports.range', 0],
       ['GUID', '.status.clusterGUID', 1],

@@ -367,6 +367,27 @@ describe('watchedObjectOf', () => {
     expect(watchedObjectOf('WekaContainer', raw('not a list'))?.status.falseCondition).toBeUndefined();
   });
 
+  it('does not take the conditions every status carries for one that says the object waits', () => {
+    const raw = (conditions: unknown) => ({
+      metadata: { name: 'd', uid: 'u' },
+      status: { phase: 'Signing', conditions },
+    });
+    const working = { status: 'True', reason: 'Signing', message: 'signing virtual drive 1 of 2' };
+    const bringingUp = [
+      { type: 'Placed', status: 'True' },
+      { type: 'Ready', status: 'False', reason: 'Signing', message: 'signing virtual drive 1 of 2' },
+      { type: 'Reconciling', ...working },
+      { type: 'Stalled', status: 'False', reason: 'NotStalled', message: 'nothing waits for a person' },
+    ];
+    expect(watchedObjectOf('WekaContainer', raw(bringingUp))?.status.falseCondition).toBeUndefined();
+    // A Ready of the lifecycle's own, False, says it waits (a failed step to be tried again).
+    const failed = [
+      { type: 'Ready', status: 'False', reason: 'StepFailed', message: 'signing: refused' },
+      { type: 'Reconciling', ...working },
+    ];
+    expect(watchedObjectOf('WekaContainer', raw(failed))?.status.falseCondition).toBe('Ready');
+  });
+
   it('reads a bare new object and refuses one without a uid', () => {
     expect(
       watchedObjectOf('WekaCluster', { metadata: { name: 'c', namespace: 'ns', uid: 'u' }, spec: {} }),
