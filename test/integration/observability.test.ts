@@ -195,8 +195,10 @@ describe('what a platform team sees', () => {
       const cell = (name: string, column: string) =>
         table.rows.find((r) => r.cells[columns.indexOf('Name')] === name)?.cells[columns.indexOf(column)];
       expect(cell('drive-0', 'Ready')).toBe('True');
-      expect(cell('drive-0', 'Reason')).toBeNull();
+      expect(cell('drive-0', 'Reason')).toBe('Ready');
+      expect(cell('too-big', 'Ready')).toBe('False');
       expect(cell('too-big', 'Reason')).toBe('InsufficientDriveCapacity');
+      expect(typeof cell('too-big', 'Since')).toBe('string');
 
       // The container's pod, selected by the labels naming it.
       const pods = await kc.makeApiClient(CoreV1Api).listPodForAllNamespaces({

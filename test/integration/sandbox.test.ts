@@ -9,6 +9,7 @@ import { ROLE_LABEL } from '../../src/lifecycle/names.js';
 import { parseSignDriveList } from '../../src/weka/index.js';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import { eventually } from '../support/async.js';
+import { kstatusOf } from '../support/kstatus.js';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -103,6 +104,8 @@ describe('sandbox', () => {
               fieldSelector: 'spec.cluster=analytics',
             })) as { items: WekaContainer[] }
           ).items;
+        /** What the cluster's status was at each look while it was not converged. */
+        const unconverged: WekaCluster[] = [];
         /** The cluster Ready with `count` Ready members, each holding `gib`. */
         const converged = (count: number, gib: number) =>
           eventually(
@@ -116,6 +119,7 @@ describe('sandbox', () => {
                 c.status?.phase === 'Ready' &&
                 m.length === count &&
                 m.every((x) => x.status?.phase === 'Ready' && held(x) === gib);
+              if (!ok) unconverged.push(c);
               return ok ? true : undefined;
             },
             300_000,
@@ -128,8 +132,12 @@ describe('sandbox', () => {
             { ...analytics, body: { spec: { dynamicTemplate: template } } },
             setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
           );
+        unconverged.length = 0;
         await patch({ containerCapacity: 16000 });
         await converged(3, 16000);
+        // What a GitOps tool reads of the cluster while its members grow: at work, every time.
+        expect(unconverged.length).toBeGreaterThan(0);
+        expect(new Set((await kstatusOf(unconverged)).map((r) => r.status))).toEqual(new Set(['InProgress']));
         await patch({ driveContainers: 4 });
         await converged(4, 16000);
         await eventually(
@@ -137,6 +145,55 @@ describe('sandbox', () => {
           async () => (/tenant-a\/analytics\s+Ready\s+4\/4 Ready\s+16000 GiB each/.test(output) ? true : undefined),
           30_000,
         );
+
+        // Every object of the sandbox, settled, reads Current; a container refused for good, Failed with why.
+        const settled = await eventually(
+          'every sandbox object to read Current',
+          async () => {
+            const all = (
+              await Promise.all(
+                ['wekaclusters', 'wekacontainers', 'wekamanualoperations'].map(
+                  async (plural) =>
+                    ((await custom.listClusterCustomObject({ ...group, plural })) as { items: object[] }).items,
+                ),
+              )
+            ).flat();
+            const verdicts = await kstatusOf(all);
+            return verdicts.every((v) => v.status === 'Current') ? all.length : undefined;
+          },
+          60_000,
+          { intervalMs: 2_000 },
+        );
+        expect(settled).toBeGreaterThan(10);
+        const refused = { ...group, plural: 'wekacontainers', namespace: 'tenant-a', name: 'twenty-on-one-core' };
+        await custom.createNamespacedCustomObject({
+          ...refused,
+          body: {
+            apiVersion: 'weka.weka.io/v1alpha1',
+            kind: 'WekaContainer',
+            metadata: { name: refused.name },
+            spec: {
+              mode: 'drive',
+              nodeName: 'weka-node-1',
+              image: 'quay.io/weka.io/weka-in-container:4.4.10.183',
+              driveCores: 1,
+              numDrives: 20,
+              driveCapacity: 100,
+            },
+          },
+        });
+        const failed = await eventually(
+          'the refused container to read Failed',
+          async () => {
+            const verdict = (await kstatusOf([await custom.getNamespacedCustomObject(refused)]))[0]!;
+            return verdict.status === 'Failed' ? verdict : undefined;
+          },
+          120_000,
+          { intervalMs: 1_000 },
+        );
+        expect(failed.message).toMatch(/at most 8 per drive core/);
+        expect(((await custom.getNamespacedCustomObject(refused)) as WekaContainer).status?.phase).toBe('Refused');
+        await custom.deleteNamespacedCustomObject(refused);
 
         // What a person sees with `kubectl exec` into a node's ssdproxy: the real tool's list, carrying
         // exactly the virtual drives the statuses of that node's containers hold, once all settle.
