@@ -616,8 +616,6 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     /** Passes in a row that reached the pod but a Weka command failed (a transient failure of the tool). */
     let toolFailures = 0;
     let leftViaPeer = false;
-    /** When this run first found a drive still phasing out, and whether it warned that it is slow. */
-    let phaseOut: { startedMs: number; warned: boolean } | undefined;
     for (let pause = 10; ;) {
       const now = await kubeLocal.readContainer(ref);
       // Its finalizer was removed by hand: the pod found by its name is no longer surely its own.
@@ -669,27 +667,13 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         if (status.conditions.some((c) => c.type === 'TeardownBlocked')) {
           await status.condition('TeardownBlocked', 'False', 'PodReached', 'the pod was reached again');
         }
-        if (phaseOut) await status.condition(PHASING_OUT_CONDITION, 'False', 'PhasedOut', 'Weka phased the drives out');
+        await phasedOut();
         return 'done';
       } catch (err) {
         const cause = err instanceof ActivityFailure ? err.cause : err;
         if (cause instanceof ApplicationFailure && cause.type === NAMESPACE_TERMINATING)
           return undoFromTheNode(alloc, guid, 'namespace');
-        // Weka is moving a deactivated drive's data to the other drives: wait, say so, never force.
-        if (cause instanceof ApplicationFailure && cause.type === DRIVE_PHASING_OUT) {
-          phaseOut ??= { startedMs: Date.now(), warned: false };
-          const report = phaseOutReport({ what: messageOf(err), nowMs: Date.now(), ...phaseOut });
-          await status.condition(PHASING_OUT_CONDITION, 'True', 'PhasingOut', report.message);
-          if (report.warn) {
-            phaseOut.warned = true;
-            await status.event('Warning', 'PhaseOutSlow', report.message);
-          }
-          await status.enter('Deleting', 'waiting 15 s for Weka to phase the drives out');
-          await condition(() => false, '15 seconds');
-          // A new run starts the wait's clock again: it warns later, never sooner.
-          await life.continueAsNewIfLong();
-          continue;
-        }
+        if (await waitedForPhaseOut(err)) continue;
         // The pod answered and a Weka command failed after its retries: soon again, a few times,
         // before it is shown as blocked (each pass redoes only what is left).
         if (cause instanceof ApplicationFailure && cause.type === 'WekaCommandFailed' && ++toolFailures < 3) {
@@ -714,6 +698,35 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         await life.continueAsNewIfLong();
       }
     }
+  }
+
+  /** When this run first found a drive still phasing out, and whether it warned that it is slow. */
+  let phaseOut: { startedMs: number; warned: boolean } | undefined;
+
+  /**
+   * When `err` says Weka is still moving a deactivated drive's (or container's) data to the rest of
+   * the cluster: says so on the object, waits 15 s and returns true, never forcing it. False for
+   * any other error.
+   */
+  async function waitedForPhaseOut(err: unknown): Promise<boolean> {
+    const cause = err instanceof ActivityFailure ? err.cause : err;
+    if (!(cause instanceof ApplicationFailure) || cause.type !== DRIVE_PHASING_OUT) return false;
+    phaseOut ??= { startedMs: Date.now(), warned: false };
+    const report = phaseOutReport({ what: messageOf(err), nowMs: Date.now(), ...phaseOut });
+    await status.condition(PHASING_OUT_CONDITION, 'True', 'PhasingOut', report.message);
+    if (report.warn) {
+      phaseOut.warned = true;
+      await status.event('Warning', 'PhaseOutSlow', report.message);
+    }
+    await status.enter('Deleting', 'waiting 15 s for Weka to phase the drives out');
+    await condition(() => false, '15 seconds');
+    // A new run starts the wait's clock again: it warns later, never sooner.
+    await life.continueAsNewIfLong();
+    return true;
+  }
+
+  async function phasedOut(): Promise<void> {
+    if (phaseOut) await status.condition(PHASING_OUT_CONDITION, 'False', 'PhasedOut', 'Weka phased the drives out');
   }
 
   /**
@@ -779,45 +792,54 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
    * Takes the container's drives, then the container, out of its Weka cluster from another
    * member's pod (of its WekaCluster, or else any drive container joined to the same Weka cluster,
    * in any namespace): for a container whose node is lost or whose own pod is gone for good, so
-   * that the cluster stops counting on it. False when no other member's pod can be reached (or a
+   * that the cluster stops counting on it; while Weka phases its drives' data out, waits (said on
+   * the object), as its own pod would. False when no other member's pod can be reached (or a
    * command failed): the caller says what may remain.
    */
   async function leaveClusterViaPeer(alloc: ContainerAllocation, guid: string): Promise<boolean> {
-    const cluster = snapshot?.spec.cluster;
-    try {
-      const peer = await kube.findPeerPod({
-        namespace: ref.namespace,
-        cluster,
-        clusterGUID: guid,
-        exceptUid: input.uid,
-      });
-      if (!peer) return false;
-      await status.enter(
-        'Deleting',
-        `taking the container out of Weka cluster ${guid} from member ${peer.namespace}/${peer.pod}`,
-      );
-      const name = wekaContainerName(ref.namespace, ref.name);
-      const containerId =
-        status.containerID ?? (await inPod.findWekaContainer({ target: peer, clusterGUID: guid, name })) ?? undefined;
-      if (containerId !== undefined) {
-        for (const drive of alloc.virtualDrives)
-          await inPod.removeDriveFromCluster({ target: peer, containerId, virtualUUID: drive.virtualUUID });
-        for (const serial of alloc.drives ?? [])
-          await inPod.removeWholeDriveFromCluster({ target: peer, node, serial, containerId });
-        await inPod.removeWekaContainer({ target: peer, containerId, name });
+    for (;;) {
+      try {
+        return await leaveClusterViaPeerOnce(alloc, guid);
+      } catch (err) {
+        if (isCancellation(err) || isContinueAsNew(err)) throw err;
+        if (await waitedForPhaseOut(err)) continue;
+        return false;
       }
-      status.addedVirtualDrives = [];
-      status.addedDrives = [];
-      status.containerID = undefined;
-      await status.publish();
-      const message = `its own pod cannot: member ${peer.namespace}/${peer.pod} took container ${containerId ?? name} and its drives out of Weka cluster ${guid}`;
-      await status.event('Normal', 'LeftClusterViaPeer', message);
-      await destroyClusterIfLast(peer, guid);
-      return true;
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      return false;
     }
+  }
+
+  async function leaveClusterViaPeerOnce(alloc: ContainerAllocation, guid: string): Promise<boolean> {
+    const cluster = snapshot?.spec.cluster;
+    const peer = await kube.findPeerPod({
+      namespace: ref.namespace,
+      cluster,
+      clusterGUID: guid,
+      exceptUid: input.uid,
+    });
+    if (!peer) return false;
+    await status.enter(
+      'Deleting',
+      `taking the container out of Weka cluster ${guid} from member ${peer.namespace}/${peer.pod}`,
+    );
+    const name = wekaContainerName(ref.namespace, ref.name);
+    const containerId =
+      status.containerID ?? (await inPod.findWekaContainer({ target: peer, clusterGUID: guid, name })) ?? undefined;
+    if (containerId !== undefined) {
+      for (const drive of alloc.virtualDrives)
+        await inPod.removeDriveFromCluster({ target: peer, containerId, virtualUUID: drive.virtualUUID });
+      for (const serial of alloc.drives ?? [])
+        await inPod.removeWholeDriveFromCluster({ target: peer, node, serial, containerId });
+      await inPod.removeWekaContainer({ target: peer, containerId, name });
+    }
+    status.addedVirtualDrives = [];
+    status.addedDrives = [];
+    status.containerID = undefined;
+    await status.publish();
+    const message = `its own pod cannot: member ${peer.namespace}/${peer.pod} took container ${containerId ?? name} and its drives out of Weka cluster ${guid}`;
+    await status.event('Normal', 'LeftClusterViaPeer', message);
+    await phasedOut();
+    await destroyClusterIfLast(peer, guid);
+    return true;
   }
 
   /** The last member of a WekaCluster being deleted destroys the Weka cluster once it is empty. */

@@ -6,44 +6,23 @@
 // status but ACTIVE and INACTIVE means wait, as the reference reads it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
-import type { ExecTransport } from '../../activities/exec/transport.js';
 import type { Condition } from '../../src/api/index.js';
 import { eventually } from '../support/async.js';
-import { kubeConfig } from '../support/harness.js';
+import { kubeConfig, removeNode } from '../support/harness.js';
+import { eventsOf } from '../support/events.js';
 import {
+  createDriveContainer,
   deleteDriveContainer,
   readContainer,
+  sharedDrivesNode,
   startTestOperator,
+  waitForPhase,
   waitGone,
   type TestOperator,
   readyStandaloneContainer,
 } from '../support/operator.js';
 import { changeCounts, simulatorLog } from '../support/simulator.js';
-
-/**
- * Shows drives read one by one (`weka cluster drive UUID --json`) as still phasing out while
- * `holding`, and a container read by its ID (`weka cluster container ID --json`) as DEACTIVATING
- * while `holdingContainers`.
- */
-class PhaseOutTransport implements ExecTransport {
-  holding = true;
-  holdingContainers = false;
-  readonly shown: string[] = [];
-  constructor(private readonly inner: ExecTransport) {}
-
-  async run(...args: Parameters<ExecTransport['run']>): ReturnType<ExecTransport['run']> {
-    const [, argv] = args;
-    const result = await this.inner.run(...args);
-    if (result.exitCode !== 0 || argv.length !== 5 || argv[1] !== 'cluster' || argv[4] !== '--json') return result;
-    if (argv[2] === 'drive' && this.holding) {
-      this.shown.push(argv[3]!);
-      return { ...result, stdout: result.stdout.replaceAll('"INACTIVE"', '"PHASING_OUT"') };
-    }
-    if (argv[2] === 'container' && /^\d+$/.test(argv[3]!) && this.holdingContainers)
-      return { ...result, stdout: result.stdout.replaceAll('"INACTIVE"', '"DEACTIVATING"') };
-    return result;
-  }
-}
+import { PhaseOutTransport } from '../support/phase-out-transport.js';
 
 const DEVICES = [{ path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const }];
 let op: TestOperator;
@@ -132,6 +111,59 @@ describe('a container taken out of its Weka cluster', () => {
       const at = (kind: string) => changes.findIndex((c) => c.kind === kind && c['containerId'] === containerId);
       expect(changes.filter((c) => c.kind === 'container-remove' && c['containerId'] === containerId)).toHaveLength(1);
       expect(at('container-remove')).toBeGreaterThan(at('container-deactivate'));
+    },
+  );
+});
+
+describe('a container whose node is gone, taken out of its Weka cluster by another member', () => {
+  it(
+    'waits while Weka phases its drives out (said on the object), then removes them and the container from the peer',
+    { timeout: 300_000 },
+    async () => {
+      exec.holding = false;
+      exec.holdingContainers = false;
+      const { node, guid, ref, uid, ready } = await readyStandaloneContainer(op, 'gone-node', DEVICES);
+      const drives = ready.status?.addedVirtualDrives ?? [];
+      const containerId = ready.status?.containerID;
+      expect(drives.length).toBeGreaterThan(0);
+      // Another member of the same Weka cluster, on a node that stays: where the removal runs.
+      const peerNode = await sharedDrivesNode(DEVICES, 'gone-peer');
+      const peer = { namespace: ref.namespace, name: 'peer' };
+      const spec = { nodeName: peerNode, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } };
+      const { uid: peerUid } = await createDriveContainer(op, peer, spec, guid);
+      await waitForPhase(peer, 'Ready', 120_000);
+
+      exec.holding = true;
+      await removeNode(node);
+      await deleteDriveContainer(op, ref, uid);
+      const waiting = await eventually(
+        'the teardown to say it waits for the phase-out',
+        async () => {
+          const c = await readContainer(ref);
+          return c?.status?.conditions?.find((x: Condition) => x.type === 'DrivesPhasingOut' && x.status === 'True');
+        },
+        120_000,
+      );
+      expect(waiting.message).toContain('PHASING_OUT');
+      expect((await readContainer(ref))?.metadata.deletionTimestamp).toBeDefined();
+
+      exec.holding = false;
+      await waitGone(ref, 120_000);
+      const changes = (await simulatorLog(peerNode)).flatMap((e) => e.changes);
+      for (const d of drives) {
+        const at = (kind: string) => changes.findIndex((c) => c.kind === kind && c['virtualUUID'] === d);
+        expect(at('drive-remove'), `${d} removed from the peer`).toBeGreaterThan(at('drive-deactivate'));
+      }
+      expect(changes.some((c) => c.kind === 'container-remove' && c['containerId'] === containerId)).toBe(true);
+      // Nothing is said to be left in the cluster: the peer took it all out.
+      const events = await eventsOf(ref);
+      expect(events.map((e) => e.reason)).toContain('LeftClusterViaPeer');
+      expect(events.filter((e) => e.reason === 'NodeGone').map((e) => e.message ?? '')).not.toContainEqual(
+        expect.stringContaining('may remain'),
+      );
+
+      await deleteDriveContainer(op, peer, peerUid);
+      await waitGone(peer, 120_000);
     },
   );
 });
