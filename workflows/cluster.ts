@@ -145,7 +145,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
    * raise capacities to the template's. Says whether every member the cluster counts on is Ready
    * (`serving`: members going away do not count) and whether nothing was left to do (`settled`).
    */
-  async function converge(): Promise<{ serving: boolean; settled: boolean; step: string }> {
+  async function converge(): Promise<Pass> {
     const spec = cluster!.spec;
     const count = spec.dynamicTemplate?.driveContainers ?? 0;
     if (count === 0) {
@@ -188,6 +188,16 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
       await status.condition('ContainersPlaced', 'False', 'NoMatchingNodes', why, 'Warning');
       return { serving: false, settled: false, step: why };
     }
+    // A member that waits for a person holds the cluster back until one acts.
+    const refusedNames = view.members.filter((m) => plan.serving.includes(m.name) && m.phase === 'Refused');
+    const withRefused = (pass: Pass): Pass =>
+      refusedNames.length === 0
+        ? pass
+        : {
+            ...pass,
+            settled: false,
+            refused: `drive containers ${refusedNames.map((m) => m.name).join(', ')} are refused (their Stalled condition says why): ${pass.step}`,
+          };
     const placed = `${plan.serving.length} drive containers`;
     if (!status.conditions.some((c) => c.type === 'ContainersPlaced' && c.status === 'True' && c.message === placed))
       await status.condition('ContainersPlaced', 'True', 'ContainersPlaced', placed);
@@ -202,7 +212,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
             break;
           }
       const waiting = 'waiting for an allocated member with a running pod, to form the cluster from it';
-      if (first === undefined) return { serving: false, settled: false, step: waiting };
+      if (first === undefined) return withRefused({ serving: false, settled: false, step: waiting });
       await form(first);
     }
     if (plan.create.length > 0 || plan.grow.length > 0 || formedNow()) await tellMembers(members, wakeUpSignal);
@@ -216,7 +226,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
       plan.grow.length > 0 ? `growing ${plan.grow.map((g) => g.name).join(', ')}` : '',
     ].filter((x) => x !== '');
     const step = `${ready} of ${plan.serving.length} drive containers Ready${doing.length ? `; ${doing.join('; ')}` : ''}`;
-    return { serving, settled: doing.length === 0, step };
+    return withRefused({ serving, settled: doing.length === 0, step });
   }
 
   /**
@@ -291,6 +301,14 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     }
   }
 
+  /** What one convergence pass found; `refused` says which members wait for a person, if any do. */
+  interface Pass {
+    serving: boolean;
+    settled: boolean;
+    step: string;
+    refused?: string;
+  }
+
   /** Whether the cluster was Ready once: after that, converging is an update, not a forming. */
   let everReady = status.conditions.some((c) => c.type === 'Ready' && c.status === 'True');
 
@@ -302,7 +320,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
   async function bringUp(): Promise<void> {
     if (!portsRecorded) await allocatePorts();
     for (let delay = 1; ;) {
-      let pass: { serving: boolean; settled: boolean; step: string };
+      let pass: Pass;
       // A member's wake-up that comes while this pass runs calls for another pass at once.
       const received = life.mark();
       try {
@@ -314,16 +332,17 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
         pass = { serving: false, settled: false, step: `a step failed: ${messageOf(err)}; trying again` };
         await status.condition('Converged', 'False', 'StepFailed', pass.step, 'Warning');
       }
-      const { serving, settled, step } = pass;
+      const { serving, settled, step, refused } = pass;
       if (serving && settled && status.conditions.some((c) => c.type === 'Converged' && c.status === 'False'))
         await status.condition('Converged', 'True', 'Converged', 'the members match the spec');
       const readyNow = status.conditions.some((c) => c.type === 'Ready' && c.status === 'True');
       if (serving && !readyNow) await status.condition('Ready', 'True', 'Ready', 'every drive container is Ready');
       if (!serving && readyNow) await status.condition('Ready', 'False', 'MembersNotReady', step);
       if (serving) everReady = true;
-      const phase = serving && settled ? 'Ready' : everReady ? 'Updating' : 'Forming';
-      const shown = phase === 'Ready' ? 'ready; watching members, nodes and the spec' : step;
-      if (status.phase !== phase || status.step !== shown) await status.enter(phase, shown);
+      const phase = refused ? 'Refused' : serving && settled ? 'Ready' : everReady ? 'Updating' : 'Forming';
+      const shown = refused ?? (phase === 'Ready' ? 'ready; watching members, nodes and the spec' : step);
+      const progress = refused ? { kind: 'stalled' as const, reason: 'MembersRefused', message: refused } : undefined;
+      if (status.phase !== phase || status.step !== shown) await status.enter(phase, shown, progress);
       delay = serving && settled ? 30 : Math.min(delay * 2, 15);
       await pause(`${delay} seconds`, received);
     }

@@ -29,6 +29,12 @@ import {
 import { createWekaCluster } from '../support/simulator.js';
 import { testToolBinary } from '../support/tool-binary.js';
 
+/** A node of a test cluster: room for a few small members of both drive types. */
+const CLUSTER_DEVICES = [
+  { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const },
+  { path: '/dev/nvme1n1', capacityGiB: 30720, type: 'QLC' as const },
+];
+
 const WEKA_CONTAINERS = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
 
 let op: TestOperator;
@@ -228,11 +234,7 @@ describe('kstatus on a WekaManualOperation', () => {
 describe('kstatus on a WekaCluster', () => {
   it('InProgress while it forms and while its members grow, Current once Ready', { timeout: 420_000 }, async () => {
     const pool = uniqueName('pool');
-    const devices = [
-      { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const },
-      { path: '/dev/nvme1n1', capacityGiB: 30720, type: 'QLC' as const },
-    ];
-    await Promise.all([0, 1].map(() => sharedDrivesNode(devices, 'kstatus-cl', { [POOL_LABEL]: pool })));
+    await Promise.all([0, 1].map(() => sharedDrivesNode(CLUSTER_DEVICES, 'kstatus-cl', { [POOL_LABEL]: pool })));
     const ref = { namespace: await uniqueNamespace('kstatus-cl'), name: 'tenant' };
     const { handle } = await startWekaCluster(op, ref, pool, { driveContainers: 2, ...SMALL_MEMBER });
     const read = () => readCluster(ref.namespace, ref.name);
@@ -280,4 +282,46 @@ describe('kstatus on a WekaCluster', () => {
     expect((await kstatusOf(during)).map((r) => r.status)).toEqual(during.map(() => 'InProgress'));
     expect((await kstatusOfOne(regrown)).status).toBe('Current');
   });
+});
+
+describe('kstatus on a WekaCluster whose members are refused', () => {
+  it(
+    'Failed, saying which members and why to look at them, when its image is not one the operator may run',
+    { timeout: 240_000 },
+    async () => {
+      const pool = uniqueName('pool');
+      await sharedDrivesNode(CLUSTER_DEVICES, 'kstatus-img', { [POOL_LABEL]: pool });
+      const ref = { namespace: await uniqueNamespace('kstatus-img'), name: 'tenant' };
+      await startWekaCluster(
+        op,
+        ref,
+        pool,
+        { driveContainers: 1, ...SMALL_MEMBER },
+        { image: 'quay.io/someone-else/weka-in-container:4.4.10.183' },
+      );
+      const refused = await eventually(
+        'the cluster to say its member is refused',
+        async () => {
+          const c = await readCluster(ref.namespace, ref.name);
+          return c?.status?.phase === 'Refused' ? c : undefined;
+        },
+        120_000,
+        {
+          progress: async () => {
+            const c = await readCluster(ref.namespace, ref.name);
+            const m = await readContainer({ namespace: ref.namespace, name: 'tenant-drive-0' });
+            return `cluster ${c?.status?.phase} ${JSON.stringify(c?.status?.conditions?.map((x) => [x.type, x.status, x.reason]))}; member ${m?.status?.phase} ${JSON.stringify(m?.status?.conditions?.map((x) => [x.type, x.status, x.reason, x.message.slice(0, 80)]))}`;
+          },
+        },
+      );
+      expect(condition(refused, 'Stalled')).toMatchObject({ status: 'True', reason: 'MembersRefused' });
+      const verdict = await kstatusOfOne(refused);
+      expect(verdict.status).toBe('Failed');
+      expect(verdict.message).toMatch(/drive containers tenant-drive-0 are refused/);
+      const member = await readContainer({ namespace: ref.namespace, name: 'tenant-drive-0' });
+      expect(member?.status?.phase).toBe('Refused');
+      expect(condition(member, 'Stalled')?.reason).toBe('ImageNotAllowed');
+      expect((await kstatusOfOne(member!)).message).toMatch(/is not allowed: the operator creates pods only from/);
+    },
+  );
 });
