@@ -164,18 +164,7 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
     await status.enter('Running', `listing the nodes matching ${selector}`);
     const nodes = await kube.listSelectedNodes({ nodeSelector: { ...request.nodeSelector } });
     if (nodes.length === 0) {
-      await status.condition(
-        'Succeeded',
-        'False',
-        'NoMatchingNodes',
-        `no node matches ${selector}: nothing was signed`,
-        'Warning',
-      );
-      await status.enter('Failed', 'no node matched the selector', {
-        kind: 'stalled',
-        reason: 'NoMatchingNodes',
-        message: `no node matches ${selector}: nothing was signed`,
-      });
+      await fail('NoMatchingNodes', `no node matches ${selector}: nothing was signed`, 'no node matched the selector');
       return;
     }
     for (const node of nodes) await status.result({ node });
@@ -202,19 +191,18 @@ export async function signDrivesWorkflow(input: ObjectWorkflowInput): Promise<vo
       await status.enter('Succeeded', 'every node signed; waiting for deletion');
     } else {
       const detail = failed.map((r) => `${r.node}: ${r.error ?? ''}`).join('; ');
-      await status.condition(
-        'Succeeded',
-        'False',
+      await fail(
         'NodesFailed',
         `${failed.length} of ${nodes.length} nodes failed: ${detail}`,
-        'Warning',
+        `${failed.length} of ${nodes.length} nodes failed; waiting for deletion`,
       );
-      await status.enter('Failed', `${failed.length} of ${nodes.length} nodes failed; waiting for deletion`, {
-        kind: 'stalled',
-        reason: 'NodesFailed',
-        message: `${failed.length} of ${nodes.length} nodes failed: ${detail}`,
-      });
     }
+  }
+
+  /** Ends the operation Failed: Succeeded=False and Stalled=True with why, until a person deletes it. */
+  async function fail(reason: string, message: string, step: string): Promise<void> {
+    await status.condition('Succeeded', 'False', reason, message, 'Warning');
+    await status.enter('Failed', step, { kind: 'stalled', reason, message });
   }
 
   /** Signing is never reverted: a deleted operation only lets go of its finalizer. */

@@ -29,10 +29,13 @@ export function needsAPerson(errorType: string | undefined): boolean {
   return errorType !== undefined && PERSON_NEEDED.has(errorType);
 }
 
+/** The reason of Ready=True and Reconciling=False once nothing is left to do. */
+const SETTLED_REASON = 'Reconciled';
+
 /** Phases in which a lifecycle has nothing left to do, unless it says otherwise. */
 const SETTLED_PHASES = new Set(['Ready', 'Succeeded', 'Deleted']);
 /** Phases that wait for a person. */
-export const STALLED_PHASES = new Set(['Refused', 'Failed']);
+const STALLED_PHASES = new Set(['Refused', 'Failed']);
 
 /**
  * How a lifecycle in `phase` at `step` stands when its workflow did not say: refused and failed
@@ -70,7 +73,7 @@ export function progressOfConditions(phase: string, step: string, conditions: re
 export function readyIsDerived(conditions: readonly Condition[]): boolean {
   const ready = conditions.find((c) => c.type === 'Ready');
   if (!ready) return false;
-  if (ready.status === 'True') return ready.reason === SETTLED_READY_REASON;
+  if (ready.status === 'True') return ready.reason === SETTLED_REASON;
   return conditions.some(
     (c) =>
       (c.type === 'Reconciling' || c.type === 'Stalled') &&
@@ -79,8 +82,6 @@ export function readyIsDerived(conditions: readonly Condition[]): boolean {
       c.message === ready.message,
   );
 }
-
-const SETTLED_READY_REASON = 'Reconciled';
 
 /**
  * `conditions` with Reconciling and Stalled set from `progress`, and Ready derived when the
@@ -98,13 +99,12 @@ export function withStandardConditions(
   if (progress.kind === 'working') out = at(out, 'Reconciling', 'True', progress.reason, progress.message);
   else {
     const why = progress.kind === 'stalled' ? 'waits for a person' : 'nothing left to do';
-    out = at(out, 'Reconciling', 'False', progress.kind === 'stalled' ? 'Stalled' : SETTLED_READY_REASON, why);
+    out = at(out, 'Reconciling', 'False', progress.kind === 'stalled' ? 'Stalled' : SETTLED_REASON, why);
   }
   if (progress.kind === 'stalled') out = at(out, 'Stalled', 'True', progress.reason, progress.message);
   else out = at(out, 'Stalled', 'False', 'NotStalled', 'nothing waits for a person');
   if (!hasOwnReady) {
-    if (progress.kind === 'settled')
-      out = at(out, 'Ready', 'True', SETTLED_READY_REASON, `${o.phase}: nothing left to do`);
+    if (progress.kind === 'settled') out = at(out, 'Ready', 'True', SETTLED_REASON, `${o.phase}: nothing left to do`);
     else out = at(out, 'Ready', 'False', progress.reason, progress.message);
   }
   return out;

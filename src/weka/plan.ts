@@ -1,7 +1,7 @@
-// Idempotency probes. Each mutating call is preceded by a read (a list of the devices, the drives or the container); these functions decide
-// from that read whether to run the command, whether an earlier attempt already did it (it took
-// effect but its answer was lost), or whether the state contradicts the request so that running
-// it would be refused or wrong.
+// Idempotency probes. Each mutating call is preceded by a read (a list of the devices, the drives
+// or the container); these functions decide from that read whether to run the command, whether an
+// earlier attempt already did it (it took effect but its answer was lost), or whether the state
+// contradicts the request so that running it would be refused or wrong.
 import { DRIVE_ACTIVE, DRIVE_INACTIVE, type ClusterDrive } from './cluster-drive.js';
 import {
   CONTAINER_DEACTIVATING,

@@ -9,7 +9,7 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { isConflict, isNotFound } from '../../../activities/kube/errors.js';
 import { PLURAL, type WekaApi } from '../../../activities/kube/weka-api.js';
-import { API_GROUP, API_VERSION, type Condition } from '../../../src/api/index.js';
+import { API_GROUP, API_VERSION } from '../../../src/api/index.js';
 import { FIELD_MANAGER, FINALIZER } from '../../../src/lifecycle/names.js';
 import {
   decideWatchActions,
@@ -31,6 +31,7 @@ import {
   type BringUpAdmission,
 } from '../../../src/lifecycle/bring-up-admission.js';
 import { setCondition } from '../../../src/lifecycle/conditions.js';
+import { withStandardConditions } from '../../../src/lifecycle/standard-conditions.js';
 import type { OperatorMetrics } from '../metrics.js';
 import { recordWatcherEvent } from './events.js';
 import {
@@ -265,21 +266,18 @@ export class Reconciler {
   ): Promise<void> {
     if (this.queued.has(obj.uid)) return;
     const message = queuedMessage(decision);
-    const now = new Date().toISOString();
-    // With Reconciling and Ready, which GitOps tools read (src/lifecycle/standard-conditions.ts):
-    // a queued object is at work, not done. The workflow's first status apply takes them over.
-    const conditions = [
-      { type: QUEUED_CONDITION, reason: 'BringUpLimit' },
-      { type: 'Reconciling', reason: 'Queued' },
-      { type: 'Ready', reason: 'Queued' },
-    ].reduce(
-      (list, c) =>
-        setCondition(
-          list,
-          { ...c, status: c.type === 'Ready' ? 'False' : 'True', message, observedGeneration: obj.generation },
-          now,
-        ),
-      [] as Condition[],
+    const nowIso = new Date().toISOString();
+    const queued = setCondition(
+      [],
+      { type: QUEUED_CONDITION, status: 'True', reason: 'BringUpLimit', message, observedGeneration: obj.generation },
+      nowIso,
+    );
+    // With the conditions GitOps tools read: a queued object is at work, not done. The workflow's
+    // first status apply takes them over.
+    const conditions = withStandardConditions(
+      queued,
+      { kind: 'working', reason: 'Queued', message },
+      { phase: 'Pending', observedGeneration: obj.generation, nowIso },
     );
     try {
       await this.deps.api.applyStatus(
