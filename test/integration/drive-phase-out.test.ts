@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import type { Condition } from '../../src/api/index.js';
+import type { ObjectRef } from '../../src/lifecycle/names.js';
 import { eventually } from '../support/async.js';
 import { kubeConfig, removeNode } from '../support/harness.js';
 import { eventsOf } from '../support/events.js';
@@ -23,6 +24,18 @@ import {
 } from '../support/operator.js';
 import { changeCounts, simulatorLog } from '../support/simulator.js';
 import { PhaseOutTransport } from '../support/phase-out-transport.js';
+
+/** The DrivesPhasingOut condition once the teardown says it waits, as `what` names that wait. */
+function phasingOut(ref: ObjectRef, what: string): Promise<Condition> {
+  return eventually(
+    what,
+    async () => {
+      const c = await readContainer(ref);
+      return c?.status?.conditions?.find((x: Condition) => x.type === 'DrivesPhasingOut' && x.status === 'True');
+    },
+    120_000,
+  );
+}
 
 const DEVICES = [{ path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const }];
 let op: TestOperator;
@@ -45,14 +58,7 @@ describe('a drive taken out of its Weka cluster', () => {
       expect(drives.length).toBeGreaterThan(0);
 
       await deleteDriveContainer(op, ref, uid);
-      const waiting = await eventually(
-        'the teardown to say it waits for the phase-out',
-        async () => {
-          const c = await readContainer(ref);
-          return c?.status?.conditions?.find((x: Condition) => x.type === 'DrivesPhasingOut' && x.status === 'True');
-        },
-        120_000,
-      );
+      const waiting = await phasingOut(ref, 'the teardown to say it waits for the phase-out');
       expect(waiting.reason).toBe('PhasingOut');
       expect(waiting.message).toContain('never forcing it');
       expect(waiting.message).toContain('PHASING_OUT');
@@ -91,14 +97,7 @@ describe('a container taken out of its Weka cluster', () => {
       expect(containerId).toBeDefined();
 
       await deleteDriveContainer(op, ref, uid);
-      const waiting = await eventually(
-        'the teardown to say it waits for the container to deactivate',
-        async () => {
-          const c = await readContainer(ref);
-          return c?.status?.conditions?.find((x: Condition) => x.type === 'DrivesPhasingOut' && x.status === 'True');
-        },
-        120_000,
-      );
+      const waiting = await phasingOut(ref, 'the teardown to say it waits for the container to deactivate');
       expect(waiting.message).toContain(`container ${containerId} is DEACTIVATING`);
       const log = await simulatorLog(node);
       const kinds = log.flatMap((e) => e.changes.map((c) => c.kind));
@@ -136,14 +135,7 @@ describe('a container whose node is gone, taken out of its Weka cluster by anoth
       exec.holding = true;
       await removeNode(node);
       await deleteDriveContainer(op, ref, uid);
-      const waiting = await eventually(
-        'the teardown to say it waits for the phase-out',
-        async () => {
-          const c = await readContainer(ref);
-          return c?.status?.conditions?.find((x: Condition) => x.type === 'DrivesPhasingOut' && x.status === 'True');
-        },
-        120_000,
-      );
+      const waiting = await phasingOut(ref, 'the teardown to say it waits for the phase-out');
       expect(waiting.message).toContain('PHASING_OUT');
       expect((await readContainer(ref))?.metadata.deletionTimestamp).toBeDefined();
 

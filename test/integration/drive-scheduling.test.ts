@@ -5,7 +5,7 @@
 // node has not the room the scheduler counts stays Pending, shown on its container, until it has.
 // What exists only for a node (its proxy) is owned by the node: the garbage collector deletes it
 // with the node.
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import type { Condition, WekaContainer } from '../../src/api/index.js';
@@ -16,7 +16,7 @@ import { proxyName, SHARED_DRIVES_CAPACITY_TLC, type ObjectRef } from '../../src
 import { eventually } from '../support/async.js';
 import { warningEvent } from '../support/events.js';
 import { createResourceQuota, kubeConfig, removeNode, uniqueName, uniqueNamespace } from '../support/harness.js';
-import { listContainers, WEKA_CONTAINERS } from '../support/containers.js';
+import { listContainers, patchContainerSpec } from '../support/containers.js';
 import {
   createDriveContainer,
   podExists,
@@ -73,16 +73,6 @@ async function ledgerHolders(node: string): Promise<string[]> {
 
 const gibOf = (c: WekaContainer | null) =>
   (c?.status?.allocations?.virtualDrives ?? []).reduce((sum, d) => sum + d.capacityGiB, 0);
-
-/** Changes the spec as a user would (the test tells the workflow, as the watcher would). */
-async function patchSpec(ref: ObjectRef, spec: Record<string, unknown>): Promise<void> {
-  await kubeConfig()
-    .makeApiClient(CustomObjectsApi)
-    .patchNamespacedCustomObject(
-      { ...WEKA_CONTAINERS, ...ref, body: { spec } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-}
 
 const podOf = (ref: ObjectRef): Promise<V1Pod> =>
   core().readNamespacedPod({ namespace: ref.namespace, name: ref.name });
@@ -141,7 +131,7 @@ describe('drive container pods and the scheduler', () => {
       await waitForPhase(other, 'Ready', 120_000);
 
       // Its pod still asks for 500 GiB, so the quota's own count (1000 of 1200) would let it grow.
-      await patchSpec(growing, { containerCapacity: 1000 });
+      await patchContainerSpec(kubeConfig(), growing, { containerCapacity: 1000 });
       await handle.signal(specChangedSignal);
       const refused = await conditionOf(growing, 'Grown', 'False', 'QuotaExceeded');
       expect(refused.message).toContain('exceeded quota: weka-drives');

@@ -6,10 +6,9 @@
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Condition, WekaCluster } from '../../src/api/index.js';
-import type { ObjectRef } from '../../src/lifecycle/names.js';
 import { specChangedSignal } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
-import { listContainers } from '../support/containers.js';
+import { listContainers, patchContainerSpec } from '../support/containers.js';
 import { POOL_LABEL, SMALL_MEMBER, WEKA_CLUSTERS, readCluster } from '../support/clusters.js';
 import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { KSTATUS_BUILD_TIMEOUT_MS, kstatusOf, kstatusOfOne } from '../support/kstatus.js';
@@ -34,8 +33,6 @@ const CLUSTER_DEVICES = [
   { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const },
   { path: '/dev/nvme1n1', capacityGiB: 30720, type: 'QLC' as const },
 ];
-
-const WEKA_CONTAINERS = { group: 'weka.weka.io', version: 'v1alpha1', plural: 'wekacontainers' };
 
 let op: TestOperator;
 beforeAll(async () => {
@@ -76,15 +73,6 @@ async function watchUntil<T extends { status?: { phase?: string } }>(
     { intervalMs: 50 },
   );
   return { last, seen: [...seen.values()] };
-}
-
-async function patchSpec(ref: ObjectRef, spec: Record<string, unknown>): Promise<void> {
-  await kubeConfig()
-    .makeApiClient(CustomObjectsApi)
-    .patchNamespacedCustomObject(
-      { ...WEKA_CONTAINERS, ...ref, body: { spec } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
 }
 
 describe('kstatus on a WekaContainer', () => {
@@ -132,7 +120,7 @@ describe('kstatus on a WekaContainer', () => {
       const cb = await createDriveContainer(op, b, tlc(1500), guid);
       await waitForPhase(b, 'Ready', 120_000);
       // 500 GiB are left: growing by 1000 waits for capacity, Ready all the while.
-      await patchSpec(a, { containerCapacity: 2000 });
+      await patchContainerSpec(kubeConfig(), a, { containerCapacity: 2000 });
       await ca.handle.signal(specChangedSignal);
       const waiting = await eventually('the growth to wait', async () => {
         const c = await readContainer(a);

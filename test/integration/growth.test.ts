@@ -3,7 +3,7 @@
 // never touches the ones the container holds (checked from the simulator's log); a growth that
 // does not fit waits, Ready with what it has, until capacity is released; what would take drives
 // away is refused by the apiserver.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
@@ -18,7 +18,7 @@ import {
   type LifecycleWorkflow,
 } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
-import { listContainers, rejection, WEKA_API, WEKA_CONTAINERS } from '../support/containers.js';
+import { listContainers, patchContainerSpec, rejection, WEKA_API } from '../support/containers.js';
 import { kubeConfig, simulatorRoot, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { recordHistory } from '../support/histories.js';
 import { simLogReplayViolations } from '../support/instant-invariants.js';
@@ -60,12 +60,7 @@ async function patchSpec(
   spec: Partial<ContainerSpecInput>,
   handle?: WorkflowHandle<LifecycleWorkflow>,
 ): Promise<void> {
-  await kubeConfig()
-    .makeApiClient(CustomObjectsApi)
-    .patchNamespacedCustomObject(
-      { ...WEKA_CONTAINERS, ...ref, body: { spec } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+  await patchContainerSpec(kubeConfig(), ref, spec);
   if (handle) await handle.signal(specChangedSignal);
 }
 

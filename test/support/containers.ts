@@ -74,6 +74,16 @@ export async function listWekaClusters(kc: KubeConfig, namespace: string): Promi
   ).items;
 }
 
+/** Changes a container's spec as a user would, with a merge patch; the caller tells its workflow, as the watcher would. */
+export async function patchContainerSpec(kc: KubeConfig, ref: ObjectRef, spec: object): Promise<void> {
+  await kc
+    .makeApiClient(CustomObjectsApi)
+    .patchNamespacedCustomObject(
+      { ...WEKA_CONTAINERS, ...ref, body: { spec } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+}
+
 /**
  * Writes a standalone container's cluster GUID as the cluster's administrator would: server-side
  * apply on the status, with a field manager of its own.
