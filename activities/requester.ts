@@ -1,7 +1,7 @@
 // The requester's side of the mutex protocol: deliver a request by signal-with-start, so the
 // mutex workflow is started if it is not running; and the mutex's side of the answer: deliver a
 // decision's answers and capacity notices to the requesters.
-import type { WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { messageOf } from '../src/errors.js';
 import { stampQueuedAt } from '../src/lifecycle/mutex-queue.js';
 import type { ActivityDeps } from './deps.js';
@@ -20,30 +20,33 @@ import {
 /** Signals in flight at once while answering one decision (a batch has at most a few dozen). */
 const ANSWER_CONCURRENCY = 16;
 
+/**
+ * Delivers a request to a mutex by signal-with-start, so the mutex workflow is started if it is not
+ * running. The send time rides along so the executing activity can measure the queue wait (metrics).
+ */
+export async function sendMutexRequest(
+  temporal: Client,
+  taskQueue: string,
+  { mutexId, node, request: asked }: { mutexId: string; node?: string | undefined; request: MutexRequest },
+): Promise<void> {
+  const request = { ...asked, payload: stampQueuedAt(asked.payload, Date.now()) };
+  await temporal.workflow.signalWithStart<MutexWorkflow, [typeof request]>(WORKFLOW.mutex, {
+    workflowId: mutexId,
+    taskQueue: mutexTaskQueue(taskQueue),
+    args: [{ key: mutexId, ...(node === undefined ? {} : { node }) }],
+    signal: mutexRequestSignal,
+    signalArgs: [request],
+    ...(node === undefined ? {} : { staticSummary: `Allocation mutex of node ${node}` }),
+  });
+}
+
 export function createRequesterActivities(deps: ActivityDeps) {
   /** Signals a requester; one that finished or never existed has nobody waiting: skipped. */
   const deliver = (workflowId: string, send: (h: WorkflowHandle) => Promise<void>): Promise<boolean> =>
     signalIfRunning(deps.temporal, workflowId, send);
   return {
-    async sendMutexRequest({
-      mutexId,
-      node,
-      request: asked,
-    }: {
-      mutexId: string;
-      node?: string;
-      request: MutexRequest;
-    }): Promise<void> {
-      // The send time rides along so the executing activity can measure the queue wait (metrics).
-      const request = { ...asked, payload: stampQueuedAt(asked.payload, Date.now()) };
-      await deps.temporal.workflow.signalWithStart<MutexWorkflow, [typeof request]>(WORKFLOW.mutex, {
-        workflowId: mutexId,
-        taskQueue: mutexTaskQueue(deps.taskQueue),
-        args: [{ key: mutexId, ...(node === undefined ? {} : { node }) }],
-        signal: mutexRequestSignal,
-        signalArgs: [request],
-        ...(node === undefined ? {} : { staticSummary: `Allocation mutex of node ${node}` }),
-      });
+    async sendMutexRequest(input: { mutexId: string; node?: string; request: MutexRequest }): Promise<void> {
+      await sendMutexRequest(deps.temporal, deps.taskQueue, input);
     },
 
     /**

@@ -7,7 +7,7 @@
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
-import { FINALIZER } from '../../src/lifecycle/names.js';
+import { FINALIZER, proxyName } from '../../src/lifecycle/names.js';
 import type { WekaContainer } from '../../src/api/index.js';
 import { ALLOCATIONS_ANNOTATION } from '../../src/lifecycle/allocation-ledger.js';
 import { changeLedger, readLedger } from '../support/ledger.js';
@@ -21,6 +21,7 @@ import {
   readContainer,
   sharedDrivesNode,
   startTestOperator,
+  startTestWatcher,
   waitForPhase,
   waitGone,
   type TestOperator,
@@ -112,6 +113,41 @@ describe('a Node registered again under the same name', () => {
         .map((d) => d.virtualUUID)
         .sort(),
     );
+  });
+
+  it('has its ledger rebuilt from the devices and the statuses on its own, before any decision needs it', async () => {
+    const node = await sharedDrivesNode([DEVICE], 'reregistered-idle');
+    const guid = await createWekaCluster(node, uniqueName('reregistered-idle'));
+    const ref = { namespace: await uniqueNamespace('reregistered-idle'), name: 'drive-0' };
+    const spec = { nodeName: node, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } };
+    const { uid } = await createDriveContainer(op, ref, spec, guid);
+    const held = drivesOf(await waitForPhase(ref, 'Ready', 120_000)).map((d) => d.virtualUUID);
+    const shared = (await core().readNode({ name: node })).metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '';
+
+    // Kubernetes' garbage collector is slow to delete the proxy pod the old Node owned (it was, after
+    // an etcd restart): here it never does. Nothing about the container changes either, so no
+    // decision on the node asks for the ledger; the operator's watcher sees the Node come back.
+    await core().patchNamespacedPod(
+      { namespace: op.operatorNamespace, name: proxyName(node), body: { metadata: { ownerReferences: null } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const watcher = startTestWatcher(op);
+    await watcher.ready;
+    await registerAgain(node, { [SHARED_DRIVES_ANNOTATION]: shared });
+    await eventually(
+      `node ${node}'s ledger to hold ${ref.name}'s drives again`,
+      async () => {
+        const annotation = (await core().readNode({ name: node })).metadata?.annotations?.[ALLOCATIONS_ANNOTATION];
+        if (annotation === undefined) return undefined;
+        const ledger = await readLedger(node);
+        const drives = ledger.containers[uid]?.allocation.virtualDrives.map((d) => d.virtualUUID);
+        return JSON.stringify(drives) === JSON.stringify(held) ? ledger : undefined;
+      },
+      45_000,
+    ).finally(() => watcher.stop());
+    // Its pod went with the old Node; made again, it is Ready on the drives it had.
+    const again = await waitForPhase(ref, 'Ready', 120_000);
+    expect(drivesOf(again).map((d) => d.virtualUUID)).toEqual(held);
   });
 
   it('lets go of the drives a ledger counts as found for a container when its teardown removed them', async () => {

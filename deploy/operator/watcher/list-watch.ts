@@ -1,5 +1,5 @@
-// A resumable list+watch of one resource in all namespaces (a custom resource, or a core one
-// such as the operator's pods, selected by label): list, then watch from the
+// A resumable list+watch of one resource in all namespaces (a custom resource, or a core one:
+// the operator's pods, selected by label, or the nodes): list, then watch from the
 // list's resourceVersion; a watch that ends (server timeout, dropped connection, error) resumes
 // from the last resourceVersion seen; a 410 Gone (that version is compacted away) lists again;
 // every failure waits a jittered, capped back-off. A periodic re-list (resync) lets the handler
@@ -34,7 +34,7 @@ export interface ListWatchHandlers<T> {
 
 export interface ListWatchOptions<T> {
   kubeConfig: KubeConfig;
-  /** The API group; '' for the core group (only its pods are listed here). */
+  /** The API group; '' for the core group (only its pods and nodes are listed here). */
   group: string;
   version: string;
   plural: string;
@@ -83,8 +83,11 @@ interface ListPage {
 function pageLister<T>(o: ListWatchOptions<T>): (limit: number, next: string | undefined) => Promise<ListPage> {
   const selector = o.labelSelector ? { labelSelector: o.labelSelector } : {};
   if (o.group === '') {
-    if (o.plural !== 'pods') throw new Error(`listing core ${o.plural} is not supported`);
     const core = o.kubeConfig.makeApiClient(CoreV1Api);
+    if (o.plural === 'nodes')
+      return async (limit, next) =>
+        (await core.listNode({ limit, ...selector, ...(next ? { _continue: next } : {}) })) as ListPage;
+    if (o.plural !== 'pods') throw new Error(`listing core ${o.plural} is not supported`);
     return async (limit, next) =>
       (await core.listPodForAllNamespaces({ limit, ...selector, ...(next ? { _continue: next } : {}) })) as ListPage;
   }

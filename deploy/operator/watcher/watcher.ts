@@ -27,6 +27,7 @@ import type { OperatorMetrics } from '../metrics.js';
 import { memoRef, runningWorkflowsQuery } from '../../../src/lifecycle/ended-workflows.js';
 import { runEndedWorkflowSweep } from './ended-workflows.js';
 import { runListWatch } from './list-watch.js';
+import { runNodeWatch } from './node-watch.js';
 import { runPodWatch } from './pod-watch.js';
 import type { KnownContainer } from '../../../src/lifecycle/pod-loss.js';
 import { Reconciler } from './reconcile.js';
@@ -51,7 +52,7 @@ export interface WatcherOptions {
   endedSweepMs?: number;
   /** The operator's namespace, where its ssdproxy pods are: their loss is told to their node's containers. */
   operatorNamespace?: string;
-  /** false: the operator's pods are not watched (a deliberately broken test operator only). */
+  /** false: the operator's pods and the nodes are not watched (a deliberately broken test operator only). */
   watchPods?: boolean;
 }
 
@@ -257,16 +258,28 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
       ? Promise.race([containersListed, aborted]).then(() =>
           abort.signal.aborted
             ? undefined
-            : runPodWatch({
-                kubeConfig: o.kubeConfig,
-                temporal: o.temporal,
-                logger,
-                signal: abort.signal,
-                containers: driveContainers,
-                operatorNamespace: o.operatorNamespace,
-                ...(o.backoff ? { backoff: o.backoff } : {}),
-                ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
-              }),
+            : Promise.all([
+                runPodWatch({
+                  kubeConfig: o.kubeConfig,
+                  temporal: o.temporal,
+                  logger,
+                  signal: abort.signal,
+                  containers: driveContainers,
+                  operatorNamespace: o.operatorNamespace,
+                  ...(o.backoff ? { backoff: o.backoff } : {}),
+                  ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
+                }),
+                runNodeWatch({
+                  kubeConfig: o.kubeConfig,
+                  temporal: o.temporal,
+                  taskQueue: o.taskQueue,
+                  logger,
+                  signal: abort.signal,
+                  containers: driveContainers,
+                  ...(o.backoff ? { backoff: o.backoff } : {}),
+                  ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
+                }),
+              ]),
         )
       : Promise.resolve();
 
