@@ -31,7 +31,7 @@ const EXPECTED: Record<string, string[]> = {
   'weka.weka.io/wekamanualoperations/status': ['patch'],
   pods: ['create', 'delete', 'get', 'list', 'watch'],
   'pods/exec': ['create', 'get'],
-  nodes: ['get', 'list', 'patch'],
+  nodes: ['get', 'list', 'patch', 'watch'],
   'nodes/status': ['patch'],
   events: ['create'],
   resourcequotas: ['list'],
