@@ -13,16 +13,7 @@ import {
   type GrowableCapacity,
   type MemberToCreate,
 } from '../src/lifecycle/cluster-layout.js';
-import {
-  WEKA_COMMAND_REFUSED,
-  clusterCreateCall,
-  clusterDestroyCall,
-  clusterListCall,
-  containerListCall,
-  findClusterByName,
-  planClusterCreate,
-  planClusterDestroy,
-} from '../src/weka/index.js';
+import { clusterCreateCall, clusterNameCall, containerIdentityCall } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { createIfAbsent, isConflict, orIfMissing } from './kube/errors.js';
 import { mergeHeaders, snapshotOf, WekaApi } from './kube/weka-api.js';
@@ -231,58 +222,45 @@ export function createClusterActivities(deps: ActivityDeps) {
       return memberContainers(ref, uid);
     },
 
-    /** Creates the Weka cluster (or finds it by name) from a member's pod; returns its GUID. */
-    async formWekaCluster({ ref, target }: { ref: ObjectRef; target: ExecTargetRef }): Promise<string> {
-      const name = wekaContainerName(ref.namespace, ref.name);
-      const clusters = await run(target, clusterListCall());
-      const plan = planClusterCreate(clusters, name);
-      if (typeof plan === 'object') throw ApplicationFailure.nonRetryable(plan.conflict, 'WekaStateConflict');
-      return plan === 'already-done'
-        ? findClusterByName(clusters, name)!.guid
-        : (await run(target, clusterCreateCall(name))).guid;
-    },
-
     /**
-     * After a member left its Weka cluster: when its WekaCluster is being deleted (or is gone, or
-     * has a cluster of another GUID now) and no container is left in the Weka cluster, destroys the
-     * Weka cluster from `target` (the member's pod, or any pod that reaches the cluster). Members
-     * leave one by one, each before its pod goes, so the last one to leave finds it empty.
+     * Creates the Weka cluster from a member's running pod, of that member's container (a stem),
+     * and names it after the WekaCluster; the other members join through it. A member already in
+     * a cluster (an earlier attempt whose answer was lost) gives that cluster's GUID.
      */
-    async destroyWekaClusterIfLast({
-      namespace,
-      cluster,
-      clusterGUID,
+    async formWekaCluster({
+      ref,
+      member,
       target,
     }: {
-      namespace: string;
-      cluster: string;
-      clusterGUID: string;
+      ref: ObjectRef;
+      member: { name: string; uid: string };
       target: ExecTargetRef;
-    }): Promise<'destroyed' | 'already-gone' | 'members-left' | 'cluster-stays'> {
-      const owner = await api.getCluster({ namespace, name: cluster });
-      if (owner && !owner.metadata.deletionTimestamp && owner.status?.clusterGUID === clusterGUID)
-        return 'cluster-stays';
-      const probe = async () => {
-        const clusters = await run(target, clusterListCall());
-        // The container list of a cluster that is gone is refused: an empty list stands for it.
-        const listed = clusters.some((c) => c.guid.toLowerCase() === clusterGUID.toLowerCase());
-        const inIt = listed ? await run(target, containerListCall(clusterGUID)) : [];
-        return planClusterDestroy(clusters, inIt, clusterGUID);
+    }): Promise<string> {
+      const at = { namespace: ref.namespace, name: member.name };
+      const container = await api.getContainer(at);
+      const wekaPort = container?.status?.allocations?.wekaPort;
+      const agentPort = container?.status?.allocations?.agentPort;
+      if (!container || container.metadata.uid !== member.uid || wekaPort === undefined || agentPort === undefined)
+        throw ApplicationFailure.retryable(`${refText(at)} (uid ${member.uid}) has no ports allocated now`, 'NotFound');
+      const pod = await orIfMissing(api.core.readNamespacedPod(at), null);
+      const ip = pod?.status?.podIP;
+      if (pod?.status?.phase !== 'Running' || pod.metadata?.labels?.[OWNER_UID_LABEL] !== member.uid || !ip)
+        throw ApplicationFailure.retryable(`the pod of ${refText(at)} does not run (with an IP) now`, 'PodNotRunning');
+      const name = wekaContainerName(at.namespace, at.name);
+      const identify = async () => {
+        const identity = await run(target, containerIdentityCall(name, agentPort));
+        if (identity.state === 'unknown')
+          throw ApplicationFailure.retryable(`${name}: ${identity.reason}`, 'JoinPending');
+        return identity;
       };
-      const plan = await probe();
-      if (plan === 'already-done') return 'already-gone';
-      if (typeof plan === 'object') return 'members-left';
-      try {
-        await run(target, clusterDestroyCall(clusterGUID));
-      } catch (err) {
-        // Refused after the probe: another member destroyed it first, or a container joined.
-        if (!(err instanceof Error) || err.name !== WEKA_COMMAND_REFUSED) throw err;
-        const again = await probe();
-        if (again === 'already-done') return 'already-gone';
-        if (typeof again === 'object') return 'members-left';
-        throw err;
-      }
-      return 'destroyed';
+      const before = await identify();
+      if (before.state === 'member') return before.clusterGUID;
+      await run(target, clusterCreateCall([{ ip, port: wekaPort }]));
+      await run(target, clusterNameCall(wekaContainerName(ref.namespace, ref.name)));
+      const after = await identify();
+      if (after.state !== 'member')
+        throw ApplicationFailure.retryable(`${name}: created the cluster, but is not in it yet`, 'JoinPending');
+      return after.clusterGUID;
     },
 
     /**

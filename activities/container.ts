@@ -139,6 +139,11 @@ export function createContainerActivities(deps: ActivityDeps) {
       return cluster?.status?.clusterGUID ?? null;
     },
 
+    /** A standalone container's spec.joinIps (none when it is gone). */
+    async readJoinIps(ref: ObjectRef): Promise<string[]> {
+      return [...((await api.getContainer(ref))?.spec.joinIps ?? [])];
+    },
+
     /**
      * Wakes the lifecycle workflow of the WekaCluster the container is a member of, so that it looks
      * at its members now instead of at its next pass (up to 15 s later): the cluster forms from the

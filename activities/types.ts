@@ -82,6 +82,7 @@ export interface StatusUpdate {
   phase?: string;
   conditions?: Condition[];
   containerID?: number;
+  clusterGUID?: string;
   addedVirtualDrives?: string[];
   addedDrives?: AddedDriveRecord[];
   observedGeneration?: number;

@@ -5,23 +5,27 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { VirtualDrive } from '../src/allocation/index.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/index.js';
 import {
-  clusterListCall,
-  containerAddCall,
+  containerIdentityCall,
   containerListCall,
   DRIVE_ALREADY_IN_USE,
   driveAddCall,
   driveListCall,
   findContainerByName,
   findDriveByVirtualUUID,
-  planContainerAdd,
+  joinCalls,
+  planJoin,
   planVirtualAdd,
   planVirtualRemove,
-  sameUUID,
   readDriveCall,
+  sameUUID,
   virtualAddCall,
   virtualRemoveCall,
+  type ContainerIdentity,
   type Plan,
 } from '../src/weka/index.js';
+import { heartbeat, sleep } from '@temporalio/activity';
+import type { ObjectRef } from '../src/lifecycle/names.js';
+import { joinAddressesOf } from './join-addresses.js';
 import type { ActivityDeps } from './deps.js';
 import { WekaApi } from './kube/weka-api.js';
 import { stderrOf, takeContainerOut, takeDriveOut } from './drive-removal.js';
@@ -40,6 +44,10 @@ export interface WekaContainerRef {
   /** The name it joined with; when given, a container listed under this ID with another name is a conflict. */
   name?: string;
 }
+
+/** How often, and how far apart, a restarted container's identity is read while it joins. */
+const JOIN_LOOKS = 30;
+const JOIN_LOOK_INTERVAL_MS = 2_000;
 
 function conflict(plan: Plan, what: string): void {
   if (typeof plan === 'object') throw ApplicationFailure.nonRetryable(`${what}: ${plan.conflict}`, 'WekaStateConflict');
@@ -107,52 +115,85 @@ export function createWekaActivities(deps: ActivityDeps) {
 
   return {
     /**
-     * Adds the pod's container to the Weka cluster (or finds it there by name) on the ports its
-     * node's mutex gave it; returns its container id.
+     * Joins the pod's Weka container to its cluster, unless its agent says it is in it already:
+     * given the addresses of containers in the cluster (join-addresses.ts), it is restarted and
+     * joins; then its identity gives the cluster's GUID and its container ID. `clusterGUID`, when
+     * known (a WekaCluster's), must be the one it is in.
      */
     async joinCluster({
       target,
-      clusterGUID,
+      ref,
+      uid,
       name,
-      hostname,
-      basePort,
       agentPort,
+      clusterGUID,
     }: {
       target: ExecTargetRef;
-      clusterGUID: string;
+      ref: ObjectRef;
+      uid: string;
       name: string;
-      hostname: string;
-      basePort?: number | undefined;
       agentPort?: number | undefined;
-    }): Promise<number> {
-      if (basePort === undefined || agentPort === undefined)
+      clusterGUID?: string | undefined;
+    }): Promise<{ clusterGUID: string; containerId: number }> {
+      if (agentPort === undefined)
         throw ApplicationFailure.nonRetryable(`${name} has no ports allocated: it cannot join`, 'NoPortsAllocated');
-      const request = { clusterGUID, name, hostname, basePort, agentPort };
-      const members = await run(target, containerListCall(clusterGUID));
-      const plan = planContainerAdd(members, request);
-      conflict(plan, `joining ${name} to cluster ${clusterGUID}`);
-      if (plan === 'already-done') return findContainerByName(members, name)!.containerId;
-      return (await run(target, containerAddCall(request))).containerId;
+      const identify = () => run(target, containerIdentityCall(name, agentPort));
+      const member = (identity: ContainerIdentity) => {
+        const plan = planJoin(identity, clusterGUID);
+        if (typeof plan === 'object' && 'wait' in plan)
+          throw ApplicationFailure.retryable(`${name}: ${plan.wait}`, 'JoinPending');
+        conflict(plan, `joining ${name}`);
+        return plan === 'already-done' && identity.state === 'member'
+          ? { clusterGUID: identity.clusterGUID, containerId: identity.containerId }
+          : undefined;
+      };
+      const joined = member(await identify());
+      if (joined) return joined;
+      const addresses = await joinAddressesOf(api, ref, uid);
+      if ('missing' in addresses) throw ApplicationFailure.retryable(`${name}: ${addresses.missing}`, 'NoJoinAddress');
+      for (const call of joinCalls(addresses.joinIps)) await run(target, call);
+      // The container restarts and joins: its agent says so once it has.
+      for (let look = 0; look < JOIN_LOOKS; look++) {
+        const now = member(await identify().catch(() => ({ state: 'unknown', reason: 'restarting' }) as const));
+        if (now) return now;
+        heartbeat();
+        await sleep(JOIN_LOOK_INTERVAL_MS);
+      }
+      throw ApplicationFailure.retryable(
+        `${name} was given ${addresses.joinIps.length} join addresses and restarted, but is not in a cluster yet`,
+        'JoinPending',
+      );
     },
 
     /**
-     * The id of the pod's Weka container, found by its name in the cluster, or null when the
-     * cluster has none of that name: what a teardown undoes when a join's answer never came back.
+     * The ID of the pod's Weka container in the cluster, or null when it is not in it: what a
+     * teardown undoes when a join's answer never came back. From its own pod its agent says; from a
+     * peer's pod (`peer`), the cluster's container list, by name.
      */
     async findWekaContainer({
       target,
       clusterGUID,
       name,
+      agentPort,
     }: {
       target: ExecTargetRef;
-      clusterGUID: string;
+      /** Its cluster, when known; unknown (a standalone container's join whose answer was lost), any. */
+      clusterGUID?: string | undefined;
       name: string;
-    }): Promise<number | null> {
-      // A cluster destroyed meanwhile (its last other member destroyed it while this container's
-      // node was down, after taking it out) holds nothing of it: only signatures can be left.
-      const clusters = await run(target, clusterListCall());
-      if (!clusters.some((c) => sameUUID(c.guid, clusterGUID))) return null;
-      return findContainerByName(await run(target, containerListCall(clusterGUID)), name)?.containerId ?? null;
+      /** Given when `target` is the container's own pod. */
+      agentPort?: number | undefined;
+    }): Promise<{ containerId: number; clusterGUID: string } | null> {
+      if (agentPort !== undefined) {
+        const identity = await run(target, containerIdentityCall(name, agentPort));
+        if (identity.state === 'unknown')
+          throw ApplicationFailure.retryable(`${name}: ${identity.reason}`, 'JoinPending');
+        if (identity.state !== 'member') return null;
+        if (clusterGUID !== undefined && !sameUUID(identity.clusterGUID, clusterGUID)) return null;
+        return { containerId: identity.containerId, clusterGUID: identity.clusterGUID };
+      }
+      if (clusterGUID === undefined) return null;
+      const found = findContainerByName(await run(target, containerListCall()), name);
+      return found ? { containerId: found.containerId, clusterGUID } : null;
     },
 
     signVirtualDrive,

@@ -131,11 +131,11 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     }
   }
 
-  /** Forms the Weka cluster from a member's running pod (or finds it formed). */
-  async function form(first: string): Promise<void> {
-    const target = { namespace: ref.namespace, pod: first, container: WEKA_POD_CONTAINER };
-    await status.enter('Forming', `forming the Weka cluster from ${first}`);
-    status.clusterGUID = await weka.formWekaCluster({ ref, target });
+  /** Forms the Weka cluster of a member's container, from its running pod (or finds it formed). */
+  async function form(first: { name: string; uid: string }): Promise<void> {
+    const target = { namespace: ref.namespace, pod: first.name, container: WEKA_POD_CONTAINER };
+    await status.enter('Forming', `forming the Weka cluster from ${first.name}`);
+    status.clusterGUID = await weka.formWekaCluster({ ref, member: first, target });
     await status.condition('Formed', 'True', 'Formed', `Weka cluster ${status.clusterGUID}`, 'Normal');
   }
 
@@ -204,11 +204,11 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     if (!status.clusterGUID) {
       // Formed from the first member that holds its allocation, waits for the cluster and whose pod
       // runs: a member still waiting for capacity, or whose pod was evicted, holds nobody up.
-      let first: string | undefined;
+      let first: { name: string; uid: string } | undefined;
       for (const m of [...view.members].sort((x, y) => bySlot(x.name, y.name)))
         if (plan.serving.includes(m.name) && m.phase === 'WaitingForCluster')
           if (await kubeLocal.memberPodRunning({ namespace: ref.namespace, name: m.name, uid: m.uid })) {
-            first = m.name;
+            first = { name: m.name, uid: m.uid };
             break;
           }
       const waiting = 'waiting for an allocated member with a running pod, to form the cluster from it';

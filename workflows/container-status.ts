@@ -6,6 +6,8 @@ import { LifecycleStatus } from './lifecycle-status.js';
 
 export class ContainerStatus extends LifecycleStatus {
   containerID: number | undefined;
+  /** The Weka cluster its container is in, as its agent said when it joined. */
+  clusterGUID: string | undefined;
   addedVirtualDrives: string[] = [];
   addedDrives: AddedDriveRecord[] = [];
   allocation: unknown;
@@ -23,6 +25,7 @@ export class ContainerStatus extends LifecycleStatus {
       addedVirtualDrives: this.addedVirtualDrives,
       addedDrives: this.addedDrives,
       ...(this.containerID !== undefined ? { containerID: this.containerID } : {}),
+      ...(this.clusterGUID !== undefined ? { clusterGUID: this.clusterGUID } : {}),
     };
   }
 }

@@ -119,6 +119,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
   // would outlive the watcher's removal of it.
   status.restoreConditions(snapshot.status.conditions.filter((c) => c.type !== QUEUED_CONDITION));
   status.containerID = snapshot.status.containerID;
+  status.clusterGUID = snapshot.status.clusterGUID;
   status.observedGeneration = snapshot.generation;
 
   let target: ExecTargetRef = { namespace: ref.namespace, pod: ref.name, container: WEKA_POD_CONTAINER };
@@ -329,6 +330,24 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     }
   }
 
+  /** A standalone container joins through spec.joinIps: until a person lists some, it waits. */
+  async function waitForJoinIps(): Promise<void> {
+    for (let waited = false; ; waited = true) {
+      const changes = life.specChanges;
+      if ((await kubeLocal.readJoinIps(ref)).length > 0) {
+        // A pod that ended while the container waited (evicted) is made again, to join from.
+        if (waited) target = await kube.ensureContainerPod(ref);
+        return;
+      }
+      const why =
+        'spec.joinIps lists no address (ip:port) of a container of the Weka cluster to join: the container waits until it does';
+      await status.enter('WaitingForCluster', why, { kind: 'stalled', reason: 'NoJoinIps', message: why });
+      // The watcher signals the spec change; a look now and then covers a signal it could not send.
+      await condition(() => life.specChanges > changes, '1 minute');
+      await life.continueAsNewIfLong();
+    }
+  }
+
   /** Takes a virtual drive out of what the status records as added. */
   function forgetVirtualDrive(virtualUUID: string): void {
     status.addedVirtualDrives = status.addedVirtualDrives.filter((u) => u !== virtualUUID);
@@ -346,21 +365,27 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
    * so that whatever they lost meanwhile is joined or added again. Returns how many drives were
    * added (or found missing and added again).
    */
-  async function signAndAdd(alloc: ContainerAllocation, guid: string, recheck = false): Promise<number> {
-    if (status.containerID === undefined || recheck) {
-      await status.enter('Signing', `joining cluster ${guid}`);
+  async function signAndAdd(alloc: ContainerAllocation, known: string | undefined, recheck = false): Promise<number> {
+    if (status.containerID === undefined || known === undefined || recheck) {
+      await status.enter(
+        'Signing',
+        known ? `joining cluster ${known}` : 'joining its Weka cluster through spec.joinIps',
+      );
       joinTried = true;
-      const name = wekaContainerName(ref.namespace, ref.name);
-      status.containerID = await weka.joinCluster({
+      const joined = await weka.joinCluster({
         target,
-        clusterGUID: guid,
-        name,
-        hostname: node,
-        basePort: alloc.wekaPort,
+        ref,
+        uid: input.uid,
+        name: wekaContainerName(ref.namespace, ref.name),
         agentPort: alloc.agentPort,
+        clusterGUID: known,
       });
+      status.containerID = joined.containerId;
+      status.clusterGUID = joined.clusterGUID;
+      clusterGUID = joined.clusterGUID;
     }
     const containerId = status.containerID;
+    const guid = status.clusterGUID ?? known!;
     if (alloc.drives?.length) return addWholeDrives(alloc.drives, containerId, guid, recheck);
     const count = alloc.virtualDrives.length;
     let added = 0;
@@ -451,7 +476,10 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         }
       }
       await status.publish();
-      clusterGUID ??= await waitForClusterGUID();
+      // A member joins the cluster its WekaCluster formed; a standalone container learns its
+      // cluster's GUID when it joins through spec.joinIps.
+      if (memberOfCluster) clusterGUID ??= await waitForClusterGUID();
+      else if (status.containerID === undefined) await waitForJoinIps();
       const readded = await signAndAdd(allocation, clusterGUID, recheck);
       if (recheck) {
         recheck = false;
@@ -565,9 +593,10 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     // A vanished node takes its devices and the container's pod with it: nothing can be undone
     // from there. Say what is left behind instead of retrying forever, and go on.
     const nodeGone = !(await kubeLocal.nodeExists(node));
-    // Weka state exists only once the container tried to join its cluster (after its allocation,
-    // with its GUID); undo it from the pod, finding the container by name if its id is not known.
-    const joined = alloc && guid && (status.containerID !== undefined || joinTried);
+    // Weka state exists only once the container tried to join its cluster (after its allocation);
+    // undo it from the pod, finding the container by name if its id is not known. A standalone
+    // container whose join's answer was lost knows no GUID: its pod's Weka container says it.
+    const joined = alloc && (guid || !memberOfCluster) && (status.containerID !== undefined || joinTried);
     // A new run that finds the object gone (its finalizer removed by hand) finishes from these.
     life.carry({ teardown: { node, ...(guid ? { clusterGUID: guid } : {}), joined: Boolean(joined) } });
     if (nodeGone && alloc && guid) {
@@ -612,14 +641,15 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
    * again with a growing pause, until it succeeds or a person who checked the node sets the
    * TEARDOWN_WITHOUT_POD_ANNOTATION: then it records what may be left and gives up ('abandoned').
    */
-  async function undoInPod(alloc: ContainerAllocation, guid: string): Promise<'done' | 'abandoned'> {
+  async function undoInPod(alloc: ContainerAllocation, known: string | undefined): Promise<'done' | 'abandoned'> {
+    let guid = known;
     /** Passes in a row that reached the pod but a Weka command failed (a transient failure of the tool). */
     let toolFailures = 0;
     let leftViaPeer = false;
     for (let pause = 10; ;) {
       const now = await kubeLocal.readContainer(ref);
       // Its finalizer was removed by hand: the pod found by its name is no longer surely its own.
-      if (now?.uid !== input.uid) return undoFromTheNode(alloc, guid, 'vanished');
+      if (now?.uid !== input.uid) return guid ? undoFromTheNode(alloc, guid, 'vanished') : 'done';
       if (now.annotations[TEARDOWN_WITHOUT_POD_ANNOTATION] === 'true') {
         const left = [
           ...alloc.virtualDrives.map(
@@ -639,10 +669,15 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         target = await inPod.startContainerPod(ref);
         if (status.containerID === undefined) {
           const name = wekaContainerName(ref.namespace, ref.name);
-          const found = await inPod.findWekaContainer({ target, clusterGUID: guid, name });
-          if (found !== null) status.containerID = found;
+          const found = await inPod.findWekaContainer({ target, clusterGUID: guid, name, agentPort: alloc.agentPort });
+          if (found !== null) {
+            status.containerID = found.containerId;
+            guid ??= found.clusterGUID;
+          }
         }
         const containerId = status.containerID;
+        // In no cluster and none known: its join never got an answer, so nothing was signed either.
+        if (guid === undefined) return 'done';
         for (const drive of alloc.virtualDrives) {
           // Without a Weka container, no drive was added: only signatures can be left.
           if (containerId !== undefined)
@@ -658,12 +693,12 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
           await inPod.releaseWholeDrive({ target, node, serial, clusterGUID: guid });
           await status.publish();
         }
-        // Its drives are gone, so Weka lets the container leave; the name can then join again.
+        // Its drives are gone, so Weka lets the container leave; the name can then join again. A
+        // cluster whose last container leaves is gone with it: Weka has no command to destroy one.
         if (containerId !== undefined) {
           await status.enter('Deleting', `removing container ${containerId} from the Weka cluster`);
           await removeWekaContainer(target, containerId);
         }
-        await destroyClusterIfLast(target, guid);
         if (status.conditions.some((c) => c.type === 'TeardownBlocked')) {
           await status.condition('TeardownBlocked', 'False', 'PodReached', 'the pod was reached again');
         }
@@ -672,7 +707,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
       } catch (err) {
         const cause = err instanceof ActivityFailure ? err.cause : err;
         if (cause instanceof ApplicationFailure && cause.type === NAMESPACE_TERMINATING)
-          return undoFromTheNode(alloc, guid, 'namespace');
+          return guid ? undoFromTheNode(alloc, guid, 'namespace') : 'done';
         if (await waitedForPhaseOut(err)) continue;
         // The pod answered and a Weka command failed after its retries: soon again, a few times,
         // before it is shown as blocked (each pass redoes only what is left).
@@ -684,7 +719,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         toolFailures = 0;
         // Its node is down: the cluster must stop counting on the container at once. Another
         // member takes it out; the signatures on the node's devices wait for the node.
-        if (!leftViaPeer && !(await kubeLocal.nodeReady(node))) leftViaPeer = await leaveClusterViaPeer(alloc, guid);
+        if (!leftViaPeer && guid && !(await kubeLocal.nodeReady(node)))
+          leftViaPeer = await leaveClusterViaPeer(alloc, guid);
         const message =
           `cannot remove the virtual drives in pod ${ref.namespace}/${ref.name} on node ${node}: ${messageOf(err)}; ` +
           `trying again in ${pause} s. If the node is down for good, set the annotation ` +
@@ -823,7 +859,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     );
     const name = wekaContainerName(ref.namespace, ref.name);
     const containerId =
-      status.containerID ?? (await inPod.findWekaContainer({ target: peer, clusterGUID: guid, name })) ?? undefined;
+      status.containerID ?? (await inPod.findWekaContainer({ target: peer, clusterGUID: guid, name }))?.containerId;
     if (containerId !== undefined) {
       for (const drive of alloc.virtualDrives)
         await inPod.removeDriveFromCluster({ target: peer, containerId, virtualUUID: drive.virtualUUID });
@@ -838,29 +874,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     const message = `its own pod cannot: member ${peer.namespace}/${peer.pod} took container ${containerId ?? name} and its drives out of Weka cluster ${guid}`;
     await status.event('Normal', 'LeftClusterViaPeer', message);
     await phasedOut();
-    await destroyClusterIfLast(peer, guid);
     return true;
-  }
-
-  /** The last member of a WekaCluster being deleted destroys the Weka cluster once it is empty. */
-  async function destroyClusterIfLast(from: ExecTargetRef, guid: string): Promise<void> {
-    const cluster = snapshot?.spec.cluster;
-    if (!cluster) return;
-    const outcome = await inPod.destroyWekaClusterIfLast({
-      namespace: ref.namespace,
-      cluster,
-      clusterGUID: guid,
-      target: from,
-    });
-    if (outcome !== 'destroyed') return;
-    const message = `Weka cluster ${guid} destroyed from pod ${from.pod}: its last container had left`;
-    await kubeLocal.recordEvent({
-      kind: 'WekaCluster',
-      ref: { namespace: ref.namespace, name: cluster },
-      type: 'Normal',
-      reason: 'WekaClusterDestroyed',
-      message,
-    });
   }
 
   async function finish(message: string): Promise<void> {

@@ -8,6 +8,9 @@
 //   whose volume is not attached yet would.
 // - hostPID: a pod that shares the host's PID namespace has WEKA_SIM_HOST_PID set, so that
 //   `nsenter --target 1` there enters the host's namespaces and sees the host's mounts.
+// - The pod's own environment: a container's environment is its exec's too, and the Weka image
+//   sets its Weka container up from NAME, PORT, AGENT_PORT and JOIN_IPS; MANAGEMENT_IP is the pod's
+//   IP (the downward API's status.podIP), which kwok gives it when it runs.
 import {
   ApiextensionsV1Api,
   CoreV1Api,
@@ -99,12 +102,28 @@ export async function deviceMapOf(core: CoreV1Api, pod: V1Pod): Promise<string |
 export async function execEnvOf(core: CoreV1Api, pod: V1Pod): Promise<Record<string, string> | null> {
   const env: Record<string, string> = {};
   if (pod.spec?.hostPID) env[HOST_PID_ENV] = 'true';
+  if (runsWeka(pod)) {
+    const ip = pod.status?.podIP;
+    // A pod that does not wait for its Exec runs at once, and has its IP then: its Weka
+    // container is set up with it. (One that waits, hostPID, gets its IP only after.)
+    if (!ip && !pod.spec?.hostPID) return null;
+    for (const e of pod.spec?.containers[0]?.env ?? [])
+      if (WEKA_ENV.includes(e.name) && e.value !== undefined) env[e.name] = e.value;
+    if (ip) env['MANAGEMENT_IP'] = ip;
+  }
   if (hasBlockVolumes(pod)) {
     const map = await deviceMapOf(core, pod);
     if (map === null) return null;
     env[DEVICE_MAP_ENV] = map;
   }
   return env;
+}
+
+/** What of a weka pod's environment its image sets its Weka container up from (the simulator's shims pass it on). */
+const WEKA_ENV = ['NAME', 'PORT', 'AGENT_PORT', 'JOIN_IPS'];
+
+function runsWeka(pod: V1Pod): boolean {
+  return (pod.spec?.containers[0]?.env ?? []).some((e) => e.name === 'NAME' && e.value !== undefined);
 }
 
 function hasBlockVolumes(pod: V1Pod): boolean {
@@ -196,7 +215,7 @@ export function startPodExecEnvironments(
 
   async function visit(pod: V1Pod): Promise<void> {
     const uid = pod.metadata?.uid ?? '';
-    const needed = hasBlockVolumes(pod) || pod.spec?.hostPID === true;
+    const needed = hasBlockVolumes(pod) || pod.spec?.hostPID === true || runsWeka(pod);
     if (!needed || mapped.has(uid) || writing.has(uid) || !pod.spec?.nodeName || pod.metadata?.deletionTimestamp)
       return;
     writing.add(uid);

@@ -4,12 +4,14 @@
 // For scripts such as the benchmarks, which start a ControlPlane themselves and need many nodes
 // ready quickly; the integration tests do the same through the harness.
 import { execFile } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import type { PhysicalDrive } from '../../src/allocation/index.js';
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
-import { driveAt, parseSignDriveList } from '../../src/weka/index.js';
+import { containerIdentityCall, driveAt, parseContainerIdentity, parseSignDriveList } from '../../src/weka/index.js';
 import type { SimulatedDevice } from './fake-nodes.js';
 import { simulatorArgs, simulatorFiles } from './weka-sim/bundle.js';
 
@@ -61,11 +63,84 @@ export async function signSharedDrives(o: {
   return drives;
 }
 
-/** Creates a Weka cluster in the simulator (clusters are shared by every node) and returns its GUID. */
+/**
+ * Creates a Weka cluster in the simulator (clusters are shared by every node) and returns its GUID:
+ * what exists before the operator, a cluster whose backend container runs on `node` outside this
+ * control plane's pods, at a management IP of the benchmarking range (198.18.0.0/15: data, never
+ * dialled) and ports below every cluster range. Standalone containers join it through
+ * simulatedClusterJoinIps.
+ */
+/** How the backend container of a cluster createSimulatedCluster made is named: `backend-<cluster name>`. */
+export const SIMULATED_BACKEND_PREFIX = 'backend-';
+
+/** The simulator root of each cluster createSimulatedCluster made in this process, by GUID. */
+const simulatedClusterRoots = new Map<string, string>();
+
+/** The root of the simulator a cluster of this process was made in, if it was. */
+export function simulatedClusterRoot(clusterGUID: string): string | undefined {
+  return simulatedClusterRoots.get(clusterGUID.toLowerCase());
+}
+
 export async function createSimulatedCluster(simulatorRoot: string, node: string, name: string): Promise<string> {
-  return (
-    JSON.parse(await simulate(simulatorRoot, node, '--', 'weka', 'cluster', 'create', name, '--json')) as {
-      guid: string;
+  for (let attempt = 0; ; attempt++) {
+    const ip = `198.${18 + randomInt(2)}.${randomInt(256)}.${1 + randomInt(254)}`;
+    const port = 30000 + randomInt(40) * 100;
+    const backend = ['--in-pod', '--weka-name', `${SIMULATED_BACKEND_PREFIX}${name}`, '--weka-port', String(port)];
+    const env = [...backend, '--agent-port', String(port + 4000), '--management-ip', ip];
+    try {
+      await simulate(simulatorRoot, node, ...env, '--', 'weka', 'cluster', 'create', ip, '--host-ips', `${ip}:${port}`);
+    } catch (err) {
+      // Another backend on the node holds these ports: pick others.
+      if (attempt < 20) continue;
+      throw err;
     }
-  ).guid;
+    await simulate(simulatorRoot, node, ...env, '--', 'weka', 'cluster', 'update', '--cluster-name', name);
+    const identity = parseContainerIdentity(
+      await simulate(
+        simulatorRoot,
+        node,
+        ...env,
+        '--',
+        ...containerIdentityCall(`${SIMULATED_BACKEND_PREFIX}${name}`, port + 4000).argv,
+      ),
+    );
+    if (identity.state !== 'member')
+      throw new Error(`the simulated cluster ${name} was not formed: ${JSON.stringify(identity)}`);
+    simulatedClusterRoots.set(identity.clusterGUID, simulatorRoot);
+    return identity.clusterGUID;
+  }
+}
+
+/** The simulator's clusters and their containers, as its state holds them (not through a tool). */
+export interface SimulatedClusters {
+  clusters: { name: string; guid: string }[];
+  containers: {
+    containerId: number;
+    clusterGUID: string;
+    name: string;
+    hostname: string;
+    status: string;
+    basePort?: number;
+  }[];
+  locals: { hostname: string; name: string; ip?: string }[];
+}
+
+export async function readSimulatedClusters(simulatorRoot: string): Promise<SimulatedClusters> {
+  const text = await readFile(join(simulatorRoot, 'clusters', 'clusters.json'), 'utf8').catch((err: unknown) => {
+    if ((err as { code?: string }).code === 'ENOENT') return '{}';
+    throw err;
+  });
+  const state = JSON.parse(text) as Partial<SimulatedClusters>;
+  return { clusters: state.clusters ?? [], containers: state.containers ?? [], locals: state.locals ?? [] };
+}
+
+/** `ip:port` of every container of the simulated cluster that has a management IP: its spec.joinIps. */
+export async function simulatedClusterJoinIps(simulatorRoot: string, clusterGUID: string): Promise<string[]> {
+  const state = await readSimulatedClusters(simulatorRoot);
+  return state.containers.flatMap((c) => {
+    const local = state.locals.find((l) => l.hostname === c.hostname && l.name === c.name);
+    return c.clusterGUID === clusterGUID.toLowerCase() && local?.ip && c.basePort !== undefined
+      ? [`${local.ip}:${c.basePort}`]
+      : [];
+  });
 }

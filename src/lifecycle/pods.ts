@@ -94,6 +94,8 @@ export interface WekaPodInput {
   imagePullSecret?: string | undefined;
   /** A drive container's ports, given by its node's mutex before the pod is made. */
   ports?: { wekaPort: number; agentPort: number } | undefined;
+  /** Where a standalone drive container joins its Weka cluster through (spec.joinIps): JOIN_IPS. */
+  joinIps?: readonly string[] | undefined;
   /** Whose deletion deletes the pod too (a proxy's node). */
   owners?: OwnerReference[] | undefined;
   /** The extended resources a drive container's pod asks for (podRequests). */
@@ -147,6 +149,7 @@ export function driveContainerPod(
     clusterUID: c.metadata.ownerReferences?.find((o) => o.kind === 'WekaCluster' && o.controller === true)?.uid,
     imagePullSecret: c.spec.imagePullSecret,
     ports,
+    ...(!c.spec.cluster && c.spec.joinIps?.length ? { joinIps: c.spec.joinIps } : {}),
     requests: podRequests(given),
     resources: driveContainerResources({ driveCores: c.spec.driveCores ?? 1, numDrives: c.spec.numDrives ?? 0 }),
     priorityClass,
@@ -291,6 +294,7 @@ function wekaEnv(input: WekaPodInput): EnvVar[] {
     { name: 'MODE', value: input.role },
     ...(input.ownerUID ? [{ name: 'WEKA_CONTAINER_ID', value: input.ownerUID }] : []),
     ...(input.ports ? portEnv(input.ports) : []),
+    ...(input.joinIps?.length ? [{ name: 'JOIN_IPS', value: input.joinIps.join(',') }] : []),
     ...(input.resources ? [{ name: 'MEMORY', value: input.resources.wekaMemory }] : []),
     { name: 'NETWORK_DEVICE', value: 'udp' },
     { name: 'UDP_MODE', value: 'false' },

@@ -66,22 +66,38 @@ export function parseContainerStatus(
   containerId: number,
   command = `${WEKA_TOOL} cluster container ${containerId} --json`,
 ): WekaContainerState[] {
+  const list = parseContainerList(stdout, command);
   const ctx: OutputContext = { command, stdout };
-  const list = expectArray(ctx, parseJsonOutput(ctx), 'output').map((entry, i) => {
+  for (const [i, c] of list.entries())
+    if (c.containerId !== containerId) fail(ctx, `output[${i}].host_id is not HostId<${containerId}>`);
+  if (list.length > 1) fail(ctx, `container ${containerId} is listed ${list.length} times`);
+  return list;
+}
+
+/** Every container of the cluster the pod's Weka container is in: `weka cluster container --json`. */
+export function containerListCall(): WekaCall<WekaContainerState[]> {
+  const argv = [WEKA_TOOL, 'cluster', 'container', '--json'];
+  return { argv, parse: (stdout) => parseContainerList(stdout, commandText(argv)) };
+}
+
+/** The listing's entries, each read as parseContainerStatus reads one. */
+export function parseContainerList(
+  stdout: string,
+  command = `${WEKA_TOOL} cluster container --json`,
+): WekaContainerState[] {
+  const ctx: OutputContext = { command, stdout };
+  return expectArray(ctx, parseJsonOutput(ctx), 'output').map((entry, i) => {
     const where = `output[${i}]`;
     const obj = expectObject(ctx, entry, where);
     const hostId = /^HostId<(\d+)>$/.exec(stringField(ctx, obj, 'host_id', where));
     if (!hostId) fail(ctx, `${where}.host_id is not HostId<N>`);
-    if (Number(hostId[1]) !== containerId) fail(ctx, `${where}.host_id is not HostId<${containerId}>`);
     return {
-      containerId,
+      containerId: Number(hostId[1]),
       name: stringField(ctx, obj, 'container_name', where),
       hostname: stringField(ctx, obj, 'hostname', where),
       status: stringField(ctx, obj, 'status', where),
     };
   });
-  if (list.length > 1) fail(ctx, `container ${containerId} is listed ${list.length} times`);
-  return list;
 }
 
 export function findContainerById<C extends { containerId: number }>(

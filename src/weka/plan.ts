@@ -9,7 +9,7 @@ import {
   findContainerById,
   type WekaContainerState,
 } from './cluster-container.js';
-import type { ContainerAddRequest, WekaClusterInfo, WekaContainerInfo } from './cluster-formation.js';
+import type { ContainerIdentity } from './cluster-formation.js';
 import {
   freeCapacityGiB,
   type DriveInfo,
@@ -71,18 +71,23 @@ export function planVirtualRemove(info: DriveInfo, req: VirtualRemoveRequest): P
   return 'run';
 }
 
-export function planClusterCreate(clusters: readonly WekaClusterInfo[], name: string): Plan {
-  return findClusterByName(clusters, name) ? 'already-done' : 'run';
-}
-
-/** `containers` is the output of `weka cluster container list` for req.clusterGUID. */
-export function planContainerAdd(containers: readonly WekaContainerInfo[], req: ContainerAddRequest): Plan {
-  const existing = findContainerByName(containers, req.name);
-  if (!existing) return 'run';
-  if (existing.hostname !== req.hostname) {
-    return { conflict: `container ${req.name} already exists on ${existing.hostname}, not ${req.hostname}` };
+/**
+ * From the container's identity: a member of `clusterGUID` (or of any cluster, when none is named
+ * yet) has joined; a member of another cluster must not be moved; a stem is to be joined; an
+ * agent that cannot say yet is asked again.
+ */
+export function planJoin(identity: ContainerIdentity, clusterGUID?: string): Plan | { wait: string } {
+  switch (identity.state) {
+    case 'unknown':
+      return { wait: identity.reason };
+    case 'stem':
+      return 'run';
+    case 'member':
+      if (clusterGUID === undefined || sameUUID(identity.clusterGUID, clusterGUID)) return 'already-done';
+      return {
+        conflict: `its Weka container is container ${identity.containerId} of cluster ${identity.clusterGUID}, not of ${clusterGUID}`,
+      };
   }
-  return 'already-done';
 }
 
 /** Which container to take out of its cluster; `name`, when given, guards against a reused ID. */
@@ -148,14 +153,7 @@ export function nextDriveRemovalStep(shown: readonly ClusterDrive[], uuid: strin
   return { wait: drive.status };
 }
 
-export function findClusterByName(clusters: readonly WekaClusterInfo[], name: string): WekaClusterInfo | undefined {
-  return clusters.find((c) => c.name === name);
-}
-
-export function findContainerByName(
-  containers: readonly WekaContainerInfo[],
-  name: string,
-): WekaContainerInfo | undefined {
+export function findContainerByName<C extends { name: string }>(containers: readonly C[], name: string): C | undefined {
   return containers.find((c) => c.name === name);
 }
 

@@ -20,7 +20,6 @@ import {
   listContainers,
   phaseSummary,
   readObject,
-  applyClusterGUID,
   WEKA_CLUSTERS,
   WEKA_CONTAINERS,
 } from '../support/containers.js';
@@ -442,16 +441,18 @@ class ChaosRun {
       `${c.namespace}/${c.name} to be created`,
       async () => {
         try {
-          await createContainerObject(this.kc, ref, c.spec, { clusterGUID: guid });
+          await createContainerObject(this.kc, ref, c.spec, {
+            clusterGUID: guid,
+            simulatorRoot: this.world.cp.simulatorRoot,
+          });
           return true;
         } catch (err) {
           const code = (err as { code?: number }).code;
           if (code === 409) {
             // The name's earlier object is still being torn down: it is created once that one is
-            // gone. A live one is this very create, whose answer (or GUID write) a fault cut.
+            // gone. A live one is this very create, whose answer a fault cut.
             const now = await readObject<WekaContainer>(this.kc, WEKA_CONTAINERS, ref);
             if (!now || now.metadata.deletionTimestamp) return undefined;
-            if (now.status?.clusterGUID !== guid) await applyClusterGUID(this.kc, ref, guid);
             return true;
           }
           // A request the faults cut (a socket hung up while the apiserver restarts, a 5xx, a 429)

@@ -200,7 +200,10 @@ export async function deleteNamespaceWithContainers(world: ChaosWorld, random: R
       kc,
       { namespace, name: `doomed-${i}` },
       { ...SMALL_CONTAINER, nodeName: node },
-      { clusterGUID: world.clusterGUIDs[random.int(0, world.clusterGUIDs.length - 1)]! },
+      {
+        clusterGUID: world.clusterGUIDs[random.int(0, world.clusterGUIDs.length - 1)]!,
+        simulatorRoot: world.cp.simulatorRoot,
+      },
     );
   }
   await sleep(random.int(5_000, 45_000));

@@ -118,9 +118,11 @@ export async function removeFinalizerMidTeardown(world: ChaosWorld, random: Rand
   const guid = () => world.clusterGUIDs[random.int(0, world.clusterGUIDs.length - 1)]!;
   for (const ref of refs)
     await retried(`creating ${ref.name}`, () =>
-      createContainerObject(kc, ref, spec(), { clusterGUID: guid() }).catch((err: { code?: number }) => {
-        if (err.code !== 409) throw err;
-      }),
+      createContainerObject(kc, ref, spec(), { clusterGUID: guid(), simulatorRoot: world.cp.simulatorRoot }).catch(
+        (err: { code?: number }) => {
+          if (err.code !== 409) throw err;
+        },
+      ),
     );
   await sleep(random.int(5_000, 45_000));
   const before = phaseSummary(await retried('listing the containers', () => listContainers(kc, namespace)));
@@ -138,9 +140,11 @@ export async function removeFinalizerMidTeardown(world: ChaosWorld, random: Rand
   const successors = refs.filter(() => random.next() < 0.5);
   for (const ref of successors)
     await retried(`creating the successor ${ref.name}`, () =>
-      createContainerObject(kc, ref, spec(), { clusterGUID: guid() }).catch((err: { code?: number }) => {
-        if (err.code !== 409) throw err;
-      }),
+      createContainerObject(kc, ref, spec(), { clusterGUID: guid(), simulatorRoot: world.cp.simulatorRoot }).catch(
+        (err: { code?: number }) => {
+          if (err.code !== 409) throw err;
+        },
+      ),
     );
   const started = Date.now();
   await withTemporal(world, (client) =>

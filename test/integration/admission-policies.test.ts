@@ -223,7 +223,7 @@ describe("the exec policy, for the operator's service account", () => {
       /may run nsenter only as "nsenter --mount --pid --target 1 -- lsblk --json .*", not ".* weka-drives-exec nsenter --mount --pid --target 1 -- sh -c id"/,
     ],
     ['another executable', wrappedArgv(['true']), {}, /weka-drives-exec true"$/],
-    ['weka outside "cluster"', wrappedArgv(['weka', 'local', 'ps']), {}, /weka-drives-exec weka local ps"$/],
+    ['weka outside "cluster" and "local"', wrappedArgv(['weka', 'status']), {}, /weka-drives-exec weka status"$/],
     [
       'the CLI by another path',
       wrappedArgv(['/usr/bin/weka', 'cluster', 'list']),

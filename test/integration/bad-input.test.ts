@@ -49,7 +49,6 @@ const PLURALS: Record<string, string> = {
   WekaManualOperation: 'wekamanualoperations',
 };
 const DEVICE = { path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const };
-const CLUSTER_GUID_FREE = '00000000-0000-4000-8000-000000000000';
 
 /** Device paths a shell would read as more than one path; the apiserver and the Weka calls refuse them all. */
 const SHELL_DEVICE_PATHS = [
@@ -338,7 +337,7 @@ const ROWS: Row[] = [
   ),
   outputRow(
     'an error text on stdout with exit code 0',
-    containerListCall(CLUSTER_GUID_FREE),
+    containerListCall(),
     'Error: cluster is not reachable (timeout)\n',
   ),
 ];

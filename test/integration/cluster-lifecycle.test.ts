@@ -17,7 +17,7 @@ import {
   uniqueNamespace,
 } from '../support/harness.js';
 import { sharedDrivesNode, startTestOperator, startWekaCluster, type TestOperator } from '../support/operator.js';
-import { showDevice, sim } from '../support/simulator.js';
+import { clusterContainers, showDevice, wekaClusters } from '../support/simulator.js';
 import { POOL_LABEL, SMALL_MEMBER, WEKA_CLUSTERS } from '../support/clusters.js';
 
 /** Short, so that a NotReady node counts as lost within the test. */
@@ -99,15 +99,12 @@ async function readyWith(ns: string, name: string, names: string[], timeoutMs = 
   );
 }
 
-async function wekaClusterGUIDs(node: string): Promise<string[]> {
-  return (JSON.parse(await sim(node, '--', 'weka', 'cluster', 'list', '--json')) as Array<{ guid: string }>).map(
-    (c) => c.guid,
-  );
+async function wekaClusterGUIDs(_node: string): Promise<string[]> {
+  return wekaClusters();
 }
 
-async function wekaContainers(node: string, guid: string): Promise<string[]> {
-  const out = await sim(node, '--', 'weka', 'cluster', 'container', 'list', '--cluster-guid', guid, '--json');
-  return (JSON.parse(out) as Array<{ name: string }>).map((c) => c.name);
+async function wekaContainers(_node: string, guid: string): Promise<string[]> {
+  return (await clusterContainers(guid)).map((c) => c.name);
 }
 
 /** The Weka cluster's containers once the member named `member` has left it (seen from `node`). */

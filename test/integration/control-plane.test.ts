@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import { greet } from './fixtures/smoke-workflows.js';
 import { eventually } from '../support/async.js';
-import { createWekaCluster } from '../support/simulator.js';
+import { createWekaCluster, joinIpsOf } from '../support/simulator.js';
+import { containerIdentityCall, joinCalls, parseContainerIdentity, parseHostAddress } from '../../src/weka/index.js';
 import {
   addNode,
   kubeConfig,
@@ -95,31 +96,61 @@ describe('local control plane', () => {
     await addNode({ name: other });
     const core = kubeConfig().makeApiClient(CoreV1Api);
     const ns = await uniqueNamespace('sets');
-    for (const node of [a, b, other]) {
+    // Pods that run a Weka container each (a stem), as the operator's drive pods do.
+    const runPod = async (name: string, node: string) => {
+      const env = [
+        { name: 'NAME', value: `${ns}_${name}` },
+        { name: 'PORT', value: '35000' },
+        { name: 'AGENT_PORT', value: '35100' },
+      ];
       await core.createNamespacedPod({
         namespace: ns,
-        body: { metadata: { name: node }, spec: { nodeName: node, containers: [{ name: 'main', image: 'busybox' }] } },
+        body: { metadata: { name }, spec: { nodeName: node, containers: [{ name: 'main', image: 'busybox', env }] } },
       });
+    };
+    for (const node of [a, b, other]) await runPod(node, node);
+    const ipOf = (pod: string) =>
+      eventually(`pod ${pod} Running with an IP`, async () => {
+        const p = await core.readNamespacedPod({ namespace: ns, name: pod });
+        return p.status?.phase === 'Running' ? p.status.podIP : undefined;
+      });
+    /** The cluster GUID of the pod's Weka container, once its exec environment has set it up. */
+    const clusterOf = (pod: string) =>
+      eventually(`pod ${pod}'s Weka container`, async () => {
+        const argv = containerIdentityCall(`${ns}_${pod}`, 35100).argv;
+        const out = await execInPod(ns, pod, [...argv]);
+        if (out.exitCode !== 0) return undefined;
+        const identity = parseContainerIdentity(out.stdout);
+        return identity.state === 'member' ? identity.clusterGUID : identity.state === 'stem' ? '' : undefined;
+      });
+    const joinThrough = async (pod: string, address: string) => {
+      for (const call of joinCalls([parseHostAddress(address)!]))
+        expect((await execInPod(ns, pod, [...call.argv])).exitCode).toBe(0);
+    };
+    const ipA = await ipOf(a);
+    expect(await clusterOf(a)).toBe('');
+    expect((await execInPod(ns, a, ['weka', 'cluster', 'create', ipA, '--host-ips', `${ipA}:35000`])).exitCode).toBe(0);
+    const guid = await clusterOf(a);
+    for (const pod of [b, other]) {
+      await ipOf(pod);
+      expect(await clusterOf(pod)).toBe('');
+      await joinThrough(pod, `${ipA}:35000`);
     }
-    await eventually('pods Running', async () => {
-      const pods = await core.listNamespacedPod({ namespace: ns });
-      return pods.items.filter((p) => p.status?.phase === 'Running').length === 3 || undefined;
-    });
-    const name = uniqueName('tenant');
-    expect((await execInPod(ns, a, ['weka', 'cluster', 'create', name, '--json'])).exitCode).toBe(0);
-    const listed = async (pod: string) =>
-      (
-        JSON.parse((await execInPod(ns, pod, ['weka', 'cluster', 'list', '--json'])).stdout) as Array<{ name: string }>
-      ).map((c) => c.name);
-    expect(await listed(b)).toEqual([name]);
-    expect(await listed(other)).not.toContain(name);
+    // Only the node of the same set reaches the cluster.
+    expect(await clusterOf(b)).toBe(guid);
+    expect(await clusterOf(other)).toBe('');
     // Added again without a set, a node keeps its disks and sees the shared clusters.
     await removeNode(b, { keepObject: true });
     await addNode({ name: b });
-    const again = uniqueName('tenant');
-    await createWekaCluster(b, again);
-    expect(await listed(other)).toContain(again);
-    expect(await listed(a)).not.toContain(again);
+    const again = await createWekaCluster(b, uniqueName('tenant'));
+    const [address] = await joinIpsOf(again);
+    await joinThrough(other, address!);
+    expect(await clusterOf(other)).toBe(again);
+    await runPod('a-2', a);
+    await ipOf('a-2');
+    expect(await clusterOf('a-2')).toBe('');
+    await joinThrough('a-2', address!);
+    expect(await clusterOf('a-2')).toBe('');
   });
 
   it('runs a workflow, finds it by search attribute, and keeps it across a server restart', async () => {

@@ -15,7 +15,7 @@ import { wekaPod } from '../../src/lifecycle/pods.js';
 import { containerWorkflowId, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
 import { eventually, sleep } from '../support/async.js';
 import { readPod } from '../support/pods.js';
-import { applyClusterGUID, createContainerObject, TEST_IMAGE } from '../support/containers.js';
+import { createContainerObject, patchContainerSpec, TEST_IMAGE } from '../support/containers.js';
 import { kubeConfig, uniqueNamespace } from '../support/harness.js';
 import {
   createDriveContainer,
@@ -27,7 +27,8 @@ import {
   waitGone,
   type TestOperator,
 } from '../support/operator.js';
-import { changeCounts, createWekaCluster, showDevice, simulatorLog } from '../support/simulator.js';
+import { changeCounts, createWekaCluster, joinIpsOf, showDevice, simulatorLog } from '../support/simulator.js';
+import { specChangedSignal } from '../../src/protocol.js';
 
 const DEVICES = [
   { path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const },
@@ -265,14 +266,15 @@ describe('a pod deleted after it ran', () => {
     const guid = await createWekaCluster(node, 'ran-then-gone');
     const ns = await uniqueNamespace('ran-then-gone');
     const ref = { namespace: ns, name: 'drive' };
-    // Without a cluster GUID the container waits, its pod running, before its first Weka command.
-    const { uid } = await createDriveContainer(op, ref, { nodeName: node, ...SPEC });
+    // Without spec.joinIps the container waits, its pod running, before its first Weka command.
+    const { uid, handle } = await createDriveContainer(op, ref, { nodeName: node, ...SPEC });
     await waitForPhase(ref, 'WaitingForCluster');
     const ran = await waitPodRunning(ns, ref.name);
     await core.deleteNamespacedPod({ namespace: ns, name: ref.name, gracePeriodSeconds: 0 });
     await eventually('the pod gone', async () => ((await readPod(ns, ref.name)) === null ? true : undefined));
 
-    await applyClusterGUID(kubeConfig(), ref, guid);
+    await patchContainerSpec(kubeConfig(), ref, { joinIps: await joinIpsOf(guid) });
+    await handle.signal(specChangedSignal);
     const ready = await waitForPhase(ref, 'Ready', 60_000);
     expect(ready.status?.addedVirtualDrives).toHaveLength(1);
     const pod = await readPod(ns, ref.name);

@@ -3,13 +3,13 @@
 // before the activity's answer was recorded, and the object was deleted before a retry learnt the
 // container id; the teardown trusted what the workflow knew (no container id), skipped the Weka
 // side, and left the container in the cluster. Here the lost answer is made deterministic: the
-// Weka container of the object's name is in the cluster (as the unrecorded attempt left it) while
-// every Weka command on the node fails, so no retry can learn its id before the deletion.
+// pod's Weka container is in the cluster (as the unrecorded attempt left it) while every Weka
+// command on the node fails, so no retry can learn its id before the deletion.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wekaContainerName } from '../../src/lifecycle/names.js';
-import { parseContainerList } from '../../src/weka/index.js';
+import { specChangedSignal } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
-import { applyClusterGUID } from '../support/containers.js';
+import { patchContainerSpec } from '../support/containers.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 import {
   createDriveContainer,
@@ -21,7 +21,7 @@ import {
   waitGone,
   type TestOperator,
 } from '../support/operator.js';
-import { createWekaCluster, sim, simRetryingFaults } from '../support/simulator.js';
+import { clusterContainers, createWekaCluster, joinIpsOf, sim } from '../support/simulator.js';
 
 let op: TestOperator;
 beforeAll(async () => {
@@ -40,38 +40,24 @@ describe('a join whose answer was lost', () => {
     const guid = await createWekaCluster(node, uniqueName('lost-join'));
     const ref = { namespace: await uniqueNamespace('lost-join'), name: 'drive-0' };
     const name = wekaContainerName(ref.namespace, ref.name);
-    const members = async () =>
-      parseContainerList(
-        await simRetryingFaults(node, 'weka', 'cluster', 'container', 'list', '--cluster-guid', guid, '--json'),
-      ).filter((m) => m.name === name);
+    const members = async () => (await clusterContainers(guid)).filter((m) => m.name === name);
 
-    // No cluster GUID yet: the container is allocated and waits for it.
-    const { uid } = await createDriveContainer(op, ref, { ...SPEC, nodeName: node });
+    // No spec.joinIps yet: the container is allocated and waits for them.
+    const { uid, handle } = await createDriveContainer(op, ref, { ...SPEC, nodeName: node });
     const waiting = await waitForPhase(ref, 'WaitingForCluster', 120_000);
     const { wekaPort, agentPort } = waiting.status!.allocations!;
-    // The attempt whose answer was lost: its container is in the cluster under the object's name, on its ports.
-    await sim(
-      node,
-      '--',
-      'weka',
-      'cluster',
-      'container',
-      'add',
-      '--cluster-guid',
-      guid,
-      '--name',
-      name,
-      '--hostname',
-      node,
-      '--base-port',
-      String(wekaPort),
-      '--agent-port',
-      String(agentPort),
-      '--json',
-    );
+    // The attempt whose answer was lost: its pod's Weka container joined the cluster, as the
+    // operator's join (join-ips, apply, restart) makes it.
+    const joinIps = await joinIpsOf(guid);
+    const pod = ['--in-pod', '--weka-name', name, '--weka-port', String(wekaPort), '--agent-port', String(agentPort)];
+    await sim(node, ...pod, '--', 'weka', 'local', 'resources', 'join-ips', ...joinIps);
+    await sim(node, ...pod, '--', 'weka', 'local', 'resources', 'apply', '-f');
+    await sim(node, ...pod, '--', 'weka', 'local', 'restart', '--force');
+    expect(await members()).toHaveLength(1);
     // Every Weka command on the node fails from now on, so no attempt learns the container's id.
     await sim(node, 'faults', '--fail-rate', '1');
-    await applyClusterGUID(kubeConfig(), ref, guid);
+    await patchContainerSpec(kubeConfig(), ref, { joinIps });
+    await handle.signal(specChangedSignal);
     await eventually(
       'the join to be tried and fail',
       async () => {

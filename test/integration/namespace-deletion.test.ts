@@ -15,8 +15,8 @@ import {
   waitForPhase,
   type TestOperator,
 } from '../support/operator.js';
-import { containerListCall } from '../../src/weka/index.js';
-import { createWekaCluster, showDevice, sim } from '../support/simulator.js';
+import { SIMULATED_BACKEND_PREFIX } from '../../deploy/local/shared-drives.js';
+import { clusterContainers, createWekaCluster, showDevice } from '../support/simulator.js';
 
 const DEVICES = [{ path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const }];
 
@@ -93,8 +93,7 @@ describe('deleting a namespace with drive containers in it', () => {
       expect(ledger.found).toEqual([]);
       // A Weka container of theirs still in the Weka cluster (its pod was gone, and no other
       // member's pod could take it out) is named in a Warning Event on the Node.
-      const call = containerListCall(guid);
-      const inCluster = call.parse(await sim(node, '--', ...call.argv)).filter((c) => c.name.startsWith(`${ns}_`));
+      const inCluster = (await clusterContainers(guid)).filter((c) => c.name.startsWith(`${ns}_`));
       const nodeEvents = await eventually('the Node Events', async () => {
         const events = await core.listNamespacedEvent({
           namespace: 'default',
@@ -123,8 +122,7 @@ describe('deleting a namespace with drive containers in it', () => {
       // Its pod gone before the namespace: no member's pod can take its Weka container out.
       await core.deleteNamespacedPod({ namespace: ns, name: 'left', gracePeriodSeconds: 0 });
       await deleteNamespace(ns);
-      const call = containerListCall(guid);
-      const listed = call.parse(await sim(node, '--', ...call.argv)).map((c) => c.name);
+      const listed = (await clusterContainers(guid)).map((c) => c.name);
       expect(listed).toContain(`${ns}_left`);
 
       // Its process went with its pod, so its ports on the host are free: the ledger gives them again.
@@ -159,8 +157,9 @@ describe('deleting a namespace with drive containers in it', () => {
       }
       await core.deleteNamespacedPod({ ...doomed, gracePeriodSeconds: 0 });
       await deleteNamespace(doomed.namespace);
-      const containers = containerListCall(guid);
-      const listed = containers.parse(await sim(node, '--', ...containers.argv)).map((c) => c.name);
+      const listed = (await clusterContainers(guid))
+        .map((c) => c.name)
+        .filter((n) => !n.startsWith(SIMULATED_BACKEND_PREFIX));
       // Weka lets a container go only once its drives are out.
       expect(listed).toEqual([`${peer.namespace}_${peer.name}`]);
       expect((await readContainer(peer))?.status?.phase).toBe('Ready');

@@ -3,6 +3,7 @@
 // node, a basePort override that overlaps another cluster's range is refused, and a cluster's
 // singleton ports keep clear of every container's ports.
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { SIMULATED_BACKEND_PREFIX } from '../../deploy/local/shared-drives.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaCluster } from '../../src/api/index.js';
 import { ledgerOf } from '../../activities/kube/node-ledger.js';
@@ -29,7 +30,7 @@ import {
   waitGone,
   type TestOperator,
 } from '../support/operator.js';
-import { createWekaCluster, sim, simulatorLog } from '../support/simulator.js';
+import { createWekaCluster, joinIpsOf, sim, simulatorLog } from '../support/simulator.js';
 
 let op: TestOperator;
 beforeAll(async () => {
@@ -126,7 +127,10 @@ describe('ports end to end', () => {
         AGENT_PORT: String(given[i]!.agentPort),
       });
     }
-    const joins = (await simulatorLog(node)).flatMap((e) => e.changes.filter((c) => c.kind === 'container-add'));
+    // The operator's containers joining (not the backend the simulated cluster was made of).
+    const joins = (await simulatorLog(node))
+      .flatMap((e) => e.changes.filter((c) => c.kind === 'container-add'))
+      .filter((c) => !String(c['name']).startsWith(SIMULATED_BACKEND_PREFIX));
     expect(joins.map((j) => [j['basePort'] as number, j['agentPort'] as number]).sort(byPort)).toEqual(
       [...pairs].sort(byPort),
     );
@@ -135,8 +139,8 @@ describe('ports end to end', () => {
     await expect(
       sim(
         node,
-        ...['--', 'weka', 'cluster', 'container', 'add', '--cluster-guid', guid, '--name', 'intruder'],
-        ...['--hostname', node, '--base-port', '14050', '--agent-port', '15000'],
+        ...['--in-pod', '--weka-name', 'intruder', '--weka-port', '14050', '--agent-port', '15000'],
+        ...['--join-ips', (await joinIpsOf(guid)).join(','), '--', 'weka', 'local', 'restart', '--force'],
       ),
     ).rejects.toThrow(/overlap/);
 

@@ -334,10 +334,12 @@ describe("the operator with only the chart's ClusterRole, under the chart's admi
       await expect(exec.run(target, ['true']), `pods/exec with only ${verbs[0]}`).rejects.toThrow(/403/);
     }
     const asOperator = KubeExecTransport.fromKubeConfig(operatorUser.kubeConfig, { maxAttempts: 1 });
-    expect((await asOperator.run(target, ['weka', 'cluster', 'list', '--json'])).exitCode).toBe(0);
+    expect((await asOperator.run(target, ['weka', 'cluster', 'container', '--json'])).exitCode).toBe(0);
     // What the exec policy refuses it, though RBAC would not: a shell, another container.
     await expect(asOperator.run(target, ['sh', '-c', 'true'])).rejects.toThrow(/403/);
-    await expect(asOperator.run({ ...target, container: 'other' }, ['weka', 'cluster', 'list'])).rejects.toThrow(/403/);
+    await expect(asOperator.run({ ...target, container: 'other' }, ['weka', 'cluster', 'container'])).rejects.toThrow(
+      /403/,
+    );
 
     await custom().deleteNamespacedCustomObject({ ...group('wekacontainers'), ...ref });
     await explained(handle, waitGone(ref, 120_000));

@@ -43,9 +43,7 @@ describe('the Weka container of a drive container', () => {
     const removed = log.flatMap((e) => e.changes).filter((c) => c.kind === 'container-remove');
     expect(removed.map((c) => c['containerId'])).toEqual([firstId]);
     // A removed container is no longer listed.
-    const listed = JSON.parse(
-      await sim(first, '--', 'weka', 'cluster', 'container', 'list', String(firstId), '--json'),
-    );
+    const listed = JSON.parse(await sim(first, '--', 'weka', 'cluster', 'container', String(firstId), '--json'));
     expect(listed).toEqual([]);
 
     // The same name, created again on another node, in the same Weka cluster.

@@ -10,7 +10,7 @@ import {
   WekaCommandRefused,
   clusterCreateCall,
   completeCall,
-  containerAddCall,
+  containerIdentityCall,
   containerDeactivateCall,
   containerRemoveCall,
   containerStatusCall,
@@ -49,7 +49,21 @@ async function runningPod(node: string, prefix: string): Promise<ExecTarget> {
     namespace: ns,
     body: {
       metadata: { name: 'drive' },
-      spec: { nodeName: node, containers: [{ name: 'weka', image: 'weka/weka-in-container:4.4' }] },
+      spec: {
+        nodeName: node,
+        containers: [
+          {
+            name: 'weka',
+            image: 'weka/weka-in-container:4.4',
+            // What the image sets its Weka container up from, as the operator's drive pods carry it.
+            env: [
+              { name: 'NAME', value: `${ns}_drive` },
+              { name: 'PORT', value: '35000' },
+              { name: 'AGENT_PORT', value: '35300' },
+            ],
+          },
+        ],
+      },
     },
   });
   await eventually('pod Running', async () =>
@@ -60,19 +74,19 @@ async function runningPod(node: string, prefix: string): Promise<ExecTarget> {
 
 type Run = <T>(call: WekaCall<T>) => Promise<T>;
 
-/** A new Weka cluster, and a container for `pod` on `node` in it. */
-async function joinNewCluster(run: Run, node: string, pod: ExecTarget) {
-  const cluster = await run(clusterCreateCall(uniqueName('tenant')));
-  const { containerId } = await run(
-    containerAddCall({
-      clusterGUID: cluster.guid,
-      name: `${pod.namespace}_drive`,
-      hostname: node,
-      basePort: 35000,
-      agentPort: 35300,
-    }),
+/** A new Weka cluster of the pod's Weka container: its GUID, and the container's ID in it. */
+async function joinNewCluster(run: Run, pod: ExecTarget) {
+  const name = `${pod.namespace}_drive`;
+  const core = kubeConfig().makeApiClient(CoreV1Api);
+  const ip = (await core.readNamespacedPod({ namespace: pod.namespace, name: pod.pod })).status!.podIP!;
+  // Its exec environment, which sets its Weka container up, is written once the pod has its IP.
+  await eventually('the pod to run a Weka container, a stem', async () =>
+    (await run(containerIdentityCall(name, 35300)).catch(() => undefined))?.state === 'stem' ? true : undefined,
   );
-  return { cluster, containerId };
+  await run(clusterCreateCall([{ ip, port: 35000 }]));
+  const identity = await run(containerIdentityCall(name, 35300));
+  if (identity.state !== 'member') throw new Error(`not in the cluster it created: ${JSON.stringify(identity)}`);
+  return { cluster: { guid: identity.clusterGUID }, containerId: identity.containerId };
 }
 
 describe('Weka CLI calls through Kubernetes exec', () => {
@@ -90,7 +104,7 @@ describe('Weka CLI calls through Kubernetes exec', () => {
     expect(signed).toMatchObject({ signature: 'proxy', capacityGiB: 3840, type: 'TLC', virtualDrives: [] });
     expect(planSignProxy(signed)).toBe('already-done');
 
-    const { cluster, containerId } = await joinNewCluster(run, node, pod);
+    const { cluster, containerId } = await joinNewCluster(run, pod);
     const virtualUUID = '4f1c2d3e-0000-4000-8000-00000000000a';
     const add = { devicePath: device, virtualUUID, ownerClusterGUID: cluster.guid, sizeGiB: 1000 };
 
@@ -147,7 +161,7 @@ describe('Weka CLI calls through Kubernetes exec', () => {
       const pod = await runningPod(node, 'weka-exec-cut');
       const transport = KubeExecTransport.fromKubeConfig(kubeConfig());
       const run: Run = async (call) => completeCall(call, await transport.run(pod, call.argv, { timeoutMs: 20_000 }));
-      const { containerId } = await joinNewCluster(run, node, pod);
+      const { containerId } = await joinNewCluster(run, pod);
       await run(containerDeactivateCall(containerId));
 
       // The remove waits 3 s in the simulator; the node's kubelet stops 1 s into it. The

@@ -18,6 +18,7 @@ import {
 } from '../../src/api/index.js';
 import type { ObjectRef } from '../../src/lifecycle/names.js';
 import { mapLimit } from './async.js';
+import { simulatedClusterJoinIps, simulatedClusterRoot } from '../../deploy/local/shared-drives.js';
 
 export const WEKA_API = { group: API_GROUP, version: API_VERSION };
 export const WEKA_CONTAINERS = { ...WEKA_API, plural: 'wekacontainers' };
@@ -84,38 +85,27 @@ export async function patchContainerSpec(kc: KubeConfig, ref: ObjectRef, spec: o
     );
 }
 
-/**
- * Writes a standalone container's cluster GUID as the cluster's administrator would: server-side
- * apply on the status, with a field manager of its own.
- */
-export async function applyClusterGUID(kc: KubeConfig, ref: ObjectRef, clusterGUID: string): Promise<void> {
-  await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObjectStatus(
-    {
-      ...WEKA_CONTAINERS,
-      ...ref,
-      body: {
-        apiVersion: API_GROUP_VERSION,
-        kind: 'WekaContainer',
-        metadata: { name: ref.name },
-        status: { clusterGUID },
-      },
-      fieldManager: 'test-cluster-admin',
-      force: true,
-    },
-    setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-  );
+/** The addresses a standalone container joins a simulated cluster through (made in this process). */
+async function joinIpsFor(clusterGUID: string, simulatorRoot?: string): Promise<string[]> {
+  const root = simulatorRoot ?? simulatedClusterRoot(clusterGUID);
+  if (root === undefined) throw new Error(`the simulated Weka cluster ${clusterGUID} was not made by this process`);
+  const joinIps = await simulatedClusterJoinIps(root, clusterGUID);
+  if (joinIps.length === 0)
+    throw new Error(`the simulated Weka cluster ${clusterGUID} has no container with an address`);
+  return joinIps;
 }
 
 /**
- * Creates a drive WekaContainer object (mode drive, the test image, then `spec`) and, for a
- * standalone container, writes its cluster GUID (applyClusterGUID). Starts nothing: without
- * `finalizers` it is what a user creates, and the operator's watcher takes it from there.
+ * Creates a drive WekaContainer object (mode drive, the test image, then `spec`); a standalone
+ * container of `clusterGUID` gets the addresses of that simulated cluster's containers as its
+ * spec.joinIps. Starts nothing: without `finalizers` it is what a user creates, and the operator's
+ * watcher takes it from there.
  */
 export async function createContainerObject(
   kc: KubeConfig,
   ref: ObjectRef,
   spec: object,
-  o: { finalizers?: string[]; clusterGUID?: string; labels?: Record<string, string> } = {},
+  o: { finalizers?: string[]; clusterGUID?: string; labels?: Record<string, string>; simulatorRoot?: string } = {},
 ): Promise<WekaContainer> {
   const created = (await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
     ...WEKA_CONTAINERS,
@@ -128,10 +118,14 @@ export async function createContainerObject(
         ...(o.finalizers?.length ? { finalizers: o.finalizers } : {}),
         ...(o.labels ? { labels: o.labels } : {}),
       },
-      spec: { mode: 'drive', image: TEST_IMAGE, ...spec },
+      spec: {
+        mode: 'drive',
+        image: TEST_IMAGE,
+        ...(o.clusterGUID ? { joinIps: await joinIpsFor(o.clusterGUID, o.simulatorRoot) } : {}),
+        ...spec,
+      },
     },
   })) as WekaContainer;
-  if (o.clusterGUID) await applyClusterGUID(kc, ref, o.clusterGUID);
   return created;
 }
 

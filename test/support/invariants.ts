@@ -12,17 +12,12 @@ import {
   type AllocationLedger,
 } from '../../src/lifecycle/allocation-ledger.js';
 import { proxyName } from '../../src/lifecycle/names.js';
+
+/** A Weka container of a cluster, as the simulator's state holds it. */
+type WekaContainerInfo = { containerId: number; name: string; hostname: string; clusterGUID: string };
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
-import {
-  parseClusterList,
-  parseContainerList,
-  parseDriveList,
-  driveAt,
-  parseSignDriveList,
-  DRIVE_POOLS,
-  type DriveInfo,
-  type WekaContainerInfo,
-} from '../../src/weka/index.js';
+import { parseDriveList, driveAt, parseSignDriveList, DRIVE_POOLS, type DriveInfo } from '../../src/weka/index.js';
+import { readSimulatedClusters, SIMULATED_BACKEND_PREFIX } from '../../deploy/local/shared-drives.js';
 import { mapLimit } from './async.js';
 import { listContainers, listWekaClusters } from './containers.js';
 import { simRetryingFaultsAt, simulatorLogAt, type SimLogEntry } from './sim-access.js';
@@ -119,25 +114,21 @@ export async function observe(scope: InvariantScope, world: ObservedWorld): Prom
   // Cluster state is shared by all nodes: any node can answer for it.
   const anyNode = scope.nodes[0]!;
   const wekaClusters = (await Promise.all(scope.namespaces.map((namespace) => listWekaClusters(kc, namespace)))).flat();
-  const listedClusterGUIDs = parseClusterList(
-    await simRetryingFaults(anyNode, 'weka', 'cluster', 'list', '--json'),
-  ).map((c) => c.guid);
+  // Read from the simulator's state: a Weka CLI answers only for the cluster of the pod it runs in.
+  const simulated = await readSimulatedClusters(world.simulatorRoot);
+  const listedClusterGUIDs = simulated.clusters.map((c) => c.guid);
   const guids = new Set([
     ...scope.clusterGUIDs,
     ...(scope.formedClusterGUIDs ?? []),
     ...wekaClusters.flatMap((c) => (c.status?.clusterGUID ? [c.status.clusterGUID] : [])),
   ]);
-  const listedMembers = (
-    await Promise.all(
-      [...guids]
-        .filter((guid) => listedClusterGUIDs.includes(guid))
-        .map(async (guid) =>
-          parseContainerList(
-            await simRetryingFaults(anyNode, 'weka', 'cluster', 'container', 'list', '--cluster-guid', guid, '--json'),
-          ),
-        ),
-    )
-  ).flat();
+  // The operator's containers: not the backend a simulated cluster was made of.
+  const listedMembers: WekaContainerInfo[] = simulated.containers.filter(
+    (m) =>
+      guids.has(m.clusterGUID) &&
+      listedClusterGUIDs.includes(m.clusterGUID) &&
+      !m.name.startsWith(SIMULATED_BACKEND_PREFIX),
+  );
   // What the operator said it left behind is what it promised: recorded, not removed.
   const recorded = (
     await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'reason=WekaContainerLeftBehind' })

@@ -1,7 +1,13 @@
 // Direct access to a fake node's Weka simulator, for preparing nodes, injecting faults and checking
 // invariants (the operator itself only reaches the simulator through Kubernetes exec). The same
 // calls as the benchmarks' (deploy/local/shared-drives.ts), on the harness's control plane.
-import { createSimulatedCluster, simulate } from '../../deploy/local/shared-drives.js';
+import {
+  createSimulatedCluster,
+  readSimulatedClusters,
+  simulate,
+  simulatedClusterJoinIps,
+  type SimulatedClusters,
+} from '../../deploy/local/shared-drives.js';
 import { driveAt, parseSignDriveList, type DriveInfo } from '../../src/weka/index.js';
 import { simulatorRoot } from './harness.js';
 import { simRetryingFaultsAt, simulatorLogAt, type SimLogEntry } from './sim-access.js';
@@ -27,6 +33,26 @@ export async function showDevice(node: string, device: string): Promise<DriveInf
 
 export async function createWekaCluster(node: string, name: string): Promise<string> {
   return createSimulatedCluster(simulatorRoot(), node, name);
+}
+
+/** The GUIDs of the simulated Weka clusters there are (of the root's shared set). */
+export async function wekaClusters(): Promise<string[]> {
+  return (await readSimulatedClusters(simulatorRoot())).clusters.map((c) => c.guid);
+}
+
+/** The Weka containers of the simulated cluster of that GUID, as the simulator's state holds them. */
+export async function clusterContainers(clusterGUID: string): Promise<SimulatedClusters['containers']> {
+  return (await readSimulatedClusters(simulatorRoot())).containers.filter(
+    (c) => c.clusterGUID === clusterGUID.toLowerCase(),
+  );
+}
+
+/** The addresses a standalone container joins the simulated cluster of that GUID through (spec.joinIps). */
+export async function joinIpsOf(clusterGUID: string): Promise<string[]> {
+  const joinIps = await simulatedClusterJoinIps(simulatorRoot(), clusterGUID);
+  if (joinIps.length === 0)
+    throw new Error(`the simulated Weka cluster ${clusterGUID} has no container with an address`);
+  return joinIps;
 }
 
 /** Every command the node's simulator ran, in order (none while it has run none). */

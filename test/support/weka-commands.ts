@@ -3,9 +3,9 @@
 // has the apiserver admit them.
 import {
   clusterCreateCall,
-  clusterListCall,
-  containerAddCall,
+  clusterNameCall,
   containerDeactivateCall,
+  containerIdentityCall,
   containerListCall,
   containerRemoveCall,
   containerStatusCall,
@@ -20,6 +20,7 @@ import {
   signExclusiveCall,
   signProxyCall,
   virtualAddCall,
+  joinCalls,
   virtualRemoveCall,
   wholeDriveAddCall,
 } from '../../src/weka/index.js';
@@ -42,11 +43,11 @@ export function operatorCommands(o: {
     listBlockDevicesCall().argv,
     virtualAddCall({ physicalUUID: uuid, virtualUUID: uuid, ownerClusterGUID: guid, sizeGiB: o.sizeGiB }).argv,
     virtualRemoveCall({ physicalUUID: uuid, virtualUUID: uuid }).argv,
-    clusterCreateCall('tenant').argv,
-    clusterListCall().argv,
-    containerAddCall({ clusterGUID: guid, name: 'ns_drive', hostname: 'node-1', basePort: 35000, agentPort: 35300 })
-      .argv,
-    containerListCall(guid).argv,
+    containerIdentityCall('ns_drive', 35300).argv,
+    clusterCreateCall([{ ip: '10.244.0.5', port: 35000 }]).argv,
+    clusterNameCall('tenant').argv,
+    ...joinCalls([{ ip: '10.244.0.5', port: 35000 }]).map((call) => call.argv),
+    containerListCall().argv,
     containerStatusCall(containerId).argv,
     containerDeactivateCall(containerId).argv,
     containerRemoveCall(containerId, { noUnimprint: true }).argv,

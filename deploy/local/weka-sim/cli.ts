@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { basename } from 'node:path';
 import { isDevicePath } from '../../../src/weka/validate.js';
-import { loadClusters, saveClusters } from './cluster-state.js';
+import { loadClusters, saveClusters, type PodWekaEnv } from './cluster-state.js';
 import { runDeviceCommand } from './device-shape.js';
 import { drawFaults, latencyOf, readFaults, runFaultsCommand, type FaultDraw } from './faults.js';
 import { runInitNode } from './init-node.js';
@@ -42,7 +42,10 @@ import { randomUUID as newUUID } from './uuid.js';
 
 export const SIM_USAGE = `usage:
   weka-sim --state DIR [--clusters DIR] [POD] [--device-map ALIAS=PATH,...] -- weka-sign-drive ARGS...
-  weka-sim --state DIR [--clusters DIR] [POD] [--device-map ALIAS=PATH,...] -- weka ARGS...
+  weka-sim --state DIR [--clusters DIR] [POD] [--device-map ALIAS=PATH,...] [WEKA_ENV] -- weka ARGS...
+    WEKA_ENV: --weka-name NAME --weka-port PORT --agent-port PORT [--management-ip IP] [--join-ips IP:PORT,...],
+         the Weka container the pod's environment sets up (its shim passes NAME, PORT, AGENT_PORT,
+         MANAGEMENT_IP and JOIN_IPS on)
   weka-sim --state DIR [POD] -- lsblk ARGS...
   weka-sim --state DIR [POD] -- nsenter --mount --pid --target 1 -- lsblk ARGS...
     POD: --in-pod or --in-host-pid-pod, for a command exec'd into a pod (its shim passes it);
@@ -67,6 +70,8 @@ interface Invocation {
   readonly aliases: ReadonlyMap<string, string>;
   /** The pod the command runs in, as its shim says (kwok's exec); undefined on the node itself. */
   readonly pod: PodNamespaces | undefined;
+  /** The Weka container the pod's environment sets up, when it names one. */
+  readonly podWeka: PodWekaEnv | undefined;
   /** 'tool': argv after "--" is a weka-sign-drive, weka, lsblk or nsenter command line. */
   readonly kind: 'tool' | AdminCommand;
   readonly argv: readonly string[];
@@ -95,7 +100,7 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
   try {
     const paths = simPaths(invocation.state, invocation.clusters);
     ensureNodeDirs(paths);
-    if (kind === 'tool') return await runTool(paths, argv, invocation.aliases, invocation.pod);
+    if (kind === 'tool') return await runTool(paths, argv, invocation.aliases, invocation.pod, invocation.podWeka);
     return await withLock(paths.nodeLock, () => {
       finishPendingCommit(paths);
       return runLogged(paths, [kind, ...argv], NO_FAULT, () => {
@@ -113,13 +118,31 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
   }
 }
 
+/** The pod's NAME, PORT, AGENT_PORT, MANAGEMENT_IP and JOIN_IPS, as its shim passes them on. */
+const POD_WEKA_FLAGS = ['--weka-name', '--weka-port', '--agent-port', '--management-ip', '--join-ips'];
+
+function podWekaOf(env: ReadonlyMap<string, string>): PodWekaEnv | undefined {
+  const name = env.get('--weka-name');
+  const basePort = Number(env.get('--weka-port'));
+  const agentPort = Number(env.get('--agent-port'));
+  if (!name || !Number.isInteger(basePort) || basePort < 1 || !Number.isInteger(agentPort) || agentPort < 1)
+    return undefined;
+  const joinIps = (env.get('--join-ips') ?? '').split(',').filter((t) => t !== '');
+  return { name, basePort, agentPort, ip: env.get('--management-ip') || undefined, joinIps };
+}
+
 function parseGlobal(args: readonly string[]): Invocation {
   let state: string | undefined;
   let clusters: string | undefined;
   let aliases: ReadonlyMap<string, string> = new Map();
   let pod: PodNamespaces | undefined;
+  const wekaEnv = new Map<string, string>();
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
+    if (POD_WEKA_FLAGS.includes(arg)) {
+      wekaEnv.set(arg, args[++i] ?? '');
+      continue;
+    }
     if (arg === '--device-map') {
       aliases = parseDeviceMap(args[++i] ?? '');
       continue;
@@ -139,10 +162,10 @@ function parseGlobal(args: readonly string[]): Invocation {
     const rest = args.slice(i + 1);
     if (arg === '--') {
       if (rest.length === 0) throw new UsageError('no command after --');
-      return { state, clusters, aliases, pod, kind: 'tool', argv: rest };
+      return { state, clusters, aliases, pod, podWeka: podWekaOf(wekaEnv), kind: 'tool', argv: rest };
     }
     const admin = ADMIN_COMMANDS.find((command) => command === arg);
-    if (admin) return { state, clusters, aliases, pod, kind: admin, argv: rest };
+    if (admin) return { state, clusters, aliases, pod, podWeka: undefined, kind: admin, argv: rest };
     throw new UsageError(`unknown command ${JSON.stringify(arg)}`);
   }
   throw new UsageError('no command given');
@@ -153,6 +176,7 @@ async function runTool(
   argv: readonly string[],
   aliases: ReadonlyMap<string, string>,
   pod: PodNamespaces | undefined,
+  podWeka: PodWekaEnv | undefined,
 ): Promise<SimResult> {
   // Latency is spent outside the lock: a slow command does not stall the node's other commands.
   const latency = latencyOf(readFaults(paths), argv);
@@ -161,7 +185,7 @@ async function runTool(
     finishPendingCommit(paths);
     const settings = readFaults(paths);
     const draw = settings ? drawFaults(paths, settings) : NO_FAULT;
-    return runLogged(paths, argv, draw, () => applyTool(paths, argv, aliases, pod));
+    return runLogged(paths, argv, draw, () => applyTool(paths, argv, aliases, pod, podWeka));
   });
 }
 
@@ -170,6 +194,7 @@ async function applyTool(
   argv: readonly string[],
   aliases: ReadonlyMap<string, string>,
   pod: PodNamespaces | undefined,
+  podWeka: PodWekaEnv | undefined,
 ): Promise<ToolOutput> {
   const [tool = '', ...rest] = argv;
   const withDevices = (fn: (node: NodeView) => ToolOutput | Promise<ToolOutput>) =>
@@ -185,7 +210,7 @@ async function applyTool(
         withLock(paths.clustersLock, () => {
           const clusters = loadClusters(paths);
           const before = JSON.stringify(clusters);
-          const out = runWeka(rest, { node, clusters, newUUID });
+          const out = runWeka(rest, { node, clusters, newUUID, pod: pod ? podWeka : undefined });
           if (JSON.stringify(clusters) !== before) saveClusters(paths, clusters);
           return out;
         }),

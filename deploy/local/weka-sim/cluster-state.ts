@@ -52,11 +52,40 @@ export interface DriveRecord {
   addedTime: string;
 }
 
+/**
+ * The Weka container a pod runs, as its image sets it up from the pod's environment (NAME, PORT,
+ * AGENT_PORT, MANAGEMENT_IP, JOIN_IPS): it lives on its host, across pods of the same name there,
+ * as the real one's configuration does under /opt/weka. In a cluster when a ContainerRecord of its
+ * host and name is; a "stem" otherwise.
+ */
+export interface LocalContainerRecord {
+  hostname: string;
+  name: string;
+  basePort: number;
+  agentPort: number;
+  /** Its management IP, from its latest pod's MANAGEMENT_IP. */
+  ip?: string;
+  /** Set by `weka local resources join-ips`, in force once applied (`apply -f`). */
+  stagedJoinIps?: string[];
+  /** Where it joins through when it starts (JOIN_IPS, or applied resources). */
+  joinIps?: string[];
+}
+
 export interface ClusterState {
   nextContainerId: number;
   clusters: ClusterRecord[];
   containers: ContainerRecord[];
   drives: DriveRecord[];
+  locals: LocalContainerRecord[];
+}
+
+/** What a pod's environment says of the Weka container it runs (its shim passes it on). */
+export interface PodWekaEnv {
+  readonly name: string;
+  readonly basePort: number;
+  readonly agentPort: number;
+  readonly ip?: string | undefined;
+  readonly joinIps?: readonly string[] | undefined;
 }
 
 /** What a `weka` command handler works on: the node it runs on and the cluster state, both in memory. */
@@ -64,10 +93,12 @@ export interface WekaContext {
   readonly node: NodeView;
   readonly clusters: ClusterState;
   readonly newUUID: () => string;
+  /** The Weka container of the pod the command runs in; undefined on the node or in a pod without one. */
+  readonly pod?: PodWekaEnv | undefined;
 }
 
 export function emptyClusterState(): ClusterState {
-  return { nextContainerId: 0, clusters: [], containers: [], drives: [] };
+  return { nextContainerId: 0, clusters: [], containers: [], drives: [], locals: [] };
 }
 
 export function loadClusters(paths: SimPaths): ClusterState {
@@ -83,6 +114,7 @@ export function loadClusters(paths: SimPaths): ClusterState {
   const state = value as unknown as ClusterState;
   // State written before containers had a status: every container then was active.
   for (const container of state.containers) container.status ??= 'ACTIVE';
+  state.locals ??= [];
   return state;
 }
 

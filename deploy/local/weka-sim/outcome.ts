@@ -83,14 +83,19 @@ export type Change =
       readonly virtualUUID: string;
       readonly ownerClusterGUID: string;
     }
-  | { readonly kind: 'cluster-create'; readonly name: string; readonly guid: string }
-  | { readonly kind: 'cluster-destroy'; readonly name: string; readonly guid: string }
+  | { readonly kind: 'cluster-create'; readonly guid: string; readonly hosts: readonly string[] }
+  | { readonly kind: 'cluster-name'; readonly guid: string; readonly name: string }
+  /** Its last container was removed: Weka has no cluster without containers. */
+  | { readonly kind: 'cluster-gone'; readonly name: string; readonly guid: string }
+  | { readonly kind: 'join-ips'; readonly name: string; readonly hostname: string; readonly joinIps: readonly string[] }
   | {
       readonly kind: 'container-add';
       readonly containerId: number;
       readonly clusterGUID: string;
       readonly name: string;
       readonly hostname: string;
+      readonly basePort?: number;
+      readonly agentPort?: number;
     }
   | {
       readonly kind: 'container-deactivate';

@@ -2,26 +2,14 @@
 // WEKA_PORT_BLOCK_SIZE ports from its base port, and its agent on one more port, all on its host:
 // two containers on one host whose ports overlap cannot both run, so the second is refused. A
 // container whose pod is gone (processes.ts) runs nowhere and holds none.
-import { integerArg } from './args.js';
 import type { ContainerRecord } from './cluster-state.js';
-import { UsageError } from './outcome.js';
 
-const MAX_PORT = 65535;
 /** Ports a Weka container takes from its base port (Weka's default; some versions can use 60). */
 const WEKA_PORT_BLOCK_SIZE = 100;
 
 export interface ContainerPortArgs {
   basePort: number;
   agentPort: number;
-}
-
-export function portsArgs(baseText: string, agentText: string): ContainerPortArgs {
-  const basePort = integerArg('--base-port', baseText, 1);
-  const agentPort = integerArg('--agent-port', agentText, 1);
-  if (basePort + WEKA_PORT_BLOCK_SIZE - 1 > MAX_PORT)
-    throw new UsageError(`--base-port ${basePort}: its ${WEKA_PORT_BLOCK_SIZE} ports would end past ${MAX_PORT}`);
-  if (agentPort > MAX_PORT) throw new UsageError(`--agent-port must be at most ${MAX_PORT}, got ${agentPort}`);
-  return { basePort, agentPort };
 }
 
 const blockText = (base: number): string => `${base}-${base + WEKA_PORT_BLOCK_SIZE - 1}`;

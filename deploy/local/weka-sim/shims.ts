@@ -40,7 +40,11 @@ unset NODE_EXTRA_CA_CERTS
 # the pod shares the host's PID namespace (both set per pod by kwok's Exec). Every exec runs in a pod.
 pod=--in-pod
 [ -n "\${WEKA_SIM_HOST_PID:-}" ] && pod=--in-host-pid-pod
-exec ${command} --state "$WEKA_SIM_STATE" "$pod" \${WEKA_SIM_DEVICE_MAP:+--device-map "$WEKA_SIM_DEVICE_MAP"} -- ${tool} "$@"
+# NAME, PORT, AGENT_PORT, MANAGEMENT_IP, JOIN_IPS: the pod's own environment (kwok's Exec), from
+# which its image sets its Weka container up.
+exec ${command} --state "$WEKA_SIM_STATE" "$pod" \${WEKA_SIM_DEVICE_MAP:+--device-map "$WEKA_SIM_DEVICE_MAP"} \\
+  \${NAME:+--weka-name "$NAME"} \${PORT:+--weka-port "$PORT"} \${AGENT_PORT:+--agent-port "$AGENT_PORT"} \\
+  \${MANAGEMENT_IP:+--management-ip "$MANAGEMENT_IP"} \${JOIN_IPS:+--join-ips "$JOIN_IPS"} -- ${tool} "$@"
 `;
 }
 

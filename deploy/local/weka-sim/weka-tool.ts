@@ -1,20 +1,27 @@
-// The simulated `weka` CLI: just enough of `weka cluster` to form clusters, to add and remove
-// drives (weka-drives.ts: virtual drives signed on this node's devices, or whole exclusive
-// devices of this node), and to take containers out again.
-import { integerArg, jsonOrText, optional, parseArgs, positionals, required } from './args.js';
-import { requireCluster, type ContainerRecord, type WekaContext } from './cluster-state.js';
-import { SimRefusal, UsageError, type ToolOutput } from './outcome.js';
-import { portClash, portsArgs } from './ports.js';
-import { uuidOption } from './node-view.js';
+// The simulated `weka` CLI: the pod's own Weka container and how clusters are made of such
+// containers (local-container.ts), the drives of a cluster (weka-drives.ts: virtual drives signed
+// on this node's devices, or whole exclusive devices of this node), and taking containers out.
+import { integerArg, jsonOrText, parseArgs, positionals } from './args.js';
+import type { WekaContext } from './cluster-state.js';
+import {
+  clusterOfPod,
+  runClusterCreate,
+  runClusterUpdate,
+  runLocalResources,
+  runLocalRestart,
+  runLocalWapi,
+} from './local-container.js';
+import { SimRefusal, UsageError, type Change, type ToolOutput } from './outcome.js';
 import { driveAdd, driveDeactivate, driveList, driveRemove } from './weka-drives.js';
 
 export const WEKA_USAGE = `usage:
-  weka cluster create NAME [--json]
-  weka cluster list [--json]
-  weka cluster destroy CLUSTER_GUID
-  weka cluster container add --cluster-guid GUID --name NAME --hostname HOST --base-port PORT --agent-port PORT [--json]
-  weka cluster container list [CONTAINER_ID...] [--cluster-guid GUID] [--json]
-  weka cluster container CONTAINER_ID [--json]
+  weka local run wapi -H localhost:AGENT_PORT/jrpc -W container-get-identity --container-name NAME --json
+  weka local resources join-ips IP:PORT...
+  weka local resources apply -f
+  weka local restart --force
+  weka cluster create IP... --host-ips IP:PORT,... [--admin-password P]
+  weka cluster update --cluster-name NAME
+  weka cluster container [CONTAINER_ID] [--json]
   weka cluster container deactivate CONTAINER_ID... [--no-wait] [--skip-resource-validation]
   weka cluster container remove CONTAINER_ID [--no-unimprint] [--no-wait]
   weka cluster drive add CONTAINER_ID VIRTUAL_UUID --pool POOL  (a virtual drive signed on this node)
@@ -23,21 +30,21 @@ export const WEKA_USAGE = `usage:
   weka cluster drive deactivate DRIVE_UUID... [-f|--force]
   weka cluster drive remove DRIVE_UUID... [-f|--force]`;
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/;
-const HOSTNAME = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
-
 export function runWeka(args: readonly string[], ctx: WekaContext): ToolOutput {
   const [top, group, action] = args;
+  if (top === 'local') {
+    if (group === 'run' && action === 'wapi') return runLocalWapi(args.slice(3), ctx);
+    if (group === 'resources') return runLocalResources(args.slice(2), ctx);
+    if (group === 'restart') return runLocalRestart(args.slice(2), ctx);
+  }
   if (top === 'cluster') {
-    if (group === 'create') return clusterCreate(args.slice(2), ctx);
-    if (group === 'list') return clusterList(args.slice(2), ctx);
-    if (group === 'destroy') return clusterDestroy(args.slice(2), ctx);
+    if (group === 'create') return runClusterCreate(args.slice(2), ctx);
+    if (group === 'update') return runClusterUpdate(args.slice(2), ctx);
     const rest = args.slice(3);
-    if (group === 'container' && action === 'add') return containerAdd(rest, ctx);
-    if (group === 'container' && action === 'list') return containerList(rest, ctx);
     if (group === 'container' && action === 'deactivate') return containerDeactivate(rest, ctx);
     if (group === 'container' && action === 'remove') return containerRemove(rest, ctx);
-    if (group === 'container' && /^\d+$/.test(action ?? '')) return containerShow(args.slice(2), ctx);
+    if (group === 'container' && (action === undefined || action.startsWith('-') || /^\d+$/.test(action)))
+      return containerShow(args.slice(2), ctx);
     if (group === 'drive' && action === 'add') return driveAdd(rest, ctx);
     if (group === 'drive' && action === 'deactivate') return driveDeactivate(rest, ctx);
     if (group === 'drive' && action === 'remove') return driveRemove(rest, ctx);
@@ -46,123 +53,30 @@ export function runWeka(args: readonly string[], ctx: WekaContext): ToolOutput {
   throw new UsageError(`unknown command ${JSON.stringify(args.slice(0, 3).join(' '))}\n${WEKA_USAGE}`);
 }
 
-function clusterCreate(args: readonly string[], { clusters, newUUID }: WekaContext): ToolOutput {
-  const parsed = parseArgs(args, { flags: ['--json'] });
-  const [name] = positionals(parsed, ['NAME']);
-  if (!NAME.test(name!)) throw new UsageError(`invalid cluster name ${JSON.stringify(name)}`);
-  if (clusters.clusters.some((c) => c.name === name)) throw new SimRefusal(`cluster ${name} already exists`);
-  const cluster = { name: name!, guid: newUUID() };
-  clusters.clusters.push(cluster);
-  return {
-    stdout: jsonOrText(parsed, cluster, `Created cluster ${cluster.name} with GUID ${cluster.guid}`),
-    changes: [{ kind: 'cluster-create', ...cluster }],
-  };
-}
-
-function clusterList(args: readonly string[], { clusters }: WekaContext): ToolOutput {
-  const parsed = parseArgs(args, { flags: ['--json'] });
-  positionals(parsed, []);
-  const text = clusters.clusters.map((c) => `${c.name}\t${c.guid}`).join('\n');
-  return { stdout: jsonOrText(parsed, clusters.clusters, text), changes: [] };
-}
-
 /**
- * Destroys an empty cluster: its name is then free to be created again. Refuses while any
- * container is still in it (active or not): each must leave first, its drives removed.
+ * The containers as the real CLI shows them (docs/weka-interface.md): the one of the ID (a list of
+ * it, empty when the cluster has none of that ID), or with no ID every container of the cluster
+ * the pod's container is in. The simulator keeps no uid or state of a container: left out.
  */
-function clusterDestroy(args: readonly string[], { clusters }: WekaContext): ToolOutput {
-  const parsed = parseArgs(args, {});
-  const [guidText] = positionals(parsed, ['CLUSTER_GUID']);
-  const guid = uuidOption(guidText!, 'CLUSTER_GUID');
-  const index = clusters.clusters.findIndex((c) => c.guid === guid);
-  const cluster = clusters.clusters[index];
-  if (!cluster) throw new SimRefusal(`no cluster with GUID ${guid}`);
-  const members = clusters.containers.filter((c) => c.clusterGUID === guid);
-  if (members.length > 0) {
-    const names = members.map((c) => `${c.containerId} (${c.name})`).join(', ');
-    throw new SimRefusal(
-      `cluster ${cluster.name} (${guid}) still has ${members.length} container(s): ${names}; remove them first (weka cluster container remove CONTAINER_ID)`,
-    );
-  }
-  clusters.clusters.splice(index, 1);
-  return {
-    stdout: `Destroyed cluster ${cluster.name} (${guid})\n`,
-    changes: [{ kind: 'cluster-destroy', name: cluster.name, guid }],
-  };
-}
-
-function containerAdd(args: readonly string[], { clusters }: WekaContext): ToolOutput {
-  const parsed = parseArgs(args, {
-    values: ['--cluster-guid', '--name', '--hostname', '--base-port', '--agent-port'],
-    flags: ['--json'],
-  });
-  positionals(parsed, []);
-  const ports = portsArgs(required(parsed, '--base-port'), required(parsed, '--agent-port'));
-  const clusterGUID = uuidOption(required(parsed, '--cluster-guid'), '--cluster-guid');
-  const name = required(parsed, '--name');
-  const hostname = required(parsed, '--hostname');
-  if (!NAME.test(name)) throw new UsageError(`invalid container name ${JSON.stringify(name)}`);
-  if (!HOSTNAME.test(hostname)) throw new UsageError(`invalid hostname ${JSON.stringify(hostname)}`);
-  requireCluster(clusters, clusterGUID);
-  if (clusters.containers.some((c) => c.clusterGUID === clusterGUID && c.name === name)) {
-    throw new SimRefusal(`cluster ${clusterGUID} already has a container named ${name}`);
-  }
-  const clash = portClash(clusters.containers, hostname, ports);
-  if (clash !== undefined) throw new SimRefusal(`cannot add ${name} on ${hostname}: ${clash}`);
-  const container: ContainerRecord = {
-    containerId: clusters.nextContainerId++,
-    clusterGUID,
-    name,
-    hostname,
-    ...ports,
-    status: 'ACTIVE',
-  };
-  clusters.containers.push(container);
-  return {
-    stdout: jsonOrText(parsed, container, `Added container ${name} with ID ${container.containerId}`),
-    changes: [{ kind: 'container-add', containerId: container.containerId, clusterGUID, name, hostname, ...ports }],
-  };
-}
-
-/**
- * Lists the containers of a cluster (--cluster-guid), the containers with the given IDs, or both
- * filters at once. An unknown GUID is refused; an unknown ID is simply not listed: IDs are never
- * reused, so a probe reads an ID missing from the list as "removed".
- */
-function containerList(args: readonly string[], { clusters }: WekaContext): ToolOutput {
-  const parsed = parseArgs(args, { values: ['--cluster-guid'], flags: ['--json'] });
-  const ids = parsed.positionals.map((text) => integerArg('CONTAINER_ID', text, 0));
-  const guidText = optional(parsed, '--cluster-guid');
-  if (guidText === undefined && ids.length === 0) {
-    throw new UsageError('container list needs --cluster-guid GUID or at least one CONTAINER_ID');
-  }
-  const clusterGUID = guidText === undefined ? undefined : uuidOption(guidText, '--cluster-guid');
-  if (clusterGUID !== undefined) requireCluster(clusters, clusterGUID);
-  const list = clusters.containers.filter(
-    (c) =>
-      (clusterGUID === undefined || c.clusterGUID === clusterGUID) && (ids.length === 0 || ids.includes(c.containerId)),
-  );
-  const text = list.map((c) => `${c.containerId}\t${c.name}\t${c.hostname}\t${c.status}`).join('\n');
-  return { stdout: jsonOrText(parsed, list, text), changes: [] };
-}
-
-/**
- * One container as the real CLI shows it (docs/weka-interface.md): a list of it, empty when the
- * cluster has no container of that ID. The simulator keeps no host IP, uid or state of a
- * container, so those fields are left out.
- */
-function containerShow(args: readonly string[], { clusters }: WekaContext): ToolOutput {
+function containerShow(args: readonly string[], ctx: WekaContext): ToolOutput {
+  const { clusters } = ctx;
   const parsed = parseArgs(args, { flags: ['--json'] });
-  const [idText] = positionals(parsed, ['CONTAINER_ID']);
-  const id = integerArg('CONTAINER_ID', idText!, 0);
+  const [idText] = parsed.positionals;
+  if (parsed.positionals.length > 1) throw new UsageError('expected at most one CONTAINER_ID');
+  const id = idText === undefined ? undefined : integerArg('CONTAINER_ID', idText, 0);
+  const guid = id === undefined ? clusterOfPod(ctx) : undefined;
   const list = clusters.containers
-    .filter((c) => c.containerId === id)
-    .map((c) => ({
-      host_id: `HostId<${c.containerId}>`,
-      hostname: c.hostname,
-      container_name: c.name,
-      status: c.status,
-    }));
+    .filter((c) => (id === undefined ? c.clusterGUID === guid : c.containerId === id))
+    .map((c) => {
+      const local = clusters.locals.find((l) => l.hostname === c.hostname && l.name === c.name);
+      return {
+        host_id: `HostId<${c.containerId}>`,
+        hostname: c.hostname,
+        container_name: c.name,
+        ...(local?.ip ? { host_ip: local.ip } : {}),
+        status: c.status,
+      };
+    });
   const text = list.map((c) => `${c.host_id}\t${c.container_name}\t${c.hostname}\t${c.status}`).join('\n');
   return { stdout: jsonOrText(parsed, list, text), changes: [] };
 }
@@ -219,16 +133,28 @@ function containerRemove(args: readonly string[], { clusters }: WekaContext): To
     );
   }
   clusters.containers.splice(clusters.containers.indexOf(container), 1);
-  return {
-    stdout: `Removed container ${id} (${container.name})\n`,
-    changes: [
-      {
-        kind: 'container-remove',
-        containerId: id,
-        clusterGUID: container.clusterGUID,
-        name: container.name,
-        hostname: container.hostname,
-      },
-    ],
-  };
+  // Unimprinted: reset to a stem that joins nothing by itself (without, it is out of reach).
+  if (!parsed.flags.has('--no-unimprint')) {
+    const local = clusters.locals.find((l) => l.hostname === container.hostname && l.name === container.name);
+    if (local) {
+      delete local.joinIps;
+      delete local.stagedJoinIps;
+    }
+  }
+  const changes: Change[] = [
+    {
+      kind: 'container-remove',
+      containerId: id,
+      clusterGUID: container.clusterGUID,
+      name: container.name,
+      hostname: container.hostname,
+    },
+  ];
+  // A cluster is made of its containers: with the last one gone, so is it.
+  if (!clusters.containers.some((c) => c.clusterGUID === container.clusterGUID)) {
+    const index = clusters.clusters.findIndex((c) => c.guid === container.clusterGUID);
+    const [gone] = index >= 0 ? clusters.clusters.splice(index, 1) : [];
+    if (gone) changes.push({ kind: 'cluster-gone', name: gone.name, guid: gone.guid });
+  }
+  return { stdout: `Removed container ${id} (${container.name})\n`, changes };
 }

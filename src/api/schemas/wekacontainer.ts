@@ -148,6 +148,20 @@ export const WekaContainerSpecSchema = Type.Object(
           'Name of the WekaCluster, in this namespace, the container belongs to. Empty for a standalone container and for the ssdproxy container, which serves every cluster on its node.',
       }),
     ),
+    joinIps: Type.Optional(
+      Type.Array(
+        Type.String({
+          maxLength: 64,
+          pattern: '^(\\[[0-9A-Fa-f:]+\\]|[0-9]{1,3}(\\.[0-9]{1,3}){3}):[0-9]{1,5}$',
+          description: 'ip:port (IPv6 in brackets).',
+        }),
+        {
+          maxItems: 96,
+          description:
+            "Management IP and Weka port of containers of an existing Weka cluster, which a standalone drive container joins through (the pod's JOIN_IPS, as the reference operator's joinIps). Ignored for a WekaCluster's member, which joins through its fellow members.",
+        },
+      ),
+    ),
     image: Type.String({
       minLength: 1,
       description: 'Weka container image, for example quay.io/weka.io/weka-in-container:4.4.10.183.',

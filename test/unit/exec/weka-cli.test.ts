@@ -10,11 +10,11 @@ import {
   type ExecTransport,
 } from '../../../activities/exec/transport.js';
 import { abortUnlessCancelledByWorkflow, wekaCli } from '../../../activities/weka-cli.js';
-import { clusterListCall } from '../../../src/weka/index.js';
+import { containerListCall } from '../../../src/weka/index.js';
 
 const target = { namespace: 'ns', pod: 'drive', container: 'weka' };
 const failing = (err: Error): ExecTransport => ({ run: () => Promise.reject(err) });
-const call = clusterListCall();
+const call = containerListCall();
 
 describe('a failed exec of a Weka call', () => {
   it.each([

@@ -36,7 +36,7 @@ function container(name: string, spec: Record<string, unknown> = {}, status?: St
     metadata: { name, namespace, uid: `uid-${namespace}-${name}`, resourceVersion: `rv-${name}` },
     spec: Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== undefined)),
     ...(status ? { status } : {}),
-  } as WekaContainer;
+  } as unknown as WekaContainer;
 }
 
 const ask = (name: string, node = NODE, namespace = 'ns'): AllocationAsk => ({ namespace, name, node });

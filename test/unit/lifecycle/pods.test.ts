@@ -99,6 +99,20 @@ describe('wekaPod', () => {
     expect(Object.keys(env(wekaPod(input)))).not.toContain('PORT');
   });
 
+  it("gives a standalone container's pod its spec.joinIps as JOIN_IPS, and a member's none", () => {
+    const container = (spec: object) =>
+      ({
+        metadata: { name: 'drive-0', namespace: 'tenant-a', uid: 'uid-1' },
+        spec: { mode: 'drive', nodeName: 'n', image: 'i', joinIps: ['10.0.0.5:14000', '[fd00::7]:14000'], ...spec },
+      }) as never;
+    const given = { virtualDrives: [], wekaPort: 35000, agentPort: 35300 } as never;
+    const env = (pod: ReturnType<typeof wekaPod>) =>
+      Object.fromEntries(pod.spec.containers[0]!.env.flatMap((e) => ('value' in e ? [[e.name, e.value]] : [])));
+    expect(env(driveContainerPod(container({}), given))['JOIN_IPS']).toBe('10.0.0.5:14000,[fd00::7]:14000');
+    expect(env(driveContainerPod(container({ cluster: 'c' }), given))).not.toHaveProperty('JOIN_IPS');
+    expect(env(driveContainerPod(container({ joinIps: [] }), given))).not.toHaveProperty('JOIN_IPS');
+  });
+
   it("carries the reference's env: name, mode, id, memory, UDP networking, and the pod's node, address and identity", () => {
     const drive = driveContainerPod(
       {

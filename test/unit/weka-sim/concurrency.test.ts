@@ -5,15 +5,17 @@ import {
   CLUSTER_A,
   buildSimulator,
   changesOfKind,
-  expectOk,
-  freshPorts,
+  createCluster,
+  freshIp,
+  freshPortNumbers,
+  joinAddressOf,
+  podEnv,
   readLog,
   listedDrive,
   physicalUUIDAt,
   signedNode,
   simRoot,
   spawnSim,
-  tool,
   uuid,
 } from './helpers.js';
 
@@ -85,37 +87,24 @@ describe('weka-sim under concurrent processes', () => {
   it('gives unique container IDs to containers added at once from two nodes', { timeout: 60_000 }, async () => {
     const root = await simRoot();
     const nodes = [await signedNode(root, 'node-1'), await signedNode(root, 'node-2')];
-    const created = await expectOk(tool(nodes[0]!, 'weka', 'cluster', 'create', 'tenant-a', '--json'));
-    const guid = (JSON.parse(created.stdout) as { guid: string }).guid;
+    const guid = await createCluster(nodes[0]!, 'tenant-a');
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) =>
-        spawnSim(
-          [
-            '--state',
-            nodes[i % 2]!,
-            '--',
-            'weka',
-            'cluster',
-            'container',
-            'add',
-            '--cluster-guid',
-            guid,
-            '--name',
-            `c${i}`,
-            '--hostname',
-            `node-${(i % 2) + 1}`,
-            ...freshPorts(),
-            '--json',
-          ],
+      Array.from({ length: 10 }, (_, i) => {
+        const env = podEnv(`c${i}`, { ...freshPortNumbers(), ip: freshIp(), joinIps: [joinAddressOf(guid)] });
+        const agentPort = env[env.indexOf('--agent-port') + 1]!;
+        const identity = ['local', 'run', 'wapi', '-H', `localhost:${agentPort}/jrpc`, '-W', 'container-get-identity'];
+        return spawnSim(
+          ['--state', nodes[i % 2]!, ...env, '--', 'weka', ...identity, '--container-name', `c${i}`, '--json'],
           simArgs,
-        ),
-      ),
+        );
+      }),
     );
-    const ids = results.map((r) => (JSON.parse(r.stdout) as { containerId: number }).containerId);
+    const ids = results.map((r) => (JSON.parse(r.stdout) as { value: { host_id: number } }).value.host_id);
     expect(new Set(ids).size).toBe(10);
     const logged = [...(await readLog(nodes[0]!)), ...(await readLog(nodes[1]!))]
       .flatMap((e) => e.changes)
       .filter((c) => c.kind === 'container-add');
-    expect(logged).toHaveLength(10);
+    // The cluster's backend, and the ten.
+    expect(logged).toHaveLength(11);
   });
 });

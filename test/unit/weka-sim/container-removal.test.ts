@@ -20,6 +20,7 @@ import {
   hostNotFound,
   nextContainerRemovalStep,
   type WekaCall,
+  NO_CLUSTER_GUID,
 } from '../../../src/weka/index.js';
 import {
   buildSimulator,
@@ -46,9 +47,18 @@ interface Listed {
   status: string;
 }
 
+/**
+ * The containers with the given ID, or of the cluster after --cluster-guid (but its backend), as
+ * the simulator's state holds them: a Weka CLI lists only the cluster of the pod it runs in.
+ */
 async function listed(state: string, ...args: string[]): Promise<Listed[]> {
-  const out = await expectOk(tool(state, 'weka', 'cluster', 'container', 'list', ...args, '--json'));
-  return JSON.parse(out.stdout) as Listed[];
+  const file = join(state, '..', '..', 'clusters', 'clusters.json');
+  const { containers } = JSON.parse(await readFile(file, 'utf8')) as { containers: Listed[] };
+  const guid = args[0] === '--cluster-guid' ? args[1] : undefined;
+  const id = guid === undefined ? Number(args[0]) : undefined;
+  return containers.filter((c) =>
+    guid !== undefined ? c.clusterGUID === guid && !c.name.startsWith('backend-') : c.containerId === id,
+  );
 }
 
 /** A container of cluster tenant-a on node-1 with one drive (a signed virtual drive) in the cluster. */
@@ -73,21 +83,23 @@ const remove = (state: string, id: number, ...flags: string[]) =>
   tool(state, 'weka', 'cluster', 'container', 'remove', String(id), ...flags);
 
 describe('weka-sim container deactivate and remove', () => {
-  it('lists containers ACTIVE, by cluster or by ID; an unknown ID is just not listed', async () => {
-    const { state, guid, containerId } = await containerWithDrive(await simRoot());
-    const expected = expect.objectContaining({
-      containerId,
-      name: 'drive-0',
-      hostname: 'node-1',
-      clusterGUID: guid,
-      status: 'ACTIVE',
-    }) as unknown;
-    expect(await listed(state, '--cluster-guid', guid)).toEqual([expected]);
-    expect(await listed(state, String(containerId))).toEqual([expected]);
-    expect(await listed(state, String(containerId), '--cluster-guid', guid)).toEqual([expected]);
-    expect(await listed(state, '42')).toEqual([]);
-    expect((await tool(state, 'weka', 'cluster', 'container', 'list', '--json')).exitCode).toBe(64);
-    expect((await tool(state, 'weka', 'cluster', 'container', 'list', 'x')).exitCode).toBe(64);
+  it('shows a container ACTIVE by its ID, as the real CLI prints it; an unknown ID is just not listed', async () => {
+    const { state, containerId } = await containerWithDrive(await simRoot());
+    const shown = JSON.parse(
+      (await expectOk(tool(state, 'weka', 'cluster', 'container', String(containerId), '--json'))).stdout,
+    ) as unknown;
+    expect(shown).toEqual([
+      expect.objectContaining({
+        host_id: `HostId<${containerId}>`,
+        hostname: 'node-1',
+        container_name: 'drive-0',
+        status: 'ACTIVE',
+      }),
+    ]);
+    expect(JSON.parse((await expectOk(tool(state, 'weka', 'cluster', 'container', '42', '--json'))).stdout)).toEqual(
+      [],
+    );
+    expect((await tool(state, 'weka', 'cluster', 'container', 'x')).exitCode).toBe(64);
   });
 
   it('refuses to remove an active container, and changes nothing', async () => {
@@ -156,16 +168,22 @@ describe('weka-sim container deactivate and remove', () => {
     const root = await simRoot();
     const { state, guid, containerId, driveUUID } = await containerWithDrive(root);
     const node2 = await signedNode(root, 'node-2');
-    const active = await containerAdd(node2, guid, 'drive-0', 'node-2');
-    expect(active.exitCode).toBe(65);
-    expect(active.stderr).toContain('already has a container named drive-0');
+    // The same name on node-2 stays a stem, trying to join, while the first is in the cluster.
+    const ports = { basePort: 35000, agentPort: 35100 };
+    const stem = async () =>
+      JSON.parse((await expectOk(containerAdd(node2, guid, 'drive-0', ports))).stdout) as {
+        value: { cluster_guid: string; host_id: number };
+      };
+    expect((await stem()).value.cluster_guid).toBe(NO_CLUSTER_GUID);
 
     await takeDriveOut(state, driveUUID);
     await expectOk(deactivate(state, String(containerId)));
-    expect((await containerAdd(node2, guid, 'drive-0', 'node-2')).exitCode).toBe(65);
+    expect((await stem()).value.cluster_guid).toBe(NO_CLUSTER_GUID);
 
     await expectOk(remove(state, containerId));
-    const again = await addContainer(node2, guid, 'drive-0', 'node-2');
+    const joined = (await stem()).value;
+    expect(joined.cluster_guid).toBe(guid);
+    const again = joined.host_id;
     expect(again).not.toBe(containerId);
     expect(await listed(node2, '--cluster-guid', guid)).toEqual([
       expect.objectContaining({
@@ -189,7 +207,8 @@ describe('weka-sim container deactivate and remove', () => {
     const saved = JSON.parse(await readFile(file, 'utf8')) as { containers: Array<Record<string, unknown>> };
     for (const c of saved.containers) delete c['status'];
     await writeFile(file, JSON.stringify(saved));
-    expect((await listed(state, String(id)))[0]?.status).toBe('ACTIVE');
+    const shown = await expectOk(tool(state, 'weka', 'cluster', 'container', String(id), '--json'));
+    expect((JSON.parse(shown.stdout) as Array<{ status: string }>)[0]?.status).toBe('ACTIVE');
     expect((await remove(state, id)).exitCode).toBe(65);
   });
 });

@@ -149,27 +149,113 @@ export async function physicalUUIDAt(state: string, device: string): Promise<str
   return header.physicalUUID ?? UNKNOWN_PHYSICAL_UUID;
 }
 
-export async function createCluster(state: string, name: string): Promise<string> {
-  const out = await expectOk(tool(state, 'weka', 'cluster', 'create', name, '--json'));
-  return (JSON.parse(out.stdout) as { guid: string }).guid;
-}
-
 let nextPorts = 0;
+let nextIp = 0;
 
 /** Ports no other container of a test uses: blocks of 100 (and an agent port after each) from 14000. */
-export function freshPorts(): string[] {
+export function freshPortNumbers(): { basePort: number; agentPort: number } {
   const basePort = 14000 + 200 * (nextPorts++ % 250);
-  return ['--base-port', String(basePort), '--agent-port', String(basePort + 100)];
+  return { basePort, agentPort: basePort + 100 };
 }
 
-export function containerAdd(state: string, guid: string, name: string, hostname: string): Promise<SimResult> {
-  const argv = ['weka', 'cluster', 'container', 'add', '--cluster-guid', guid, '--name', name];
-  return tool(state, ...argv, '--hostname', hostname, ...freshPorts(), '--json');
+export function freshPorts(): string[] {
+  const { basePort, agentPort } = freshPortNumbers();
+  return ['--base-port', String(basePort), '--agent-port', String(agentPort)];
 }
 
-export async function addContainer(state: string, guid: string, name: string, hostname = 'node-1'): Promise<number> {
-  const out = await expectOk(containerAdd(state, guid, name, hostname));
-  return (JSON.parse(out.stdout) as { containerId: number }).containerId;
+/** A management IP no other container of a test has. */
+export function freshIp(): string {
+  const n = nextIp++;
+  return `10.99.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`;
+}
+
+/** The environment of a pod that runs a Weka container (its shim passes NAME, PORT, AGENT_PORT, MANAGEMENT_IP, JOIN_IPS). */
+export function podEnv(
+  name: string,
+  o: { basePort?: number; agentPort?: number; ip?: string; joinIps?: string[] } = {},
+): string[] {
+  const ports = o.basePort !== undefined && o.agentPort !== undefined ? o : freshPortNumbers();
+  return [
+    '--in-pod',
+    '--weka-name',
+    name,
+    '--weka-port',
+    String(ports.basePort),
+    '--agent-port',
+    String(ports.agentPort),
+    ...(o.ip ? ['--management-ip', o.ip] : []),
+    ...(o.joinIps?.length ? ['--join-ips', o.joinIps.join(',')] : []),
+  ];
+}
+
+/** A command run in a pod of that environment on the node of `state`. */
+export function inPod(state: string, env: readonly string[], ...argv: string[]): Promise<SimResult> {
+  return runSimulator(['--state', state, ...env, '--', ...argv]);
+}
+
+/** The identity the pod's agent gives its Weka container (`container-get-identity`). */
+export function identityOf(state: string, env: readonly string[]): Promise<SimResult> {
+  const name = env[env.indexOf('--weka-name') + 1]!;
+  const agentPort = env[env.indexOf('--agent-port') + 1]!;
+  return inPod(
+    state,
+    env,
+    'weka',
+    'local',
+    'run',
+    'wapi',
+    '-H',
+    `localhost:${agentPort}/jrpc`,
+    '-W',
+    'container-get-identity',
+    '--container-name',
+    name,
+    '--json',
+  );
+}
+
+/** Where each cluster createCluster made is joined through: its backend's ip:port. */
+const joinAddresses = new Map<string, string>();
+
+export function joinAddressOf(guid: string): string {
+  const address = joinAddresses.get(guid);
+  if (!address) throw new Error(`no cluster ${guid} was made by createCluster`);
+  return address;
+}
+
+/**
+ * A new cluster of one backend Weka container on the node of `state` (a pod of its own), named
+ * `name`; returns its GUID.
+ */
+export async function createCluster(state: string, name: string): Promise<string> {
+  const ip = freshIp();
+  const ports = freshPortNumbers();
+  const env = podEnv(`backend-${name}`, { ...ports, ip });
+  await expectOk(inPod(state, env, 'weka', 'cluster', 'create', ip, '--host-ips', `${ip}:${ports.basePort}`));
+  await expectOk(inPod(state, env, 'weka', 'cluster', 'update', '--cluster-name', name));
+  const identity = JSON.parse((await expectOk(identityOf(state, env))).stdout) as { value: { cluster_guid: string } };
+  joinAddresses.set(identity.value.cluster_guid, `${ip}:${ports.basePort}`);
+  return identity.value.cluster_guid;
+}
+
+/**
+ * A pod on the node of `state` whose Weka container joins the cluster at its setup (JOIN_IPS of
+ * the cluster's backend); answers with its identity.
+ */
+export function containerAdd(
+  state: string,
+  guid: string,
+  name: string,
+  ports = freshPortNumbers(),
+): Promise<SimResult> {
+  return identityOf(state, podEnv(name, { ...ports, ip: freshIp(), joinIps: [joinAddressOf(guid)] }));
+}
+
+export async function addContainer(state: string, guid: string, name: string): Promise<number> {
+  const out = await expectOk(containerAdd(state, guid, name));
+  const identity = JSON.parse(out.stdout) as { value: { cluster_guid: string; host_id: number } };
+  if (identity.value.cluster_guid !== guid) throw new Error(`${name} did not join ${guid}: ${out.stdout}`);
+  return identity.value.host_id;
 }
 
 /** `weka-sim --state DIR device ...args`: shapes a device as a node admin would. */

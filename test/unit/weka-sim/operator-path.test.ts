@@ -10,16 +10,15 @@ import {
   WekaCommandFailed,
   WekaCommandRefused,
   clusterCreateCall,
-  clusterListCall,
+  clusterNameCall,
   completeCall,
-  containerAddCall,
+  containerIdentityCall,
   containerListCall,
   driveAddCall,
   driveListCall,
   driveRemoveCall,
   findDriveByVirtualUUID,
-  planClusterCreate,
-  planContainerAdd,
+  planJoin,
   nextDriveRemovalStep,
   driveShowCall,
   driveDeactivateCall,
@@ -52,7 +51,12 @@ describe('typed calls through an exec transport into the simulator', () => {
       // Pods are named after their node here; the mapping stands in for kwok's exec environment.
       const transport = new LocalExecTransport({
         resolveTarget: (t) => ({
-          env: { PATH: `${shimDir}:${process.env['PATH'] ?? ''}`, WEKA_SIM_STATE: nodeDir(root, t.pod) },
+          env: {
+            PATH: `${shimDir}:${process.env['PATH'] ?? ''}`,
+            WEKA_SIM_STATE: nodeDir(root, t.pod),
+            // The pod's own environment, from which its image sets its Weka container up.
+            ...{ NAME: 'drive-0', PORT: '35000', AGENT_PORT: '35300', MANAGEMENT_IP: '10.244.0.5' },
+          },
         }),
       });
       const pod: ExecTarget = { namespace: 'weka', pod: 'node-1' };
@@ -66,17 +70,19 @@ describe('typed calls through an exec transport into the simulator', () => {
       expect(planSignProxy(signed)).toBe('already-done');
       await expect(run(signProxyCall(device))).rejects.toBeInstanceOf(WekaCommandRefused);
 
-      expect(planClusterCreate(await run(clusterListCall()), 'tenant-a')).toBe('run');
-      const cluster = await run(clusterCreateCall('tenant-a'));
-      const containerRequest = {
-        clusterGUID: cluster.guid,
-        name: 'drive-0',
-        hostname: 'node-1',
-        basePort: 35000,
-        agentPort: 35300,
-      };
-      expect(planContainerAdd(await run(containerListCall(cluster.guid)), containerRequest)).toBe('run');
-      const { containerId } = await run(containerAddCall(containerRequest));
+      // The pod's Weka container is a stem: a cluster is created of it, then it is a member.
+      const stem = await run(containerIdentityCall('drive-0', 35300));
+      expect(planJoin(stem)).toBe('run');
+      await run(clusterCreateCall([{ ip: '10.244.0.5', port: 35000 }]));
+      await run(clusterNameCall('tenant-a'));
+      const member = await run(containerIdentityCall('drive-0', 35300));
+      expect(planJoin(member)).toBe('already-done');
+      if (member.state !== 'member') throw new Error('not a member');
+      const { containerId } = member;
+      const cluster = { guid: member.clusterGUID };
+      expect(await run(containerListCall())).toEqual([
+        { containerId, name: 'drive-0', hostname: 'node-1', status: 'ACTIVE' },
+      ]);
 
       const add = { devicePath: device, virtualUUID: uuid(1), ownerClusterGUID: cluster.guid, sizeGiB: 1000 };
       expect(planVirtualAdd(signed, add)).toBe('run');
@@ -115,6 +121,7 @@ describe('typed calls through an exec transport into the simulator', () => {
         'sign-proxy',
         'cluster-create',
         'container-add',
+        'cluster-name',
         'virtual-add',
         'drive-add',
         'drive-deactivate',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SHIMMED_TOOLS, shellQuote, writeSimulatorShims } from '../../../deploy/local/weka-sim/shims.js';
 import type { SimResult } from '../../../deploy/local/weka-sim/outcome.js';
-import { parseSignDriveList } from '../../../src/weka/index.js';
+import { NO_CLUSTER_GUID, parseSignDriveList } from '../../../src/weka/index.js';
 import { DISCOVERY_LSBLK, HOST_DISCOVERY, buildSimulator, expectOk, nodeDir, sim, simRoot } from './helpers.js';
 
 function runShim(shimDir: string, env: Record<string, string | undefined>, argv: string[]): Promise<SimResult> {
@@ -44,8 +44,14 @@ describe('simulator shims', () => {
     expect(parseSignDriveList(drives.stdout)).toEqual([
       expect.objectContaining({ devicePath: '/dev/nvme0n1', capacityGiB: 100, signature: 'none' }),
     ]);
-    const list = await runShim(shimDir, { WEKA_SIM_STATE: state }, ['weka', 'cluster', 'list', '--json']);
-    expect(list).toMatchObject({ exitCode: 0, stdout: '[]\n' });
+    // The pod's environment sets its Weka container up: a stem here.
+    const pod = { WEKA_SIM_STATE: state, NAME: 'ns_d0', PORT: '35000', AGENT_PORT: '35100', MANAGEMENT_IP: '10.0.0.5' };
+    const identity = await runShim(shimDir, pod, [
+      ...['weka', 'local', 'run', 'wapi', '-H', 'localhost:35100/jrpc', '-W', 'container-get-identity'],
+      ...['--container-name', 'ns_d0', '--json'],
+    ]);
+    expect(identity.exitCode).toBe(0);
+    expect(JSON.parse(identity.stdout)).toMatchObject({ value: { cluster_guid: NO_CLUSTER_GUID }, has_value: true });
     // Arguments pass through untouched, so a refusal still names the odd argument.
     const odd = await runShim(shimDir, { WEKA_SIM_STATE: state }, [
       'weka-sign-drive',
@@ -121,8 +127,9 @@ describe('simulator shims', () => {
     await writeSimulatorShims(shimDir, ['--import', 'tsx', "/opt/it's here/main.js"], '/usr/bin/node');
     const script = await readFile(join(shimDir, 'weka'), 'utf8');
     expect(script).toContain(
-      `exec '/usr/bin/node' '--import' 'tsx' '/opt/it'\\''s here/main.js' --state "$WEKA_SIM_STATE" "$pod" \${WEKA_SIM_DEVICE_MAP:+--device-map "$WEKA_SIM_DEVICE_MAP"} -- weka "$@"`,
+      `exec '/usr/bin/node' '--import' 'tsx' '/opt/it'\\''s here/main.js' --state "$WEKA_SIM_STATE" "$pod" \${WEKA_SIM_DEVICE_MAP:+--device-map "$WEKA_SIM_DEVICE_MAP"} \\`,
     );
+    expect(script).toContain('-- weka "$@"');
     for (const tool of SHIMMED_TOOLS) expect((await stat(join(shimDir, tool))).mode & 0o111).toBe(0o111);
   });
 

@@ -125,15 +125,17 @@ describe('weka cluster drive add of a whole exclusive drive', () => {
 
   type Refusal = [string, (n: Node) => Promise<unknown>, (n: Node) => string[], (n: Node) => Promise<string>];
   const nothing = async () => undefined;
+  /** The container a row's setup made. */
+  let other = -1;
   const add = (device: string) => (n: Node) => [String(n.containerId), device];
   const refusals: Refusal[] = [
     ['an unknown container', nothing, () => ['42', '/dev/nvme1n1'], async () => 'no container with ID 42'],
     [
       'a container on another host',
-      (n) => addContainer(n.state, n.guid, 'drive-1', 'node-2'),
-      (n) => [String(n.containerId + 1), '/dev/nvme1n1'],
-      async (n) =>
-        `container ${n.containerId + 1} (drive-1) runs on node-2, not on node node-1; add a drive on the container's host`,
+      async (n) => (other = await addContainer(nodeDir(n.root, 'node-2'), n.guid, 'drive-1')),
+      () => [String(other), '/dev/nvme1n1'],
+      async () =>
+        `container ${other} (drive-1) runs on node-2, not on node node-1; add a drive on the container's host`,
     ],
     [
       'a device the node lacks',
@@ -164,13 +166,13 @@ describe('weka cluster drive add of a whole exclusive drive', () => {
     [
       "a device already added to another cluster's container",
       async (n) => {
-        const other = await createCluster(n.state, 'tenant-b');
-        await addWhole(n, await addContainer(n.state, other, 'drive-0'));
+        other = await addContainer(n.state, await createCluster(n.state, 'tenant-b'), 'drive-9');
+        await addWhole(n, other);
       },
       add('/dev/nvme1n1'),
       async (n) => {
-        const other = (await listedDrive(n.state, '/dev/nvme1n1')).clusterGUID!;
-        return `/dev/nvme1n1: Device is already in use by container ${n.containerId + 1}, cluster ${other}`;
+        const cluster = (await listedDrive(n.state, '/dev/nvme1n1')).clusterGUID!;
+        return `/dev/nvme1n1: Device is already in use by container ${other}, cluster ${cluster}`;
       },
     ],
     [
@@ -338,7 +340,7 @@ describe('weka cluster drive: listing, deactivating and removing both kinds of d
 });
 
 describe('releasing a whole drive', () => {
-  it('keeps the container and its cluster while a whole drive remains', async () => {
+  it('keeps the container in its cluster while a whole drive remains', async () => {
     const n = await exclusiveNode();
     const driveUUID = await addWhole(n);
     await expectOk(tool(n.state, 'weka', 'cluster', 'container', 'deactivate', String(n.containerId)));
@@ -347,13 +349,9 @@ describe('releasing a whole drive', () => {
     expect(remove.stderr).toBe(
       `weka: container ${n.containerId} (drive-0) still has 1 drive(s) in the cluster (${driveUUID}); remove them first (weka cluster drive deactivate, then remove)\n`,
     );
-    const destroy = await tool(n.state, 'weka', 'cluster', 'destroy', n.guid);
-    expect(destroy.exitCode).toBe(65);
-    expect(destroy.stderr).toContain(`still has 1 container(s): ${n.containerId} (drive-0)`);
 
     await takeOut(n.state, driveUUID);
     await expectOk(tool(n.state, 'weka', 'cluster', 'container', 'remove', String(n.containerId)));
-    await expectOk(tool(n.state, 'weka', 'cluster', 'destroy', n.guid));
   });
 
   it('signs the removed drive again only with the flag, which erases the claim, and it can be added again', async () => {

@@ -4,9 +4,13 @@ import {
   WekaOutputError,
   wholeDriveAddCall,
   clusterCreateCall,
-  clusterListCall,
-  containerAddCall,
+  clusterNameCall,
+  containerIdentityCall,
   containerListCall,
+  joinCalls,
+  NO_CLUSTER_GUID,
+  parseContainerIdentity,
+  parseHostAddress,
   driveAddCall,
   driveDeactivateCall,
   driveListCall,
@@ -110,78 +114,126 @@ describe('weka cluster drive calls', () => {
   });
 });
 
-const PORTS = { basePort: 35000, agentPort: 35303 };
+/**
+ * `container-get-identity` as the reference reads it (REF
+ * internal/controllers/wekacontainer/funcs_cluster_joining.go 19-86, struct in
+ * internal/controllers/resources/pod.go 56-64).
+ */
+const identity = (value: unknown, hasValue = true, exception: string | null = null) =>
+  JSON.stringify({ value, has_value: hasValue, exception });
 
-describe('cluster formation calls', () => {
-  it('builds cluster create and list', () => {
-    expect(clusterCreateCall('tenant-a').argv).toEqual(['weka', 'cluster', 'create', 'tenant-a', '--json']);
-    expect(clusterListCall().argv).toEqual(['weka', 'cluster', 'list', '--json']);
-  });
-
-  it('builds container add and list', () => {
-    expect(containerAddCall({ clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1', ...PORTS }).argv).toEqual([
+describe('cluster formation and join calls', () => {
+  it("asks a container's own agent for its identity", () => {
+    expect(containerIdentityCall('ns_drive-0', 35100).argv).toEqual([
       'weka',
-      'cluster',
-      'container',
-      'add',
-      '--cluster-guid',
-      CLUSTER,
-      '--name',
-      'drive-0',
-      '--hostname',
-      'node-1',
-      '--base-port',
-      '35000',
-      '--agent-port',
-      '35303',
-      '--json',
-    ]);
-    expect(containerListCall(CLUSTER).argv).toEqual([
-      'weka',
-      'cluster',
-      'container',
-      'list',
-      '--cluster-guid',
-      CLUSTER,
+      'local',
+      'run',
+      'wapi',
+      '-H',
+      'localhost:35100/jrpc',
+      '-W',
+      'container-get-identity',
+      '--container-name',
+      'ns_drive-0',
       '--json',
     ]);
   });
 
-  it('rejects names that would be read as options', () => {
-    expect(() => clusterCreateCall('--help')).toThrow(WekaInputError);
-    expect(() => containerAddCall({ clusterGUID: CLUSTER, name: 'ok', hostname: '-n', ...PORTS })).toThrow(
-      WekaInputError,
-    );
-    expect(() => containerAddCall({ clusterGUID: 'x', name: 'ok', hostname: 'n', ...PORTS })).toThrow(WekaInputError);
+  it.each([
+    [
+      'a member',
+      identity({ cluster_guid: CLUSTER.toUpperCase(), host_id: 12 }),
+      { state: 'member', clusterGUID: CLUSTER, containerId: 12 },
+    ],
+    ['a stem (all-zero GUID)', identity({ cluster_guid: NO_CLUSTER_GUID, host_id: 0 }), { state: 'stem' }],
+    ['a stem (empty GUID)', identity({ cluster_guid: '', host_id: 0 }), { state: 'stem' }],
+    [
+      'no value yet',
+      identity(null, false, 'container is starting'),
+      { state: 'unknown', reason: 'container is starting' },
+    ],
+    [
+      'warnings before it, and fields it does not know',
+      `warning: slow\n${identity({ cluster_guid: CLUSTER, host_id: 3, extra: 1 })}`,
+      { state: 'member', clusterGUID: CLUSTER, containerId: 3 },
+    ],
+  ])('reads the identity of %s', (_, stdout, expected) => {
+    expect(parseContainerIdentity(stdout)).toEqual(expected);
   });
 
-  it.each([0, -1, 1.5, 65536])('rejects port %s', (port) => {
-    const req = { clusterGUID: CLUSTER, name: 'ok', hostname: 'n' };
-    expect(() => containerAddCall({ ...req, basePort: port, agentPort: 35303 })).toThrow(WekaInputError);
-    expect(() => containerAddCall({ ...req, basePort: 35000, agentPort: port })).toThrow(WekaInputError);
+  it.each([
+    ['no has_value', JSON.stringify({ value: { cluster_guid: CLUSTER, host_id: 1 } })],
+    ['a GUID that is not one', identity({ cluster_guid: 'nope', host_id: 1 })],
+    ['a negative ID', identity({ cluster_guid: CLUSTER, host_id: -1 })],
+    ['no ID', identity({ cluster_guid: CLUSTER })],
+    ['text', 'container not found'],
+  ])('refuses an identity with %s', (_, stdout) => {
+    expect(() => parseContainerIdentity(stdout)).toThrow(WekaOutputError);
   });
 
-  it('returns the GUID of a created cluster', () => {
-    expect(clusterCreateCall('tenant-a').parse(JSON.stringify({ name: 'tenant-a', guid: CLUSTER }))).toEqual({
-      name: 'tenant-a',
-      guid: CLUSTER,
-    });
+  it('creates a cluster of stems by management IP, each with its Weka port, IPv6 in brackets', () => {
+    const hosts = [
+      { ip: '10.244.0.5', port: 35000 },
+      { ip: 'fd00::7', port: 35100 },
+    ];
+    expect(clusterCreateCall(hosts).argv).toEqual([
+      'weka',
+      'cluster',
+      'create',
+      '10.244.0.5',
+      'fd00::7',
+      '--host-ips',
+      '10.244.0.5:35000,[fd00::7]:35100',
+    ]);
+    expect(clusterNameCall('ns_tenant').argv).toEqual(['weka', 'cluster', 'update', '--cluster-name', 'ns_tenant']);
   });
 
-  it('returns the ID of an added container', () => {
-    const stdout = JSON.stringify({ containerId: 7, name: 'drive-0', hostname: 'node-1', clusterGUID: CLUSTER });
-    expect(
-      containerAddCall({ clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1', ...PORTS }).parse(stdout)
-        .containerId,
-    ).toBe(7);
+  it('joins a stem through join IPs, applied, then a restart', () => {
+    expect(joinCalls([{ ip: '10.244.0.5', port: 35000 }]).map((c) => c.argv)).toEqual([
+      ['weka', 'local', 'resources', 'join-ips', '10.244.0.5:35000'],
+      ['weka', 'local', 'resources', 'apply', '-f'],
+      ['weka', 'local', 'restart', '--force'],
+    ]);
   });
 
-  it('rejects garbage from cluster and container commands', () => {
-    expect(() => clusterCreateCall('a').parse('{"guid": "not-a-guid", "name": "a"}')).toThrow(WekaOutputError);
-    expect(() => clusterListCall().parse('{}')).toThrow(WekaOutputError);
+  it('refuses what would be read as an option or is no address', () => {
+    expect(() => containerIdentityCall('--help', 35100)).toThrow(WekaInputError);
+    expect(() => containerIdentityCall('ok', 0)).toThrow(WekaInputError);
+    expect(() => clusterCreateCall([])).toThrow(WekaInputError);
+    expect(() => clusterCreateCall([{ ip: 'node-1', port: 35000 }])).toThrow(WekaInputError);
+    expect(() => clusterCreateCall([{ ip: '10.0.0.1', port: 70000 }])).toThrow(WekaInputError);
+    expect(() => joinCalls([])).toThrow(WekaInputError);
+    expect(() => clusterNameCall('-x')).toThrow(WekaInputError);
+  });
+
+  it('reads ip:port as spec.joinIps lists it', () => {
+    expect(parseHostAddress('10.244.0.5:35000')).toEqual({ ip: '10.244.0.5', port: 35000 });
+    expect(parseHostAddress('[fd00::7]:35100')).toEqual({ ip: 'fd00::7', port: 35100 });
+    for (const bad of ['10.244.0.5', 'host:35000', '10.244.0.5:0', '10.244.0.5:70000', 'fd00::7:35000', '999.1.1.1:1'])
+      expect(parseHostAddress(bad)).toBeUndefined();
+  });
+});
+
+describe('the container listing', () => {
+  it('lists every container of the cluster, reading the ID out of HostId<N>', () => {
+    expect(containerListCall().argv).toEqual(['weka', 'cluster', 'container', '--json']);
+    const stdout = JSON.stringify([
+      {
+        host_id: 'HostId<3>',
+        hostname: 'node-1',
+        container_name: 'ns_a',
+        host_ip: '10.0.0.5',
+        mgmt_port: 35000,
+        status: 'UP',
+      },
+      { host_id: 'HostId<4>', hostname: 'node-2', container_name: 'ns_b', status: 'INACTIVE' },
+    ]);
+    expect(parseContainerList(stdout)).toEqual([
+      { containerId: 3, name: 'ns_a', hostname: 'node-1', status: 'UP' },
+      { containerId: 4, name: 'ns_b', hostname: 'node-2', status: 'INACTIVE' },
+    ]);
     expect(() =>
-      containerAddCall({ clusterGUID: CLUSTER, name: 'a', hostname: 'b', ...PORTS }).parse('{"containerId": -1}'),
-    ).toThrow(WekaOutputError);
-    expect(() => parseContainerList('[{"containerId": 1, "name": "a", "hostname": "b"}]')).toThrow(/clusterGUID/);
+      parseContainerList('[{"host_id": "3", "hostname": "n", "container_name": "a", "status": "UP"}]'),
+    ).toThrow(/HostId<N>/);
   });
 });

@@ -4,12 +4,10 @@ import { describe, expect, it } from 'vitest';
 import {
   WekaInputError,
   WekaOutputError,
-  clusterDestroyCall,
   containerDeactivateCall,
   containerRemoveCall,
   containerStatusCall,
   parseContainerStatus,
-  planClusterDestroy,
   hostNotFound,
   nextContainerRemovalStep,
   planContainerRemove,
@@ -113,29 +111,5 @@ describe('container removal plans', () => {
   it('ignores other containers in the list', () => {
     expect(planContainerRemove([{ ...active, containerId: 8 }], { containerId: 7 })).toBe('already-done');
     expect(nextContainerRemovalStep([{ ...active, containerId: 8 }], { containerId: 7 })).toBe('already-done');
-  });
-});
-
-describe('destroying an empty cluster', () => {
-  const guid = 'aaaaaaaa-0000-4000-8000-000000000001';
-  const member = { containerId: 3, name: 'drive-0', hostname: 'node-1', clusterGUID: guid };
-
-  it('builds the destroy command for the GUID and refuses a malformed GUID', () => {
-    expect(clusterDestroyCall(guid).argv).toEqual(['weka', 'cluster', 'destroy', guid]);
-    expect(() => clusterDestroyCall('not-a-guid')).toThrow(/cluster GUID/);
-  });
-
-  it.each([
-    ['runs when the cluster is listed and empty', [{ name: 'a', guid }], [], 'run'],
-    ['is already done when the cluster is not listed', [], [], 'already-done'],
-    ['runs for a listed cluster whose GUID differs only in case', [{ name: 'a', guid: guid.toUpperCase() }], [], 'run'],
-  ] as const)('%s', (_, clusters, members, plan) => {
-    expect(planClusterDestroy(clusters, members, guid)).toBe(plan);
-  });
-
-  it('is a conflict naming the containers still in the cluster', () => {
-    expect(planClusterDestroy([{ name: 'a', guid }], [member], guid)).toEqual({
-      conflict: `cluster ${guid} still has 1 container(s): 3 (drive-0)`,
-    });
   });
 });

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   findDriveByVirtualUUID,
-  planClusterCreate,
-  planContainerAdd,
+  planJoin,
   nextDriveRemovalStep,
   planSignProxy,
   planVirtualAdd,
@@ -157,18 +156,22 @@ describe('the drive to add or remove', () => {
   });
 });
 
-describe('cluster formation plans', () => {
-  it('creates a cluster unless one with the name exists', () => {
-    expect(planClusterCreate([], 'a')).toBe('run');
-    expect(planClusterCreate([{ name: 'a', guid: CLUSTER }], 'a')).toBe('already-done');
+describe('the join plan', () => {
+  const member = { state: 'member', clusterGUID: CLUSTER, containerId: 4 } as const;
+  it.each([
+    ['a member of the cluster asked for', member, CLUSTER, 'already-done'],
+    ['a member of the cluster, its GUID in another case', member, CLUSTER.toUpperCase(), 'already-done'],
+    ['a member, no cluster named yet (standalone)', member, undefined, 'already-done'],
+    ['a stem', { state: 'stem' }, CLUSTER, 'run'],
+    ['an agent that cannot say yet', { state: 'unknown', reason: 'starting' }, CLUSTER, { wait: 'starting' }],
+  ] as const)('for %s: %j', (_, identity, guid, plan) => {
+    expect(planJoin(identity, guid)).toEqual(plan);
   });
 
-  it('adds a container unless it exists on the same host, and flags one on another host', () => {
-    const ports = { basePort: 35000, agentPort: 35303 };
-    const existing = [{ containerId: 1, name: 'drive-0', hostname: 'node-1', clusterGUID: CLUSTER, ...ports }];
-    const req = { clusterGUID: CLUSTER, name: 'drive-0', hostname: 'node-1', ...ports };
-    expect(planContainerAdd([], req)).toBe('run');
-    expect(planContainerAdd(existing, req)).toBe('already-done');
-    expect(planContainerAdd(existing, { ...req, hostname: 'node-2' })).toHaveProperty('conflict');
+  it('never moves a container of another cluster, naming both', () => {
+    const other = 'bbbbbbbb-0000-4000-8000-000000000002';
+    expect(planJoin(member, other)).toEqual({
+      conflict: `its Weka container is container 4 of cluster ${CLUSTER}, not of ${other}`,
+    });
   });
 });
