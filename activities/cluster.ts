@@ -77,6 +77,34 @@ export function createClusterActivities(deps: ActivityDeps) {
     }));
   }
 
+  /**
+   * A member's Weka container for a cluster create: its address while it is a stem, the GUID of
+   * its cluster once it is in one (only asked of the pod `target`, the first member's), or
+   * undefined when its pod does not run (with an IP) or its container is in a cluster already.
+   */
+  async function stemOf(
+    namespace: string,
+    member: { name: string; uid: string },
+    target?: ExecTargetRef,
+  ): Promise<{ ip: string; port: number } | string | undefined> {
+    const at = { namespace, name: member.name };
+    const container = await api.getContainer(at);
+    const wekaPort = container?.status?.allocations?.wekaPort;
+    const agentPort = container?.status?.allocations?.agentPort;
+    if (!container || container.metadata.uid !== member.uid || wekaPort === undefined || agentPort === undefined)
+      return undefined;
+    const pod = await orIfMissing(api.core.readNamespacedPod(at), null);
+    const ip = pod?.status?.podIP;
+    if (pod?.status?.phase !== 'Running' || pod.metadata?.labels?.[OWNER_UID_LABEL] !== member.uid || !ip)
+      return undefined;
+    const name = wekaContainerName(namespace, member.name);
+    const where = target ?? { namespace, pod: member.name, container: WEKA_POD_CONTAINER };
+    const identity = await run(where, containerIdentityCall(name, agentPort));
+    if (identity.state === 'unknown') throw ApplicationFailure.retryable(`${name}: ${identity.reason}`, 'JoinPending');
+    if (identity.state === 'member') return target ? identity.clusterGUID : undefined;
+    return { ip, port: wekaPort };
+  }
+
   return {
     async readCluster(ref: ObjectRef): Promise<ClusterSnapshot | null> {
       const c = await api.getCluster(ref);
@@ -223,44 +251,41 @@ export function createClusterActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Creates the Weka cluster from a member's running pod, of that member's container (a stem),
-     * and names it after the WekaCluster; the other members join through it. A member already in
-     * a cluster (an earlier attempt whose answer was lost) gives that cluster's GUID.
+     * Creates the Weka cluster of the members' containers (stems), from the first one's running
+     * pod, by their pods' IPs and Weka ports, and names it after the WekaCluster. A member whose
+     * pod does not run now, or whose container is not a stem, is left out: it joins later through
+     * the others. A first member already in a cluster (an earlier attempt whose answer was lost)
+     * gives that cluster's GUID.
      */
     async formWekaCluster({
       ref,
-      member,
+      members,
       target,
     }: {
       ref: ObjectRef;
-      member: { name: string; uid: string };
+      members: { name: string; uid: string }[];
       target: ExecTargetRef;
     }): Promise<string> {
-      const at = { namespace: ref.namespace, name: member.name };
-      const container = await api.getContainer(at);
-      const wekaPort = container?.status?.allocations?.wekaPort;
-      const agentPort = container?.status?.allocations?.agentPort;
-      if (!container || container.metadata.uid !== member.uid || wekaPort === undefined || agentPort === undefined)
-        throw ApplicationFailure.retryable(`${refText(at)} (uid ${member.uid}) has no ports allocated now`, 'NotFound');
-      const pod = await orIfMissing(api.core.readNamespacedPod(at), null);
-      const ip = pod?.status?.podIP;
-      if (pod?.status?.phase !== 'Running' || pod.metadata?.labels?.[OWNER_UID_LABEL] !== member.uid || !ip)
-        throw ApplicationFailure.retryable(`the pod of ${refText(at)} does not run (with an IP) now`, 'PodNotRunning');
-      const name = wekaContainerName(at.namespace, at.name);
-      const identify = async () => {
-        const identity = await run(target, containerIdentityCall(name, agentPort));
-        if (identity.state === 'unknown')
-          throw ApplicationFailure.retryable(`${name}: ${identity.reason}`, 'JoinPending');
-        return identity;
-      };
-      const before = await identify();
-      if (before.state === 'member') return before.clusterGUID;
-      await run(target, clusterCreateCall([{ ip, port: wekaPort }]));
+      const hosts: { ip: string; port: number }[] = [];
+      for (const [i, member] of members.entries()) {
+        const host = await stemOf(ref.namespace, member, i === 0 ? target : undefined);
+        if (typeof host === 'string') return host;
+        if (host) hosts.push(host);
+        else if (i === 0)
+          throw ApplicationFailure.retryable(
+            `${member.name} cannot form the cluster now (no running pod)`,
+            'PodNotRunning',
+          );
+      }
+      await run(target, clusterCreateCall(hosts));
       await run(target, clusterNameCall(wekaContainerName(ref.namespace, ref.name)));
-      const after = await identify();
-      if (after.state !== 'member')
-        throw ApplicationFailure.retryable(`${name}: created the cluster, but is not in it yet`, 'JoinPending');
-      return after.clusterGUID;
+      const formed = await stemOf(ref.namespace, members[0]!, target);
+      if (typeof formed !== 'string')
+        throw ApplicationFailure.retryable(
+          `${members[0]!.name}: created the cluster, but is not in it yet`,
+          'JoinPending',
+        );
+      return formed;
     },
 
     /**

@@ -131,11 +131,14 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     }
   }
 
-  /** Forms the Weka cluster of a member's container, from its running pod (or finds it formed). */
-  async function form(first: { name: string; uid: string }): Promise<void> {
-    const target = { namespace: ref.namespace, pod: first.name, container: WEKA_POD_CONTAINER };
-    await status.enter('Forming', `forming the Weka cluster from ${first.name}`);
-    status.clusterGUID = await weka.formWekaCluster({ ref, member: first, target });
+  /**
+   * Forms the Weka cluster of the members' containers, from the first one's running pod (or finds
+   * it formed).
+   */
+  async function form(stems: { name: string; uid: string }[]): Promise<void> {
+    const target = { namespace: ref.namespace, pod: stems[0]!.name, container: WEKA_POD_CONTAINER };
+    await status.enter('Forming', `forming the Weka cluster of ${stems.map((m) => m.name).join(', ')}`);
+    status.clusterGUID = await weka.formWekaCluster({ ref, members: stems, target });
     await status.condition('Formed', 'True', 'Formed', `Weka cluster ${status.clusterGUID}`, 'Normal');
   }
 
@@ -202,18 +205,17 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     if (!status.conditions.some((c) => c.type === 'ContainersPlaced' && c.status === 'True' && c.message === placed))
       await status.condition('ContainersPlaced', 'True', 'ContainersPlaced', placed);
     if (!status.clusterGUID) {
-      // Formed from the first member that holds its allocation, waits for the cluster and whose pod
-      // runs: a member still waiting for capacity, or whose pod was evicted, holds nobody up.
-      let first: { name: string; uid: string } | undefined;
+      // Formed of every member that holds its allocation, waits for the cluster and whose pod runs,
+      // as Weka forms one of its initial containers: a member still waiting for capacity, or whose
+      // pod was evicted, holds nobody up, and joins later through the others.
+      const stems: { name: string; uid: string }[] = [];
       for (const m of [...view.members].sort((x, y) => bySlot(x.name, y.name)))
         if (plan.serving.includes(m.name) && m.phase === 'WaitingForCluster')
-          if (await kubeLocal.memberPodRunning({ namespace: ref.namespace, name: m.name, uid: m.uid })) {
-            first = { name: m.name, uid: m.uid };
-            break;
-          }
+          if (await kubeLocal.memberPodRunning({ namespace: ref.namespace, name: m.name, uid: m.uid }))
+            stems.push({ name: m.name, uid: m.uid });
       const waiting = 'waiting for an allocated member with a running pod, to form the cluster from it';
-      if (first === undefined) return withRefused({ serving: false, settled: false, step: waiting });
-      await form(first);
+      if (stems.length === 0) return withRefused({ serving: false, settled: false, step: waiting });
+      await form(stems);
     }
     if (plan.create.length > 0 || plan.grow.length > 0 || formedNow()) await tellMembers(members, wakeUpSignal);
     await keepDisruptionBudget(plan.serving.length);
