@@ -19,6 +19,7 @@ import { createIfAbsent, isConflict, orIfMissing } from './kube/errors.js';
 import { mergeHeaders, snapshotOf, WekaApi } from './kube/weka-api.js';
 import type { ClusterSnapshot, MemberContainer } from './cluster-types.js';
 import type { ExecTargetRef } from './types.js';
+import { runningPodIP } from './join-addresses.js';
 import { wekaCli } from './weka-cli.js';
 
 export const CLUSTER_LABEL = 'weka.weka.io/cluster';
@@ -93,10 +94,8 @@ export function createClusterActivities(deps: ActivityDeps) {
     const agentPort = container?.status?.allocations?.agentPort;
     if (!container || container.metadata.uid !== member.uid || wekaPort === undefined || agentPort === undefined)
       return undefined;
-    const pod = await orIfMissing(api.core.readNamespacedPod(at), null);
-    const ip = pod?.status?.podIP;
-    if (pod?.status?.phase !== 'Running' || pod.metadata?.labels?.[OWNER_UID_LABEL] !== member.uid || !ip)
-      return undefined;
+    const ip = await runningPodIP(api, namespace, member);
+    if (!ip) return undefined;
     const name = wekaContainerName(namespace, member.name);
     const where = target ?? { namespace, pod: member.name, container: WEKA_POD_CONTAINER };
     const identity = await run(where, containerIdentityCall(name, agentPort));

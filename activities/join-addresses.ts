@@ -12,6 +12,18 @@ import type { WekaApi } from './kube/weka-api.js';
 /** Addresses given at most, as the reference gives a random choice of its members' (96). */
 const MAX_JOIN_ADDRESSES = 16;
 
+/** The IP of the member's own pod (of its uid) while it runs and has one; undefined otherwise. */
+export async function runningPodIP(
+  api: WekaApi,
+  namespace: string,
+  member: { name: string; uid: string },
+): Promise<string | undefined> {
+  const pod = await orIfMissing(api.core.readNamespacedPod({ namespace, name: member.name }), null);
+  const ip = pod?.status?.podIP;
+  if (pod?.status?.phase !== 'Running' || pod.metadata?.labels?.[OWNER_UID_LABEL] !== member.uid) return undefined;
+  return ip || undefined;
+}
+
 export type JoinAddresses = { joinIps: WekaHostAddress[] } | { missing: string };
 
 export async function joinAddressesOf(api: WekaApi, ref: ObjectRef, uid: string): Promise<JoinAddresses> {
@@ -39,13 +51,8 @@ export async function joinAddressesOf(api: WekaApi, ref: ObjectRef, uid: string)
     if (joinIps.length >= MAX_JOIN_ADDRESSES) break;
     const port = m.status?.allocations?.wekaPort;
     if (m.metadata.uid === uid || m.status?.containerID === undefined || port === undefined) continue;
-    const pod = await orIfMissing(
-      api.core.readNamespacedPod({ namespace: ref.namespace, name: m.metadata.name! }),
-      null,
-    );
-    const ip = pod?.status?.podIP;
-    if (pod?.status?.phase !== 'Running' || pod.metadata?.labels?.[OWNER_UID_LABEL] !== m.metadata.uid || !ip) continue;
-    joinIps.push({ ip, port });
+    const ip = await runningPodIP(api, ref.namespace, { name: m.metadata.name!, uid: m.metadata.uid ?? '' });
+    if (ip) joinIps.push({ ip, port });
   }
   if (joinIps.length === 0)
     return { missing: `no member of WekaCluster ${self.spec.cluster} is in the Weka cluster with a running pod yet` };
