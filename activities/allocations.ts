@@ -34,13 +34,13 @@ import {
   refusal,
   type AllocationAsk,
   type AllocationOutcome,
-  type ContainerAllocation,
   type NodeAllocationDecision,
   type NodeAllocationInput,
   type NodeAllocationRound,
   type ExclusiveNodeDrives,
   type NodeDrives,
 } from '../src/lifecycle/node-allocations.js';
+import type { ContainerAllocation } from '../src/allocation/types.js';
 import { clusterRangesOf } from '../src/lifecycle/cluster-ports.js';
 import type { ActivityDeps } from './deps.js';
 import { describeKubeError, isNotFound, kubeFailure, orIfMissing, type KubeFailure } from './kube/errors.js';

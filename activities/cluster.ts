@@ -17,8 +17,7 @@ import { clusterCreateCall, clusterNameCall, containerIdentityCall } from '../sr
 import type { ActivityDeps } from './deps.js';
 import { createIfAbsent, isConflict, orIfMissing } from './kube/errors.js';
 import { mergeHeaders, snapshotOf, WekaApi } from './kube/weka-api.js';
-import type { ClusterSnapshot, MemberContainer } from './cluster-types.js';
-import type { ExecTargetRef } from './types.js';
+import type { ClusterSnapshot, ExecTargetRef, MemberContainer } from './types.js';
 import { runningPodIP } from './join-addresses.js';
 import { wekaCli } from './weka-cli.js';
 

@@ -5,12 +5,8 @@
 import { API_GROUP, API_VERSION, WEKA_CONTAINER_PLURAL, type WekaContainer } from '../src/api/index.js';
 import type { AllocationLedger } from '../src/lifecycle/allocation-ledger.js';
 import { refText } from '../src/lifecycle/names.js';
-import {
-  refusal,
-  type AllocationOutcome,
-  type ContainerAllocation,
-  type NodeAllocationDecision,
-} from '../src/lifecycle/node-allocations.js';
+import { refusal, type AllocationOutcome, type NodeAllocationDecision } from '../src/lifecycle/node-allocations.js';
+import type { ContainerAllocation } from '../src/allocation/types.js';
 import { podRequests } from '../src/lifecycle/pods.js';
 import { quotaExcess, quotaExcessMessage, type QuotaLimits } from '../src/lifecycle/quota.js';
 import type { ActivityDeps } from './deps.js';

@@ -3,7 +3,7 @@
 // finished without the pod, or its object vanished mid-teardown) frees the capacity of what the
 // devices no longer hold, and keeps counting what they still do.
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/index.js';
-import type { ContainerAllocation } from '../src/lifecycle/node-allocations.js';
+import type { ContainerAllocation } from '../src/allocation/types.js';
 import { proxyName, WEKA_POD_CONTAINER } from '../src/lifecycle/names.js';
 import { driveAt, listDrivesCall } from '../src/weka/index.js';
 import type { V1Node } from '@kubernetes/client-node';

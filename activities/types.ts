@@ -1,12 +1,11 @@
 // The plain data the activities take and return, imported by workflows as types only. The
 // activities themselves are typed by their implementations: `Activities` (activities/index.ts).
 import type { DriveType, VirtualDrive } from '../src/allocation/index.js';
-import type { ContainerAllocation } from '../src/lifecycle/node-allocations.js';
+import type { ContainerAllocation } from '../src/allocation/types.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
-import type { Condition, WrittenBy } from '../src/api/index.js';
+import type { Condition, WekaClusterSpec, WrittenBy } from '../src/api/index.js';
 import type { ContainerOnNode, MutexOutcome, ProxySignedDrive } from '../src/protocol.js';
 import type { SkippedDevice } from '../src/lifecycle/device-signing.js';
-import type { ClusterStatusUpdate } from './cluster-types.js';
 
 /** Defined with the mutex protocol (src/protocol.ts); here too, beside the other activity data. */
 export type { ContainerOnNode, MutexOutcome, ProxySignedDrive };
@@ -189,4 +188,23 @@ export interface DeviceSetSigned {
   readonly skipped: string[];
   /** Claims whose device the device pod does not see yet. */
   readonly notAttached: string[];
+}
+
+export interface ClusterSnapshot extends ObjectSnapshot {
+  spec: WekaClusterSpec;
+  status: { clusterGUID?: string; conditions: Condition[] };
+}
+
+export interface MemberContainer {
+  name: string;
+  uid: string;
+  node: string;
+  phase: string;
+}
+
+export interface ClusterStatusUpdate {
+  phase: string;
+  conditions: Condition[];
+  observedGeneration: number;
+  clusterGUID?: string;
 }

@@ -5,7 +5,6 @@
 // plain descriptor, so this file stays as pure as the rest of src/.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { MutexState } from './lifecycle/mutex-queue.js';
 import type { ObjectRef } from './lifecycle/names.js';
 
 // ---------------------------------------------------------------- workflows, inputs, ids, queues
@@ -29,6 +28,20 @@ export interface ObjectWorkflowInput extends ObjectRef {
    * whether it may have joined that cluster.
    */
   teardown?: { node: string; clusterGUID?: string; joined: boolean };
+}
+
+/** A mutex's queue and memory, carried through continue-as-new in its input. */
+export interface MutexState {
+  queue: MutexRequest[];
+  /**
+   * Request ids already answered, oldest first, bounded to ANSWERED_MEMORY, and in bytes when
+   * carried through continue-as-new (src/lifecycle/mutex-queue.ts stateToCarry).
+   */
+  answered: MutexResponse[];
+  /** Requesters (workflow ids) waiting for capacity, in the order they were refused. */
+  waiters: string[];
+  /** Requests executed since this mutex was first started (across continue-as-new). */
+  executed: number;
 }
 
 export interface MutexInput {

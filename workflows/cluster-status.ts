@@ -1,5 +1,5 @@
 // The status a WekaCluster's workflow owns: the lifecycle's, plus the Weka cluster's GUID.
-import type { ClusterStatusUpdate } from '../activities/cluster-types.js';
+import type { ClusterStatusUpdate } from '../activities/types.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import { LifecycleStatus } from './lifecycle-status.js';
 

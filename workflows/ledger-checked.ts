@@ -4,7 +4,7 @@
 // still holds, would then be signed, or left counted for ever (docs/production.md, trust model).
 import { sleep } from '@temporalio/workflow';
 import { sameAllocation } from '../src/lifecycle/allocation-ledger.js';
-import type { ContainerAllocation } from '../src/lifecycle/node-allocations.js';
+import type { ContainerAllocation } from '../src/allocation/types.js';
 import type { ObjectRef } from '../src/lifecycle/names.js';
 import { nodeMutexId } from '../src/protocol.js';
 import { kubeLocal } from './activities.js';

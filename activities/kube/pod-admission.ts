@@ -4,7 +4,8 @@
 // allocation with that reason, so a tenant beyond its quota never holds a node's capacity.
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import type { WekaContainer } from '../../src/api/index.js';
-import { refusal, type AllocationOutcome, type ContainerAllocation } from '../../src/lifecycle/node-allocations.js';
+import type { ContainerAllocation } from '../../src/allocation/types.js';
+import { refusal, type AllocationOutcome } from '../../src/lifecycle/node-allocations.js';
 import { driveContainerPod, podRefusalReason } from '../../src/lifecycle/pods.js';
 import { apiMessage, kubeFailure } from './errors.js';
 

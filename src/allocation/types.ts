@@ -70,3 +70,18 @@ export interface DriveSharingRequest {
 
 /** Returns a fresh random UUID. Injected so the allocator stays pure and tests can fix the UUIDs. */
 export type UuidSource = () => string;
+
+/** What a drive container was given: lives only in its status.allocations. */
+export interface ContainerAllocation {
+  virtualDrives: VirtualDrive[];
+  /** Serials of whole drives given for the container's exclusive use (no virtual drives then). */
+  drives?: string[];
+  wekaPort?: number;
+  agentPort?: number;
+}
+
+export interface AllocationRefusal {
+  type: string;
+  message: string;
+  [field: string]: unknown;
+}

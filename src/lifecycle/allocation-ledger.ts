@@ -4,7 +4,7 @@
 // the ledger holds, never what a container's status says: a status is the user's view, and
 // anyone allowed to write it could otherwise free or take capacity that a device still holds.
 import type { ClaimedVirtualDrive, ContainerDriveClaims, DriveType, VirtualDrive } from '../allocation/types.js';
-import type { ContainerAllocation } from './node-allocations.js';
+import type { ContainerAllocation } from '../allocation/types.js';
 import { containerPortBlocks } from '../allocation/ports.js';
 import type { PortBlock } from '../allocation/port-blocks.js';
 

@@ -6,7 +6,7 @@ import { allocateGrowth, growthWanted, type PhysicalDrive, type UuidSource } fro
 import type { WekaCluster, WekaContainer } from '../api/index.js';
 import type { AllocationSettings } from '../settings/index.js';
 import { ledgerClaims, type AllocationLedger } from './allocation-ledger.js';
-import type { AllocationRefusal, ContainerAllocation } from './node-allocations.js';
+import type { AllocationRefusal, ContainerAllocation } from '../allocation/types.js';
 import { allocationRequest, usesDriveSharing } from './requests.js';
 
 export interface HeldDecision {

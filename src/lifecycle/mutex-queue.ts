@@ -5,20 +5,16 @@
 // that arrives again while queued or running is ignored, and one that was already answered is
 // answered again from the record. Requesters refused for lack of capacity become waiters; when a
 // request that frees capacity completes, every waiter is told, in the order they were refused.
-import { BATCHED_KINDS, COALESCED_KINDS, RELEASING_KINDS, type MutexRequest, type MutexResponse } from '../protocol.js';
+import {
+  BATCHED_KINDS,
+  COALESCED_KINDS,
+  RELEASING_KINDS,
+  type MutexRequest,
+  type MutexResponse,
+  type MutexState,
+} from '../protocol.js';
 
-export interface MutexState {
-  queue: MutexRequest[];
-  /**
-   * Request ids already answered, oldest first, bounded to ANSWERED_MEMORY, and in bytes when
-   * carried through continue-as-new (stateToCarry).
-   */
-  answered: MutexResponse[];
-  /** Requesters (workflow ids) waiting for capacity, in the order they were refused. */
-  waiters: string[];
-  /** Requests executed since this mutex was first started (across continue-as-new). */
-  executed: number;
-}
+export type { MutexState };
 
 /** Enough to recognise retries of recent requests; older ids are not expected to come back. */
 export const ANSWERED_MEMORY = 500;

@@ -18,8 +18,8 @@ import {
   type PortBlock,
   type PortRange,
   type UuidSource,
-  type VirtualDrive,
 } from '../allocation/index.js';
+import type { AllocationRefusal, ContainerAllocation } from '../allocation/types.js';
 import type { AllocationSettings } from '../settings/index.js';
 import type { WekaCluster, WekaContainer } from '../api/index.js';
 import { ledgerClaims, sameAllocation, withAllocation, type AllocationLedger } from './allocation-ledger.js';
@@ -30,21 +30,6 @@ import { allocationRequest, usesDriveSharing } from './requests.js';
 /** A container's request to its node's mutex: which container, on which node. */
 export interface AllocationAsk extends ObjectRef {
   node: string;
-}
-
-/** What a drive container was given: lives only in its status.allocations. */
-export interface ContainerAllocation {
-  virtualDrives: VirtualDrive[];
-  /** Serials of whole drives given for the container's exclusive use (no virtual drives then). */
-  drives?: string[];
-  wekaPort?: number;
-  agentPort?: number;
-}
-
-export interface AllocationRefusal {
-  type: string;
-  message: string;
-  [field: string]: unknown;
 }
 
 /** The answer to one ask: its allocation, or a refusal saying whether more capacity could help. */

@@ -9,7 +9,7 @@
 // CPU, memory and huge pages (pod-resources.ts).
 import { EXCLUSIVE_DRIVES_RESOURCE } from '../annotations/exclusive-drives.js';
 import type { WekaContainer } from '../api/index.js';
-import type { ContainerAllocation } from './node-allocations.js';
+import type { ContainerAllocation } from '../allocation/types.js';
 import { CLUSTER_UID_LABEL } from './disruption-budget.js';
 import { driveContainerResources, type PodResources } from './pod-resources.js';
 import {

@@ -1,10 +1,11 @@
 // Benchmark 6: what one simulated Weka command costs, run the way kwok's exec runs it in the local
 // control plane: `sh` runs the tool's shim, which starts Node.js on the simulator. Two ways side by
 // side, interleaved so load hits both alike: the single-file bundle (what the control plane runs) and
-// the ES modules tsc compiles to dist/ (npm run build), which the bundle saves resolving and compiling.
+// the ES modules tsc compiles the simulator to (here, into a scratch folder: the project's build
+// leaves the simulator out), which the bundle saves resolving and compiling.
 // No servers: the exec hop through kwok is the same for both and is not counted.
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,13 +15,36 @@ import { writeSimulatorShims } from '../../deploy/local/weka-sim/shims.js';
 import { spread } from './report.js';
 
 const run = promisify(execFile);
-const COMPILED_MAIN = fileURLToPath(new URL('../../dist/deploy/local/weka-sim/main.js', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The simulator compiled by tsc into `dir` as ES modules, with the build's options; its main. */
+async function compileSimulatorModules(dir: string): Promise<string> {
+  const out = join(dir, 'out');
+  await mkdir(dir, { recursive: true });
+  const config = join(dir, 'tsconfig.json');
+  await writeFile(
+    config,
+    JSON.stringify({
+      extends: join(REPO_ROOT, 'tsconfig.build.json'),
+      compilerOptions: {
+        outDir: out,
+        rootDir: REPO_ROOT,
+        sourceMap: false,
+        typeRoots: [join(REPO_ROOT, 'node_modules/@types')],
+      },
+      include: [join(REPO_ROOT, 'deploy/local/weka-sim')],
+    }),
+  );
+  await run(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', config]);
+  await writeFile(join(out, 'package.json'), JSON.stringify({ type: 'module' }));
+  return join(out, 'deploy/local/weka-sim/main.js');
+}
 
 /** Commands the operator's activities run on every container, all of them reads, so repeatable. */
 const COMMANDS: ReadonlyArray<readonly string[]> = [
   ['lsblk', '-J'],
   ['weka-sign-drive', 'list', '-j'],
-  ['weka', 'cluster', 'list'],
+  ['weka', 'cluster', 'container', '5', '--json'],
 ];
 
 export interface SimulatorBenchResult {
@@ -60,7 +84,7 @@ export async function runSimulatorBench(o: {
     const bundleShims = join(dir, 'bundle-bin');
     const compiledShims = join(dir, 'compiled-bin');
     await writeSimulatorShims(bundleShims, simulatorArgs(built));
-    await writeSimulatorShims(compiledShims, [COMPILED_MAIN]);
+    await writeSimulatorShims(compiledShims, [await compileSimulatorModules(join(dir, 'compiled'))]);
     const env = (shims: string): NodeJS.ProcessEnv => ({
       ...process.env,
       PATH: `${shims}:${process.env['PATH'] ?? ''}`,

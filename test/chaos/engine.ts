@@ -63,6 +63,7 @@ export interface ChaosOptions {
   clusters?: number;
   /** What a round asks for, as a multiple of the nodes' capacity (at least 1.2). */
   demand?: number;
+  /** How long a settle, a deletion, or a name's earlier object going away is waited for. */
   settleTimeoutMs?: number;
   log: (message: string) => void;
 }
@@ -461,7 +462,8 @@ class ChaosRun {
           throw err;
         }
       },
-      600_000,
+      // Freeing the name is a teardown settling: it gets as long as a settle does.
+      this.o.settleTimeoutMs ?? 600_000,
       { intervalMs: 2_000 },
     );
   }

@@ -11,7 +11,7 @@ import type { Activities } from '../../activities/index.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import { decodeLedger, ALLOCATIONS_ANNOTATION } from '../../src/lifecycle/allocation-ledger.js';
-import type { ContainerAllocation } from '../../src/lifecycle/node-allocations.js';
+import type { ContainerAllocation } from '../../src/allocation/types.js';
 import type { ObjectRef } from '../../src/lifecycle/names.js';
 import { mutexResponseSignal, type MutexRequestKind } from '../../src/protocol.js';
 import { warningEvent } from '../support/events.js';

@@ -268,7 +268,10 @@ describe('kstatus on a WekaCluster', () => {
     );
     expect(during.length).toBeGreaterThan(0);
     expect((await kstatusOf(during)).map((r) => r.status)).toEqual(during.map(() => 'InProgress'));
-    expect((await kstatusOfOne(regrown)).status).toBe('Current');
+    const verdict = await kstatusOfOne(regrown);
+    if (verdict.status !== 'Current')
+      console.log('REGROWN', JSON.stringify({ m: regrown.metadata, s: regrown.status }, null, 1));
+    expect(verdict).toMatchObject({ status: 'Current' });
   });
 });
 

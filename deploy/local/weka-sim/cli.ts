@@ -19,8 +19,8 @@ import {
   loadDevices,
   simPaths,
   type LogEntry,
-  type SimPaths,
 } from './node-state.js';
+import type { SimPaths } from './node-records.js';
 import { runNsenter } from './nsenter.js';
 import { readOvercommitMode, runOvercommitCommand } from './overcommit.js';
 import {

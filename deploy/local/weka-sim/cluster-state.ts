@@ -2,7 +2,7 @@
 // drives added to them. Container IDs and drive UUIDs are unique across the root, so a container
 // ID alone names its cluster and a drive UUID alone names its drive.
 import { isRecord, readJsonIfExists, writeJsonAtomic } from './files.js';
-import type { SimPaths } from './node-state.js';
+import type { SimPaths } from './node-records.js';
 import type { NodeView } from './node-view.js';
 import { SimRefusal } from './outcome.js';
 

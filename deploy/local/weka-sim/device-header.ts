@@ -1,7 +1,7 @@
 // Reading a device header back strictly, with defaults for the fields older headers lack, and the
 // facts about a device's layout that several commands share (partition names, mountpoints).
 import { isRecord } from './files.js';
-import type { DeviceHeader, DriveType, HolderRecord, PartitionRecord } from './node-state.js';
+import type { DeviceHeader, DriveType, HolderRecord, PartitionRecord } from './node-records.js';
 
 /** The GPT partition type GUID of a Weka partition (what `blkid -s PART_ENTRY_TYPE` reports). */
 export const WEKA_PARTITION_TYPE = '993ec906-b4e2-11e7-a205-a0a8cd3ea1de';

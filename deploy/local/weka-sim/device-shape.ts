@@ -5,7 +5,7 @@
 import { isDevicePath } from '../../../src/weka/validate.js';
 import { optional, parseArgs, positionals, type ParsedArgs } from './args.js';
 import { describeShape, mountpointsOf, partitionNumber, partitionPath } from './device-header.js';
-import type { DeviceHeader, HolderRecord, PartitionRecord } from './node-state.js';
+import type { DeviceHeader, HolderRecord, PartitionRecord } from './node-records.js';
 import { SimRefusal, UsageError, type ToolOutput } from './outcome.js';
 import { findDevice, uuidOption, type NodeView } from './node-view.js';
 

@@ -5,7 +5,7 @@
 import { basename } from 'node:path';
 import { integerArg, optional, parseArgs, positionals } from './args.js';
 import { isRecord, readJsonIfExists, removeIfExists, writeJsonAtomic } from './files.js';
-import type { SimPaths } from './node-state.js';
+import type { SimPaths } from './node-records.js';
 import { UsageError, type ToolOutput } from './outcome.js';
 
 export interface FaultSettings {

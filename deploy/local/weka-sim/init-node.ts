@@ -5,7 +5,7 @@
 import { isDevicePath } from '../../../src/weka/validate.js';
 import { integerArg, parseArgs, positionals } from './args.js';
 import { blankDevice } from './device-header.js';
-import type { DriveType } from './node-state.js';
+import type { DriveType } from './node-records.js';
 import { SimRefusal, UsageError, type Change, type ToolOutput } from './outcome.js';
 import type { NodeView } from './node-view.js';
 

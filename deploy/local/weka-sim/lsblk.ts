@@ -8,7 +8,7 @@
 // md array by its RAID level (get_type()). Read-only.
 import { basename } from 'node:path';
 import { partitionPath, WEKA_PARTITION_TYPE } from './device-header.js';
-import type { DeviceHeader } from './node-state.js';
+import type { DeviceHeader } from './node-records.js';
 import { ToolExit, UsageError, type ToolOutput } from './outcome.js';
 import type { NodeView } from './node-view.js';
 

@@ -1,8 +1,8 @@
 // What a command handler sees of its node: the device headers in memory, and the lookups every
 // tool shares.
 import { isDevicePath, isUUID } from '../../../src/weka/validate.js';
-import type { DeviceHeader } from './node-state.js';
-import type { OvercommitMode } from './overcommit.js';
+import type { DeviceHeader } from './node-records.js';
+import type { OvercommitMode } from './node-records.js';
 import { SimRefusal, UsageError } from './outcome.js';
 
 export interface NodeView {

@@ -1,7 +1,6 @@
 // How a simulated command ends. Exit codes follow sysexits.h and match REFUSAL_EXIT_CODES in
 // src/weka/call.ts, which is how the operator tells a refusal from a transient failure.
-import type { DeviceHeader, HolderRecord, PartitionRecord } from './node-state.js';
-import type { OvercommitMode } from './overcommit.js';
+import type { DeviceHeader, HolderRecord, OvercommitMode, PartitionRecord } from './node-records.js';
 
 export const EXIT_OK = 0;
 /** Bad argv: unknown command, missing or malformed option. Refusal. */

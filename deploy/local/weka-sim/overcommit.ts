@@ -4,11 +4,8 @@
 // and the invariant checker, not the simulator, has to catch it. Set per node state directory in
 // overcommit.json, under the node lock.
 import { isRecord, readJsonIfExists, writeJsonAtomic } from './files.js';
-import type { SimPaths } from './node-state.js';
+import { OVERCOMMIT_MODES, type OvercommitMode, type SimPaths } from './node-records.js';
 import { UsageError, type ToolOutput } from './outcome.js';
-
-export const OVERCOMMIT_MODES = ['refuse', 'record'] as const;
-export type OvercommitMode = (typeof OVERCOMMIT_MODES)[number];
 
 export const OVERCOMMIT_USAGE = `usage:
   weka-sim --state DIR overcommit record

@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { loadClusters, saveClusters } from './cluster-state.js';
 import { withLock } from './lock.js';
-import type { SimPaths } from './node-state.js';
+import type { SimPaths } from './node-records.js';
 import { UsageError, type ToolOutput } from './outcome.js';
 
 export const PROCESS_USAGE = `usage:

@@ -3,7 +3,7 @@
 // persists what they changed.
 import { integerArg, parseArgs, positionals, required } from './args.js';
 import { describeShape } from './device-header.js';
-import type { DeviceHeader, DriveType } from './node-state.js';
+import type { DeviceHeader, DriveType } from './node-records.js';
 import { findDevice, uuidOption, type NodeView } from './node-view.js';
 import { SimRefusal, UsageError, type ToolOutput } from './outcome.js';
 import { signPhysical } from './sign-physical.js';

@@ -6,7 +6,7 @@
 // fails with EBUSY while a filesystem or a holder has claimed it (open(2), O_EXCL).
 import { parseArgs, positionals } from './args.js';
 import { mountpointsOf, partitionPath } from './device-header.js';
-import type { DeviceHeader } from './node-state.js';
+import type { DeviceHeader } from './node-records.js';
 import { SimRefusal, type ToolOutput } from './outcome.js';
 import { findDevice, type NodeView } from './node-view.js';
 
