@@ -1,6 +1,6 @@
 // The allocation decisions a node's mutex makes: give containers their virtual drives (one, or
 // every allocation queued on the node at once), and release a container's allocation. The
-// decisions themselves are pure (src/lifecycle/node-allocations.ts); this reads what they need
+// decisions themselves are pure (src/node/node-allocations.ts); this reads what they need
 // and writes what they decided. Idempotent; refusals are answers (data), not exceptions: only a
 // transient failure of the apiserver fails the activity, since the node's mutex waits behind it.
 import { randomUUID } from 'node:crypto';
@@ -16,7 +16,7 @@ import {
   WEKA_OPERATOR_SHARED_DRIVES_ANNOTATION,
 } from '../src/annotations/index.js';
 import type { WekaCluster, WekaContainer } from '../src/api/index.js';
-import { FIELD_MANAGER, refText, TEARDOWN_WITHOUT_POD_ANNOTATION, type ObjectRef } from '../src/lifecycle/names.js';
+import { FIELD_MANAGER, refText, TEARDOWN_WITHOUT_POD_ANNOTATION, type ObjectRef } from '../src/api/names.js';
 import {
   ALLOCATIONS_ANNOTATION,
   emptyLedger,
@@ -24,7 +24,7 @@ import {
   withAllocation,
   withoutContainer,
   type AllocationLedger,
-} from '../src/lifecycle/allocation-ledger.js';
+} from '../src/node/allocation-ledger.js';
 import {
   clustersToRead,
   containerKey,
@@ -39,9 +39,9 @@ import {
   type NodeAllocationRound,
   type ExclusiveNodeDrives,
   type NodeDrives,
-} from '../src/lifecycle/node-allocations.js';
+} from '../src/node/node-allocations.js';
 import type { ContainerAllocation } from '../src/allocation/types.js';
-import { clusterRangesOf } from '../src/lifecycle/cluster-ports.js';
+import { clusterRangesOf } from '../src/node/cluster-ports.js';
 import type { ActivityDeps } from './deps.js';
 import { describeKubeError, isNotFound, kubeFailure, orIfMissing, type KubeFailure } from './kube/errors.js';
 import { podRefusal } from './kube/pod-admission.js';

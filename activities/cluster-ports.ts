@@ -1,10 +1,10 @@
-// Cluster port ranges, decided inside the global cluster-ports mutex (src/lifecycle/cluster-ports.ts):
+// Cluster port ranges, decided inside the global cluster-ports mutex (src/node/cluster-ports.ts):
 // a range of 500 ports per cluster in the first free gap from 35000, or the spec's override when it
 // overlaps no other cluster's, and the cluster's singleton ports (LB, LB admin, S3) inside it, clear
 // of every container's ports on every node. The allocation lives only in the WekaCluster's status.ports.
 import { ApplicationFailure } from '@temporalio/activity';
-import { decideClusterPorts, ledgerPortBlocks } from '../src/lifecycle/cluster-ports.js';
-import { FIELD_MANAGER, refText, type ObjectRef } from '../src/lifecycle/names.js';
+import { decideClusterPorts, ledgerPortBlocks } from '../src/node/cluster-ports.js';
+import { FIELD_MANAGER, refText, type ObjectRef } from '../src/api/names.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict } from './kube/errors.js';
 import { ledgerOf } from './kube/node-ledger.js';

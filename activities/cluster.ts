@@ -3,9 +3,9 @@
 // on teardown. The containers' own workflows do the per-node work.
 import { ApplicationFailure } from '@temporalio/activity';
 import { API_GROUP, API_VERSION, WEKA_CONTAINER_PLURAL, type WekaContainer } from '../src/api/index.js';
-import { FINALIZER, WEKA_POD_CONTAINER, refText, wekaContainerName, type ObjectRef } from '../src/lifecycle/names.js';
-import { OWNER_UID_LABEL } from '../src/lifecycle/pods.js';
-import { labelSelectorText } from '../src/lifecycle/sign-drives-request.js';
+import { FINALIZER, WEKA_POD_CONTAINER, refText, wekaContainerName, type ObjectRef } from '../src/api/names.js';
+import { OWNER_UID_LABEL } from '../src/manifests/pods.js';
+import { labelSelectorText } from '../src/node/sign-drives-request.js';
 import {
   clusterContainerSpec,
   type ClusterMemberView,

@@ -2,9 +2,9 @@
 // its pod, its cluster's GUID; remove the finalizer as the last step of a teardown. Its status and
 // Events are written by activities/status.ts.
 import { ApplicationFailure } from '@temporalio/activity';
-import { imageAllowed, imageNotAllowedMessage } from '../src/lifecycle/image-policy.js';
-import { FINALIZER, WEKA_POD_CONTAINER, proxyName, refText, type ObjectRef } from '../src/lifecycle/names.js';
-import { decidePod, describePod, driveContainerPod, podOfObject } from '../src/lifecycle/pods.js';
+import { imageAllowed, imageNotAllowedMessage } from '../src/manifests/image-policy.js';
+import { FINALIZER, WEKA_POD_CONTAINER, proxyName, refText, type ObjectRef } from '../src/api/names.js';
+import { decidePod, describePod, driveContainerPod, podOfObject } from '../src/manifests/pods.js';
 import { messageOf } from '../src/errors.js';
 import { clusterWorkflowId, wakeUpSignal } from '../src/protocol.js';
 import type { ActivityDeps } from './deps.js';

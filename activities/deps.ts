@@ -3,7 +3,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { AllocationSettings } from '../src/allocation/index.js';
-import type { decideNodeAllocations } from '../src/lifecycle/node-allocations.js';
+import type { decideNodeAllocations } from '../src/node/node-allocations.js';
 import type { ExecTransport } from './exec/transport.js';
 
 export interface ActivityDeps {
@@ -21,7 +21,7 @@ export interface ActivityDeps {
   /** Image of the ssdproxy containers the operator creates; it passes allowedImages (the settings check it). */
   proxyImage: string;
   /**
-   * The images the operator creates pods from (src/lifecycle/image-policy.ts): a drive container
+   * The images the operator creates pods from (src/manifests/image-policy.ts): a drive container
    * whose spec.image is not one of them never gets a pod.
    */
   allowedImages: readonly string[];

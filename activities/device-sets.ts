@@ -1,4 +1,4 @@
-// Activities of a WekaCluster's device sets (src/lifecycle/device-sets.ts): make each set's claims
+// Activities of a WekaCluster's device sets (src/manifests/device-set-pods.ts): make each set's claims
 // and device pods on its nodes, sign the bound devices for the node's ssdproxy inside their device
 // pods and publish them as the node's shared drives, and, when the cluster goes, release them once
 // no virtual drive is left on them. Signing and releasing are executed by the node's mutex, so no
@@ -23,11 +23,11 @@ import {
   type DeviceSetCluster,
   type DevicePodManifest,
   type DeviceSetReadiness,
-} from '../src/lifecycle/device-sets.js';
-import { podEnded } from '../src/lifecycle/pods.js';
-import { FIELD_MANAGER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/lifecycle/names.js';
-import { labelSelectorText } from '../src/lifecycle/sign-drives-request.js';
-import { imageAllowed } from '../src/lifecycle/image-policy.js';
+} from '../src/manifests/device-set-pods.js';
+import { podEnded } from '../src/manifests/pods.js';
+import { FIELD_MANAGER, WEKA_POD_CONTAINER, refText, type ObjectRef } from '../src/api/names.js';
+import { labelSelectorText } from '../src/node/sign-drives-request.js';
+import { imageAllowed } from '../src/manifests/image-policy.js';
 import {
   NON_RETRYABLE_WEKA_ERRORS,
   readDriveCall,
@@ -42,7 +42,7 @@ import { isAlreadyExists, isDeterministic, isNotFound, orIfMissing } from './kub
 import { mergeHeaders, WekaApi } from './kube/weka-api.js';
 import { podFacts } from './kube/pods.js';
 import { ledgerOf } from './kube/node-ledger.js';
-import { emptyLedger } from '../src/lifecycle/allocation-ledger.js';
+import { emptyLedger } from '../src/node/allocation-ledger.js';
 import { createNodeDrivesPublisher } from './node-drives-publisher.js';
 import { liveClusterRefusal } from './cluster-ports.js';
 import { wekaCli } from './weka-cli.js';

@@ -1,9 +1,9 @@
-// Keeps a WekaCluster's PodDisruptionBudget (src/lifecycle/disruption-budget.ts) at the number
+// Keeps a WekaCluster's PodDisruptionBudget (src/manifests/disruption-budget.ts) at the number
 // its members call for.
 import { PolicyV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
-import { disruptionBudget, planDisruptionBudget } from '../src/lifecycle/disruption-budget.js';
-import type { ObjectRef } from '../src/lifecycle/names.js';
+import { disruptionBudget, planDisruptionBudget } from '../src/manifests/disruption-budget.js';
+import type { ObjectRef } from '../src/api/names.js';
 import type { ActivityDeps } from './deps.js';
 import { createIfAbsent, isConflict, orIfMissing } from './kube/errors.js';
 

@@ -3,8 +3,8 @@
 // have joined (their pods' IPs, their allocated ports); a standalone container through the
 // addresses its spec lists (spec.joinIps), as the reference's JOIN_IPS.
 import { API_GROUP, API_VERSION, WEKA_CONTAINER_PLURAL, type WekaContainer } from '../src/api/index.js';
-import type { ObjectRef } from '../src/lifecycle/names.js';
-import { OWNER_UID_LABEL } from '../src/lifecycle/pods.js';
+import type { ObjectRef } from '../src/api/names.js';
+import { OWNER_UID_LABEL } from '../src/manifests/pods.js';
 import { parseHostAddress, type WekaHostAddress } from '../src/weka/index.js';
 import { orIfMissing } from './kube/errors.js';
 import type { WekaApi } from './kube/weka-api.js';

@@ -1,14 +1,14 @@
-// The node mutex's own check of a namespace's ResourceQuotas (src/lifecycle/quota.ts): what every
+// The node mutex's own check of a namespace's ResourceQuotas (src/node/quota.ts): what every
 // container of the namespace holds, read at decision time, against the quotas' hard limits. The
 // dry-run create of a first allocation's pod (kube/pod-admission.ts) still runs after it, for
 // every other limit the apiserver enforces.
 import { API_GROUP, API_VERSION, WEKA_CONTAINER_PLURAL, type WekaContainer } from '../src/api/index.js';
-import type { AllocationLedger } from '../src/lifecycle/allocation-ledger.js';
-import { refText } from '../src/lifecycle/names.js';
-import { refusal, type AllocationOutcome, type NodeAllocationDecision } from '../src/lifecycle/node-allocations.js';
+import type { AllocationLedger } from '../src/node/allocation-ledger.js';
+import { refText } from '../src/api/names.js';
+import { refusal, type AllocationOutcome, type NodeAllocationDecision } from '../src/node/node-allocations.js';
 import type { ContainerAllocation } from '../src/allocation/types.js';
-import { podRequests } from '../src/lifecycle/pods.js';
-import { quotaExcess, quotaExcessMessage, type QuotaLimits } from '../src/lifecycle/quota.js';
+import { podRequests } from '../src/manifests/pods.js';
+import { quotaExcess, quotaExcessMessage, type QuotaLimits } from '../src/node/quota.js';
 import type { ActivityDeps } from './deps.js';
 import { kubeFailure } from './kube/errors.js';
 import type { WekaApi } from './kube/weka-api.js';

@@ -2,17 +2,17 @@
 // and remove it once nothing uses it (allocation decisions are in allocations.ts). Each reads the
 // apiserver afresh and is idempotent. Refusals are answers (data), not exceptions.
 import type { WekaContainer } from '../src/api/index.js';
-import { MANAGED_BY, MANAGED_BY_LABEL, proxyName } from '../src/lifecycle/names.js';
-import { nodeOwner, wekaPod } from '../src/lifecycle/pods.js';
-import { proxyResources } from '../src/lifecycle/pod-resources.js';
+import { MANAGED_BY, MANAGED_BY_LABEL, proxyName } from '../src/api/names.js';
+import { nodeOwner, wekaPod } from '../src/manifests/pods.js';
+import { proxyResources } from '../src/manifests/pod-resources.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/shared-drives.js';
-import { refusal as refused } from '../src/lifecycle/node-allocations.js';
+import { refusal as refused } from '../src/node/node-allocations.js';
 import type { ActivityDeps } from './deps.js';
 import { createIfAbsent, orIfMissing } from './kube/errors.js';
 import { ApplicationFailure } from '@temporalio/activity';
 import { deletePod, ensurePod, POD_START_TIMEOUT_MS, POD_UNSCHEDULABLE, waitPodRunning } from './kube/pods.js';
 import { WekaApi } from './kube/weka-api.js';
-import { ALLOCATIONS_ANNOTATION, decodeLedger } from '../src/lifecycle/allocation-ledger.js';
+import { ALLOCATIONS_ANNOTATION, decodeLedger } from '../src/node/allocation-ledger.js';
 import type { MutexOutcome } from '../src/protocol.js';
 
 export function createNodeDecisions(deps: ActivityDeps) {

@@ -18,9 +18,9 @@ import {
   SHARED_DRIVES_ANNOTATION,
   WITHHELD_DRIVES_ANNOTATION,
 } from '../src/annotations/index.js';
-import { ALLOCATIONS_ANNOTATION, encodeLedger, reconcileLedger } from '../src/lifecycle/allocation-ledger.js';
-import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER } from '../src/lifecycle/names.js';
-import { reconcileSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../src/lifecycle/node-drives.js';
+import { ALLOCATIONS_ANNOTATION, encodeLedger, reconcileLedger } from '../src/node/allocation-ledger.js';
+import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER } from '../src/api/names.js';
+import { reconcileSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../src/node/node-drives.js';
 import { listDrivesCall } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';

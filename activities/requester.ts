@@ -3,7 +3,7 @@
 // decision's answers and capacity notices to the requesters.
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { messageOf } from '../src/errors.js';
-import { stampQueuedAt } from '../src/lifecycle/mutex-queue.js';
+import { stampQueuedAt } from '../src/node/mutex-queue.js';
 import type { ActivityDeps } from './deps.js';
 import { signalIfRunning } from './signal.js';
 import {

@@ -3,12 +3,8 @@
 // device first so a retry never signs twice, and skipping what signing would destroy unasked), and
 // publish the signed drives on the node: its annotations and the resources the scheduler sees.
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../src/lifecycle/names.js';
-import {
-  labelSelectorText,
-  signingRequestFor,
-  type SigningOperationRef,
-} from '../src/lifecycle/sign-drives-request.js';
+import { proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../src/api/names.js';
+import { labelSelectorText, signingRequestFor, type SigningOperationRef } from '../src/node/sign-drives-request.js';
 import {
   chooseDevices,
   nothingChosenMessage,
@@ -16,7 +12,7 @@ import {
   signingVerdict,
   type SigningMode,
   type SkippedDevice,
-} from '../src/lifecycle/device-signing.js';
+} from '../src/node/device-signing.js';
 import {
   listBlockDevicesCall,
   NON_RETRYABLE_WEKA_ERRORS,

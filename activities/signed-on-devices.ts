@@ -4,7 +4,7 @@
 // devices no longer hold, and keeps counting what they still do.
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/index.js';
 import type { ContainerAllocation } from '../src/allocation/types.js';
-import { proxyName, WEKA_POD_CONTAINER } from '../src/lifecycle/names.js';
+import { proxyName, WEKA_POD_CONTAINER } from '../src/api/names.js';
 import { driveAt, listDrivesCall } from '../src/weka/index.js';
 import type { V1Node } from '@kubernetes/client-node';
 import type { ActivityDeps } from './deps.js';

@@ -3,7 +3,7 @@
 // Both in one local activity, so a step that changes a condition costs one round trip.
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { API_GROUP_VERSION, WRITTEN_BY_RULE } from '../src/api/index.js';
-import { FIELD_MANAGER, type ObjectRef } from '../src/lifecycle/names.js';
+import { FIELD_MANAGER, type ObjectRef } from '../src/api/names.js';
 import type { ActivityDeps } from './deps.js';
 import {
   apiMessage,

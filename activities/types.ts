@@ -2,10 +2,10 @@
 // activities themselves are typed by their implementations: `Activities` (activities/index.ts).
 import type { DriveType, VirtualDrive } from '../src/allocation/index.js';
 import type { ContainerAllocation } from '../src/allocation/types.js';
-import type { ObjectRef } from '../src/lifecycle/names.js';
+import type { ObjectRef } from '../src/api/names.js';
 import type { Condition, WekaClusterSpec, WrittenBy } from '../src/api/index.js';
 import type { ContainerOnNode, MutexOutcome, ProxySignedDrive } from '../src/protocol.js';
-import type { SkippedDevice } from '../src/lifecycle/device-signing.js';
+import type { SkippedDevice } from '../src/node/device-signing.js';
 
 /** Defined with the mutex protocol (src/protocol.ts); here too, beside the other activity data. */
 export type { ContainerOnNode, MutexOutcome, ProxySignedDrive };

@@ -24,7 +24,7 @@ import {
   type Plan,
 } from '../src/weka/index.js';
 import { heartbeat, sleep } from '@temporalio/activity';
-import type { ObjectRef } from '../src/lifecycle/names.js';
+import type { ObjectRef } from '../src/api/names.js';
 import { joinAddressesOf } from './join-addresses.js';
 import type { ActivityDeps } from './deps.js';
 import { WekaApi } from './kube/weka-api.js';

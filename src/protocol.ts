@@ -5,7 +5,7 @@
 // plain descriptor, so this file stays as pure as the rest of src/.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { ObjectRef } from './lifecycle/names.js';
+import type { ObjectRef } from './api/names.js';
 
 // ---------------------------------------------------------------- workflows, inputs, ids, queues
 
@@ -35,7 +35,7 @@ export interface MutexState {
   queue: MutexRequest[];
   /**
    * Request ids already answered, oldest first, bounded to ANSWERED_MEMORY, and in bytes when
-   * carried through continue-as-new (src/lifecycle/mutex-queue.ts stateToCarry).
+   * carried through continue-as-new (src/node/mutex-queue.ts stateToCarry).
    */
   answered: MutexResponse[];
   /** Requesters (workflow ids) waiting for capacity, in the order they were refused. */

@@ -1,6 +1,6 @@
 // The status a WekaCluster's workflow owns: the lifecycle's, plus the Weka cluster's GUID.
 import type { ClusterStatusUpdate } from '../activities/types.js';
-import type { ObjectRef } from '../src/lifecycle/names.js';
+import type { ObjectRef } from '../src/api/names.js';
 import { LifecycleStatus } from './lifecycle-status.js';
 
 export class ClusterStatus extends LifecycleStatus {

@@ -13,7 +13,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { WEKA_POD_CONTAINER, type ObjectRef } from '../src/lifecycle/names.js';
+import { WEKA_POD_CONTAINER, type ObjectRef } from '../src/api/names.js';
 import {
   CLUSTER_PORTS_MUTEX_ID,
   WORKFLOW,
@@ -292,7 +292,7 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
 
   /** The member count the cluster's disruption budget was last made for, in this run. */
   let budgetFor: number | undefined;
-  /** Keeps the disruption budget at every member but one (src/lifecycle/disruption-budget.ts). */
+  /** Keeps the disruption budget at every member but one (src/manifests/disruption-budget.ts). */
   async function keepDisruptionBudget(members: number): Promise<void> {
     if (budgetFor === members) return;
     const done = await kube.ensureClusterDisruptionBudget({ ref, uid: input.uid, members });

@@ -1,6 +1,6 @@
 // The status a drive container's workflow owns: the lifecycle's, plus what it added to Weka.
 import type { AddedDriveRecord, StatusUpdate } from '../activities/types.js';
-import type { ObjectRef } from '../src/lifecycle/names.js';
+import type { ObjectRef } from '../src/api/names.js';
 import type { LifecycleView } from '../src/protocol.js';
 import { LifecycleStatus } from './lifecycle-status.js';
 

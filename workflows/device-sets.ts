@@ -1,7 +1,7 @@
-// The device-set steps of a WekaCluster's workflow (src/lifecycle/device-sets.ts): bring each
+// The device-set steps of a WekaCluster's workflow (src/manifests/device-set-pods.ts): bring each
 // set's devices to its nodes and sign them for the ssdproxy, and on deletion release them once no
 // virtual drive is left on them. Signing and releasing are requests to the node's mutex.
-import type { ObjectRef } from '../src/lifecycle/names.js';
+import type { ObjectRef } from '../src/api/names.js';
 import { nodeMutexId } from '../src/protocol.js';
 import type { DeviceSetSigned } from '../activities/types.js';
 import { kube } from './activities.js';

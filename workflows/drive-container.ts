@@ -22,9 +22,9 @@ import {
   WEKA_POD_CONTAINER,
   wekaContainerName,
   type ObjectRef,
-} from '../src/lifecycle/names.js';
-import { QUEUED_CONDITION } from '../src/lifecycle/bring-up-admission.js';
-import { podRefusalReason } from '../src/lifecycle/pods.js';
+} from '../src/api/names.js';
+import { QUEUED_CONDITION } from '../src/operator/bring-up-admission.js';
+import { podRefusalReason } from '../src/manifests/pods.js';
 import { phaseOutReport } from '../src/lifecycle/phase-out.js';
 import { needsAPerson } from '../src/lifecycle/standard-conditions.js';
 import { DRIVE_PHASING_OUT } from '../src/weka/errors.js';

@@ -3,9 +3,9 @@
 // request it saw in the history: an allocation the ledger never gave, or a release of what it
 // still holds, would then be signed, or left counted for ever (docs/production.md, trust model).
 import { sleep } from '@temporalio/workflow';
-import { sameAllocation } from '../src/lifecycle/allocation-ledger.js';
+import { sameAllocation } from '../src/node/allocation-ledger.js';
 import type { ContainerAllocation } from '../src/allocation/types.js';
-import type { ObjectRef } from '../src/lifecycle/names.js';
+import type { ObjectRef } from '../src/api/names.js';
 import { nodeMutexId } from '../src/protocol.js';
 import { kubeLocal } from './activities.js';
 import type { MutexClient } from './mutex-client.js';

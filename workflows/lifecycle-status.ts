@@ -18,7 +18,7 @@ import {
   withStandardConditions,
   type Progress,
 } from '../src/lifecycle/standard-conditions.js';
-import type { ObjectRef } from '../src/lifecycle/names.js';
+import type { ObjectRef } from '../src/api/names.js';
 import { WekaPhase, type LifecycleView } from '../src/protocol.js';
 import { kubeLocal } from './activities.js';
 

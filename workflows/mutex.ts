@@ -2,7 +2,7 @@
 // Every decision that reads or changes what its resource has to give runs here, one at a time,
 // in arrival order; the allocations queued together are decided together, in one activity. The
 // rules (dedup, batches, waiters, the state carried through continue-as-new, bounded in bytes)
-// are pure functions in src/lifecycle/mutex-queue.
+// are pure functions in src/node/mutex-queue.
 import {
   allHandlersFinished,
   ActivityFailure,
@@ -22,7 +22,7 @@ import {
   stateToCarry,
   takeBatch,
   type MutexState,
-} from '../src/lifecycle/mutex-queue.js';
+} from '../src/node/mutex-queue.js';
 import {
   BATCH_ACTIVITY,
   BATCHED_KINDS,

@@ -2,7 +2,7 @@
 // Nodes are signed concurrently; what each is doing now shows in the Temporal UI and the state
 // query, not in the status.
 import type { OperationStatusUpdate } from '../activities/types.js';
-import type { ObjectRef } from '../src/lifecycle/names.js';
+import type { ObjectRef } from '../src/api/names.js';
 import type { LifecycleView } from '../src/protocol.js';
 import { setCurrentDetails } from '@temporalio/workflow';
 import { LifecycleStatus } from './lifecycle-status.js';

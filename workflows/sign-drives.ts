@@ -9,9 +9,9 @@
 // the finalizer.
 import { isCancellation, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import type { NodeDrivesPublished, OperationSnapshot, ProxySignedDrive, SignedDevice } from '../activities/types.js';
-import type { ObjectRef } from '../src/lifecycle/names.js';
-import type { SkippedDevice } from '../src/lifecycle/device-signing.js';
-import { labelSelectorText, signDrivesRequest, type SignDrivesRequest } from '../src/lifecycle/sign-drives-request.js';
+import type { ObjectRef } from '../src/api/names.js';
+import type { SkippedDevice } from '../src/node/device-signing.js';
+import { labelSelectorText, signDrivesRequest, type SignDrivesRequest } from '../src/node/sign-drives-request.js';
 import { WekaPhase, nodeMutexId, type ObjectWorkflowInput } from '../src/protocol.js';
 import { kube, kubeLocal, weka } from './activities.js';
 import { Lifecycle, messageOf, objectState } from './lifecycle.js';

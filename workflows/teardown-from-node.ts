@@ -7,7 +7,7 @@
 import { condition, continueAsNew } from '@temporalio/workflow';
 import { pastHistoryLimit } from './lifecycle.js';
 import type { ContainerAllocation } from '../activities/types.js';
-import { WEKA_POD_CONTAINER, wekaContainerName, type ObjectRef } from '../src/lifecycle/names.js';
+import { WEKA_POD_CONTAINER, wekaContainerName, type ObjectRef } from '../src/api/names.js';
 import { nodeMutexId, type LifecycleWorkflow, type ObjectWorkflowInput } from '../src/protocol.js';
 import { inPod, kubeLocal, kube } from './activities.js';
 import type { MutexClient } from './mutex-client.js';

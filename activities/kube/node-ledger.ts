@@ -1,4 +1,4 @@
-// Reading and writing a node's allocation ledger (src/lifecycle/allocation-ledger.ts), an
+// Reading and writing a node's allocation ledger (src/node/allocation-ledger.ts), an
 // annotation of the Node. Only the node's mutex writes it, and every write is conditional on the
 // node's resourceVersion, so a write based on an older read never lands.
 import { ApplicationFailure } from '@temporalio/activity';
@@ -8,8 +8,8 @@ import {
   decodeLedger,
   encodeLedger,
   type AllocationLedger,
-} from '../../src/lifecycle/allocation-ledger.js';
-import { FIELD_MANAGER } from '../../src/lifecycle/names.js';
+} from '../../src/node/allocation-ledger.js';
+import { FIELD_MANAGER } from '../../src/api/names.js';
 import { isConflict, orIfMissing } from './errors.js';
 import { mergeHeaders } from './weka-api.js';
 

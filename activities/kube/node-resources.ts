@@ -3,8 +3,8 @@
 // with the annotations; a node annotated some other way (by a person, or by a script) gets them
 // published here, before a drive container's pod is made on it.
 import type { CoreV1Api, V1Node } from '@kubernetes/client-node';
-import { FIELD_MANAGER } from '../../src/lifecycle/names.js';
-import { promisedResources, unpublishedResources } from '../../src/lifecycle/node-drives.js';
+import { FIELD_MANAGER } from '../../src/api/names.js';
+import { promisedResources, unpublishedResources } from '../../src/node/node-drives.js';
 import { isConflict, orIfMissing } from './errors.js';
 import { mergeHeaders } from './weka-api.js';
 

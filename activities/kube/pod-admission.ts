@@ -5,8 +5,8 @@
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import type { WekaContainer } from '../../src/api/index.js';
 import type { ContainerAllocation } from '../../src/allocation/types.js';
-import { refusal, type AllocationOutcome } from '../../src/lifecycle/node-allocations.js';
-import { driveContainerPod, podRefusalReason } from '../../src/lifecycle/pods.js';
+import { refusal, type AllocationOutcome } from '../../src/node/node-allocations.js';
+import { driveContainerPod, podRefusalReason } from '../../src/manifests/pods.js';
 import { apiMessage, kubeFailure } from './errors.js';
 
 /** The refusal of the container's allocation when its pod would not be admitted; undefined when it would. */

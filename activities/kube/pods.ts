@@ -1,7 +1,7 @@
 // Creating, waiting for and deleting the pods the operator owns. The operator's pods are meant to
 // run for ever: one that ended (Failed: evicted, its node shut down or rebooted; or Succeeded) never
 // runs again, so ensuring a pod replaces it, and one being deleted is waited out and created again
-// (decidePod in src/lifecycle/pods.ts).
+// (decidePod in src/manifests/pods.ts).
 import { ApplicationFailure } from '@temporalio/common';
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import {
@@ -11,7 +11,7 @@ import {
   podEnded,
   type PodFacts,
   type PodManifest,
-} from '../../src/lifecycle/pods.js';
+} from '../../src/manifests/pods.js';
 import { currentContext, pause } from '../heartbeat.js';
 import { apiMessage, httpStatus, isAlreadyExists, isConflict, isNamespaceTerminating, orIfMissing } from './errors.js';
 

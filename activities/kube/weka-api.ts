@@ -15,7 +15,7 @@ import {
   type WekaContainer,
   type WekaManualOperation,
 } from '../../src/api/index.js';
-import type { ObjectRef } from '../../src/lifecycle/names.js';
+import type { ObjectRef } from '../../src/api/names.js';
 import type { ObjectSnapshot } from '../types.js';
 import { orIfMissing } from './errors.js';
 

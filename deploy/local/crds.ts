@@ -3,7 +3,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { podPriorityClassObject } from '../../src/lifecycle/pod-resources.js';
+import { podPriorityClassObject } from '../../src/manifests/pod-resources.js';
 import {
   ApiextensionsV1Api,
   KubernetesObjectApi,

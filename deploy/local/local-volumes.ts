@@ -3,7 +3,7 @@
 // once the scheduler has placed its first consumer, to a volume on that consumer's node. In the
 // local control plane each volume's path is one of the node's simulated devices.
 import { CoreV1Api, StorageV1Api, type KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
-import { shortHash } from '../../src/lifecycle/device-sets.js';
+import { shortHash } from '../../src/manifests/device-set-pods.js';
 
 export interface LocalBlockVolume {
   readonly node: string;

@@ -4,7 +4,7 @@
 // once a pod of that name runs again, so does the process. Watches the drive containers' pods and
 // tells the node's simulator (weka-sim's `process` command), one change at a time, in order.
 import { CoreV1Api, makeInformer, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { MANAGED_BY, MANAGED_BY_LABEL, ROLE_LABEL, wekaContainerName } from '../../src/lifecycle/names.js';
+import { MANAGED_BY, MANAGED_BY_LABEL, ROLE_LABEL, wekaContainerName } from '../../src/api/names.js';
 import { simulate } from './shared-drives.js';
 
 export interface PodProcessWatch {

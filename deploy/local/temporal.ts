@@ -63,12 +63,13 @@ export async function startTemporal(o: TemporalOptions): Promise<TemporalServer>
       '--log-level=warn',
       // Eager activity dispatch: a workflow task that schedules an activity gets the activity back
       // in its completion response when the same worker has a free slot, skipping a round trip
-      // through matching. The node mutexes' hand-over is exactly that (docs/performance.md).
+      // through matching. The node mutexes' hand-over is exactly that (docs/production.md, "Optional: eager activity dispatch").
       '--dynamic-config-value=system.enableActivityEagerExecution=true',
       // One partition per task queue (the server's default is four). The operator's queues carry
       // a few tasks per second with a handful of pollers; with four partitions a task can land in
       // one no poller is waiting on and sit there until it is forwarded, which showed up as a new
-      // node mutex's first decision starting up to two seconds late (docs/performance.md).
+      // node mutex's first decision starting up to two seconds late (docs/production.md, "Optional: one
+      // partition for the mutex task queue").
       // Tasks are always written to one partition; a database kept from an earlier run (the
       // sandbox's --keep) may still hold tasks in the other three, so those keep being read.
       '--dynamic-config-value=matching.numTaskqueueWritePartitions=1',

@@ -6,7 +6,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ActivityDeps } from '../../activities/deps.js';
 import { EXEC_TRANSPORT_ERROR, type ExecTransport } from '../../activities/exec/transport.js';
-import { queuedFor } from '../../src/lifecycle/mutex-queue.js';
+import { queuedFor } from '../../src/node/mutex-queue.js';
 import { classifyExit } from '../../src/weka/call.js';
 import type { WorkQueueObserver } from './watcher/work-queue.js';
 import { ALLOCATION_ACTIVITIES, BATCH_ACTIVITY, MUTEX_REQUEST_ACTIVITIES } from '../../src/protocol.js';

@@ -4,7 +4,7 @@
 // instead, every operator process transformed its modules at start, and tsx's loader, which the
 // workflow threads inherit, turned on source maps: then Node looks for a map for each small function
 // the Temporal SDK's promise hook compiles, and maps every stack trace it captures. That cost half the
-// CPU of an operator process in the tests (docs/performance.md, 6b), and the image never pays it.
+// CPU of an operator process in the tests, and the image never pays it.
 import { statSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';

@@ -2,12 +2,12 @@
 // started, so Temporal retries them at once instead of after their heartbeat timeout: a node's
 // decision holds every other request on that node. Only the mutex workflows are looked at (one per
 // node, and the cluster-ports mutex): a lifecycle's interrupted step waits for its heartbeat
-// timeout as before. Which activity is orphaned is decided in src/lifecycle/orphaned-activities.ts.
+// timeout as before. Which activity is orphaned is decided in src/operator/orphaned-activities.ts.
 import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Logger } from 'pino';
-import { isOrphaned, type ThisProcess } from '../../src/lifecycle/orphaned-activities.js';
+import { isOrphaned, type ThisProcess } from '../../src/operator/orphaned-activities.js';
 import { mapLimited } from '../../src/map-limited.js';
 import { runningMutexesQuery } from '../../src/protocol.js';
 

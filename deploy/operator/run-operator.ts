@@ -1,6 +1,6 @@
 // The operator process: the Temporal worker that runs every workflow and activity, and the CR
 // watcher that starts and signals them, configured from the environment (see
-// src/settings/operator-config.ts), with /metrics, /healthz and /readyz. SIGTERM or SIGINT stops
+// src/operator/config.ts), with /metrics, /healthz and /readyz. SIGTERM or SIGINT stops
 // it cleanly: the watcher stops first (nothing new starts), then the worker shuts down and its
 // in-flight activities get the worker's shutdown grace. main.ts runs it as the image does.
 import { existsSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { KeepAliveKubeConfig } from '../../activities/kube/keep-alive.js';
 import { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
-import { parseOperatorConfig } from '../../src/settings/operator-config.js';
+import { parseOperatorConfig } from '../../src/operator/config.js';
 import { serveHttp, type HttpEndpoint } from './http.js';
 import { operatorLogger } from './logging.js';
 import { OperatorMetrics } from './metrics.js';

@@ -5,7 +5,7 @@
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
-import { temporalEnvProblems, temporalProfileProblems } from '../../src/settings/temporal-env.js';
+import { temporalEnvProblems, temporalProfileProblems } from '../../src/operator/temporal-env.js';
 
 export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
 export const DEFAULT_TEMPORAL_NAMESPACE = 'default';

@@ -17,7 +17,7 @@ import {
 } from '@temporalio/worker';
 import { createActivities, type Activities, type ActivityDeps } from '../../activities/index.js';
 import { prebuiltBundlePath, quietBundlerLogger, workflowsPath } from './workflow-bundle.js';
-import { workerIdentity } from '../../src/lifecycle/orphaned-activities.js';
+import { workerIdentity } from '../../src/operator/orphaned-activities.js';
 import { mutexTaskQueue } from '../../src/protocol.js';
 
 /**

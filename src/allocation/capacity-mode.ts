@@ -1,4 +1,4 @@
-import type { AllocationSettings } from '../settings/index.js';
+import type { AllocationSettings } from './settings.js';
 import { belowMinimum, noPlacement, type ShortfallContext, typesDoNotFitTogether } from './capacity-errors.js';
 import { MAX_VIRTUAL_DRIVES_PER_CONTAINER, MIN_CHUNK_GIB } from './constants.js';
 import { type DriveSpace, spacesOfType, usableSpaces } from './drive-space.js';

@@ -1,4 +1,4 @@
-import type { AllocationSettings } from '../settings/index.js';
+import type { AllocationSettings } from './settings.js';
 import { planCapacity } from './capacity-mode.js';
 import { driveSpaces } from './drive-space.js';
 import type { DriveSharingError } from './errors.js';

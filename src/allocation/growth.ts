@@ -5,7 +5,7 @@
 // first allocation already gave every drive core its drives, so each drive type the increase
 // touches needs one new virtual drive, and the container as a whole stays within
 // driveCores x maxVirtualDrivesPerCore.
-import type { AllocationSettings } from '../settings/index.js';
+import type { AllocationSettings } from './settings.js';
 import { belowMinimum } from './capacity-errors.js';
 import { activeShares, planShares, splitCapacityByRatio } from './capacity-mode.js';
 import { MIN_CHUNK_GIB } from './constants.js';

@@ -65,18 +65,5 @@ export {
   DEFAULT_MAX_VIRTUAL_DRIVES_PER_CORE,
   resolveOverrideChain,
   resolveSettings,
-} from '../settings/index.js';
-export type { AllocationSettings, SettingsOverrides } from '../settings/index.js';
-
-export {
-  decodeSharedDrivesAnnotation,
-  encodeSharedDrivesAnnotation,
-  SHARED_DRIVES_ANNOTATION,
-} from '../annotations/index.js';
-export type { MalformedAnnotationError, SharedDrivesDecodeResult } from '../annotations/index.js';
-
-export { parsePlanInput } from './plan-input.js';
-export type { PlanInput, PlanInputResult } from './plan-input.js';
-export { formatPlanTable } from './plan-table.js';
-export { parseCommandLine, runPlan, usageOutcome, USAGE } from './plan-command.js';
-export type { CommandLine, CommandOutcome } from './plan-command.js';
+} from './settings.js';
+export type { AllocationSettings, SettingsOverrides } from './settings.js';

@@ -1,4 +1,4 @@
-import type { AllocationSettings } from '../settings/index.js';
+import type { AllocationSettings } from './settings.js';
 import {
   MAX_DRIVE_CAPACITY_GIB,
   MAX_NODE_CAPACITY_GIB,

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `weka-drives plan`: the allocator on the command line. Everything but I/O lives in
-// src/allocation/plan-command.ts.
+// src/cli/plan-command.ts.
 import { randomUUID } from 'node:crypto';
-import { parseCommandLine, runPlan, usageOutcome, type CommandOutcome } from '../allocation/plan-command.js';
+import { parseCommandLine, runPlan, usageOutcome, type CommandOutcome } from './plan-command.js';
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

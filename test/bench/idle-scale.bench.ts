@@ -8,7 +8,7 @@
 // workflow worker thread's V8 isolate, which RSS includes and the main thread's heap does not.
 import { Client, Connection } from '@temporalio/client';
 import { createSimulatedCluster } from '../../deploy/local/shared-drives.js';
-import { parseOperatorConfig } from '../../src/settings/operator-config.js';
+import { parseOperatorConfig } from '../../src/operator/config.js';
 import { sleep } from '../support/async.js';
 import { measureEvictedDeletion, type EvictedDeletionResult } from './evicted-deletion.js';
 import { ensureNamespace } from '../support/containers.js';

@@ -28,10 +28,10 @@ import {
   encodeSharedDrivesAnnotation,
   SHARED_DRIVES_ANNOTATION,
 } from '../../src/annotations/index.js';
-import { FIELD_MANAGER } from '../../src/lifecycle/names.js';
-import { objectKey } from '../../src/lifecycle/node-allocations.js';
-import { allocationRequest } from '../../src/lifecycle/requests.js';
-import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
+import { FIELD_MANAGER } from '../../src/api/names.js';
+import { objectKey } from '../../src/node/node-allocations.js';
+import { allocationRequest } from '../../src/node/requests.js';
+import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/allocation/settings.js';
 import { mapLimit } from '../support/async.js';
 import { ensureNamespace, isAllocated } from '../support/containers.js';
 import {

@@ -7,7 +7,7 @@
 // signal to the requester, the capacity notifications, scheduling the next activity, and the
 // worker picking it up.
 import { defaultPayloadConverter, type Client } from '@temporalio/client';
-import { objectKey } from '../../src/lifecycle/node-allocations.js';
+import { objectKey } from '../../src/node/node-allocations.js';
 import { sleep } from '../support/async.js';
 import { ALLOCATION_ACTIVITIES, BATCH_ACTIVITY, mutexTaskQueue } from '../../src/protocol.js';
 

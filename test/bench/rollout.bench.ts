@@ -17,7 +17,7 @@ import {
   type Log,
 } from './bench-env.js';
 import { readFile } from 'node:fs/promises';
-import { FIELD_MANAGER } from '../../src/lifecycle/names.js';
+import { FIELD_MANAGER } from '../../src/api/names.js';
 import { WORKFLOW } from '../../src/protocol.js';
 import {
   allocationAskedAt,

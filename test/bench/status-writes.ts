@@ -4,7 +4,7 @@
 // node is everything a design spends between two consecutive allocations: lock hand-over, reads,
 // the allocator, whatever bookkeeping it does. One instrument for both sides: the apiserver's
 // audit log, with a policy that records only those writes.
-import { objectKey } from '../../src/lifecycle/node-allocations.js';
+import { objectKey } from '../../src/node/node-allocations.js';
 
 /** Audit only status patches of WekaContainers, at Metadata level, once the response is sent. */
 export const STATUS_WRITES_AUDIT_POLICY = `apiVersion: audit.k8s.io/v1

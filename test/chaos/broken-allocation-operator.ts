@@ -4,7 +4,7 @@
 // others again, while its ledger entry stays as it was. It is its own entry point under test/:
 // the image holds none of test/, and nothing in the operator's main or settings can select it.
 import { runOperator } from '../../deploy/operator/run-operator.js';
-import { decideNodeAllocations, type NodeAllocationInput } from '../../src/lifecycle/node-allocations.js';
+import { decideNodeAllocations, type NodeAllocationInput } from '../../src/node/node-allocations.js';
 
 /** The uid of the ledger entry with the most GiB (ties: the smallest uid), if any. */
 function biggestHolder(input: NodeAllocationInput): string | undefined {

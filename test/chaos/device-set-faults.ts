@@ -9,9 +9,9 @@ import { SIGNED_UUID_ANNOTATION } from '../../activities/device-sets.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { createLocalBlockVolumes } from '../../deploy/local/local-volumes.js';
 import type { WekaCluster } from '../../src/api/index.js';
-import { ALLOCATIONS_ANNOTATION, decodeLedger } from '../../src/lifecycle/allocation-ledger.js';
-import { CLUSTER_UID_LABEL } from '../../src/lifecycle/device-sets.js';
-import { proxyName } from '../../src/lifecycle/names.js';
+import { ALLOCATIONS_ANNOTATION, decodeLedger } from '../../src/node/allocation-ledger.js';
+import { CLUSTER_UID_LABEL } from '../../src/manifests/device-set-pods.js';
+import { proxyName } from '../../src/api/names.js';
 import { driveAt, parseSignDriveList, type DriveInfo } from '../../src/weka/index.js';
 import { eventually, sleep } from '../support/async.js';
 import {

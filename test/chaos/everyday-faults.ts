@@ -7,7 +7,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { WekaContainer } from '../../src/api/index.js';
-import { proxyName } from '../../src/lifecycle/names.js';
+import { proxyName } from '../../src/api/names.js';
 import {
   CLUSTER_PORTS_MUTEX_ID,
   containerWorkflowId,

@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import type { WekaContainer } from '../../src/api/index.js';
 import { allocateVirtualDrives, type PhysicalDrive } from '../../src/allocation/index.js';
-import { allocationRequest } from '../../src/lifecycle/requests.js';
-import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
+import { allocationRequest } from '../../src/node/requests.js';
+import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/allocation/settings.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import type { Random } from '../support/random.js';
 

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeExecTransport, wrappedArgv } from '../../activities/exec/kube-exec.js';
 import { apiMessage, httpStatus } from '../../activities/kube/errors.js';
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
-import { sharedCapacityResources } from '../../src/lifecycle/node-drives.js';
+import { sharedCapacityResources } from '../../src/node/node-drives.js';
 import type { Condition } from '../../src/api/index.js';
 import {
   FIELD_MANAGER,
@@ -27,7 +27,7 @@ import {
   SHARED_DRIVES_CAPACITY_TLC,
   WEKA_POD_CONTAINER,
   type ObjectRef,
-} from '../../src/lifecycle/names.js';
+} from '../../src/api/names.js';
 import {
   containerWorkflowId,
   deleteRequestedSignal,

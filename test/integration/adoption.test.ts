@@ -9,7 +9,7 @@ import {
   SHARED_DRIVES_ANNOTATION,
   WEKA_OPERATOR_SHARED_DRIVES_ANNOTATION,
 } from '../../src/annotations/index.js';
-import { ALLOCATIONS_ANNOTATION, decodeLedger } from '../../src/lifecycle/allocation-ledger.js';
+import { ALLOCATIONS_ANNOTATION, decodeLedger } from '../../src/node/allocation-ledger.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { eventually } from '../support/async.js';
 import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';

@@ -11,7 +11,7 @@ import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import type { ExecOptions, ExecResult, ExecTarget, ExecTransport } from '../../activities/exec/transport.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { Condition, WekaContainer } from '../../src/api/index.js';
-import { proxyName, type ObjectRef } from '../../src/lifecycle/names.js';
+import { proxyName, type ObjectRef } from '../../src/api/names.js';
 import { eventually } from '../support/async.js';
 import { warningEvent } from '../support/events.js';
 import { WEKA_CONTAINERS } from '../support/containers.js';

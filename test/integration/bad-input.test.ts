@@ -16,7 +16,7 @@ import {
   WEKA_CONTAINER_KIND,
   WEKA_MANUAL_OPERATION_RULES,
 } from '../../src/api/index.js';
-import { proxyName, WEKA_POD_CONTAINER } from '../../src/lifecycle/names.js';
+import { proxyName, WEKA_POD_CONTAINER } from '../../src/api/names.js';
 import {
   completeCall,
   containerListCall,

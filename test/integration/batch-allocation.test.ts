@@ -7,7 +7,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../src/api/index.js';
-import { QUEUED_AT_FIELD } from '../../src/lifecycle/mutex-queue.js';
+import { QUEUED_AT_FIELD } from '../../src/node/mutex-queue.js';
 import { replyCollector, startMutexWithQueue } from './fixtures/reply-collector-client.js';
 import { eventually } from '../support/async.js';
 import { addNode, kubeConfig, removeNodesAdded, uniqueName, uniqueNamespace } from '../support/harness.js';

@@ -9,7 +9,7 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/c
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
-import type { ObjectRef } from '../../src/lifecycle/names.js';
+import type { ObjectRef } from '../../src/api/names.js';
 import { eventually } from '../support/async.js';
 import { warningEvent } from '../support/events.js';
 import { WEKA_CONTAINERS } from '../support/containers.js';
@@ -27,7 +27,7 @@ import {
 } from '../support/operator.js';
 import { createWekaCluster, showDevice, sim } from '../support/simulator.js';
 import { mutexRequestSignal, nodeMutexId, stateQuery } from '../../src/protocol.js';
-import { ALLOCATIONS_ANNOTATION, decodeLedger } from '../../src/lifecycle/allocation-ledger.js';
+import { ALLOCATIONS_ANNOTATION, decodeLedger } from '../../src/node/allocation-ledger.js';
 import { holdDryRunPodCreates } from '../support/holding-webhook.js';
 import { replyCollector } from './fixtures/reply-collector-client.js';
 

@@ -4,7 +4,7 @@
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../src/api/index.js';
-import { FINALIZER, type ObjectRef } from '../../src/lifecycle/names.js';
+import { FINALIZER, type ObjectRef } from '../../src/api/names.js';
 import { deleteRequestedSignal } from '../../src/protocol.js';
 import { eventually, sleep } from '../support/async.js';
 import { POOL_LABEL, readCluster, SMALL_MEMBER, WEKA_CLUSTERS } from '../support/clusters.js';

@@ -3,7 +3,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
-import { proxyName } from '../../src/lifecycle/names.js';
+import { proxyName } from '../../src/api/names.js';
 import { eventually } from '../support/async.js';
 import { listContainers, readObject, WEKA_API } from '../support/containers.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';

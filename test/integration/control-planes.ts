@@ -2,7 +2,7 @@
 // waits far more than it computes (on two cores a single file leaves the CPU idle about 60 % of the
 // time), so files side by side take much less than their sum. On two cores three at a time keep
 // the CPU busy (89 % on average over the run): the suite took 975 s against 1,285 s two at a time,
-// and four at a time gained only 5 % more while each file took a quarter longer (docs/performance.md, 6b).
+// and four at a time gained only 5 % more while each file took a quarter longer (docs/performance.md, "The CI run").
 // WEKA_TEST_CONTROL_PLANES=1 runs the files one after another on a single control plane.
 export const DEFAULT_CONTROL_PLANES = 3;
 

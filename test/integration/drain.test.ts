@@ -6,9 +6,9 @@
 import { CoreV1Api, CustomObjectsApi, PolicyV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../src/api/index.js';
-import { disruptionBudgetName } from '../../src/lifecycle/disruption-budget.js';
-import { proxyName } from '../../src/lifecycle/names.js';
-import { proxyGuardName } from '../../src/lifecycle/proxy-drain-guard.js';
+import { disruptionBudgetName } from '../../src/manifests/disruption-budget.js';
+import { proxyName } from '../../src/api/names.js';
+import { proxyGuardName } from '../../src/operator/proxy-drain-guard.js';
 import { clusterWorkflowId } from '../../src/protocol.js';
 import { eventually, sleep } from '../support/async.js';
 import { POOL_LABEL, readCluster, SMALL_MEMBER, WEKA_CLUSTERS } from '../support/clusters.js';

@@ -2,7 +2,7 @@
 // through Kubernetes exec into the simulator, Ready; then deletion tears everything down.
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { proxyName } from '../../src/lifecycle/names.js';
+import { proxyName } from '../../src/api/names.js';
 import { eventually } from '../support/async.js';
 import { kubeConfig, uniqueNamespace } from '../support/harness.js';
 import {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import type { Condition } from '../../src/api/index.js';
-import type { ObjectRef } from '../../src/lifecycle/names.js';
+import type { ObjectRef } from '../../src/api/names.js';
 import { eventually } from '../support/async.js';
 import { kubeConfig, removeNode } from '../support/harness.js';
 import { eventsOf } from '../support/events.js';

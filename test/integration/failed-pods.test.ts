@@ -10,8 +10,8 @@
 // the finalizer away.
 import { CoreV1Api, PatchStrategy, setHeaderOptions, Watch, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FINALIZER, proxyName, refText, type ObjectRef } from '../../src/lifecycle/names.js';
-import { wekaPod } from '../../src/lifecycle/pods.js';
+import { FINALIZER, proxyName, refText, type ObjectRef } from '../../src/api/names.js';
+import { wekaPod } from '../../src/manifests/pods.js';
 import { containerWorkflowId, WORKFLOW, type LifecycleWorkflow } from '../../src/protocol.js';
 import { eventually, sleep } from '../support/async.js';
 import { readPod } from '../support/pods.js';

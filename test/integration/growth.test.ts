@@ -8,7 +8,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import type { WekaContainer } from '../../src/api/index.js';
-import type { ObjectRef } from '../../src/lifecycle/names.js';
+import type { ObjectRef } from '../../src/api/names.js';
 import {
   containerWorkflowId,
   deleteRequestedSignal,

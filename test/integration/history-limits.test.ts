@@ -8,8 +8,8 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../src/api/index.js';
-import { FINALIZER, TEARDOWN_WITHOUT_POD_ANNOTATION, type ObjectRef } from '../../src/lifecycle/names.js';
-import { utf8Bytes } from '../../src/lifecycle/mutex-queue.js';
+import { FINALIZER, TEARDOWN_WITHOUT_POD_ANNOTATION, type ObjectRef } from '../../src/api/names.js';
+import { utf8Bytes } from '../../src/node/mutex-queue.js';
 import { eventsOf } from '../support/events.js';
 import {
   WORKFLOW,

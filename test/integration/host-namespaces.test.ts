@@ -6,7 +6,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
-import { wekaPod } from '../../src/lifecycle/pods.js';
+import { wekaPod } from '../../src/manifests/pods.js';
 import { completeCall, listBlockDevicesCall, type BlockDevice } from '../../src/weka/index.js';
 import { eventually } from '../support/async.js';
 import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';

@@ -12,7 +12,7 @@ import { AdmissionregistrationV1Api, CustomObjectsApi, PatchStrategy, setHeaderO
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_GROUP_VERSION, CAPACITY_RULES, type Condition } from '../../src/api/index.js';
-import type { ObjectRef } from '../../src/lifecycle/names.js';
+import type { ObjectRef } from '../../src/api/names.js';
 import { nodeMutexId, type MutexRequest } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
 import { warningEvent } from '../support/events.js';

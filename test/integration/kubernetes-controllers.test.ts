@@ -7,8 +7,8 @@ import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Po
 import { DEVICE_MAP_ENV, KWOK_GROUP, KWOK_VERSION } from '../../deploy/local/pod-exec-env.js';
 import { createLocalBlockVolumes } from '../../deploy/local/local-volumes.js';
 import { describe, expect, it } from 'vitest';
-import { SHARED_DRIVES_CAPACITY_TLC } from '../../src/lifecycle/names.js';
-import { quantityValue } from '../../src/lifecycle/quantity.js';
+import { SHARED_DRIVES_CAPACITY_TLC } from '../../src/api/names.js';
+import { quantityValue } from '../../src/api/quantity.js';
 import { eventually } from '../support/async.js';
 import { addNode, createResourceQuota, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
 

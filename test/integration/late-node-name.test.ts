@@ -2,7 +2,7 @@
 // waits, saying why, and proceeds once a node is named; deleted before that, it goes cleanly.
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FINALIZER } from '../../src/lifecycle/names.js';
+import { FINALIZER } from '../../src/api/names.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import {
   WORKFLOW,

@@ -6,7 +6,7 @@
 // pod's Weka container is in the cluster (as the unrecorded attempt left it) while every Weka
 // command on the node fails, so no retry can learn its id before the deletion.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { wekaContainerName } from '../../src/lifecycle/names.js';
+import { wekaContainerName } from '../../src/api/names.js';
 import { specChangedSignal } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
 import { patchContainerSpec } from '../support/containers.js';

@@ -6,9 +6,9 @@
 // deleted, as a kubelet would, and never brings a Failed one back.
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { proxyName, type ObjectRef } from '../../src/lifecycle/names.js';
+import { proxyName, type ObjectRef } from '../../src/api/names.js';
 import { driveDeactivateCall, driveRemoveCall } from '../../src/weka/index.js';
-import { POD_PRIORITY_CLASS, POD_PRIORITY_VALUE } from '../../src/lifecycle/pod-resources.js';
+import { POD_PRIORITY_CLASS, POD_PRIORITY_VALUE } from '../../src/manifests/pod-resources.js';
 import { eventually } from '../support/async.js';
 import { createContainerObject, WEKA_CONTAINERS } from '../support/containers.js';
 import { eventsOf } from '../support/events.js';

@@ -7,9 +7,9 @@
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
-import { FINALIZER, proxyName } from '../../src/lifecycle/names.js';
+import { FINALIZER, proxyName } from '../../src/api/names.js';
 import type { WekaContainer } from '../../src/api/index.js';
-import { ALLOCATIONS_ANNOTATION } from '../../src/lifecycle/allocation-ledger.js';
+import { ALLOCATIONS_ANNOTATION } from '../../src/node/allocation-ledger.js';
 import { changeLedger, readLedger } from '../support/ledger.js';
 import { specChangedSignal } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';

@@ -11,7 +11,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { containerWorkflowId } from '../../src/protocol.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../../deploy/local/ports.js';
-import { CONTAINER_NAME_LABEL, CONTAINER_NAMESPACE_LABEL } from '../../src/lifecycle/pods.js';
+import { CONTAINER_NAME_LABEL, CONTAINER_NAMESPACE_LABEL } from '../../src/manifests/pods.js';
 import { eventually } from '../support/async.js';
 import {
   createDriveContainers,

@@ -6,7 +6,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePorts } from '../../deploy/local/ports.js';
-import { FINALIZER, proxyName } from '../../src/lifecycle/names.js';
+import { FINALIZER, proxyName } from '../../src/api/names.js';
 import { eventually } from '../support/async.js';
 import { createDriveContainers, listContainers, TEST_IMAGE, WEKA_CONTAINERS } from '../support/containers.js';
 import {

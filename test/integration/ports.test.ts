@@ -7,8 +7,8 @@ import { SIMULATED_BACKEND_PREFIX } from '../../deploy/local/shared-drives.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WekaCluster } from '../../src/api/index.js';
 import { ledgerOf } from '../../activities/kube/node-ledger.js';
-import { FINALIZER } from '../../src/lifecycle/names.js';
-import { wekaPod } from '../../src/lifecycle/pods.js';
+import { FINALIZER } from '../../src/api/names.js';
+import { wekaPod } from '../../src/manifests/pods.js';
 import {
   clusterWorkflowId,
   containerWorkflowId,

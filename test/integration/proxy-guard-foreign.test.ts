@@ -3,9 +3,9 @@
 // name that someone else made is never deleted, when no guard is needed nor when one is.
 import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { proxyName } from '../../src/lifecycle/names.js';
-import { wekaPod } from '../../src/lifecycle/pods.js';
-import { proxyGuardName } from '../../src/lifecycle/proxy-drain-guard.js';
+import { proxyName } from '../../src/api/names.js';
+import { wekaPod } from '../../src/manifests/pods.js';
+import { proxyGuardName } from '../../src/operator/proxy-drain-guard.js';
 import { eventually, sleep } from '../support/async.js';
 import { kubeConfig, uniqueNamespace } from '../support/harness.js';
 import { sharedDrivesNode, startWatchedTestOperator, type TestOperator } from '../support/operator.js';

@@ -6,8 +6,8 @@
 // So the proxy stays while the node's ledger holds any container's entry.
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withAllocation } from '../../src/lifecycle/allocation-ledger.js';
-import { proxyName } from '../../src/lifecycle/names.js';
+import { withAllocation } from '../../src/node/allocation-ledger.js';
+import { proxyName } from '../../src/api/names.js';
 import { mutexRequestSignal, nodeMutexId } from '../../src/protocol.js';
 import { WEKA_CONTAINERS } from '../support/containers.js';
 import { kubeConfig, uniqueName } from '../support/harness.js';

@@ -20,7 +20,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
-import { FINALIZER, proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../../src/lifecycle/names.js';
+import { FINALIZER, proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../../src/api/names.js';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import {
@@ -51,7 +51,7 @@ import { execAdmission, grantInNamespace, restrictedUser, type RestrictedUser } 
 import { createWekaCluster } from '../support/simulator.js';
 import { clusterWorkflowId, containerWorkflowId, operationWorkflowId } from '../../src/protocol.js';
 import { createLocalBlockVolumes } from '../../deploy/local/local-volumes.js';
-import { CLUSTER_UID_LABEL } from '../../src/lifecycle/device-sets.js';
+import { CLUSTER_UID_LABEL } from '../../src/manifests/device-set-pods.js';
 import { readCluster } from '../support/clusters.js';
 
 const DEVICES: SimulatedDevice[] = [

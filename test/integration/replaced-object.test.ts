@@ -5,7 +5,7 @@
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerOf } from '../../activities/kube/node-ledger.js';
-import { FINALIZER } from '../../src/lifecycle/names.js';
+import { FINALIZER } from '../../src/api/names.js';
 import { deleteRequestedSignal } from '../../src/protocol.js';
 import { WEKA_CONTAINERS } from '../support/containers.js';
 import { kubeConfig, uniqueNamespace } from '../support/harness.js';

@@ -5,7 +5,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
-import { ROLE_LABEL } from '../../src/lifecycle/names.js';
+import { ROLE_LABEL } from '../../src/api/names.js';
 import { parseSignDriveList } from '../../src/weka/index.js';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import { eventually } from '../support/async.js';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordHistory } from '../support/histories.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { PhysicalDrive } from '../../src/allocation/types.js';
-import { proxyName } from '../../src/lifecycle/names.js';
+import { proxyName } from '../../src/api/names.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { eventually, sleep } from '../support/async.js';
 import { addNode, uniqueName, uniqueNamespace } from '../support/harness.js';

@@ -14,7 +14,7 @@ import { WekaApi } from '../../activities/kube/weka-api.js';
 import type { StatusWrite, StatusWriteOutcome } from '../../activities/types.js';
 import { startTcpProxy } from '../../deploy/local/tcp-proxy.js';
 import type { WrittenBy } from '../../src/api/index.js';
-import { FIELD_MANAGER } from '../../src/lifecycle/names.js';
+import { FIELD_MANAGER } from '../../src/api/names.js';
 import { mutexTaskQueue } from '../../src/protocol.js';
 import { createContainerObject } from '../support/containers.js';
 import { eventsOf } from '../support/events.js';

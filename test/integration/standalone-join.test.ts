@@ -2,7 +2,7 @@
 // pod's JOIN_IPS), never from a status someone writes: its Weka container's identity gives the
 // cluster's GUID and its container ID, which the operator writes to the status.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { wekaContainerName } from '../../src/lifecycle/names.js';
+import { wekaContainerName } from '../../src/api/names.js';
 import { specChangedSignal } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
 import { patchContainerSpec } from '../support/containers.js';

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
-import { type ObjectRef } from '../../src/lifecycle/names.js';
+import { type ObjectRef } from '../../src/api/names.js';
 import { eventually } from '../support/async.js';
 import { kubeConfig, temporalNamespace, temporalUiUrl, uniqueNamespace } from '../support/harness.js';
 import { ensureChromium, launchBrowser, saveScreenshot, type TestBrowser } from '../support/browser.js';

@@ -3,7 +3,7 @@
 // and the object and an Event then say exactly what may be left on the devices.
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEARDOWN_WITHOUT_POD_ANNOTATION } from '../../src/lifecycle/names.js';
+import { TEARDOWN_WITHOUT_POD_ANNOTATION } from '../../src/api/names.js';
 import { eventually } from '../support/async.js';
 import { eventsOf } from '../support/events.js';
 import { WEKA_CONTAINERS } from '../support/containers.js';

@@ -13,7 +13,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { OperatorMetrics } from '../../deploy/operator/metrics.js';
 import { startWatcher, type RunningWatcher, type WatcherOptions } from '../../deploy/operator/watcher/watcher.js';
-import { FINALIZER, FIELD_MANAGER, type ObjectRef } from '../../src/lifecycle/names.js';
+import { FINALIZER, FIELD_MANAGER, type ObjectRef } from '../../src/api/names.js';
 import { eventually, sleep } from '../support/async.js';
 import { kubeConfig, uniqueNamespace } from '../support/harness.js';
 import { createContainerObject, WEKA_CONTAINERS } from '../support/containers.js';

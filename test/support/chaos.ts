@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { expect } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import type { WekaContainer } from '../../src/api/index.js';
-import { type ObjectRef } from '../../src/lifecycle/names.js';
+import { type ObjectRef } from '../../src/api/names.js';
 import { eventually } from './async.js';
 import { createDriveContainers, deleteContainers, listContainers, phaseSummary } from './containers.js';
 import {

@@ -16,7 +16,7 @@ import {
   type WekaCluster,
   type WekaContainer,
 } from '../../src/api/index.js';
-import type { ObjectRef } from '../../src/lifecycle/names.js';
+import type { ObjectRef } from '../../src/api/names.js';
 import { mapLimit } from './async.js';
 import { simulatedClusterJoinIps, simulatedClusterRoot } from '../../deploy/local/shared-drives.js';
 

@@ -1,6 +1,6 @@
 // The Events on an object, as a user sees them in `kubectl describe`.
 import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
-import type { ObjectRef } from '../../src/lifecycle/names.js';
+import type { ObjectRef } from '../../src/api/names.js';
 import { eventually } from './async.js';
 import { kubeConfig } from './harness.js';
 

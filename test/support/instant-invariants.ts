@@ -8,7 +8,7 @@
 // After each write or change the allocations in force must fit the drives and name each virtual
 // drive once. Pure functions: a test asserts `violations` is [] and that `checks` is not 0.
 import type { VirtualDriveStatus } from '../../src/api/index.js';
-import { objectKey } from '../../src/lifecycle/node-allocations.js';
+import { objectKey } from '../../src/node/node-allocations.js';
 import type { SimLogEntry } from './simulator.js';
 
 /**

@@ -10,8 +10,8 @@ import {
   decodeLedger,
   sameAllocation,
   type AllocationLedger,
-} from '../../src/lifecycle/allocation-ledger.js';
-import { proxyName } from '../../src/lifecycle/names.js';
+} from '../../src/node/allocation-ledger.js';
+import { proxyName } from '../../src/api/names.js';
 
 /** A Weka container of a cluster, as the simulator's state holds it. */
 type WekaContainerInfo = { containerId: number; name: string; hostname: string; clusterGUID: string };

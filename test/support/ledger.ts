@@ -6,7 +6,7 @@ import {
   decodeLedger,
   encodeLedger,
   type AllocationLedger,
-} from '../../src/lifecycle/allocation-ledger.js';
+} from '../../src/node/allocation-ledger.js';
 import { kubeConfig } from './harness.js';
 
 const core = () => kubeConfig().makeApiClient(CoreV1Api);

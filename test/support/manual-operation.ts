@@ -3,7 +3,7 @@
 import { CoreV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { WekaManualOperation } from '../../src/api/index.js';
-import { FINALIZER, type ObjectRef } from '../../src/lifecycle/names.js';
+import { FINALIZER, type ObjectRef } from '../../src/api/names.js';
 import { eventually } from './async.js';
 import { readObject, WEKA_API } from './containers.js';
 import { kubeConfig } from './harness.js';

@@ -11,10 +11,10 @@ import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import { createOperatorWorker, type OperatorWorkerOptions } from '../../deploy/operator/worker.js';
 import { startWatcher, type RunningWatcher } from '../../deploy/operator/watcher/watcher.js';
 import { createSimulatedCluster, signSharedDrives } from '../../deploy/local/shared-drives.js';
-import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/settings/index.js';
+import { DEFAULT_ALLOCATION_SETTINGS } from '../../src/allocation/settings.js';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
-import { FINALIZER, proxyName, type ObjectRef } from '../../src/lifecycle/names.js';
-import { DEFAULT_ALLOWED_IMAGES } from '../../src/lifecycle/image-policy.js';
+import { FINALIZER, proxyName, type ObjectRef } from '../../src/api/names.js';
+import { DEFAULT_ALLOWED_IMAGES } from '../../src/manifests/image-policy.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import {
   decodeSharedDrivesAnnotation,
@@ -54,7 +54,7 @@ import {
   WORKFLOW,
   type LifecycleWorkflow,
 } from '../../src/protocol.js';
-import { POD_PRIORITY_CLASS } from '../../src/lifecycle/pod-resources.js';
+import { POD_PRIORITY_CLASS } from '../../src/manifests/pod-resources.js';
 
 /**
  * The image allow-list of the tests' operators: the Weka repository (TEST_IMAGE is one of its

@@ -1,6 +1,6 @@
 // The watcher's sweep for lifecycle workflows that ended while their object still exists: every
 // interval, one visibility query lists the lifecycle runs that closed since the previous one, and
-// each whose object the watcher still has is handed to `restart` (src/lifecycle/ended-workflows.ts
+// each whose object the watcher still has is handed to `restart` (src/operator/ended-workflows.ts
 // says which, and paces an object whose workflow keeps ending). One query per interval, whatever
 // the number of objects: the periodic re-list needs no start call per object for this.
 import type { Client } from '@temporalio/client';
@@ -11,7 +11,7 @@ import {
   memoRef,
   type EndedRun,
   type RestartPacing,
-} from '../../../src/lifecycle/ended-workflows.js';
+} from '../../../src/operator/ended-workflows.js';
 import { pause } from './pause.js';
 
 export interface EndedWorkflowSweepOptions {

@@ -2,8 +2,8 @@
 import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
 import { createIfAbsent } from '../../../activities/kube/errors.js';
 import { API_GROUP_VERSION } from '../../../src/api/index.js';
-import { watcherEventName } from '../../../src/lifecycle/names.js';
-import type { WatchedObject } from '../../../src/lifecycle/watch-decision.js';
+import { watcherEventName } from '../../../src/api/names.js';
+import type { WatchedObject } from '../../../src/operator/watch-decision.js';
 
 /**
  * Records one Event per object, reason and occurrence: when another replica's watcher already

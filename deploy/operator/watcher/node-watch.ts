@@ -1,5 +1,5 @@
 // The watch of the Nodes: a Node that comes back without its allocation ledger while drive
-// containers on it hold allocations (src/lifecycle/ledger-loss.ts decides) gets the ledger rebuilt
+// containers on it hold allocations (src/operator/ledger-loss.ts decides) gets the ledger rebuilt
 // at once, by asking the node's mutex to publish its drives, instead of when the next decision on
 // that node happens to come. Asked once per Node object (its uid) between two lists; a list (each
 // resync) asks again for the ones still without a ledger.
@@ -8,8 +8,8 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { sendMutexRequest } from '../../../activities/requester.js';
 import type { Backoff } from '../../../src/backoff.js';
-import { ledgerLost, watchedNodeOf, type WatchedNode } from '../../../src/lifecycle/ledger-loss.js';
-import type { KnownContainer } from '../../../src/lifecycle/pod-loss.js';
+import { ledgerLost, watchedNodeOf, type WatchedNode } from '../../../src/operator/ledger-loss.js';
+import type { KnownContainer } from '../../../src/operator/pod-loss.js';
 import { nodeMutexId } from '../../../src/protocol.js';
 import { runListWatch } from './list-watch.js';
 

@@ -1,6 +1,6 @@
 // The watch of the operator's own pods (label-selected, in every namespace): a drive container's
 // pod or a node's ssdproxy pod that is deleted, being deleted or ended is told to the lifecycle
-// workflows it concerns (src/lifecycle/pod-loss.ts decides which), which make it again. A list
+// workflows it concerns (src/operator/pod-loss.ts decides which), which make it again. A list
 // (at start, after a lost watch, at each resync) also tells the Ready containers whose pod is
 // missing, deleted while no watch ran. It also keeps each node's ssdproxy pod held against
 // evictions while drive containers' pods are on the node (proxy-drain-guards.ts).
@@ -16,7 +16,7 @@ import {
   watchedPodOf,
   type KnownContainer,
   type WatchedPod,
-} from '../../../src/lifecycle/pod-loss.js';
+} from '../../../src/operator/pod-loss.js';
 import { containerWorkflowId, podLostSignal } from '../../../src/protocol.js';
 import { runListWatch } from './list-watch.js';
 import { ProxyDrainGuards } from './proxy-drain-guards.js';

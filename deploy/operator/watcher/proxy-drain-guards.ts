@@ -1,19 +1,19 @@
-// Keeps each node's proxy guard (src/lifecycle/proxy-drain-guard.ts) in step with the pods the pod
+// Keeps each node's proxy guard (src/operator/proxy-drain-guard.ts) in step with the pods the pod
 // watch sees: made while a drive container's pod is on the node, deleted once none is. Every
 // replica's watcher does it; the writes are idempotent (a 409 on create reads what is there, a 404
 // on delete is done), so two replicas agree once both have seen the same pods. A failed write is
 // tried again after a few seconds.
 import { PolicyV1Api, type KubeConfig, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { WatchedPod } from '../../../src/lifecycle/pod-loss.js';
-import { MANAGED_BY, MANAGED_BY_LABEL } from '../../../src/lifecycle/names.js';
-import { OWNER_UID_LABEL } from '../../../src/lifecycle/pods.js';
+import type { WatchedPod } from '../../../src/operator/pod-loss.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../../../src/api/names.js';
+import { OWNER_UID_LABEL } from '../../../src/manifests/pods.js';
 import {
   proxiesToGuard,
   proxyGuardBudget,
   proxyGuardName,
   type ProxyToGuard,
-} from '../../../src/lifecycle/proxy-drain-guard.js';
+} from '../../../src/operator/proxy-drain-guard.js';
 
 const RETRY_MS = 5_000;
 /** Pod events come in bursts (a rollout, a drain): one pass after each burst. */

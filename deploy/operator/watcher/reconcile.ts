@@ -1,4 +1,4 @@
-// Executes the watcher's decision for one object (src/lifecycle/watch-decision.ts), one action
+// Executes the watcher's decision for one object (src/operator/watch-decision.ts), one action
 // after another, and remembers per uid what this process already did. Every action is
 // idempotent and keyed by the workflow id, so running it twice (two replicas, a restart, a retry)
 // changes nothing: starting uses USE_EXISTING, a duplicated signal only makes the workflow re-read
@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { isConflict, isNotFound } from '../../../activities/kube/errors.js';
 import { PLURAL, type WekaApi } from '../../../activities/kube/weka-api.js';
 import { API_GROUP, API_VERSION } from '../../../src/api/index.js';
-import { FIELD_MANAGER, FINALIZER } from '../../../src/lifecycle/names.js';
+import { FIELD_MANAGER, FINALIZER } from '../../../src/api/names.js';
 import {
   decideWatchActions,
   firstSighting,
@@ -23,13 +23,13 @@ import {
   type WatchAction,
   type WatchedKind,
   type WatchedObject,
-} from '../../../src/lifecycle/watch-decision.js';
+} from '../../../src/operator/watch-decision.js';
 import {
   QUEUED_CONDITION,
   queuedMessage,
   type AdmissionDecision,
   type BringUpAdmission,
-} from '../../../src/lifecycle/bring-up-admission.js';
+} from '../../../src/operator/bring-up-admission.js';
 import { setCondition } from '../../../src/lifecycle/conditions.js';
 import { withStandardConditions } from '../../../src/lifecycle/standard-conditions.js';
 import type { OperatorMetrics } from '../metrics.js';

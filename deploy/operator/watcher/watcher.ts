@@ -8,12 +8,12 @@ import type { Logger } from 'pino';
 import { PLURAL, WekaApi } from '../../../activities/kube/weka-api.js';
 import { API_GROUP, API_VERSION } from '../../../src/api/index.js';
 import type { Backoff } from '../../../src/backoff.js';
-import { BringUpAdmission, type AdmissionLimits } from '../../../src/lifecycle/bring-up-admission.js';
+import { BringUpAdmission, type AdmissionLimits } from '../../../src/operator/bring-up-admission.js';
 import {
   DEFAULT_MAX_CACHED_WORKFLOWS,
   DEFAULT_BRINGUP_HOLD_SECONDS,
   defaultMaxConcurrentBringUps,
-} from '../../../src/settings/operator-config.js';
+} from '../../../src/operator/config.js';
 import {
   DEFAULT_WATCHED_KINDS,
   LIFECYCLE_WORKFLOW_TYPES,
@@ -22,14 +22,14 @@ import {
   watchedObjectOf,
   type WatchedKind,
   type WatchedObject,
-} from '../../../src/lifecycle/watch-decision.js';
+} from '../../../src/operator/watch-decision.js';
 import type { OperatorMetrics } from '../metrics.js';
-import { memoRef, runningWorkflowsQuery } from '../../../src/lifecycle/ended-workflows.js';
+import { memoRef, runningWorkflowsQuery } from '../../../src/operator/ended-workflows.js';
 import { runEndedWorkflowSweep } from './ended-workflows.js';
 import { runListWatch } from './list-watch.js';
 import { runNodeWatch } from './node-watch.js';
 import { runPodWatch } from './pod-watch.js';
-import type { KnownContainer } from '../../../src/lifecycle/pod-loss.js';
+import type { KnownContainer } from '../../../src/operator/pod-loss.js';
 import { Reconciler } from './reconcile.js';
 import { KeyedWorkQueue } from './work-queue.js';
 

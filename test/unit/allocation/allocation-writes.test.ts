@@ -14,7 +14,7 @@ import { apiMessage, describeKubeError, kubeFailure } from '../../../activities/
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../../src/annotations/index.js';
 import { DEFAULT_ALLOCATION_SETTINGS, type PhysicalDrive } from '../../../src/allocation/index.js';
 import type { MutexOutcome } from '../../../src/protocol.js';
-import { ALLOCATIONS_ANNOTATION } from '../../../src/lifecycle/allocation-ledger.js';
+import { ALLOCATIONS_ANNOTATION } from '../../../src/node/allocation-ledger.js';
 
 const NODE = 'node-1';
 const BASE = '/apis/weka.weka.io/v1alpha1';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine, runPlan, usageOutcome } from '../../../src/allocation/index.js';
+import { parseCommandLine, runPlan, usageOutcome } from '../../../src/cli/plan-command.js';
 import { sequentialUuids } from '../allocation/fixtures.js';
 
 const physicalDrives = [

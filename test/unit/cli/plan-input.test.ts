@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePlanInput } from '../../../src/allocation/index.js';
+import { parsePlanInput } from '../../../src/cli/plan-input.js';
 
 const physicalDrive = { physicalUUID: 'p1', serial: 's1', capacityGiB: 7680, type: 'TLC', devicePath: '/dev/nvme0n1' };
 const virtualDrive = { virtualUUID: 'v1', physicalUUID: 'p1', capacityGiB: 1000, serial: 's1', type: 'TLC' };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatPlanTable } from '../../../src/allocation/index.js';
+import { formatPlanTable } from '../../../src/cli/plan-table.js';
 import { allocate, claimOn, qlc, tlc } from '../allocation/fixtures.js';
 
 describe('formatPlanTable', () => {

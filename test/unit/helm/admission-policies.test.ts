@@ -1,6 +1,6 @@
 // The chart's admission policies say exactly what the operator's code does: the container and the
 // commands it execs (src/weka), the Node annotation and resources it writes, the service account
-// it runs as; the image policy uses the operator's own image rule (src/lifecycle/image-policy.ts).
+// it runs as; the image policy uses the operator's own image rule (src/manifests/image-policy.ts).
 // How the apiserver applies them is tried in test/integration/admission-policies.test.ts.
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,14 +11,10 @@ import {
 } from '../../../src/annotations/index.js';
 import { listBlockDevicesCall } from '../../../src/weka/index.js';
 import { wrappedArgv } from '../../../activities/exec/kube-exec.js';
-import { ALLOCATIONS_ANNOTATION } from '../../../src/lifecycle/allocation-ledger.js';
-import { AFTER_PREFIX, AFTER_REPOSITORY } from '../../../src/lifecycle/image-policy.js';
-import {
-  SHARED_DRIVES_CAPACITY_QLC,
-  SHARED_DRIVES_CAPACITY_TLC,
-  WEKA_POD_CONTAINER,
-} from '../../../src/lifecycle/names.js';
-import { parseOperatorConfig } from '../../../src/settings/operator-config.js';
+import { ALLOCATIONS_ANNOTATION } from '../../../src/node/allocation-ledger.js';
+import { AFTER_PREFIX, AFTER_REPOSITORY } from '../../../src/manifests/image-policy.js';
+import { SHARED_DRIVES_CAPACITY_QLC, SHARED_DRIVES_CAPACITY_TLC, WEKA_POD_CONTAINER } from '../../../src/api/names.js';
+import { parseOperatorConfig } from '../../../src/operator/config.js';
 import { operatorCommands } from '../../support/weka-commands.js';
 import {
   admissionPolicies,
@@ -211,7 +207,7 @@ describe('the image policy', () => {
     ]);
   });
 
-  it("uses the operator's own rule: the same regular expressions as src/lifecycle/image-policy.ts", () => {
+  it("uses the operator's own rule: the same regular expressions as src/manifests/image-policy.ts", () => {
     const rule = policyOf(manifests, 'images').spec.validations[0]!.expression;
     expect(rule).toContain(JSON.stringify(AFTER_PREFIX));
     expect(rule).toContain(JSON.stringify(AFTER_REPOSITORY));

@@ -3,9 +3,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseOperatorConfig, type OperatorConfig } from '../../../src/settings/operator-config.js';
+import { parseOperatorConfig, type OperatorConfig } from '../../../src/operator/config.js';
 import { temporalTarget } from '../../../deploy/operator/temporal-connection.js';
-import { POD_PRIORITY_CLASS, podPriorityClassObject } from '../../../src/lifecycle/pod-resources.js';
+import { POD_PRIORITY_CLASS, podPriorityClassObject } from '../../../src/manifests/pod-resources.js';
 import {
   HELM_BUILD_TIMEOUT_MS,
   helmBinary,
@@ -199,10 +199,7 @@ describe("the chart's operator settings", () => {
   });
 
   it('cover every environment variable the operator reads', async () => {
-    const source = readFileSync(
-      fileURLToPath(new URL('../../../src/settings/operator-config.ts', import.meta.url)),
-      'utf8',
-    );
+    const source = readFileSync(fileURLToPath(new URL('../../../src/operator/config.ts', import.meta.url)), 'utf8');
     // TEMPORAL_* are Temporal's standard variables (@temporalio/envconfig), checked above.
     const read = new Set(
       [...source.matchAll(/\b(?:text|given|optional|integer|bool)\(\s*'([A-Z][A-Z0-9_]+)'/g)]

@@ -12,7 +12,7 @@ import {
   POD_MISSING,
   waitPodRunning,
 } from '../../../activities/kube/pods.js';
-import { wekaPod } from '../../../src/lifecycle/pods.js';
+import { wekaPod } from '../../../src/manifests/pods.js';
 
 const NS = 'ns';
 const NAME = 'drive-0';

@@ -1,8 +1,8 @@
 // Conditions, allocation requests through the settings chain, and the pods the operator creates.
 import { describe, expect, it } from 'vitest';
 import { setCondition, toReason } from '../../../src/lifecycle/conditions.js';
-import { wekaPod } from '../../../src/lifecycle/pods.js';
-import { allocationRequest, usesDriveSharing } from '../../../src/lifecycle/requests.js';
+import { wekaPod } from '../../../src/manifests/pods.js';
+import { allocationRequest, usesDriveSharing } from '../../../src/node/requests.js';
 
 describe('conditions', () => {
   const base = { type: 'Allocated', status: 'False' as const, reason: 'InsufficientDriveCapacity', message: 'full' };

@@ -2,7 +2,7 @@
 // mutex executes, how long their request waited in the queue.
 import { describe, expect, it } from 'vitest';
 import { OperatorMetrics } from '../../../deploy/operator/metrics.js';
-import { stampQueuedAt } from '../../../src/lifecycle/mutex-queue.js';
+import { stampQueuedAt } from '../../../src/node/mutex-queue.js';
 
 async function waitSamples(metrics: OperatorMetrics): Promise<Map<string, { count: number; sum: number }>> {
   const byActivity = new Map<string, { count: number; sum: number }>();

@@ -45,7 +45,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/*
 The image allow-list (value allowedImages) as one comma-separated setting, each entry checked the
-way the operator checks it (src/lifecycle/image-policy.ts): a repository, without tag or digest,
+way the operator checks it (src/manifests/image-policy.ts): a repository, without tag or digest,
 or a prefix ending in "/".
 */}}
 {{- define "weka-drives-operator.allowedImages" -}}
@@ -65,7 +65,7 @@ or a prefix ending in "/".
 
 {{/*
 Whether the image given as .image passes the allow-list given as .allowed (a list): the same rule
-as imageAllowed in src/lifecycle/image-policy.ts and the CEL of the image admission policy.
+as imageAllowed in src/manifests/image-policy.ts and the CEL of the image admission policy.
 Renders "true" or nothing.
 */}}
 {{- define "weka-drives-operator.imageAllowed" -}}
@@ -79,7 +79,7 @@ Renders "true" or nothing.
 {{- end }}
 {{- end }}
 
-{{/* What may follow an allowed repository: a tag and/or a digest (AFTER_REPOSITORY in src/lifecycle/image-policy.ts). */}}
+{{/* What may follow an allowed repository: a tag and/or a digest (AFTER_REPOSITORY in src/manifests/image-policy.ts). */}}
 {{- define "weka-drives-operator.afterRepository" -}}
 ^(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$
 {{- end }}
@@ -89,7 +89,7 @@ Renders "true" or nothing.
 ^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$
 {{- end }}
 
-{{/* The allow-list (a list) as a message reads it (describeAllowedImages in src/lifecycle/image-policy.ts). */}}
+{{/* The allow-list (a list) as a message reads it (describeAllowedImages in src/manifests/image-policy.ts). */}}
 {{- define "weka-drives-operator.describeAllowedImages" -}}
 {{- $described := list }}
 {{- range $entry := . }}
