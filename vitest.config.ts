@@ -32,6 +32,17 @@ export default defineConfig({
       },
       {
         test: {
+          // The workflows alone, with their activities stubbed, on one shared Temporal server.
+          name: 'workflows',
+          include: ['test/workflows/**/*.test.ts'],
+          pool: 'forks',
+          globalSetup: ['test/workflows/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           pool: 'forks',

@@ -13,6 +13,52 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { activitySummary } from '../src/lifecycle/activity-summary.js';
+import type { MUTEX_REQUEST_ACTIVITIES } from '../src/protocol.js';
+
+/** The activities of each stub: a stub's type admits only its own, so each runs under its policy. */
+type KubeActivity =
+  | 'createClusterMembers'
+  | 'deleteClusterContainers'
+  | 'deleteContainerPod'
+  | 'deviceSetPlan'
+  | 'deviceSetRemnants'
+  | 'ensureClusterDisruptionBudget'
+  | 'ensureContainerPod'
+  | 'ensureDeviceSet'
+  | 'findPeerPod'
+  | 'growClusterMember'
+  | 'listSelectedNodes'
+  | 'removeClusterMember'
+  | 'startContainerPod';
+type KubeLocalActivity =
+  | 'clusterMembers'
+  | 'clusterView'
+  | 'lostPods'
+  | 'memberPodRunning'
+  | 'nodeExists'
+  | 'nodeReady'
+  | 'readCluster'
+  | 'readClusterGUID'
+  | 'readContainer'
+  | 'readJoinIps'
+  | 'readNodeAllocation'
+  | 'readOperation'
+  | 'recordNodeEvent'
+  | 'removeFinalizer'
+  | 'wakeMemberCluster'
+  | 'writeStatus';
+type WekaActivity =
+  'addWholeDriveToCluster' | 'chooseNodeDevices' | 'formWekaCluster' | 'joinCluster' | 'signAndAddVirtualDrive';
+type InPodActivity =
+  | 'findWekaContainer'
+  | 'releaseWholeDrive'
+  | 'removeDriveFromCluster'
+  | 'removeWekaContainer'
+  | 'removeWholeDriveFromCluster'
+  | 'startContainerPod'
+  | 'unsignVirtualDrive';
+type DecisionActivity = (typeof MUTEX_REQUEST_ACTIVITIES)[keyof typeof MUTEX_REQUEST_ACTIVITIES];
+type Stub<K extends keyof Activities> = ActivityInterfaceFor<Pick<Activities, K>>;
 
 const HEARTBEAT_TIMEOUT = '5 seconds';
 
@@ -40,7 +86,7 @@ const common = { heartbeatTimeout: HEARTBEAT_TIMEOUT } satisfies ActivityOptions
  * The activity stubs with `options`, each call carrying a one-line summary of what it does and to
  * what (src/lifecycle/activity-summary.ts), shown for the step in the Temporal UI.
  */
-function summarized(options: ActivityOptions): ActivityInterfaceFor<Activities> {
+function summarized<K extends keyof Activities>(options: ActivityOptions): Stub<K> {
   return withSummaries(proxyActivities<Activities>(options), options);
 }
 
@@ -72,7 +118,7 @@ const kubeCallOptions = {
     nonRetryableErrorTypes: NON_RETRYABLE_ERRORS,
   },
 } satisfies LocalActivityOptions;
-export const kube = summarized({ ...common, ...kubeCallOptions });
+export const kube = summarized<KubeActivity>({ ...common, ...kubeCallOptions });
 
 /**
  * Short Kubernetes reads, status applies, Events and finalizer removals, as local activities: the
@@ -82,13 +128,16 @@ export const kube = summarized({ ...common, ...kubeCallOptions });
  * writes. Retried like `kube` while the apiserver is away; past a minute the worker waits between
  * attempts on a timer instead of holding the workflow task.
  */
-export const kubeLocal = withSummaries(proxyLocalActivities<Activities>(kubeCallOptions), kubeCallOptions);
+export const kubeLocal: Stub<KubeLocalActivity> = withSummaries(
+  proxyLocalActivities<Activities>(kubeCallOptions),
+  kubeCallOptions,
+);
 
 /**
  * Weka CLI calls in a pod (join, sign, add, remove): each bounded by the exec timeout; a refusal
  * by the tool is final, anything else (a pod restarting, exec cut) is retried.
  */
-export const weka = summarized({
+export const weka = summarized<WekaActivity>({
   ...common,
   ...waitForCancellation,
   startToCloseTimeout: '3 minutes',
@@ -104,7 +153,7 @@ export const weka = summarized({
  * tries each, after which the teardown says on the object that it cannot reach the pod, and tries
  * again later (workflows/drive-container.ts), instead of retrying unseen for ever.
  */
-export const inPod = summarized({
+export const inPod = summarized<InPodActivity>({
   ...common,
   ...waitForCancellation,
   startToCloseTimeout: '3 minutes',
@@ -122,7 +171,7 @@ export const inPod = summarized({
  * retried quickly; an activity whose failures could last (signing a device in a proxy pod that
  * cannot be reached) answers them as a refusal after a few attempts instead.
  */
-export const decisions = summarized({
+export const decisions = summarized<DecisionActivity>({
   ...common,
   startToCloseTimeout: '2 minutes',
   retry: {
@@ -140,7 +189,10 @@ const requestOptions = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
 } satisfies LocalActivityOptions;
-export const requests = withSummaries(proxyLocalActivities<Activities>(requestOptions), requestOptions);
+export const requests: Stub<'sendMutexRequest'> = withSummaries(
+  proxyLocalActivities<Activities>(requestOptions),
+  requestOptions,
+);
 
 /**
  * Delivering a decision's answers is retried for a minute, never for ever: a mutex must not wait
@@ -148,7 +200,7 @@ export const requests = withSummaries(proxyLocalActivities<Activities>(requestOp
  * after a minute and is answered from the record; a waiter that misses a wake-up asks again on
  * its own.
  */
-export const delivery = summarized({
+export const delivery = summarized<'answerMutexRequests'>({
   ...common,
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '1 minute',

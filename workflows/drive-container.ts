@@ -6,15 +6,7 @@
 // again when the watcher tells it one was lost, then checking its membership and drives. The
 // object's deletion (never a cancel alone: workflows/lifecycle.ts) tears it all down in reverse, in
 // a scope that cannot be cancelled. Every step is idempotent, so a restart redoes nothing.
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  condition,
-  isCancellation,
-  setHandler,
-  upsertMemo,
-  upsertSearchAttributes,
-} from '@temporalio/workflow';
+import { condition, isCancellation, setHandler, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ContainerAllocation, ContainerSnapshot, ExecTargetRef } from '../activities/types.js';
 import { WEKA_PORT_BLOCK_SIZE } from '../src/allocation/ports.js';
 import {
@@ -40,7 +32,7 @@ import {
 } from '../src/protocol.js';
 import { inPod, kube, kubeLocal, weka } from './activities.js';
 import { ContainerStatus } from './container-status.js';
-import { Lifecycle, continuedRun, isContinueAsNew, messageOf, objectState } from './lifecycle.js';
+import { Lifecycle, continuedRun, failureType, isContinueAsNew, messageOf, objectState } from './lifecycle.js';
 import { ANSWER_NOT_IN_LEDGER, inLedger, releaseUntilOutOfLedger } from './ledger-checked.js';
 import { installMutexClient } from './mutex-client.js';
 import { finishVanishedTeardown, recordLeftInCluster, removeDrivesThroughProxy } from './teardown-from-node.js';
@@ -284,9 +276,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
           return undefined;
         })
         .catch((err: unknown) => {
-          const cause = err instanceof ActivityFailure ? err.cause : err;
-          if (cause instanceof ApplicationFailure && ['PodRefused', 'PodUnschedulable'].includes(cause.type ?? ''))
-            return { type: cause.type, message: cause.message };
+          const type = failureType(err);
+          if (type === 'PodRefused' || type === 'PodUnschedulable') return { type, message: messageOf(err) };
           throw err;
         });
       if (failure === undefined) {
@@ -553,8 +544,8 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         return await bringUp();
       } catch (err) {
         if (isCancellation(err) || isContinueAsNew(err)) throw err;
-        const cause = err instanceof ActivityFailure ? err.cause : err;
-        const podGone = cause instanceof ApplicationFailure && cause.type === 'ExecPodMissing';
+        const type = failureType(err);
+        const podGone = type === 'ExecPodMissing';
         const atOnce = podGone && !podWasGone;
         podWasGone = podGone;
         const waitS = atOnce ? POD_GONE_RETRY_S : retryS;
@@ -563,11 +554,11 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         const failure = `${status.step}: ${messageOf(err)}`;
         status.stage('Ready', 'False', 'StepFailed', failure, 'Warning');
         // Tried again all the same: what a person must fix may be fixed outside the spec.
-        const person = cause instanceof ApplicationFailure && needsAPerson(cause.type ?? undefined);
+        const person = needsAPerson(type);
         await status.enter(
           person ? 'Refused' : 'Error',
           `failed while ${status.step}; trying again in ${waitS} s, or at a spec change, or deletion`,
-          person ? { kind: 'stalled', reason: cause.type ?? 'StepFailed', message: failure } : undefined,
+          person ? { kind: 'stalled', reason: type ?? 'StepFailed', message: failure } : undefined,
         );
         await condition(() => life.specChanges > changes, `${waitS} seconds`);
         await life.continueAsNewIfLong();
@@ -705,13 +696,12 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
         await phasedOut();
         return 'done';
       } catch (err) {
-        const cause = err instanceof ActivityFailure ? err.cause : err;
-        if (cause instanceof ApplicationFailure && cause.type === NAMESPACE_TERMINATING)
-          return guid ? undoFromTheNode(alloc, guid, 'namespace') : 'done';
+        const type = failureType(err);
+        if (type === NAMESPACE_TERMINATING) return guid ? undoFromTheNode(alloc, guid, 'namespace') : 'done';
         if (await waitedForPhaseOut(err)) continue;
         // The pod answered and a Weka command failed after its retries: soon again, a few times,
         // before it is shown as blocked (each pass redoes only what is left).
-        if (cause instanceof ApplicationFailure && cause.type === 'WekaCommandFailed' && ++toolFailures < 3) {
+        if (type === 'WekaCommandFailed' && ++toolFailures < 3) {
           await status.enter('Deleting', `a Weka command failed (${messageOf(err)}); trying again in 5 s`);
           await condition(() => false, '5 seconds');
           continue;
@@ -745,8 +735,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
    * any other error.
    */
   async function waitedForPhaseOut(err: unknown): Promise<boolean> {
-    const cause = err instanceof ActivityFailure ? err.cause : err;
-    if (!(cause instanceof ApplicationFailure) || cause.type !== DRIVE_PHASING_OUT) return false;
+    if (failureType(err) !== DRIVE_PHASING_OUT) return false;
     phaseOut ??= { startedMs: Date.now(), warned: false };
     const report = phaseOutReport({ what: messageOf(err), nowMs: Date.now(), ...phaseOut });
     await status.condition(PHASING_OUT_CONDITION, 'True', 'PhasingOut', report.message);
@@ -817,8 +806,7 @@ export async function driveContainerWorkflow(input: ObjectWorkflowInput): Promis
     try {
       await inPod.removeWekaContainer({ target, containerId, name: wekaContainerName(ref.namespace, ref.name) });
     } catch (err) {
-      const cause = err instanceof ActivityFailure ? err.cause : err;
-      if (!(cause instanceof ApplicationFailure) || cause.type !== 'WekaCommandRefused') throw err;
+      if (failureType(err) !== 'WekaCommandRefused') throw err;
       const message = `container ${containerId} stays in its Weka cluster: ${messageOf(err)}`;
       await status.event('Warning', 'WekaContainerLeft', message);
     }

@@ -5,8 +5,6 @@
 // are pure functions in src/node/mutex-queue.
 import {
   allHandlersFinished,
-  ActivityFailure,
-  ApplicationFailure,
   condition,
   continueAsNew,
   log,
@@ -40,6 +38,7 @@ import {
   type MutexResponse,
 } from '../src/protocol.js';
 import { decisions, delivery } from './activities.js';
+import { failureType, messageOf } from './lifecycle.js';
 
 /** An idle mutex ends after this long; the next request starts it again. */
 const IDLE_TIMEOUT = '1 hour';
@@ -72,9 +71,7 @@ function answer(request: MutexRequest, outcome: MutexOutcome): MutexResponse {
 
 /** An activity that failed for good (its retries exhausted or not retryable) answers as a refusal. */
 function failed(err: unknown): MutexOutcome {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  const type = cause instanceof ApplicationFailure ? (cause.type ?? 'Error') : 'Error';
-  return { ok: false, error: { type, message: cause instanceof Error ? cause.message : String(cause) } };
+  return { ok: false, error: { type: failureType(err) ?? 'Error', message: messageOf(err) } };
 }
 
 /** Runs one request with its kind's activity; publishing drives answers its result as an outcome. */

@@ -21,18 +21,6 @@ import { sameUUID } from './validate.js';
 
 export type Plan = 'run' | 'already-done' | { readonly conflict: string };
 
-export function planSignProxy(info: DriveInfo): Plan {
-  switch (info.signature) {
-    case 'none':
-      return 'run';
-    case 'proxy':
-      return 'already-done';
-    case 'exclusive':
-    case 'other':
-      return { conflict: `${info.devicePath} is signed, but not for proxy use; refusing to re-sign it` };
-  }
-}
-
 export function planVirtualAdd(info: DriveInfo, req: VirtualAddRequest): Plan {
   const mismatch = deviceMismatch(info, req.devicePath) ?? identityMismatch(info, req.expected);
   if (mismatch) return mismatch;

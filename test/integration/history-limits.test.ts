@@ -1,19 +1,17 @@
-// Long waits meet Temporal's limits (issue 19, hole 8): every long-lived workflow continues as new
-// before its history gets heavy, and the mutex carries a state bounded in bytes. Both are tested
-// here with lowered limits: a drive container waiting for capacity, and one whose teardown cannot
-// reach its pod, with a history limit of 100 events; a mutex with a carried-state bound of 1,500
-// bytes.
+// Long waits meet Temporal's limits: every long-lived workflow continues as new before its history
+// gets heavy, and the mutex carries a state bounded in bytes. Tested here with lowered limits, where
+// the real parts take part: a teardown that cannot reach its pod (its node stopped), with a history
+// limit of 100 events; a mutex with a carried-state bound of 1,500 bytes. A container waiting for
+// capacity is tested on its workflow alone (test/workflows/drive-container.test.ts).
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WekaContainer } from '../../src/api/index.js';
 import { FINALIZER, TEARDOWN_WITHOUT_POD_ANNOTATION, type ObjectRef } from '../../src/api/names.js';
 import { utf8Bytes } from '../../src/node/mutex-queue.js';
 import { eventsOf } from '../support/events.js';
 import {
   WORKFLOW,
-  capacityReleasedSignal,
   containerWorkflowId,
   mutexRequestSignal,
   mutexStateQuery,
@@ -24,12 +22,11 @@ import {
   type MutexWorkflow,
   type ObjectWorkflowInput,
 } from '../../src/protocol.js';
-import { eventually, sleep } from '../support/async.js';
+import { eventually } from '../support/async.js';
 import { createContainerObject, WEKA_CONTAINERS } from '../support/containers.js';
 import { kubeConfig, removeNode, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { eventReasons } from '../support/manual-operation.js';
 import {
-  createDriveContainer,
   deleteDriveContainer,
   readContainer,
   sharedDrivesNode,
@@ -38,7 +35,7 @@ import {
   waitGone,
   type TestOperator,
 } from '../support/operator.js';
-import { changeCounts, createWekaCluster, simulatorLog } from '../support/simulator.js';
+import { createWekaCluster } from '../support/simulator.js';
 import { replyCollector } from './fixtures/reply-collector-client.js';
 
 let op: TestOperator;
@@ -83,99 +80,6 @@ async function startContainerWithLimit(ref: ObjectRef, spec: object, clusterGUID
   });
   return { uid, workflowId: containerWorkflowId(uid) };
 }
-
-const allocatedCondition = (c: WekaContainer | null) => c?.status?.conditions?.find((x) => x.type === 'Allocated');
-
-describe('a drive container waiting for capacity', () => {
-  it(
-    'continues as new while it waits, stays Allocating with its condition, and is allocated once capacity is freed',
-    { timeout: 420_000 },
-    async () => {
-      // One 1000 GiB TLC drive: room for one container of 700 GiB, not two.
-      const node = await sharedDrivesNode([{ path: '/dev/nvme0n1', capacityGiB: 1000, type: 'TLC' }], 'history');
-      const guid = await createWekaCluster(node, uniqueName('history'));
-      const namespace = await uniqueNamespace('history');
-      const spec = { nodeName: node, driveCores: 1, containerCapacity: 700, driveTypesRatio: { tlc: 1, qlc: 0 } };
-      const holder = { namespace, name: 'holder' };
-      const { uid: holderUid } = await createDriveContainer(op, holder, spec, guid);
-      await waitForPhase(holder, 'Ready', 120_000);
-
-      const LIMIT = 100;
-      const waiting = { namespace, name: 'waiting' };
-      const { workflowId } = await startContainerWithLimit(waiting, spec, guid, LIMIT);
-      await eventually(
-        'the second container to be refused for lack of capacity',
-        async () => {
-          const c = await readContainer(waiting);
-          const allocated = allocatedCondition(c);
-          return c?.status?.phase === 'Allocating' && allocated?.reason === 'InsufficientDriveCapacity'
-            ? true
-            : undefined;
-        },
-        120_000,
-      );
-
-      // Capacity released on the node (as other containers' teardowns would), never enough: every
-      // release makes it ask again, and its history grows until it continues as new, several times.
-      const seen = new Set<string>();
-      /** What the container showed, when it was not Allocating with its condition and no allocation. */
-      const strayed: string[] = [];
-      await eventually(
-        'three continues-as-new',
-        async () => {
-          await op.client.workflow
-            .getHandle(workflowId)
-            .signal(capacityReleasedSignal, { mutexId: nodeMutexId(node) })
-            .catch(() => undefined); // a run that just continued as new: the next one gets the next
-          await sleep(300);
-          const c = await readContainer(waiting);
-          const allocated = allocatedCondition(c);
-          const shown = `${c?.status?.phase} ${allocated?.status}/${allocated?.reason} ${c?.status?.allocations?.virtualDrives?.length ?? 0}`;
-          if (shown !== 'Allocating False/InsufficientDriveCapacity 0') strayed.push(shown);
-          seen.add((await op.client.workflow.getHandle(workflowId).describe()).runId);
-          return seen.size >= 4 ? true : undefined;
-        },
-        240_000,
-        { intervalMs: 200 },
-      );
-      // It stayed where it was, with its condition: a new run resumes, it does not start over.
-      expect(strayed).toEqual([]);
-      const chain = await runs(workflowId);
-      expect(chain.length).toBeGreaterThanOrEqual(4);
-      for (const { history } of chain.slice(0, -1)) {
-        expect(continuedAsNew(history)).toBe(true);
-        // It continued at the first safe point past the limit: one more round of asking at most.
-        expect(history.events!.length).toBeLessThan(LIMIT + 60);
-        expect(runInput<ObjectWorkflowInput>(history).historyLimit).toBe(LIMIT);
-      }
-      // The Warning Event of the refusal was recorded once, not again by every new run.
-      const refusals = (await eventReasons(namespace, waiting.name)).filter(
-        (r) => r === 'Warning/InsufficientDriveCapacity',
-      );
-      expect(refusals).toHaveLength(1);
-
-      // Capacity freed for real: the latest run is told, asks, and gets it.
-      await deleteDriveContainer(op, holder, holderUid);
-      await waitGone(holder, 120_000);
-      const ready = await waitForPhase(waiting, 'Ready', 180_000);
-      const drives = ready.status?.allocations?.virtualDrives ?? [];
-      expect(drives.reduce((sum, d) => sum + d.capacityGiB, 0)).toBe(700);
-      expect(allocatedCondition(ready)).toMatchObject({ status: 'True', reason: 'Allocated' });
-      // Nothing was allocated, signed or added twice.
-      const log = await simulatorLog(node);
-      const signed = changeCounts(log, 'virtual-add', 'virtualUUID');
-      const added = changeCounts(log, 'drive-add', 'virtualUUID');
-      for (const d of drives) {
-        expect(signed.get(d.virtualUUID)).toBe(1);
-        expect(added.get(d.virtualUUID)).toBe(1);
-      }
-      expect(ready.status?.addedVirtualDrives?.slice().sort()).toEqual(drives.map((d) => d.virtualUUID).sort());
-
-      await deleteDriveContainer(op, waiting, ready.metadata.uid!);
-      await waitGone(waiting, 120_000);
-    },
-  );
-});
 
 describe('a teardown that cannot reach its pod', () => {
   it(

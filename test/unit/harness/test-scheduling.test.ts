@@ -4,10 +4,9 @@ import { DEFAULT_CONTROL_PLANES, integrationControlPlanes } from '../../integrat
 import { LONG_FILES } from '../../sequencer.js';
 
 describe('how many integration files run at a time', () => {
-  it('is three control planes unless WEKA_TEST_CONTROL_PLANES says otherwise', () => {
-    expect(DEFAULT_CONTROL_PLANES).toBe(3);
-    expect(integrationControlPlanes({})).toBe(3);
-    expect(integrationControlPlanes({ WEKA_TEST_CONTROL_PLANES: '' })).toBe(3);
+  it('is the default unless WEKA_TEST_CONTROL_PLANES says otherwise', () => {
+    expect(integrationControlPlanes({})).toBe(DEFAULT_CONTROL_PLANES);
+    expect(integrationControlPlanes({ WEKA_TEST_CONTROL_PLANES: '' })).toBe(DEFAULT_CONTROL_PLANES);
     expect(integrationControlPlanes({ WEKA_TEST_CONTROL_PLANES: '1' })).toBe(1);
     expect(integrationControlPlanes({ WEKA_TEST_CONTROL_PLANES: '2' })).toBe(2);
   });

@@ -22,7 +22,6 @@ import {
   nextDriveRemovalStep,
   driveShowCall,
   driveDeactivateCall,
-  planSignProxy,
   planVirtualAdd,
   planVirtualRemove,
   readDriveCall,
@@ -63,11 +62,11 @@ describe('typed calls through an exec transport into the simulator', () => {
       const run = async <T>(call: WekaCall<T>): Promise<T> => completeCall(call, await transport.run(pod, call.argv));
       const device = '/dev/nvme0n1';
 
-      expect(planSignProxy(await run(readDriveCall(device)))).toBe('run');
+      expect((await run(readDriveCall(device))).signature).toBe('none');
       await run(signProxyCall(device));
       const signed = await run(readDriveCall(device));
       expect(signed.physicalUUID).not.toBeNull();
-      expect(planSignProxy(signed)).toBe('already-done');
+      expect(signed.signature).toBe('proxy');
       await expect(run(signProxyCall(device))).rejects.toBeInstanceOf(WekaCommandRefused);
 
       // The pod's Weka container is a stem: a cluster is created of it, then it is a member.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SimResult } from '../../../deploy/local/weka-sim/outcome.js';
-import { driveAt, parseSignDriveList, planSignProxy } from '../../../src/weka/index.js';
+import { driveAt, parseSignDriveList } from '../../../src/weka/index.js';
 import {
   CLUSTER_A,
   deviceFiles,
@@ -332,7 +332,6 @@ describe('listing an exclusive drive', () => {
     expect(listed).toMatchObject({ status: 'weka_formatted', weka_info: { cluster_guid: null, is_proxy: false } });
     const info = driveAt(parseSignDriveList(result.stdout), '/dev/nvme1n1');
     expect(info).toMatchObject({ signature: 'exclusive', physicalUUID: listed!['physical_uuid'], clusterGUID: null });
-    expect(planSignProxy(info)).toEqual({ conflict: expect.stringContaining('not for proxy use') });
     await expectOk(shape(state, '/dev/nvme1n1', '--cluster-guid', CLUSTER_A));
     expect(await listedDrive(state, '/dev/nvme1n1')).toMatchObject({ clusterGUID: CLUSTER_A });
   });

@@ -3,7 +3,6 @@ import {
   findDriveByVirtualUUID,
   planJoin,
   nextDriveRemovalStep,
-  planSignProxy,
   planVirtualAdd,
   planVirtualRemove,
   type ClusterDrive,
@@ -32,19 +31,6 @@ const withVirtual: DriveInfo = {
   virtualDrives: [{ virtualUUID: VIRTUAL, ownerClusterGUID: CLUSTER, sizeGiB: 400 }],
 };
 const addRequest = { devicePath: '/dev/nvme0n1', virtualUUID: VIRTUAL, ownerClusterGUID: CLUSTER, sizeGiB: 400 };
-
-describe('planSignProxy', () => {
-  it('signs an unsigned device and skips one already signed for proxy', () => {
-    expect(planSignProxy(unsigned)).toBe('run');
-    expect(planSignProxy(proxy)).toBe('already-done');
-  });
-
-  it('will not re-sign a device signed for another use', () => {
-    expect(planSignProxy({ ...proxy, signature: 'other' })).toEqual({
-      conflict: expect.stringContaining('not for proxy'),
-    });
-  });
-});
 
 describe('planVirtualAdd', () => {
   it('runs when the UUID is absent and capacity suffices', () => {
