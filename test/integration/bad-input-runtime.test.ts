@@ -6,7 +6,7 @@
 // overwritten), and, where something can fix it, that the container then proceeds to Ready.
 // Rejections before anything runs (the apiserver, the typed Weka calls) are in bad-input.test.ts.
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KubeExecTransport } from '../../activities/exec/kube-exec.js';
 import type { ExecOptions, ExecResult, ExecTarget, ExecTransport } from '../../activities/exec/transport.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
@@ -18,16 +18,15 @@ import { WEKA_CONTAINERS } from '../support/containers.js';
 import { kubeConfig, removeNode, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { readNode, startSignDrivesOperation, waitFinished } from '../support/manual-operation.js';
 import {
+  type ContainerSpecInput,
   createDriveContainer,
   deleteDriveContainer,
   podExists,
   readContainer,
   sharedDrivesNode,
-  startTestOperator,
+  useTestOperator,
   waitForPhase,
   waitGone,
-  type ContainerSpecInput,
-  type TestOperator,
 } from '../support/operator.js';
 import { changeCounts, createWekaCluster, showDevice, sim, simulatorLog } from '../support/simulator.js';
 import { containerWorkflowId, specChangedSignal } from '../../src/protocol.js';
@@ -56,13 +55,7 @@ class TruncatingExec implements ExecTransport {
 }
 
 const exec = new TruncatingExec(KubeExecTransport.fromKubeConfig(kubeConfig()));
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator({ exec });
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator({ exec });
 
 // ---- what the user sees -------------------------------------------------------------------
 

@@ -4,7 +4,7 @@
 // the lifecycle starts again from its recorded state.
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WekaCluster } from '../../src/api/index.js';
 import {
   CLUSTER_PORTS_MUTEX_ID,
@@ -29,22 +29,15 @@ import {
   deleteDriveContainer,
   readContainer,
   sharedDrivesNode,
-  startTestOperator,
   startWekaCluster,
+  useTestOperator,
   waitForPhase,
   waitGone,
-  type TestOperator,
 } from '../support/operator.js';
 import { changeCounts, createWekaCluster, simulatorLog } from '../support/simulator.js';
 import { recordHistory } from '../support/histories.js';
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 const DEVICES = [
   { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const },

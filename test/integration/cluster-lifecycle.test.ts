@@ -3,7 +3,7 @@
 // replaced on another selected node.
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import { deleteRequestedSignal, specChangedSignal } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
@@ -16,20 +16,14 @@ import {
   uniqueName,
   uniqueNamespace,
 } from '../support/harness.js';
-import { sharedDrivesNode, startTestOperator, startWekaCluster, type TestOperator } from '../support/operator.js';
+import { sharedDrivesNode, startWekaCluster, useTestOperator } from '../support/operator.js';
 import { clusterContainers, showDevice, wekaClusters } from '../support/simulator.js';
 import { POOL_LABEL, SMALL_MEMBER, WEKA_CLUSTERS } from '../support/clusters.js';
 
 /** Short, so that a NotReady node counts as lost within the test. */
 const GRACE_MS = 4_000;
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator({ nodeLossGraceMs: GRACE_MS });
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator({ nodeLossGraceMs: GRACE_MS });
 
 const DEVICES = [
   { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const },

@@ -2,7 +2,7 @@
 // the old cluster's teardown, still running, finds and removes only what is its own (members
 // owned by its uid, the ports of its own object), never the new cluster's members or ports.
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../src/api/index.js';
 import { FINALIZER, type ObjectRef } from '../../src/api/names.js';
 import { deleteRequestedSignal } from '../../src/protocol.js';
@@ -10,13 +10,7 @@ import { eventually, sleep } from '../support/async.js';
 import { POOL_LABEL, readCluster, SMALL_MEMBER, WEKA_CLUSTERS } from '../support/clusters.js';
 import { listContainers, WEKA_CONTAINERS } from '../support/containers.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
-import {
-  readContainer,
-  sharedDrivesNode,
-  startTestOperator,
-  startWekaCluster,
-  type TestOperator,
-} from '../support/operator.js';
+import { readContainer, sharedDrivesNode, startWekaCluster, useTestOperator } from '../support/operator.js';
 
 const DEVICES = [
   { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const },
@@ -26,13 +20,7 @@ const DEVICES = [
 const HOLD = 'test.weka.io/hold';
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 const custom = () => kubeConfig().makeApiClient(CustomObjectsApi);
 const setFinalizers = (what: typeof WEKA_CLUSTERS, ref: ObjectRef, finalizers: string[]) =>

@@ -1,31 +1,19 @@
 // Cluster formation: two WekaClusters share the same three nodes. Each gets its own port range,
 // its drive containers on every node, its own Weka cluster; deleting one leaves the other intact.
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WekaCluster, WekaContainer } from '../../src/api/index.js';
 import { proxyName } from '../../src/api/names.js';
 import { eventually } from '../support/async.js';
 import { listContainers, readObject, WEKA_API } from '../support/containers.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
-import {
-  podExists,
-  sharedDrivesNode,
-  startTestOperator,
-  startWekaCluster,
-  type TestOperator,
-} from '../support/operator.js';
+import { podExists, sharedDrivesNode, startWekaCluster, useTestOperator } from '../support/operator.js';
 import { showDevice, wekaClusters } from '../support/simulator.js';
 import { recordHistory } from '../support/histories.js';
 import { POOL_LABEL, SMALL_MEMBER } from '../support/clusters.js';
 import { containerWorkflowId, deleteRequestedSignal } from '../../src/protocol.js';
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 const DEVICES = [
   { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const },

@@ -5,7 +5,7 @@
 // are released, but a claim is deleted only once no virtual drive (of any cluster) is left on it,
 // nor allocated on it; the operator's finalizer keeps a claim a person deletes until then.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SIGNED_UUID_ANNOTATION } from '../../activities/device-sets.js';
 import { createLocalBlockVolumes } from '../../deploy/local/local-volumes.js';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
@@ -22,23 +22,11 @@ import { POOL_LABEL, readCluster } from '../support/clusters.js';
 import { listContainers, WEKA_API } from '../support/containers.js';
 import { warningEvent } from '../support/events.js';
 import { addNode, kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
-import {
-  sharedDrivesOf,
-  startTestOperator,
-  startWekaCluster,
-  waitProxiesGone,
-  type TestOperator,
-} from '../support/operator.js';
+import { sharedDrivesOf, startWekaCluster, useTestOperator, waitProxiesGone } from '../support/operator.js';
 import { showDevice, sim } from '../support/simulator.js';
 import { recordHistory } from '../support/histories.js';
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 const core = () => kubeConfig().makeApiClient(CoreV1Api);
 const TLC_MEMBER = { driveContainers: 1, driveCores: 1, containerCapacity: 1000, driveTypesRatio: { tlc: 1, qlc: 0 } };

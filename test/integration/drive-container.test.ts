@@ -1,7 +1,7 @@
 // The drive container's lifecycle on the real servers: proxy, pod, allocation, signing and adding
 // through Kubernetes exec into the simulator, Ready; then deletion tears everything down.
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { proxyName } from '../../src/api/names.js';
 import { eventually } from '../support/async.js';
 import { kubeConfig, uniqueNamespace } from '../support/harness.js';
@@ -11,23 +11,16 @@ import {
   podExists,
   readContainer,
   sharedDrivesNode,
-  startTestOperator,
+  useTestOperator,
   waitForPhase,
   waitGone,
-  type TestOperator,
 } from '../support/operator.js';
 import { changeCounts, createWekaCluster, showDevice, simulatorLog } from '../support/simulator.js';
 import { eventsOf } from '../support/events.js';
 import { activityTypes, localActivityTypes, recordHistory } from '../support/histories.js';
 import { specChangedSignal, stateQuery, nodeMutexId } from '../../src/protocol.js';
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 const TLC_QLC = [
   { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const },

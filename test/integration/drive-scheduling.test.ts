@@ -6,7 +6,7 @@
 // What exists only for a node (its proxy) is owned by the node: the garbage collector deletes it
 // with the node.
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import type { Condition, WekaContainer } from '../../src/api/index.js';
 import { specChangedSignal } from '../../src/protocol.js';
@@ -22,22 +22,15 @@ import {
   podExists,
   readContainer,
   sharedDrivesNode,
-  startTestOperator,
+  useTestOperator,
   waitForPhase,
-  type TestOperator,
 } from '../support/operator.js';
 import { createWekaCluster } from '../support/simulator.js';
 
 const ONE_TLC: SimulatedDevice[] = [{ path: '/dev/nvme0n1', capacityGiB: 3000, type: 'TLC' }];
 const QUOTA = `requests.${SHARED_DRIVES_CAPACITY_TLC}`;
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 const core = () => kubeConfig().makeApiClient(CoreV1Api);
 

@@ -5,7 +5,7 @@
 // away is refused by the apiserver.
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import type { WekaContainer } from '../../src/api/index.js';
 import type { ObjectRef } from '../../src/api/names.js';
@@ -24,26 +24,19 @@ import { recordHistory } from '../support/histories.js';
 import { simLogReplayViolations } from '../support/instant-invariants.js';
 import { checkSteadyState } from '../support/invariants.js';
 import {
+  type ContainerSpecInput,
   createDriveContainer,
   deleteDriveContainer,
   readContainer,
   sharedDrivesNode,
-  startTestOperator,
   startWekaCluster,
+  useTestOperator,
   waitForPhase,
   waitGone,
-  type ContainerSpecInput,
-  type TestOperator,
 } from '../support/operator.js';
 import { createWekaCluster, simulatorLog, virtualDriveHistory } from '../support/simulator.js';
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 const TLC_QLC: SimulatedDevice[] = [
   { path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' },

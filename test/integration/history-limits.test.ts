@@ -6,7 +6,7 @@
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FINALIZER, TEARDOWN_WITHOUT_POD_ANNOTATION, type ObjectRef } from '../../src/api/names.js';
 import { utf8Bytes } from '../../src/node/mutex-queue.js';
 import { eventsOf } from '../support/events.js';
@@ -30,21 +30,14 @@ import {
   deleteDriveContainer,
   readContainer,
   sharedDrivesNode,
-  startTestOperator,
+  useTestOperator,
   waitForPhase,
   waitGone,
-  type TestOperator,
 } from '../support/operator.js';
 import { createWekaCluster } from '../support/simulator.js';
 import { replyCollector } from './fixtures/reply-collector-client.js';
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
 

@@ -1,10 +1,10 @@
 // The mutex workflow against the real server: it continues as new carrying its queue and
 // answers, answers a repeated request from its record, skips a requester that is gone, and
 // refuses a kind of request it does not know.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/async.js';
 import { uniqueName } from '../support/harness.js';
-import { startTestOperator, type TestOperator } from '../support/operator.js';
+import { useTestOperator } from '../support/operator.js';
 import { replyCollector } from './fixtures/reply-collector-client.js';
 import { recordHistory } from '../support/histories.js';
 import {
@@ -15,13 +15,7 @@ import {
   type MutexWorkflow,
 } from '../../src/protocol.js';
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 /** A mutex of a node that does not exist, started with `args`, and a reply collector to ask it from. */
 async function mutexWithCollector(args: { historyLimit?: number } = {}) {

@@ -1,7 +1,7 @@
 // Twenty drive containers ask one node for more than it has, all at once. The node's mutex
 // decides one at a time: no physical drive is over-committed, the losers see a clear refusal,
 // and they succeed as soon as capacity is released.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WekaContainer } from '../../src/api/index.js';
 import { eventually } from '../support/async.js';
 import { uniqueNamespace } from '../support/harness.js';
@@ -10,19 +10,12 @@ import {
   deleteDriveContainer,
   readContainer,
   sharedDrivesNode,
-  startTestOperator,
+  useTestOperator,
   waitGone,
-  type TestOperator,
 } from '../support/operator.js';
 import { createWekaCluster, showDevice } from '../support/simulator.js';
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 const DEVICES = [
   { path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const },

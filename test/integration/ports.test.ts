@@ -4,7 +4,7 @@
 // singleton ports keep clear of every container's ports.
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { SIMULATED_BACKEND_PREFIX } from '../../deploy/local/shared-drives.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WekaCluster } from '../../src/api/index.js';
 import { ledgerOf } from '../../activities/kube/node-ledger.js';
 import { FINALIZER } from '../../src/api/names.js';
@@ -25,20 +25,13 @@ import {
   createDriveContainer,
   deleteDriveContainer,
   sharedDrivesNode,
-  startTestOperator,
+  useTestOperator,
   waitForPhase,
   waitGone,
-  type TestOperator,
 } from '../support/operator.js';
 import { createWekaCluster, joinIpsOf, sim, simulatorLog } from '../support/simulator.js';
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 const DEVICES = [{ path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const }];
 const CLUSTERS = { ...WEKA_API, plural: 'wekaclusters' };

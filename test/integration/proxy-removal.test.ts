@@ -5,7 +5,7 @@
 // devices, where the ledger keeps them until the node's next allocation reads the devices again.
 // So the proxy stays while the node's ledger holds any container's entry.
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { withAllocation } from '../../src/node/allocation-ledger.js';
 import { proxyName } from '../../src/api/names.js';
 import { mutexRequestSignal, nodeMutexId } from '../../src/protocol.js';
@@ -14,21 +14,14 @@ import { kubeConfig, uniqueName } from '../support/harness.js';
 import { changeLedger, readLedger } from '../support/ledger.js';
 import {
   deleteDriveContainer,
-  startTestOperator,
+  readyStandaloneContainer,
+  useTestOperator,
   waitGone,
   waitProxiesGone,
-  type TestOperator,
-  readyStandaloneContainer,
 } from '../support/operator.js';
 
 const DEVICES = [{ path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const }];
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 async function proxyExists(node: string): Promise<boolean> {
   return kubeConfig()

@@ -4,7 +4,7 @@
 // that the device at the path is still the recorded drive (physical UUID and serial) and refuses,
 // naming both, until the node's drives are published again.
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import type { PhysicalDrive } from '../../src/allocation/index.js';
 import { eventually } from '../support/async.js';
@@ -15,10 +15,9 @@ import {
   readContainer,
   sharedDrivesNode,
   sharedDrivesOf,
-  startTestOperator,
+  useTestOperator,
   waitForPhase,
   waitGone,
-  type TestOperator,
 } from '../support/operator.js';
 import { createWekaCluster, showDevice } from '../support/simulator.js';
 import { POOL_LABEL } from '../support/clusters.js';
@@ -28,13 +27,7 @@ const DEVICES = [
   { path: '/dev/nvme0n1', capacityGiB: 1000, type: 'TLC' as const },
   { path: '/dev/nvme1n1', capacityGiB: 1000, type: 'TLC' as const },
 ];
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 const core = () => kubeConfig().makeApiClient(CoreV1Api);
 

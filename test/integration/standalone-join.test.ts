@@ -1,7 +1,7 @@
 // A standalone drive container joins an existing Weka cluster from its spec (spec.joinIps, the
 // pod's JOIN_IPS), never from a status someone writes: its Weka container's identity gives the
 // cluster's GUID and its container ID, which the operator writes to the status.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { wekaContainerName } from '../../src/api/names.js';
 import { specChangedSignal } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
@@ -12,21 +12,14 @@ import {
   deleteDriveContainer,
   readContainer,
   sharedDrivesNode,
-  startTestOperator,
+  useTestOperator,
   waitForPhase,
   waitGone,
-  type TestOperator,
 } from '../support/operator.js';
 import { readPod } from '../support/pods.js';
 import { clusterContainers, createWekaCluster, joinIpsOf, simulatorLog } from '../support/simulator.js';
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 const DEVICES = [{ path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const }];
 const SPEC = { driveCores: 1, numDrives: 1, driveCapacity: 1000 };

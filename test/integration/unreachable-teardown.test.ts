@@ -2,7 +2,7 @@
 // the object and keeps trying; a person who has checked the node finishes it with an annotation,
 // and the object and an Event then say exactly what may be left on the devices.
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TEARDOWN_WITHOUT_POD_ANNOTATION } from '../../src/api/names.js';
 import { eventually } from '../support/async.js';
 import { eventsOf } from '../support/events.js';
@@ -14,21 +14,14 @@ import {
   deleteDriveContainer,
   readContainer,
   sharedDrivesNode,
-  startTestOperator,
+  useTestOperator,
   waitForPhase,
   waitGone,
-  type TestOperator,
 } from '../support/operator.js';
 import { createWekaCluster } from '../support/simulator.js';
 import { recordHistory } from '../support/histories.js';
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 const DEVICES = [{ path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const }];
 

@@ -1,26 +1,19 @@
 // A drive container's teardown removes its Weka container from the cluster, so the same name can
 // join again, from another node too (GitOps deletes and re-creates objects under one name).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/async.js';
 import { uniqueNamespace } from '../support/harness.js';
 import {
   createDriveContainer,
   deleteDriveContainer,
   sharedDrivesNode,
-  startTestOperator,
+  useTestOperator,
   waitForPhase,
   waitGone,
-  type TestOperator,
 } from '../support/operator.js';
 import { createWekaCluster, sim, simulatorLog } from '../support/simulator.js';
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 const DEVICES = [{ path: '/dev/nvme0n1', capacityGiB: 7680, type: 'TLC' as const }];
 const SPEC = { driveCores: 1, numDrives: 2, driveCapacity: 1000 };

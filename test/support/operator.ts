@@ -1,6 +1,7 @@
 // The operator for integration and chaos tests, on the test file's control plane: its worker run inside
 // the test file, with its own task queue so test files never pick up each other's work, or the
 // whole operator as a process (operator-process.ts); and drive containers driven through it.
+import { afterAll, beforeAll } from 'vitest';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { PhysicalDrive } from '../../src/allocation/index.js';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
@@ -413,4 +414,28 @@ export async function startOperatorProcess(
     { retryErrors: false },
   );
   return p;
+}
+
+/**
+ * The file's test operator: started before its tests and stopped after them (vitest hooks). The
+ * object returned stands for it: each property read is the started operator's.
+ */
+export function useTestOperator(
+  overrides: Partial<ActivityDeps> = {},
+  withActivities?: OperatorWorkerOptions['withActivities'],
+): TestOperator {
+  let started: TestOperator | undefined;
+  beforeAll(async () => {
+    started = await startTestOperator(overrides, withActivities);
+  });
+  afterAll(async () => {
+    await started?.stop();
+  });
+  return new Proxy({} as TestOperator, {
+    get(_, key) {
+      if (!started) throw new Error('the test operator is used before its file started it (in beforeAll)');
+      const value: unknown = Reflect.get(started, key);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(started) : value;
+    },
+  });
 }
