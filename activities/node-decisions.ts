@@ -15,6 +15,18 @@ import { WekaApi } from './kube/weka-api.js';
 import { ALLOCATIONS_ANNOTATION, decodeLedger } from '../src/node/allocation-ledger.js';
 import type { MutexOutcome } from '../src/protocol.js';
 
+/**
+ * How many drive containers on the node need its ssdproxy: every one but those being deleted whose
+ * allocation is already released.
+ */
+export async function proxyUsers(api: WekaApi, node: string): Promise<number> {
+  return (await api.listContainersOnNode(node)).filter((c) => {
+    if (c.spec.mode !== 'drive') return false;
+    const released = !c.status?.allocations?.virtualDrives?.length;
+    return !(c.metadata.deletionTimestamp && released);
+  }).length;
+}
+
 export function createNodeDecisions(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
 
@@ -68,13 +80,8 @@ export function createNodeDecisions(deps: ActivityDeps) {
     },
 
     async removeProxyIfUnused({ node }: { node: string }): Promise<MutexOutcome> {
-      const users = (await api.listContainersOnNode(node)).filter((c) => {
-        if (c.spec.mode !== 'drive') return false;
-        // A container being deleted whose allocation is already released no longer needs the proxy.
-        const released = !c.status?.allocations?.virtualDrives?.length;
-        return !(c.metadata.deletionTimestamp && released);
-      });
-      if (users.length > 0) return { ok: true, result: { removed: false, users: users.length } };
+      const users = await proxyUsers(api, node);
+      if (users > 0) return { ok: true, result: { removed: false, users } };
       // A container whose object is gone (its finalizer removed by hand) keeps its ledger entry until
       // its teardown releases it, and that release reads the node's devices in the proxy pod.
       // A ledger that cannot be read may hold some: the proxy stays until a person mends it.

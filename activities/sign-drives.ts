@@ -29,7 +29,7 @@ import { snapshotOf, WekaApi } from './kube/weka-api.js';
 import type { ExecTargetRef, NodeDrivesPublished, SignedDevice, OperationSnapshot } from './types.js';
 import { wekaCli } from './weka-cli.js';
 import type { MutexOutcome, MutexPayloads, ProxySignedDrive } from '../src/protocol.js';
-import { createNodeDecisions } from './node-decisions.js';
+import { createNodeDecisions, proxyUsers } from './node-decisions.js';
 import { createNodeDrivesPublisher } from './node-drives-publisher.js';
 
 /** Attempts at signing one device before a failure other than the device's refusal is its answer. */
@@ -221,9 +221,18 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
 
     /**
      * Makes the node say what its devices hold (node-drives-publisher.ts), the drives just signed
-     * among them: the proxy lists every device. Executed by the node's mutex.
+     * among them: the proxy lists every device. Executed by the node's mutex. With `onlyWhileUsed`
+     * (a ledger rebuild the watcher asked), nothing is done, and null answered, once no drive
+     * container uses the node: reading the devices would make an ssdproxy for nobody.
      */
-    async publishNodeDrives({ node }: MutexPayloads['publish-drives']): Promise<NodeDrivesPublished> {
+    async publishNodeDrives({
+      node,
+      onlyWhileUsed,
+    }: MutexPayloads['publish-drives']): Promise<NodeDrivesPublished | null> {
+      if (onlyWhileUsed && (await proxyUsers(api, node)) === 0) {
+        deps.logger.info({ node }, 'ledger rebuild not needed: no drive container uses the node any more');
+        return null;
+      }
       return publisher.publish(node);
     },
   };

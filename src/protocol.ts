@@ -162,7 +162,8 @@ export interface MutexPayloads {
   /** A cluster's ports, for the cluster of that uid only (never another created since under its name). */
   'allocate-cluster-ports': ObjectRef & { uid: string };
   'release-cluster-ports': ObjectRef & { uid: string };
-  'publish-drives': { node: string };
+  /** `onlyWhileUsed`: nothing is done (no ssdproxy made) when no drive container uses the node. */
+  'publish-drives': { node: string; onlyWhileUsed?: boolean };
   'sign-drive': { node: string; devicePath: string; operation: ObjectRef & { uid: string } };
   'sign-device-set': { node: string; cluster: ObjectRef & { uid: string }; set: string };
   'release-device-set': { node: string; cluster: ObjectRef & { uid: string }; set: string };

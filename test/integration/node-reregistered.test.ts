@@ -5,13 +5,15 @@
 // grows: the node's mutex must rebuild the ledger from the devices and the statuses before it
 // decides anything, so the container keeps the drives it has and no GiB is given twice.
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import { FINALIZER, proxyName } from '../../src/api/names.js';
 import type { WekaContainer } from '../../src/api/index.js';
 import { ALLOCATIONS_ANNOTATION } from '../../src/node/allocation-ledger.js';
 import { changeLedger, readLedger } from '../support/ledger.js';
-import { specChangedSignal } from '../../src/protocol.js';
+import { mutexStateQuery, nodeMutexId, specChangedSignal } from '../../src/protocol.js';
+import { sendMutexRequest } from '../../activities/requester.js';
+import { ledgerRebuildRequest } from '../../deploy/operator/watcher/node-watch.js';
 import { eventually } from '../support/async.js';
 import { createContainerObject, WEKA_CONTAINERS } from '../support/containers.js';
 import { kubeConfig, uniqueName, uniqueNamespace } from '../support/harness.js';
@@ -20,23 +22,16 @@ import {
   deleteDriveContainer,
   readContainer,
   sharedDrivesNode,
-  startTestOperator,
   startTestWatcher,
+  useTestOperator,
   waitForPhase,
   waitGone,
-  type TestOperator,
 } from '../support/operator.js';
 import { createWekaCluster, showDevice } from '../support/simulator.js';
 
 const DEVICE = { path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const };
 
-let op: TestOperator;
-beforeAll(async () => {
-  op = await startTestOperator();
-});
-afterAll(async () => {
-  await op?.stop();
-});
+const op = useTestOperator();
 
 const core = () => kubeConfig().makeApiClient(CoreV1Api);
 const drivesOf = (c: WekaContainer | null) => c?.status?.allocations?.virtualDrives ?? [];
@@ -241,5 +236,30 @@ describe('a Node registered again under the same name', () => {
         { ...WEKA_CONTAINERS, ...held, body: { metadata: { finalizers: [] } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
+  });
+});
+
+describe("a ledger rebuild the node's mutex runs after the node's last container went", () => {
+  it('makes no ssdproxy for nobody: the node is left as its last teardown left it', async () => {
+    const node = await sharedDrivesNode([DEVICE], 'rebuild-late');
+    // The watcher asked for the rebuild while a container there still held its allocation; its
+    // teardown then ended and removed the proxy before the mutex came to the request.
+    const request = ledgerRebuildRequest(node, (await core().readNode({ name: node })).metadata!.uid!);
+    await sendMutexRequest(op.client, op.deps.taskQueue, { mutexId: nodeMutexId(node), node, request });
+    const mutex = op.client.workflow.getHandle(nodeMutexId(node));
+    await eventually('the mutex to run the request', async () => {
+      const state = await mutex.query(mutexStateQuery).catch(() => undefined);
+      return state && state.executed >= 1 && state.queue.length + state.running.length === 0 ? true : undefined;
+    });
+    const proxy = await kubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ ...WEKA_CONTAINERS, namespace: op.deps.operatorNamespace, name: proxyName(node) })
+      .then(
+        () => 'made',
+        (err: { code?: number }) => (err.code === 404 ? 'none' : Promise.reject(err)),
+      );
+    expect(proxy).toBe('none');
+    const pods = await core().listNamespacedPod({ namespace: op.deps.operatorNamespace });
+    expect(pods.items.map((p) => p.metadata?.name)).not.toContain(proxyName(node));
   });
 });

@@ -10,7 +10,7 @@ import { sendMutexRequest } from '../../../activities/requester.js';
 import type { Backoff } from '../../../src/backoff.js';
 import { ledgerLost, watchedNodeOf, type WatchedNode } from '../../../src/operator/ledger-loss.js';
 import type { KnownContainer } from '../../../src/operator/pod-loss.js';
-import { nodeMutexId } from '../../../src/protocol.js';
+import { nodeMutexId, type MutexPayloads, type MutexRequest } from '../../../src/protocol.js';
 import { runListWatch } from './list-watch.js';
 
 export interface NodeWatchOptions {
@@ -30,6 +30,20 @@ export function ledgerRebuildRequester(node: string): string {
   return `node-watch/${node}`;
 }
 
+/**
+ * The request that rebuilds a node's ledger from its devices. Only while a drive container still
+ * uses the node: by the time its mutex runs it, the last one may have been torn down and its
+ * ssdproxy removed, and a rebuild must not bring a proxy back for nobody.
+ */
+export function ledgerRebuildRequest(node: string, nodeUid: string): MutexRequest {
+  return {
+    requestId: `rebuild-ledger-${nodeUid}-${Date.now()}`,
+    kind: 'publish-drives',
+    replyTo: ledgerRebuildRequester(node),
+    payload: { node, onlyWhileUsed: true } satisfies MutexPayloads['publish-drives'],
+  };
+}
+
 export function runNodeWatch(o: NodeWatchOptions): Promise<void> {
   const logger = o.logger.child({ component: 'node-watch' });
   /** The Node objects (uids) whose rebuild was asked since the last list. */
@@ -38,12 +52,7 @@ export function runNodeWatch(o: NodeWatchOptions): Promise<void> {
   const consider = (node: WatchedNode) => {
     if (asked.has(node.uid) || !ledgerLost(node, o.containers.values())) return;
     asked.add(node.uid);
-    const request = {
-      requestId: `rebuild-ledger-${node.uid}-${Date.now()}`,
-      kind: 'publish-drives',
-      replyTo: ledgerRebuildRequester(node.name),
-      payload: { node: node.name },
-    };
+    const request = ledgerRebuildRequest(node.name, node.uid);
     sendMutexRequest(o.temporal, o.taskQueue, { mutexId: nodeMutexId(node.name), node: node.name, request })
       .then(() =>
         logger.warn(
