@@ -161,10 +161,13 @@ export function createClusterActivities(deps: ActivityDeps) {
           const holds = drives.length
             ? drives.map((d) => `${d.virtualUUID} (${d.capacityGiB} GiB on ${d.serial})`).join(', ')
             : 'no virtual drives';
+          const seen = c.status?.observedGeneration === c.metadata.generation;
+          const reconciling = (c.status?.conditions ?? []).some((x) => x.type === 'Reconciling' && x.status === 'True');
           return {
             name: c.metadata.name!,
             uid: c.metadata.uid ?? '',
             node: c.spec.nodeName ?? '',
+            atWork: !seen || reconciling,
             phase: c.status?.phase ?? 'Pending',
             deleting: Boolean(c.metadata.deletionTimestamp),
             holds,

@@ -24,7 +24,7 @@ import {
   wakeUpSignal,
   type ObjectWorkflowInput,
 } from '../src/protocol.js';
-import { memberIndex, planMembers } from '../src/lifecycle/cluster-layout.js';
+import { memberIndex, planMembers, servingMembersAtWork } from '../src/lifecycle/cluster-layout.js';
 import { kube, kubeLocal, weka } from './activities.js';
 import { ClusterStatus } from './cluster-status.js';
 import { Lifecycle, continuedRun, isContinueAsNew, messageOf, objectState, type Received } from './lifecycle.js';
@@ -222,10 +222,13 @@ export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void>
     const phases = new Map(view.members.map((m) => [m.name, m.phase]));
     const ready = plan.serving.filter((n) => phases.get(n) === 'Ready').length;
     const serving = ready === plan.serving.length;
+    // A member grows while Ready: the cluster is at work until each has what its template asks.
+    const atWork = servingMembersAtWork(view.members, plan.serving);
     const doing = [
       plan.create.length > 0 ? `adding ${plan.create.length}` : '',
       plan.remove.length > 0 ? `taking away ${plan.remove.map((r) => r.name).join(', ')}` : '',
       plan.grow.length > 0 ? `growing ${plan.grow.map((g) => g.name).join(', ')}` : '',
+      plan.grow.length === 0 && atWork.length > 0 ? `${atWork.join(', ')} reaching their spec` : '',
     ].filter((x) => x !== '');
     const step = `${ready} of ${plan.serving.length} drive containers Ready${doing.length ? `; ${doing.join('; ')}` : ''}`;
     return withRefused({ serving, settled: doing.length === 0, step });

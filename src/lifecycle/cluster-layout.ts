@@ -47,6 +47,17 @@ export interface ClusterMemberView extends GrowableCapacity {
   deleting: boolean;
   /** What the member holds (its status's allocation), for the record when it is replaced. */
   holds: string;
+  /**
+   * Whether the member still works toward its spec: its status is of an earlier generation (a
+   * growth asked of it is not yet seen), or says Reconciling. A Ready member can be at work: it
+   * grows in place. Absent: not known, read as not at work.
+   */
+  atWork?: boolean;
+}
+
+/** The members the cluster counts on (`serving`) that are Ready and still work toward their spec. */
+export function servingMembersAtWork(members: readonly ClusterMemberView[], serving: readonly string[]): string[] {
+  return members.filter((m) => serving.includes(m.name) && m.phase === 'Ready' && m.atWork === true).map((m) => m.name);
 }
 
 export interface ClusterNodeView {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   memberIndex,
   planMembers,
+  servingMembersAtWork,
   type ClusterMemberView,
   type ClusterNodeView,
 } from '../../../src/lifecycle/cluster-layout.js';
@@ -113,5 +114,23 @@ describe("planning a cluster's members", () => {
       expect(new Set(names).size).toBe(names.length);
       expect(p.create.map((c) => c.index).sort()).toEqual([...Array(count).keys()]);
     }
+  });
+});
+
+describe('the serving members still at work toward their spec', () => {
+  it.each([
+    { why: 'a Ready member growing in place', m: { atWork: true }, serving: true, expected: ['c-drive-0'] },
+    { why: 'a Ready member at its spec', m: { atWork: false }, serving: true, expected: [] },
+    { why: 'a member not known to be at work', m: {}, serving: true, expected: [] },
+    {
+      why: 'a member not Ready (the cluster waits for it anyway)',
+      m: { atWork: true, phase: 'AddingDrives' },
+      serving: true,
+      expected: [],
+    },
+    { why: 'a member the cluster no longer counts on', m: { atWork: true }, serving: false, expected: [] },
+  ])('$why', ({ m, serving, expected }) => {
+    const members = [member('c-drive-0', 'n-a', m), member('c-drive-1', 'n-b', { atWork: false })];
+    expect(servingMembersAtWork(members, serving ? ['c-drive-0', 'c-drive-1'] : ['c-drive-1'])).toEqual(expected);
   });
 });
