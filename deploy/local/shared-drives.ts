@@ -81,12 +81,24 @@ export function simulatedClusterRoot(clusterGUID: string): string | undefined {
   return simulatedClusterRoots.get(clusterGUID.toLowerCase());
 }
 
+/** How many port slots simulated backends choose from. */
+export const SIMULATED_BACKEND_SLOTS = 20;
+
+/**
+ * The ports of the backend in `slot`: its Weka block and its agent port, the block after it, both
+ * below every range the operator gives (standalone containers and clusters alike start higher).
+ */
+export function simulatedBackendPorts(slot: number): { port: number; agentPort: number } {
+  const port = 30000 + slot * 200;
+  return { port, agentPort: port + 100 };
+}
+
 export async function createSimulatedCluster(simulatorRoot: string, node: string, name: string): Promise<string> {
   for (let attempt = 0; ; attempt++) {
     const ip = `198.${18 + randomInt(2)}.${randomInt(256)}.${1 + randomInt(254)}`;
-    const port = 30000 + randomInt(40) * 100;
+    const { port, agentPort } = simulatedBackendPorts(randomInt(SIMULATED_BACKEND_SLOTS));
     const backend = ['--in-pod', '--weka-name', `${SIMULATED_BACKEND_PREFIX}${name}`, '--weka-port', String(port)];
-    const env = [...backend, '--agent-port', String(port + 4000), '--management-ip', ip];
+    const env = [...backend, '--agent-port', String(agentPort), '--management-ip', ip];
     try {
       await simulate(simulatorRoot, node, ...env, '--', 'weka', 'cluster', 'create', ip, '--host-ips', `${ip}:${port}`);
     } catch (err) {
@@ -101,7 +113,7 @@ export async function createSimulatedCluster(simulatorRoot: string, node: string
         node,
         ...env,
         '--',
-        ...containerIdentityCall(`${SIMULATED_BACKEND_PREFIX}${name}`, port + 4000).argv,
+        ...containerIdentityCall(`${SIMULATED_BACKEND_PREFIX}${name}`, agentPort).argv,
       ),
     );
     if (identity.state !== 'member')
