@@ -58,7 +58,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**/workflows/*'],
+              group: ['**/workflows/*', '**/workflows/*/**'],
               message: 'Import the protocol (src/protocol.ts), not a workflow implementation.',
             },
           ],

@@ -151,7 +151,7 @@ export const weka = summarized<WekaActivity>({
 /**
  * A teardown's steps in the container's pod (reach the pod, remove and unsign its drives): a few
  * tries each, after which the teardown says on the object that it cannot reach the pod, and tries
- * again later (workflows/drive-container.ts), instead of retrying unseen for ever.
+ * again later (workflows/drive-container/teardown.ts), instead of retrying unseen for ever.
  */
 export const inPod = summarized<InPodActivity>({
   ...common,

@@ -190,13 +190,13 @@ export class Lifecycle {
   }
 }
 
-/** The message of an activity's failure (its cause), or of any other error. */
 /** The type of the application failure behind `err` (an activity's, or one thrown here), if it is one. */
 export function failureType(err: unknown): string | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
 }
 
+/** The message of an activity's failure (its cause), or of any other error. */
 export function messageOf(err: unknown): string {
   const cause = err instanceof ActivityFailure && err.cause ? err.cause : err;
   return cause instanceof Error ? cause.message : String(cause);

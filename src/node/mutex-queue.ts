@@ -113,7 +113,7 @@ export function complete(
  * while it waits for the answer, a minute at a time). The queue, the waiters and the count are
  * carried whole, whatever their size: a request dropped from the queue would never be answered.
  * When they alone are over the bound, the state does not fit (`fits: false`) and carries no
- * answers; the mutex then goes on draining its queue in the current run (workflows/mutex.ts).
+ * answers; the mutex then goes on draining its queue in the current run (workflows/mutex/continue-as-new.ts).
  *
  * A dropped answer costs at most one more execution: a request whose record was dropped and that
  * comes again is queued and executed again, which is safe because every kind's activity is

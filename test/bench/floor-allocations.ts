@@ -19,7 +19,7 @@ import { createBenchContainers, roundRobin, type ContainerPlacement } from './be
 import { BatchingNodeLocks, lockHandOvers, preciseNow } from './batching-node-locks.js';
 import { spread } from './report.js';
 
-/** The node mutex's bound on allocations decided in one activity (MAX_BATCH in workflows/mutex.ts). */
+/** The node mutex's bound on allocations decided in one activity (MAX_BATCH in workflows/mutex/execute.ts). */
 const MAX_BATCH = 50;
 
 /** Bench nodes carry their drives in the annotation, typed: nothing is adopted, so nothing is exec'd. */

@@ -32,10 +32,10 @@ import { changeCounts, createWekaCluster, showDevice, sim, simulatorLog } from '
 import { containerWorkflowId, specChangedSignal } from '../../src/protocol.js';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-/** A refused allocation is asked again at least this often (workflows/drive-container.ts), plus slack. */
+/** A refused allocation is asked again at least this often (CAPACITY_RETRY in workflows/drive-container/run.ts), plus slack. */
 const RETRY_WINDOW_MS = 75_000;
 const ROW_TIMEOUT_MS = 300_000;
-/** A step that failed is tried again on its own after 30 s (workflows/drive-container.ts), plus slack. */
+/** A step that failed is tried again on its own after 30 s (workflows/drive-container/bring-up.ts), plus slack. */
 const ERROR_RETRY_WINDOW_MS = 75_000;
 
 /**

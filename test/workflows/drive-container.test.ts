@@ -4,50 +4,22 @@
 // apiserver) is proven in test/integration/.
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/activity';
-import {
-  WORKFLOW,
-  capacityReleasedSignal,
-  containerWorkflowId,
-  nodeMutexId,
-  deleteRequestedSignal,
-  specChangedSignal,
-  type LifecycleWorkflow,
-} from '../../src/protocol.js';
+import { capacityReleasedSignal, nodeMutexId, deleteRequestedSignal, specChangedSignal } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
 import { ContainerWorld, ONE_DRIVE } from './support/container-world.js';
+import { deleteContainer, phase, readyContainer, runsOf, startContainer } from './support/drive-container.js';
 import { closeEnvironment, withWorker, workflowClient } from './support/env.js';
 
 afterAll(closeEnvironment);
-
-async function start(world: ContainerWorld, taskQueue: string, historyLimit?: number) {
-  return (await workflowClient()).workflow.start<LifecycleWorkflow>(WORKFLOW.driveContainer, {
-    taskQueue,
-    workflowId: containerWorkflowId(world.uid),
-    args: [{ ...world.ref, uid: world.uid, ...(historyLimit ? { historyLimit } : {}) }],
-  });
-}
-
-const phase = (world: ContainerWorld, wanted: string) =>
-  eventually(
-    `the container to be ${wanted}`,
-    async () => (world.container?.status.phase === wanted ? true : undefined),
-    20_000,
-    {
-      intervalMs: 50,
-    },
-  );
 
 describe('a drive container', () => {
   it('comes up Ready, then its deletion undoes everything and removes the finalizer', async () => {
     const world = new ContainerWorld(await workflowClient(), { spec: { cluster: 'tenant' } });
     await withWorker(world.activities(), async (taskQueue) => {
-      const handle = await start(world, taskQueue);
-      await phase(world, 'Ready');
+      const handle = await readyContainer(world, taskQueue);
       expect(world.ledger.get(world.uid)).toEqual(ONE_DRIVE);
       expect(world.wekaDrives.size).toBe(1);
-      world.markDeleted();
-      await handle.signal(deleteRequestedSignal);
-      await handle.result();
+      await deleteContainer(world, handle);
     });
     expect(world.container).toBeNull();
     expect(world.ledger.size).toBe(0);
@@ -61,7 +33,7 @@ describe('a drive container without spec.nodeName', () => {
     const world = new ContainerWorld(await workflowClient(), { node: null, spec: { cluster: 'tenant' } });
     world.nodes.add('node-b');
     await withWorker(world.activities(), async (taskQueue) => {
-      const handle = await start(world, taskQueue);
+      const handle = await startContainer(world, taskQueue);
       await phase(world, 'Refused');
       expect(world.condition('Placed')).toMatchObject({ status: 'False', reason: 'NoNodeName' });
       expect(world.condition('Stalled')).toMatchObject({ status: 'True', reason: 'NoNodeName' });
@@ -76,11 +48,9 @@ describe('a drive container without spec.nodeName', () => {
   it('deleted before a node is named, asks no mutex anything and goes', async () => {
     const world = new ContainerWorld(await workflowClient(), { node: null });
     await withWorker(world.activities(), async (taskQueue) => {
-      const handle = await start(world, taskQueue);
+      const handle = await startContainer(world, taskQueue);
       await phase(world, 'Refused');
-      world.markDeleted();
-      await handle.signal(deleteRequestedSignal);
-      await handle.result();
+      await deleteContainer(world, handle);
     });
     expect(world.container).toBeNull();
     expect(world.calls).not.toContain('sendMutexRequest');
@@ -93,16 +63,14 @@ describe('a drive container whose named node does not exist', () => {
     const world = new ContainerWorld(await workflowClient(), { node: 'no-such-node' });
     world.nodes.delete('no-such-node');
     await withWorker(world.activities(), async (taskQueue) => {
-      const handle = await start(world, taskQueue);
+      const handle = await startContainer(world, taskQueue);
       await phase(world, 'Pending');
       await eventually('the Placed condition', async () => world.condition('Placed'), 20_000, { intervalMs: 50 });
       expect(world.condition('Placed')).toMatchObject({ status: 'False', reason: 'NodeNotFound' });
       expect(world.condition('Placed')?.message).toContain('no-such-node');
       // Waiting for a node that may register is work in progress, not a wait for a person.
       expect(world.condition('Reconciling')).toMatchObject({ status: 'True', reason: 'NodeNotFound' });
-      world.markDeleted();
-      await handle.signal(deleteRequestedSignal);
-      await handle.result();
+      await deleteContainer(world, handle);
     });
     expect(world.container).toBeNull();
     expect(world.calls).not.toContain('sendMutexRequest');
@@ -115,7 +83,7 @@ describe('a drive container waiting for capacity', () => {
     const world = new ContainerWorld(await workflowClient(), { spec: { cluster: 'tenant' } });
     world.noCapacity = 'not enough TLC capacity: need 1000 GiB, 0 GiB free';
     await withWorker(world.activities(), async (taskQueue) => {
-      const handle = await start(world, taskQueue, limit);
+      const handle = await startContainer(world, taskQueue, limit);
       await eventually('the refusal', async () => world.condition('Allocated'), 20_000, { intervalMs: 50 });
       expect(world.condition('Allocated')).toMatchObject({ status: 'False', reason: 'InsufficientDriveCapacity' });
       // Each release on the node makes it ask again: history grows until it continues as new.
@@ -162,12 +130,10 @@ describe('a join whose answer was lost', () => {
       throw ApplicationFailure.nonRetryable('the answer was lost', 'WekaCommandRefused');
     });
     await withWorker(world.activities(), async (taskQueue) => {
-      const handle = await start(world, taskQueue);
+      const handle = await startContainer(world, taskQueue);
       await phase(world, 'Error');
       expect(world.container?.status.containerID).toBeUndefined();
-      world.markDeleted();
-      await handle.signal(deleteRequestedSignal);
-      await handle.result();
+      await deleteContainer(world, handle);
     });
     expect(world.calls).toContain('findWekaContainer');
     expect(world.wekaContainerId).toBeUndefined();
@@ -180,8 +146,7 @@ describe('a workflow whose object was replaced', () => {
   it('frees its own allocation and touches nothing of the new object of the same name', async () => {
     const world = new ContainerWorld(await workflowClient(), { spec: { cluster: 'tenant' } });
     await withWorker(world.activities(), async (taskQueue) => {
-      const handle = await start(world, taskQueue);
-      await phase(world, 'Ready');
+      const handle = await readyContainer(world, taskQueue);
       const old = world.replaceObject();
       const renewed = world.container!;
       world.ledger.set(renewed.uid, { ...ONE_DRIVE, wekaPort: 15000, agentPort: 15100 });
@@ -198,15 +163,3 @@ describe('a workflow whose object was replaced', () => {
     });
   });
 });
-
-/** Every run of the workflow, oldest first, through the continue-as-new chain. */
-async function runsOf(workflowId: string): Promise<string[]> {
-  const client = await workflowClient();
-  const chain: string[] = [];
-  for (let runId: string | undefined = (await client.workflow.getHandle(workflowId).describe()).runId; runId;) {
-    chain.unshift(runId);
-    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
-  }
-  return chain;
-}

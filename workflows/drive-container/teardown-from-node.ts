@@ -5,13 +5,13 @@
 // so that their capacity is free for the node's other tenants; what may remain in the Weka
 // cluster is recorded on the Node.
 import { condition, continueAsNew } from '@temporalio/workflow';
-import { pastHistoryLimit } from './lifecycle.js';
-import type { ContainerAllocation } from '../activities/types.js';
-import { WEKA_POD_CONTAINER, wekaContainerName, type ObjectRef } from '../src/api/names.js';
-import { nodeMutexId, type LifecycleWorkflow, type ObjectWorkflowInput } from '../src/protocol.js';
-import { inPod, kubeLocal, kube } from './activities.js';
-import type { MutexClient } from './mutex-client.js';
-import { ANSWER_NOT_IN_LEDGER, releaseUntilOutOfLedger } from './ledger-checked.js';
+import { pastHistoryLimit } from '../lifecycle.js';
+import type { ContainerAllocation } from '../../activities/types.js';
+import { WEKA_POD_CONTAINER, wekaContainerName, type ObjectRef } from '../../src/api/names.js';
+import { nodeMutexId, type LifecycleWorkflow, type ObjectWorkflowInput } from '../../src/protocol.js';
+import { inPod, kubeLocal, kube } from '../activities.js';
+import type { MutexClient } from '../mutex-client.js';
+import { ANSWER_NOT_IN_LEDGER, releaseUntilOutOfLedger } from '../ledger-checked.js';
 
 export interface FromNode {
   ref: ObjectRef;

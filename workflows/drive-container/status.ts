@@ -1,8 +1,8 @@
 // The status a drive container's workflow owns: the lifecycle's, plus what it added to Weka.
-import type { AddedDriveRecord, StatusUpdate } from '../activities/types.js';
-import type { ObjectRef } from '../src/api/names.js';
-import type { LifecycleView } from '../src/protocol.js';
-import { LifecycleStatus } from './lifecycle-status.js';
+import type { AddedDriveRecord, StatusUpdate } from '../../activities/types.js';
+import type { ObjectRef } from '../../src/api/names.js';
+import type { LifecycleView } from '../../src/protocol.js';
+import { LifecycleStatus } from '../lifecycle-status.js';
 
 export class ContainerStatus extends LifecycleStatus {
   containerID: number | undefined;

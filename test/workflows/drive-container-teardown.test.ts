@@ -1,0 +1,111 @@
+// A drive container's teardown when its own pod cannot be used, and a teardown asked for while
+// the object is not being deleted: the workflow's logic alone, every activity stubbed.
+import { afterAll, describe, expect, it } from 'vitest';
+import { ApplicationFailure } from '@temporalio/activity';
+import { TEARDOWN_WITHOUT_POD_ANNOTATION } from '../../src/api/names.js';
+import { deleteRequestedSignal } from '../../src/protocol.js';
+import { eventually } from '../support/async.js';
+import { CLUSTER_GUID, ContainerWorld, ONE_DRIVE } from './support/container-world.js';
+import { conditionReason, deleteContainer, phase, readyContainer, runsOf } from './support/drive-container.js';
+import { closeEnvironment, withWorker, workflowClient } from './support/env.js';
+
+afterAll(closeEnvironment);
+
+const VIRTUAL_UUID = ONE_DRIVE.virtualDrives[0]!.virtualUUID;
+
+/** Its pod cannot be reached once its deletion started, as when its node's kubelet is gone. */
+function podUnreachableInTeardown(world: ContainerWorld, type = 'ExecUnreachable'): void {
+  world.overrides.set('startContainerPod', () => {
+    if (!world.container?.deleting) return { namespace: world.ref.namespace, pod: world.ref.name, container: 'weka' };
+    throw ApplicationFailure.nonRetryable(`pod ${world.ref.namespace}/${world.ref.name} cannot be reached`, type);
+  });
+}
+
+describe('a teardown that cannot reach its pod on a node that is down', () => {
+  it('takes the container out of its cluster from a peer, keeps the allocation, and finishes at the annotation', async () => {
+    const world = new ContainerWorld(await workflowClient(), { spec: { cluster: 'tenant' } });
+    podUnreachableInTeardown(world);
+    world.overrides.set('nodeReady', () => false);
+    await withWorker(world.activities(), async (taskQueue) => {
+      const handle = await readyContainer(world, taskQueue);
+      world.markDeleted();
+      await handle.signal(deleteRequestedSignal);
+      const blocked = await conditionReason(world, 'TeardownBlocked', 'PodUnreachable');
+      expect(blocked?.message).toContain(TEARDOWN_WITHOUT_POD_ANNOTATION);
+      // The cluster stops counting on it at once; the node's capacity stays held until the devices are reached.
+      expect(world.events.some((e) => e.startsWith('LeftClusterViaPeer'))).toBe(true);
+      expect(world.wekaDrives.size).toBe(0);
+      expect(world.wekaContainerId).toBeUndefined();
+      expect(world.ledger.get(world.uid)).toEqual(ONE_DRIVE);
+      expect(world.container?.finalizer).toBe(true);
+
+      world.container!.annotations[TEARDOWN_WITHOUT_POD_ANNOTATION] = 'true';
+      await handle.result();
+    });
+    const left = world.events.find((e) => e.startsWith('TeardownWithoutPod'));
+    expect(left).toContain(VIRTUAL_UUID);
+    expect(left).toContain(CLUSTER_GUID);
+    expect(world.ledger.size).toBe(0);
+    expect(world.container).toBeNull();
+    expect(world.calls).not.toContain('unsignVirtualDrive');
+  }, 60_000);
+});
+
+describe('a teardown whose namespace is being deleted', () => {
+  it('removes its drives through the node proxy after a peer took it out of the cluster', async () => {
+    const world = new ContainerWorld(await workflowClient(), { spec: { cluster: 'tenant' } });
+    podUnreachableInTeardown(world, 'NamespaceTerminating');
+    await withWorker(world.activities(), async (taskQueue) => {
+      const handle = await readyContainer(world, taskQueue);
+      await deleteContainer(world, handle);
+    });
+    expect(world.events.some((e) => e.startsWith('LeftClusterViaPeer'))).toBe(true);
+    expect(world.calls).toContain('unsignVirtualDrive');
+    expect(world.calls).not.toContain('recordNodeEvent');
+    expect(world.wekaDrives.size).toBe(0);
+    expect(world.ledger.size).toBe(0);
+    expect(world.container).toBeNull();
+  });
+
+  it('with no peer to reach its cluster, records on the Node what may remain there', async () => {
+    const world = new ContainerWorld(await workflowClient(), { spec: { cluster: 'tenant' } });
+    podUnreachableInTeardown(world, 'NamespaceTerminating');
+    world.overrides.set('findPeerPod', () => null);
+    const nodeEvents: string[] = [];
+    world.overrides.set('recordNodeEvent', (e) => void nodeEvents.push((e as { reason: string }).reason));
+    await withWorker(world.activities(), async (taskQueue) => {
+      const handle = await readyContainer(world, taskQueue);
+      await deleteContainer(world, handle);
+    });
+    expect(nodeEvents).toEqual(['WekaContainerLeftBehind']);
+    expect(world.calls).toContain('unsignVirtualDrive');
+    expect(world.ledger.size).toBe(0);
+    expect(world.container).toBeNull();
+  });
+});
+
+describe('a cancel or a stray deleteRequested signal without a deletion', () => {
+  it('is refused on the object, starts a new run, and undoes nothing; the deletion still tears down', async () => {
+    const world = new ContainerWorld(await workflowClient(), { spec: { cluster: 'tenant' } });
+    await withWorker(world.activities(), async (taskQueue) => {
+      const handle = await readyContainer(world, taskQueue);
+      await handle.cancel();
+      const refused = await conditionReason(world, 'TeardownRefused', 'NotDeleting');
+      expect(refused?.message).toMatch(/not being deleted/);
+      await eventually('a second run', async () => ((await runsOf(handle.workflowId)).length === 2 ? true : undefined));
+      await handle.signal(deleteRequestedSignal);
+      await eventually('a third run', async () => ((await runsOf(handle.workflowId)).length === 3 ? true : undefined));
+      expect(world.events.filter((e) => e.startsWith('TeardownRefused'))).toHaveLength(2);
+      await phase(world, 'Ready');
+      for (const undo of ['removeDriveFromCluster', 'unsignVirtualDrive', 'removeWekaContainer', 'deleteContainerPod'])
+        expect(world.calls).not.toContain(undo);
+      expect(world.ledger.get(world.uid)).toEqual(ONE_DRIVE);
+      expect(world.wekaDrives.size).toBe(1);
+
+      await deleteContainer(world, handle);
+    });
+    expect(world.container).toBeNull();
+    expect(world.ledger.size).toBe(0);
+    expect(world.wekaDrives.size).toBe(0);
+  });
+});
