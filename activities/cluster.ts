@@ -13,13 +13,14 @@ import {
   type GrowableCapacity,
   type MemberToCreate,
 } from '../src/lifecycle/cluster-layout.js';
-import { clusterCreateCall, clusterNameCall, containerIdentityCall } from '../src/weka/index.js';
+import { clusterCreateCall, clusterNameCall } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { createIfAbsent, isConflict, orIfMissing } from './kube/errors.js';
 import { mergeHeaders, snapshotOf, WekaApi } from './kube/weka-api.js';
 import type { ClusterSnapshot, ExecTargetRef, MemberContainer } from './types.js';
 import { runningPodIP } from './join-addresses.js';
 import { wekaCli } from './weka-cli.js';
+import { identify } from './weka-identity.js';
 
 export const CLUSTER_LABEL = 'weka.weka.io/cluster';
 
@@ -97,8 +98,7 @@ export function createClusterActivities(deps: ActivityDeps) {
     if (!ip) return undefined;
     const name = wekaContainerName(namespace, member.name);
     const where = target ?? { namespace, pod: member.name, container: WEKA_POD_CONTAINER };
-    const identity = await run(where, containerIdentityCall(name, agentPort));
-    if (identity.state === 'unknown') throw ApplicationFailure.retryable(`${name}: ${identity.reason}`, 'JoinPending');
+    const identity = await identify(run, where, name, agentPort);
     if (identity.state === 'member') return target ? identity.clusterGUID : undefined;
     return { ip, port: wekaPort };
   }

@@ -31,6 +31,7 @@ import { WekaApi } from './kube/weka-api.js';
 import { stderrOf, takeContainerOut, takeDriveOut } from './drive-removal.js';
 import type { ClusterDriveAdd, ClusterDriveRef, ExecTargetRef, VirtualDriveOnNode } from './types.js';
 import { wekaCli } from './weka-cli.js';
+import { identify } from './weka-identity.js';
 
 /** A container of a Weka cluster, to take out of it. */
 export interface WekaContainerRef {
@@ -137,7 +138,7 @@ export function createWekaActivities(deps: ActivityDeps) {
     }): Promise<{ clusterGUID: string; containerId: number }> {
       if (agentPort === undefined)
         throw ApplicationFailure.nonRetryable(`${name} has no ports allocated: it cannot join`, 'NoPortsAllocated');
-      const identify = () => run(target, containerIdentityCall(name, agentPort));
+      const askIdentity = () => run(target, containerIdentityCall(name, agentPort));
       const member = (identity: ContainerIdentity) => {
         const plan = planJoin(identity, clusterGUID);
         if (typeof plan === 'object' && 'wait' in plan)
@@ -147,14 +148,14 @@ export function createWekaActivities(deps: ActivityDeps) {
           ? { clusterGUID: identity.clusterGUID, containerId: identity.containerId }
           : undefined;
       };
-      const joined = member(await identify());
+      const joined = member(await askIdentity());
       if (joined) return joined;
       const addresses = await joinAddressesOf(api, ref, uid);
       if ('missing' in addresses) throw ApplicationFailure.retryable(`${name}: ${addresses.missing}`, 'NoJoinAddress');
       for (const call of joinCalls(addresses.joinIps)) await run(target, call);
       // The container restarts and joins: its agent says so once it has.
       for (let look = 0; look < JOIN_LOOKS; look++) {
-        const now = member(await identify().catch(() => ({ state: 'unknown', reason: 'restarting' }) as const));
+        const now = member(await askIdentity().catch(() => ({ state: 'unknown', reason: 'restarting' }) as const));
         if (now) return now;
         heartbeat();
         await sleep(JOIN_LOOK_INTERVAL_MS);
@@ -184,9 +185,7 @@ export function createWekaActivities(deps: ActivityDeps) {
       agentPort?: number | undefined;
     }): Promise<{ containerId: number; clusterGUID: string } | null> {
       if (agentPort !== undefined) {
-        const identity = await run(target, containerIdentityCall(name, agentPort));
-        if (identity.state === 'unknown')
-          throw ApplicationFailure.retryable(`${name}: ${identity.reason}`, 'JoinPending');
+        const identity = await identify(run, target, name, agentPort);
         if (identity.state !== 'member') return null;
         if (clusterGUID !== undefined && !sameUUID(identity.clusterGUID, clusterGUID)) return null;
         return { containerId: identity.containerId, clusterGUID: identity.clusterGUID };

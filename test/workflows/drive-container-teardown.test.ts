@@ -6,7 +6,14 @@ import { TEARDOWN_WITHOUT_POD_ANNOTATION } from '../../src/api/names.js';
 import { deleteRequestedSignal } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
 import { CLUSTER_GUID, ContainerWorld, ONE_DRIVE } from './support/container-world.js';
-import { conditionReason, deleteContainer, phase, readyContainer, runsOf } from './support/drive-container.js';
+import {
+  conditionReason,
+  deleteContainer,
+  phase,
+  readyContainer,
+  runsOf,
+  startContainer,
+} from './support/drive-container.js';
 import { closeEnvironment, withWorker, workflowClient } from './support/env.js';
 
 afterAll(closeEnvironment);
@@ -49,6 +56,50 @@ describe('a teardown that cannot reach its pod on a node that is down', () => {
     expect(world.container).toBeNull();
     expect(world.calls).not.toContain('unsignVirtualDrive');
   }, 60_000);
+});
+
+describe('a teardown that cannot reach its pod, with a low history limit', () => {
+  it('continues as new while it waits, stays blocked holding its allocation, and finishes from the status', async () => {
+    // Low enough that each run continues as new at its first pause (10 s) of the teardown.
+    const limit = 20;
+    const world = new ContainerWorld(await workflowClient(), { spec: { cluster: 'tenant' } });
+    podUnreachableInTeardown(world);
+    await withWorker(world.activities(), async (taskQueue) => {
+      const handle = await startContainer(world, taskQueue, limit);
+      await phase(world, 'Ready');
+      const runsBefore = (await runsOf(handle.workflowId)).length;
+      world.markDeleted();
+      await handle.signal(deleteRequestedSignal);
+      const strayed: string[] = [];
+      await eventually(
+        'the teardown to continue as new twice while it waits for the pod',
+        async () => {
+          const blocked = world.condition('TeardownBlocked');
+          const shown = `${world.container?.status.phase} ${blocked?.status}/${blocked?.reason} ${world.ledger.size}`;
+          if (blocked && shown !== 'Deleting True/PodUnreachable 1') strayed.push(shown);
+          return (await runsOf(handle.workflowId)).length >= runsBefore + 2 ? true : undefined;
+        },
+        60_000,
+        { intervalMs: 200 },
+      );
+      // It stayed blocked, holding the allocation, and said so with one Event, not one per run.
+      expect(strayed).toEqual([]);
+      expect(world.events.filter((e) => e.startsWith('PodUnreachable'))).toHaveLength(1);
+
+      world.container!.annotations[TEARDOWN_WITHOUT_POD_ANNOTATION] = 'true';
+      await handle.result();
+      const chain = await runsOf(handle.workflowId);
+      const client = await workflowClient();
+      for (const runId of chain.slice(1, -1)) {
+        const history = await client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
+        expect(history.events!.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
+        expect(history.events!.length).toBeLessThan(limit + 60);
+      }
+    });
+    expect(world.events.find((e) => e.startsWith('TeardownWithoutPod'))).toContain(VIRTUAL_UUID);
+    expect(world.ledger.size).toBe(0);
+    expect(world.container).toBeNull();
+  }, 90_000);
 });
 
 describe('a teardown whose namespace is being deleted', () => {

@@ -18,7 +18,7 @@ describe('chaos: the checker against a broken allocation', () => {
       operatorMain: 'brokenAllocation',
       nodes: 2,
       // Containers the operator's own device check refused never settle: a short wait says so.
-      settleTimeoutMs: 90_000,
+      settleTimeoutMs: 45_000,
       log: (m) => console.log(m),
     });
     console.log(reportTable(report));

@@ -21,7 +21,7 @@ describe('chaos: the checker against a release that keeps what it released', () 
         operatorMain: 'brokenRelease',
         nodes: 2,
         // Containers that wait for the capacity the ledgers never give back do not settle: a short wait says so.
-        settleTimeoutMs: 90_000,
+        settleTimeoutMs: 45_000,
         log: (m) => console.log(m),
       });
       console.log(reportTable(report));
