@@ -34,7 +34,7 @@ export interface ActivityDeps {
   nodeLossGraceMs?: number;
   /**
    * The allocation decision, decideNodeAllocations unless replaced. Only a test's own entry point
-   * replaces it (test/chaos/broken-allocation-operator.ts, to prove the chaos checker catches a
+   * replaces it (test/chaos/broken-operator.ts, to prove the chaos checker catches a
    * double allocation); the operator's main never does and no setting can.
    */
   decideAllocations?: typeof decideNodeAllocations;

@@ -3,7 +3,7 @@
 // followed by a calm in which everything must settle and the invariants must hold; at the end, the
 // apiserver's audit log and the simulator's command logs are replayed to check the invariants at
 // every instant, not only at rest. Used by the short profile in npm test
-// (test/integration/chaos/chaos-profile.test.ts), by the broken-allocation test, and by
+// (test/integration/chaos/chaos-profile.test.ts), by the checker-teeth test, and by
 // `npm run chaos -- --minutes N` (main.ts). Runs outside vitest: nothing here reads the harness.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -18,22 +18,18 @@ import { ensureNamespace } from '../support/containers.js';
 import { CONTAINER_WRITES_AUDIT_POLICY } from '../support/instant-invariants.js';
 import type { InvariantScope, ObservedWorld } from '../support/invariants.js';
 import {
-  BROKEN_ALLOCATION_OPERATOR_SOURCE,
-  BROKEN_POD_WATCH_OPERATOR_SOURCE,
-  BROKEN_RELEASE_OPERATOR_SOURCE,
+  BROKEN_OPERATOR_SOURCE,
   OPERATOR_SOURCE,
   spawnOperator,
   type OperatorProcess,
 } from '../support/operator-process.js';
 import { PRESSURE_DEVICES } from './pressure.js';
 
-export type OperatorMain = 'source' | 'brokenAllocation' | 'brokenPodWatch' | 'brokenRelease';
+export type OperatorMain = 'source' | 'broken';
 
 const OPERATOR_MAINS: Record<OperatorMain, string> = {
   source: OPERATOR_SOURCE,
-  brokenAllocation: BROKEN_ALLOCATION_OPERATOR_SOURCE,
-  brokenPodWatch: BROKEN_POD_WATCH_OPERATOR_SOURCE,
-  brokenRelease: BROKEN_RELEASE_OPERATOR_SOURCE,
+  broken: BROKEN_OPERATOR_SOURCE,
 };
 
 /** One operator replica's place: its proxies, and the process (or two, mid-replacement) behind them. */

@@ -16,11 +16,8 @@ import { sleep } from './async.js';
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** The operator's entry point, as source: tests run bundles of it (bundleOperatorSource). */
 export const OPERATOR_SOURCE = join(repoRoot, 'deploy/operator/main.ts');
-/** An operator whose allocation decisions double-book on purpose: only to prove a checker catches it. */
-export const BROKEN_ALLOCATION_OPERATOR_SOURCE = join(repoRoot, 'test/chaos/broken-allocation-operator.ts');
-export const BROKEN_POD_WATCH_OPERATOR_SOURCE = join(repoRoot, 'test/chaos/broken-pod-watch-operator.ts');
-/** An operator whose release keeps counting what it released: only to prove a checker catches it. */
-export const BROKEN_RELEASE_OPERATOR_SOURCE = join(repoRoot, 'test/chaos/broken-release-operator.ts');
+/** An operator broken on purpose (it double-books, keeps what it released, does not watch its pods): only to prove the checker catches each. */
+export const BROKEN_OPERATOR_SOURCE = join(repoRoot, 'test/chaos/broken-operator.ts');
 /** The operator as the image runs it: the compiled JavaScript, bundled by `npm run build`. */
 export const COMPILED_OPERATOR = join(repoRoot, 'dist/deploy/operator/main.bundle.js');
 
