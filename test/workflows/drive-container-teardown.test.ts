@@ -160,3 +160,31 @@ describe('a cancel or a stray deleteRequested signal without a deletion', () => 
     expect(world.wekaDrives.size).toBe(0);
   });
 });
+
+describe('a teardown whose object was replaced before it learnt its Weka container', () => {
+  it("never takes the successor's Weka container of the same name out of the cluster", async () => {
+    const world = new ContainerWorld(await workflowClient(), { spec: { cluster: 'tenant' } });
+    // The join reached the cluster (container 9), but its answer never came back.
+    world.overrides.set('joinCluster', () => {
+      world.wekaContainerId = 9;
+      throw ApplicationFailure.nonRetryable('the answer was lost', 'WekaCommandRefused');
+    });
+    const nodeEvents: string[] = [];
+    world.overrides.set('recordNodeEvent', (e) => void nodeEvents.push((e as { reason: string }).reason));
+    await withWorker(world.activities(), async (taskQueue) => {
+      const handle = await startContainer(world, taskQueue);
+      await phase(world, 'Error');
+      // Its finalizer removed by hand, the name created again: the successor joined under the
+      // same Weka name and now holds container 9.
+      const old = world.replaceObject();
+      world.container!.status.containerID = 9;
+      await handle.signal(deleteRequestedSignal);
+      await handle.result();
+      expect(world.ledger.has(old.uid)).toBe(false);
+    });
+    expect(world.wekaContainerId).toBe(9);
+    expect(world.calls).not.toContain('removeWekaContainer');
+    expect(world.calls).toContain('unsignVirtualDrive');
+    expect(nodeEvents).toEqual(['WekaContainerLeftBehind']);
+  });
+});

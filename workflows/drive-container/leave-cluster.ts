@@ -7,7 +7,7 @@ import type { ContainerAllocation } from '../../activities/types.js';
 import { wekaContainerName } from '../../src/api/names.js';
 import { phaseOutReport } from '../../src/lifecycle/phase-out.js';
 import { DRIVE_PHASING_OUT } from '../../src/weka/errors.js';
-import { inPod, kube } from '../activities.js';
+import { inPod, kube, kubeLocal } from '../activities.js';
 import { failureType, isContinueAsNew, messageOf } from '../lifecycle.js';
 import { again, done, untilDone, type Tried } from '../steps.js';
 import { forgetVirtualDrive, forgetWholeDrive, type ContainerRun } from './run.js';
@@ -68,6 +68,9 @@ async function leaveClusterViaPeerOnce(c: ContainerRun, alloc: ContainerAllocati
     exceptUid: c.uid,
   });
   if (!peer) return false;
+  // Found by its Weka name only while the name is still this object's: another object created
+  // under it since may have joined under the same Weka name, and that container is the successor's.
+  if (status.containerID === undefined && !(await nameStillOurs(c))) return false;
   await status.enter(
     'Deleting',
     `taking the container out of Weka cluster ${guid} from member ${peer.namespace}/${peer.pod}`,
@@ -90,6 +93,12 @@ async function leaveClusterViaPeerOnce(c: ContainerRun, alloc: ContainerAllocati
   await status.event('Normal', 'LeftClusterViaPeer', message);
   await phasedOut(c);
   return true;
+}
+
+/** Whether no other object (another uid) holds the container's name now. */
+async function nameStillOurs(c: ContainerRun): Promise<boolean> {
+  const now = await kubeLocal.readContainer(c.ref);
+  return now === null || now.uid === c.uid;
 }
 
 /**
