@@ -122,13 +122,11 @@ describe('a teardown whose namespace is being deleted', () => {
     const world = new ContainerWorld(await workflowClient(), { spec: { cluster: 'tenant' } });
     podUnreachableInTeardown(world, 'NamespaceTerminating');
     world.overrides.set('findPeerPod', () => null);
-    const nodeEvents: string[] = [];
-    world.overrides.set('recordNodeEvent', (e) => void nodeEvents.push((e as { reason: string }).reason));
     await withWorker(world.activities(), async (taskQueue) => {
       const handle = await readyContainer(world, taskQueue);
       await deleteContainer(world, handle);
     });
-    expect(nodeEvents).toEqual(['WekaContainerLeftBehind']);
+    expect(world.nodeEvents).toEqual(['WekaContainerLeftBehind']);
     expect(world.calls).toContain('unsignVirtualDrive');
     expect(world.ledger.size).toBe(0);
     expect(world.container).toBeNull();
@@ -165,12 +163,7 @@ describe('a teardown whose object was replaced before it learnt its Weka contain
   it("never takes the successor's Weka container of the same name out of the cluster", async () => {
     const world = new ContainerWorld(await workflowClient(), { spec: { cluster: 'tenant' } });
     // The join reached the cluster (container 9), but its answer never came back.
-    world.overrides.set('joinCluster', () => {
-      world.wekaContainerId = 9;
-      throw ApplicationFailure.nonRetryable('the answer was lost', 'WekaCommandRefused');
-    });
-    const nodeEvents: string[] = [];
-    world.overrides.set('recordNodeEvent', (e) => void nodeEvents.push((e as { reason: string }).reason));
+    world.loseJoinAnswers(9);
     await withWorker(world.activities(), async (taskQueue) => {
       const handle = await startContainer(world, taskQueue);
       await phase(world, 'Error');
@@ -185,6 +178,6 @@ describe('a teardown whose object was replaced before it learnt its Weka contain
     expect(world.wekaContainerId).toBe(9);
     expect(world.calls).not.toContain('removeWekaContainer');
     expect(world.calls).toContain('unsignVirtualDrive');
-    expect(nodeEvents).toEqual(['WekaContainerLeftBehind']);
+    expect(world.nodeEvents).toEqual(['WekaContainerLeftBehind']);
   });
 });

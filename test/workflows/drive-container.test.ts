@@ -3,7 +3,6 @@
 // without a control plane. What the workflow does between the real parts (pods, the simulator, the
 // apiserver) is proven in test/integration/.
 import { afterAll, describe, expect, it } from 'vitest';
-import { ApplicationFailure } from '@temporalio/activity';
 import { capacityReleasedSignal, nodeMutexId, deleteRequestedSignal, specChangedSignal } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
 import { ContainerWorld, ONE_DRIVE } from './support/container-world.js';
@@ -125,10 +124,7 @@ describe('a join whose answer was lost', () => {
   it('is undone by the teardown: the Weka container of the name is found and leaves the cluster', async () => {
     const world = new ContainerWorld(await workflowClient(), { spec: { cluster: 'tenant' } });
     // The join reached the cluster, but its answer never came back; every later attempt fails.
-    world.overrides.set('joinCluster', () => {
-      world.wekaContainerId = 9;
-      throw ApplicationFailure.nonRetryable('the answer was lost', 'WekaCommandRefused');
-    });
+    world.loseJoinAnswers(9);
     await withWorker(world.activities(), async (taskQueue) => {
       const handle = await startContainer(world, taskQueue);
       await phase(world, 'Error');

@@ -7,11 +7,11 @@
 // The steps share one ClusterRun (./run.ts): the cluster as last read, its status and lifecycle.
 import type { ObjectWorkflowInput } from '../../src/protocol.js';
 import { allocatePorts, keepConverged } from './bring-up.js';
-import { clusterState, readClusterRun } from './run.js';
+import { clusterState, openRun } from './run.js';
 import { deleteMembers, releaseEveryDeviceSet, releasePorts, removeFinalizer } from './teardown.js';
 
 export async function clusterWorkflow(input: ObjectWorkflowInput): Promise<void> {
-  const run = await readClusterRun(input);
+  const run = await openRun(input);
   if (!run) return;
 
   await run.life.run({

@@ -47,7 +47,7 @@ export interface ClusterRun {
  * Starts the run: answers the lifecycle's signals and the mutex's, reads the cluster, and restores
  * what its status records. Undefined when the cluster is gone, or another cluster has its name.
  */
-export async function readClusterRun(input: ObjectWorkflowInput): Promise<ClusterRun | undefined> {
+export async function openRun(input: ObjectWorkflowInput): Promise<ClusterRun | undefined> {
   const ref: ObjectRef = { namespace: input.namespace, name: input.name };
   const mutex = installMutexClient();
   const status = new ClusterStatus(ref, input.uid);

@@ -66,6 +66,8 @@ export class ContainerWorld {
   readonly calls: string[] = [];
   /** Every Event the workflow recorded, as reason: message. */
   readonly events: string[] = [];
+  /** The reasons of the Events the workflow recorded on Nodes. */
+  readonly nodeEvents: string[] = [];
   /** Replaces a stub: for a step that fails, or answers otherwise. */
   readonly overrides = new Map<string, (input: unknown) => unknown>();
 
@@ -118,6 +120,14 @@ export class ContainerWorld {
     const old = this.container!;
     this.container = { ...old, uid: randomUUID(), generation: 1, status: { phase: 'Ready', conditions: [] } };
     return old;
+  }
+
+  /** Every join reaches the cluster (as Weka container `containerId`), but its answer never comes back. */
+  loseJoinAnswers(containerId: number): void {
+    this.overrides.set('joinCluster', () => {
+      this.wekaContainerId = containerId;
+      throw ApplicationFailure.nonRetryable('the answer was lost', 'WekaCommandRefused');
+    });
   }
 
   /** The object's deletion, as the apiserver marks it (its finalizer holds it). */
@@ -184,7 +194,7 @@ export class ContainerWorld {
         for (const e of events) this.events.push(`${e.reason}: ${e.message}`);
         return 'applied';
       },
-      recordNodeEvent: () => undefined,
+      recordNodeEvent: ({ reason }: { reason: string }) => void this.nodeEvents.push(reason),
       nodeExists: (node: string) => this.nodes.has(node),
       nodeReady: (node: string) => this.nodes.has(node),
       readNodeAllocation: ({ uid }: { uid: string }) => this.ledger.get(uid) ?? null,
