@@ -1,11 +1,12 @@
 // The operator's Prometheus metrics: one registry per process, served on /metrics (see
 // docs/observability.md). Workflows cannot touch prom-client (they are replayed in a sandbox), so
 // everything is measured where it runs: activities through ActivityDeps.instrument, Weka CLI calls
-// through a counting ExecTransport, the watcher's actions in the watcher, and mutex queues by
-// querying the mutex workflows (mutex-depth.ts).
+// through a counting ExecTransport, the watcher's actions in the watcher, the nodes' books from the
+// node watch, and mutex queues by querying the mutex workflows (mutex-depth.ts).
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ActivityDeps } from '../../activities/deps.js';
 import { EXEC_TRANSPORT_ERROR, type ExecTransport } from '../../activities/exec/transport.js';
+import type { BooksDriveType, NodeBooksResult } from '../../src/node/ledger-books.js';
 import { queuedFor } from '../../src/node/mutex-queue.js';
 import { classifyExit } from '../../src/weka/call.js';
 import type { WorkQueueObserver } from './watcher/work-queue.js';
@@ -99,6 +100,41 @@ export class OperatorMetrics {
   readBringUpsFrom(source: () => { inFlight: number; waiting: number }): void {
     this.bringUps = source;
   }
+
+  readonly nodeCapacity = new Gauge({
+    name: 'weka_drives_node_capacity_bytes',
+    help: "A node's shared drives per drive type, by state: signed for sharing, allocated by the node's ledger to drive containers, found on the devices with no container (stale virtual drives), and free. allocated + found + free = signed unless a GiB is lost or booked twice (drive_type unknown: drives listed without a type, or claims on drives the node no longer lists).",
+    labelNames: ['node', 'drive_type', 'state'] as const,
+    registers: [this.registry],
+  });
+  readonly nodeBooksReadable = new Gauge({
+    name: 'weka_drives_node_books_readable',
+    help: "1 when the node's shared-drives and allocation-ledger annotations can be read, 0 when one is malformed (nothing is allocated on the node then).",
+    labelNames: ['node'] as const,
+    registers: [this.registry],
+  });
+  /** The drive types each node's capacity series were last set for. */
+  private readonly booksTypes = new Map<string, string[]>();
+
+  /** NodeWatchOptions.onBooks: a node's books as read from it, or undefined once it is gone. */
+  readonly nodeBooksRead = (node: string, books: NodeBooksResult | undefined): void => {
+    for (const type of this.booksTypes.get(node) ?? [])
+      for (const state of BOOK_STATES) this.nodeCapacity.remove({ node, drive_type: type, state });
+    this.booksTypes.delete(node);
+    if (books === undefined) {
+      this.nodeBooksReadable.remove({ node });
+      return;
+    }
+    this.nodeBooksReadable.set({ node }, books.ok ? 1 : 0);
+    if (!books.ok) return;
+    const types = Object.keys(books.books) as BooksDriveType[];
+    this.booksTypes.set(node, types);
+    for (const type of types) {
+      const { signedGiB, allocatedGiB, foundGiB, freeGiB } = books.books[type]!;
+      const gib = { signed: signedGiB, allocated: allocatedGiB, found: foundGiB, free: freeGiB };
+      for (const state of BOOK_STATES) this.nodeCapacity.set({ node, drive_type: type, state }, gib[state] * GIB);
+    }
+  };
 
   readonly buildInfo = new Gauge({
     name: 'weka_drives_build_info',
@@ -216,6 +252,9 @@ function requestsOf(name: string, input: unknown): unknown[] {
 function isRefusal(value: unknown): boolean {
   return typeof value === 'object' && value !== null && (value as { ok?: unknown }).ok === false;
 }
+
+const BOOK_STATES = ['signed', 'allocated', 'found', 'free'] as const;
+const GIB = 1024 ** 3;
 
 const VERBS = new Set(['add', 'remove', 'list', 'show', 'create', 'delete', 'sign', 'join', 'status', 'update']);
 

@@ -1,11 +1,12 @@
 // What a platform team sees of the operator, from the compiled operator process as the image runs
 // it: one /metrics with the operator's and the Temporal SDK's metrics, which every query of the
-// chart's Grafana dashboard finds; JSON log lines with level names, the workflow of every line
-// written in an activity, and the SDK's own lines; kubectl columns that say whether a container is
-// Ready; its pod found by a label naming it; and a sign-drives workflow found by its object.
+// chart's Grafana dashboard finds, and each node's books; JSON log lines with level names, the
+// workflow of every line written in an activity, and the SDK's own lines; kubectl columns that say
+// whether a container is Ready; its pod found by a label naming it; and a sign-drives workflow
+// found by its object.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, CustomObjectsApi, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { containerWorkflowId } from '../../src/protocol.js';
@@ -23,7 +24,10 @@ import {
 } from '../support/containers.js';
 import { kubeConfig, temporalAddress, temporalNamespace, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { createSignDrivesOperation, deleteOperationObject, waitFinished } from '../support/manual-operation.js';
-import { sharedDrivesNode, startOperatorProcess, waitGone } from '../support/operator.js';
+import { bareSharedDrivesNode, sharedDrivesNode, startOperatorProcess, waitGone } from '../support/operator.js';
+import { changeLedger } from '../support/ledger.js';
+import { removeNode } from '../support/harness.js';
+import { ALLOCATIONS_ANNOTATION, withAllocation } from '../../src/node/allocation-ledger.js';
 import type { OperatorProcess } from '../support/operator-process.js';
 import { createWekaCluster, sim } from '../support/simulator.js';
 
@@ -63,6 +67,21 @@ function dashboardMetrics(): string[] {
   visit(JSON.parse(readFileSync(DASHBOARD, 'utf8')));
   return [...names].sort();
 }
+
+const GIB = 1024 ** 3;
+
+/** A node's books as /metrics exports them: "TLC signed" → GiB. */
+function booksOf(text: string, node: string): Record<string, number> {
+  const books: Record<string, number> = {};
+  const series = new RegExp(
+    `^weka_drives_node_capacity_bytes\\{node="${node}",drive_type="(\\w+)",state="(\\w+)"\\} (\\d+)$`,
+    'gm',
+  );
+  for (const [, type, state, bytes] of text.matchAll(series)) books[`${type} ${state}`] = Number(bytes) / GIB;
+  return books;
+}
+
+const scrape = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
 
 /** The names of the series /metrics exports (histograms as their _bucket, _sum and _count). */
 function exportedSeries(text: string): Set<string> {
@@ -159,6 +178,64 @@ describe('what a platform team sees', () => {
       expect(dashboardMetrics().length).toBeGreaterThan(10);
       expect(missing, `dashboard metrics /metrics does not export:\n${text.slice(0, 3000)}`).toEqual([]);
       expect([...exported].filter((n) => n.startsWith('weka_') && !n.startsWith('weka_drives_'))).toEqual([]);
+
+      // The node's books: two 3840 GiB drives signed, 2 x 500 GiB given to drive-0, the rest free.
+      expect(booksOf(text, node)).toEqual({
+        'TLC signed': 7680,
+        'TLC allocated': 1000,
+        'TLC found': 0,
+        'TLC free': 6680,
+        'QLC signed': 0,
+        'QLC allocated': 0,
+        'QLC found': 0,
+        'QLC free': 0,
+      });
+      // A ledger that gives a GiB of a drive the node no longer lists unbalances them; one that cannot
+      // be read says so; a node gone takes its series with it.
+      const other = await bareSharedDrivesNode('books');
+      await changeLedger(other, (ledger) =>
+        withAllocation(ledger, 'uid-lost', 'ns/lost', {
+          virtualDrives: [
+            { virtualUUID: 'v0', physicalUUID: `${other}-p0`, capacityGiB: 1000, serial: `${other}-SN0`, type: 'TLC' },
+            { virtualUUID: 'v1', physicalUUID: 'gone', capacityGiB: 500, serial: 'gone', type: 'TLC' },
+          ],
+        }),
+      );
+      await eventually(
+        'the lost GiB to show in the books',
+        async () => {
+          const books = booksOf(await scrape(port!), other);
+          return books['unknown allocated'] === 500 ? books : undefined;
+        },
+        30_000,
+      ).then((books) =>
+        expect(books).toMatchObject({
+          'TLC signed': 7680,
+          'TLC allocated': 1000,
+          'TLC free': 6680,
+          'unknown signed': 0,
+        }),
+      );
+      await kc
+        .makeApiClient(CoreV1Api)
+        .patchNode(
+          { name: other, body: { metadata: { annotations: { [ALLOCATIONS_ANNOTATION]: '{' } } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+      await eventually(
+        'the unreadable ledger to show',
+        async () => {
+          const t = await scrape(port!);
+          return t.includes(`weka_drives_node_books_readable{node="${other}"} 0`) ? t : undefined;
+        },
+        30_000,
+      ).then((t) => expect(booksOf(t, other)).toEqual({}));
+      await removeNode(other);
+      await eventually(
+        'the removed node to leave /metrics',
+        async () => ((await scrape(port!)).includes(`node="${other}"`) ? undefined : true),
+        30_000,
+      );
 
       // Logs: JSON lines, level names, the bundle made at build time, the workflow of activity lines.
       const lines = operator

@@ -2,12 +2,16 @@
 // containers on it hold allocations (src/operator/ledger-loss.ts decides) gets the ledger rebuilt
 // at once, by asking the node's mutex to publish its drives, instead of when the next decision on
 // that node happens to come. Asked once per Node object (its uid) between two lists; a list (each
-// resync) asks again for the ones still without a ledger.
+// resync) asks again for the ones still without a ledger. It also reports each Node's books
+// (src/node/ledger-books.ts), read again only when its drive or ledger annotation changes.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { sendMutexRequest } from '../../../activities/requester.js';
 import type { Backoff } from '../../../src/backoff.js';
+import { SHARED_DRIVES_ANNOTATION } from '../../../src/annotations/index.js';
+import { ALLOCATIONS_ANNOTATION } from '../../../src/node/allocation-ledger.js';
+import { nodeBooks, type NodeBooksResult } from '../../../src/node/ledger-books.js';
 import { ledgerLost, watchedNodeOf, type WatchedNode } from '../../../src/operator/ledger-loss.js';
 import type { KnownContainer } from '../../../src/operator/pod-loss.js';
 import { nodeMutexId, type MutexPayloads, type MutexRequest } from '../../../src/protocol.js';
@@ -23,6 +27,22 @@ export interface NodeWatchOptions {
   containers: ReadonlyMap<string, KnownContainer>;
   backoff?: Backoff;
   resyncMs?: number;
+  /** Told each Node's books when they may have changed, and undefined once it is gone or the watch stops. */
+  onBooks?: (node: string, books: NodeBooksResult | undefined) => void;
+}
+
+/** A watched Node with the two annotations its books are read from. */
+interface NodeWithBooks extends WatchedNode {
+  booksSource: string;
+  annotations: Record<string, string>;
+}
+
+function nodeWithBooks(raw: unknown): NodeWithBooks | undefined {
+  const node = watchedNodeOf(raw);
+  if (!node) return undefined;
+  const annotations = (raw as { metadata?: { annotations?: Record<string, string> } }).metadata?.annotations ?? {};
+  const booksSource = JSON.stringify([annotations[SHARED_DRIVES_ANNOTATION], annotations[ALLOCATIONS_ANNOTATION]]);
+  return { ...node, booksSource, annotations };
 }
 
 /** The workflow id the mutex answers a rebuild to: none runs under it, so the answer is dropped. */
@@ -48,6 +68,26 @@ export function runNodeWatch(o: NodeWatchOptions): Promise<void> {
   const logger = o.logger.child({ component: 'node-watch' });
   /** The Node objects (uids) whose rebuild was asked since the last list. */
   const asked = new Set<string>();
+  /** What each Node's books were last read from, by uid, and its name. */
+  const booksRead = new Map<string, { name: string; source: string }>();
+
+  const report = (node: NodeWithBooks) => {
+    if (!o.onBooks || booksRead.get(node.uid)?.source === node.booksSource) return;
+    booksRead.set(node.uid, { name: node.name, source: node.booksSource });
+    const books = nodeBooks(node.annotations);
+    if (!books.ok)
+      logger.warn({ node: node.name, problem: books.message }, "the node's drive annotations cannot be read");
+    o.onBooks(node.name, books);
+  };
+  const forget = (uid: string) => {
+    const read = booksRead.get(uid);
+    if (!read) return;
+    booksRead.delete(uid);
+    o.onBooks?.(read.name, undefined);
+  };
+  o.signal.addEventListener('abort', () => {
+    for (const uid of [...booksRead.keys()]) forget(uid);
+  });
 
   const consider = (node: WatchedNode) => {
     if (asked.has(node.uid) || !ledgerLost(node, o.containers.values())) return;
@@ -76,15 +116,26 @@ export function runNodeWatch(o: NodeWatchOptions): Promise<void> {
     ...(o.backoff ? { backoff: o.backoff } : {}),
     ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
     handlers: {
-      parse: watchedNodeOf,
+      parse: nodeWithBooks,
       keyOf: (node) => node.uid,
       onList(nodes, newer) {
         asked.clear();
-        for (const node of nodes) if (!newer.has(node.uid)) consider(node);
+        const listed = new Set(nodes.map((n) => n.uid));
+        for (const uid of [...booksRead.keys()]) if (!listed.has(uid) && !newer.has(uid)) forget(uid);
+        for (const node of nodes) {
+          if (newer.has(node.uid)) continue;
+          consider(node);
+          report(node);
+        }
       },
       onEvent(type, node) {
-        if (type === 'DELETED') asked.delete(node.uid);
-        else consider(node);
+        if (type === 'DELETED') {
+          asked.delete(node.uid);
+          forget(node.uid);
+        } else {
+          consider(node);
+          report(node);
+        }
       },
     },
   });

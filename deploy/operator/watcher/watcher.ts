@@ -278,6 +278,7 @@ export function startWatcher(o: WatcherOptions): RunningWatcher {
                   containers: driveContainers,
                   ...(o.backoff ? { backoff: o.backoff } : {}),
                   ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
+                  ...(o.metrics ? { onBooks: o.metrics.nodeBooksRead } : {}),
                 }),
               ]),
         )

@@ -1,5 +1,6 @@
 // Scraping the operator: the metrics Service, the prometheus-operator ServiceMonitor or PodMonitor,
-// and the Grafana dashboard, whose every query must read only metrics the operator exports.
+// the Grafana dashboard and the PrometheusRule, whose every query must read only metrics the
+// operator exports.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -37,6 +38,8 @@ const OPERATOR_METRICS: Record<string, { type: 'gauge' | 'counter' | 'histogram'
   weka_drives_workqueue_queue_duration_seconds: { type: 'histogram', labels: [] },
   weka_drives_workqueue_work_duration_seconds: { type: 'histogram', labels: [] },
   weka_drives_workqueue_retries_total: { type: 'counter', labels: [] },
+  weka_drives_node_capacity_bytes: { type: 'gauge', labels: ['node', 'drive_type', 'state'] },
+  weka_drives_node_books_readable: { type: 'gauge', labels: ['node'] },
   temporal_workflow_task_schedule_to_start_latency: { type: 'histogram', labels: [] },
   temporal_activity_execution_failed: { type: 'counter', labels: [] },
   temporal_sticky_cache_size: { type: 'gauge', labels: [] },
@@ -251,5 +254,55 @@ describe("the Grafana dashboard's ConfigMap", () => {
     expect(map.metadata.labels).toMatchObject({ dashboards: 'weka' });
     expect(map.metadata.labels).not.toHaveProperty('grafana_dashboard');
     expect(map.metadata.annotations).toEqual({ grafana_folder: 'Weka' });
+  });
+});
+
+describe('the PrometheusRule', () => {
+  type Rule = Manifest & {
+    spec: { groups: Array<{ rules: Array<{ alert: string; expr: string; for: string; labels: unknown }> }> };
+  };
+  const rules = (rule: Rule) => rule.spec.groups.flatMap((g) => g.rules);
+
+  it('is off by default', () => {
+    expect(defaults.map((m) => m.kind)).not.toContain('PrometheusRule');
+  });
+
+  it("alerts on the nodes' books, with the given duration, severity, labels and namespace", async () => {
+    const values = {
+      metrics: {
+        prometheusRule: {
+          enabled: true,
+          namespace: 'monitoring',
+          for: '15m',
+          severity: 'critical',
+          labels: { a: 'b' },
+        },
+      },
+    };
+    const rule = onlyOne(await renderChart({ values }), 'PrometheusRule') as Rule;
+    expect(rule.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(rule.metadata.namespace).toBe('monitoring');
+    expect(rule.metadata.labels).toMatchObject({ a: 'b' });
+    expect(rules(rule).map((r) => [r.alert, r.for, r.labels])).toEqual([
+      ['WekaDrivesBooksUnbalanced', '15m', { severity: 'critical' }],
+      ['WekaDrivesBooksUnreadable', '15m', { severity: 'critical' }],
+    ]);
+  });
+
+  it('reads only metrics the operator exports, by labels they have', async () => {
+    const values = { metrics: { prometheusRule: { enabled: true } } };
+    const rule = onlyOne(await renderChart({ values }), 'PrometheusRule') as Rule;
+    for (const { alert, expr } of rules(rule)) {
+      const metrics = metricNamesInQuery(expr);
+      expect(
+        metrics.filter((name) => !SERIES.has(name)),
+        alert,
+      ).toEqual([]);
+      const known = new Set(metrics.flatMap((n) => SERIES.get(n) ?? []));
+      expect(
+        labelNamesInQuery(expr).filter((label) => !known.has(label)),
+        alert,
+      ).toEqual([]);
+    }
   });
 });

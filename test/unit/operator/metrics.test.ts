@@ -95,3 +95,58 @@ describe('operator metrics instrumentation', () => {
     expect(names.filter((n) => !n.startsWith('weka_drives_'))).toEqual([]);
   });
 });
+
+describe("the nodes' books", () => {
+  const series = async (metrics: OperatorMetrics) =>
+    (await metrics.nodeCapacity.get()).values
+      .map((v) => `${v.labels.node} ${v.labels.drive_type} ${v.labels.state} ${v.value / 1024 ** 3}`)
+      .sort();
+  const readable = async (metrics: OperatorMetrics) =>
+    Object.fromEntries((await metrics.nodeBooksReadable.get()).values.map((v) => [v.labels.node, v.value]));
+  const books = (signedGiB: number, allocatedGiB: number) => ({
+    signedGiB,
+    allocatedGiB,
+    foundGiB: 0,
+    freeGiB: Math.max(0, signedGiB - allocatedGiB),
+  });
+
+  it('exports every state of each type as bytes, and drops a type the node no longer has', async () => {
+    const metrics = new OperatorMetrics({ processMetrics: false });
+    metrics.nodeBooksRead('n1', { ok: true, books: { TLC: books(100, 40), unknown: books(0, 10) } });
+    expect(await series(metrics)).toEqual([
+      'n1 TLC allocated 40',
+      'n1 TLC found 0',
+      'n1 TLC free 60',
+      'n1 TLC signed 100',
+      'n1 unknown allocated 10',
+      'n1 unknown found 0',
+      'n1 unknown free 0',
+      'n1 unknown signed 0',
+    ]);
+    metrics.nodeBooksRead('n1', { ok: true, books: { TLC: books(100, 50) } });
+    expect(await series(metrics)).toEqual([
+      'n1 TLC allocated 50',
+      'n1 TLC found 0',
+      'n1 TLC free 50',
+      'n1 TLC signed 100',
+    ]);
+    expect(await readable(metrics)).toEqual({ n1: 1 });
+  });
+
+  it('says a node is unreadable without figures, and forgets a node gone', async () => {
+    const metrics = new OperatorMetrics({ processMetrics: false });
+    metrics.nodeBooksRead('n1', { ok: true, books: { TLC: books(100, 40) } });
+    metrics.nodeBooksRead('n2', { ok: true, books: { QLC: books(200, 0) } });
+    metrics.nodeBooksRead('n1', { ok: false, message: 'annotation weka.weka.io/allocations is not JSON' });
+    expect(await series(metrics)).toEqual([
+      'n2 QLC allocated 0',
+      'n2 QLC found 0',
+      'n2 QLC free 200',
+      'n2 QLC signed 200',
+    ]);
+    expect(await readable(metrics)).toEqual({ n1: 0, n2: 1 });
+    metrics.nodeBooksRead('n2', undefined);
+    expect(await series(metrics)).toEqual([]);
+    expect(await readable(metrics)).toEqual({ n1: 0 });
+  });
+});
