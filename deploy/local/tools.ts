@@ -18,6 +18,7 @@ export interface ToolPaths {
   helm: string;
   kstatus: string;
   kubectl: string;
+  promtool: string;
 }
 
 export type ToolName =
@@ -29,7 +30,8 @@ export type ToolName =
   | 'kube-controller-manager'
   | 'helm'
   | 'kstatus'
-  | 'kubectl';
+  | 'kubectl'
+  | 'promtool';
 
 /** The servers of the local control plane, in the order build-tools.sh builds them. */
 export const CONTROL_PLANE_TOOLS: ToolName[] = [
@@ -55,6 +57,7 @@ export const COLD_BUILD_SECONDS: Record<ToolName, number> = {
   helm: 54,
   kstatus: 31,
   kubectl: 82,
+  promtool: 367,
 };
 
 /** The scheduler and the controller manager share most packages with the apiserver: after it, they take this long. */
@@ -157,7 +160,7 @@ export function buildEstimates(tools: Pick<ToolState, 'name' | 'cached'>[]): Map
 
 /** The cached binaries' paths, as build-tools.sh computes them (one source for the cache keys). */
 export async function toolPaths(options: ToolsOptions = {}): Promise<ToolPaths> {
-  const all: ToolName[] = [...CONTROL_PLANE_TOOLS, 'helm', 'kstatus', 'kubectl'];
+  const all: ToolName[] = [...CONTROL_PLANE_TOOLS, 'helm', 'kstatus', 'kubectl', 'promtool'];
   const { tools } = await toolStates(all, options);
   const path = (name: ToolName): string => tools.find((t) => t.name === name)!.binary;
   return {
@@ -170,6 +173,7 @@ export async function toolPaths(options: ToolsOptions = {}): Promise<ToolPaths> 
     helm: path('helm'),
     kstatus: path('kstatus'),
     kubectl: path('kubectl'),
+    promtool: path('promtool'),
   };
 }
 

@@ -9,7 +9,7 @@
 # with the log's last lines and its path, when Go is missing or a build fails.
 #
 # Usage: build-tools.sh [--print-env] [tool ...]
-#   (tools: temporal kwok etcd kube-apiserver kube-scheduler kube-controller-manager helm kstatus kubectl)
+#   (tools: temporal kwok etcd kube-apiserver kube-scheduler kube-controller-manager helm kstatus kubectl promtool)
 #   --print-env  prints WEKA_TOOLS_CACHE, and per tool WEKA_<TOOL>_BIN (its binary) and
 #                WEKA_<TOOL>_BUILD_LOG
 set -euo pipefail
@@ -21,18 +21,21 @@ cache=${WEKA_TOOLS_CACHE:-$HOME/.cache/weka-drives}
 TEMPORAL_VERSION=v1.5.1
 KWOK_VERSION=v0.8.0
 HELM_VERSION=v3.21.4
+# promtool (Prometheus's rule checker and tester) runs the chart's alert rules in the tests.
+PROMTOOL_VERSION=v0.316.0
 ETCD_VERSION=$(awk '$1 == "require" && $2 == "go.etcd.io/etcd/server/v3" {print $3}' "$here/etcd/go.mod")
 KUBE_VERSION=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' "$here/kubernetes/go.mod")
 # kstatus is a small command over sigs.k8s.io/cli-utils (the tests' health checks), keyed by that version.
 KSTATUS_VERSION=$(awk '$1 == "sigs.k8s.io/cli-utils" {print $2}' "$here/kstatus/go.mod")
 
-ALL_TOOLS="temporal kwok etcd kube-apiserver kube-scheduler kube-controller-manager helm kstatus kubectl"
+ALL_TOOLS="temporal kwok etcd kube-apiserver kube-scheduler kube-controller-manager helm kstatus kubectl promtool"
 
 dir_of() {
   case "$1" in
     temporal) echo "$cache/temporal-$TEMPORAL_VERSION" ;;
     kwok) echo "$cache/kwok-$KWOK_VERSION" ;;
     helm) echo "$cache/helm-$HELM_VERSION" ;;
+    promtool) echo "$cache/promtool-$PROMTOOL_VERSION" ;;
     etcd) echo "$cache/etcd-$ETCD_VERSION" ;;
     kstatus) echo "$cache/kstatus-$KSTATUS_VERSION" ;;
     kube-apiserver | kube-scheduler | kube-controller-manager | kubectl) echo "$cache/$1-$KUBE_VERSION" ;;
@@ -104,6 +107,7 @@ build() {
       temporal) GOBIN="$tmp" go install -v "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_VERSION" ;;
       kwok) GOBIN="$tmp" go install -v "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" ;;
       helm) GOBIN="$tmp" go install -v "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" ;;
+      promtool) GOBIN="$tmp" go install -v "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION" ;;
       etcd) cd "$here/etcd" && go build -v -trimpath -o "$tmp/etcd" . ;;
       kstatus) cd "$here/kstatus" && go build -v -trimpath -o "$tmp/kstatus" . ;;
       # The three Kubernetes servers and kubectl (the tests' `kubectl wait`) share one wrapper module
