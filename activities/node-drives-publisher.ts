@@ -18,7 +18,12 @@ import {
   SHARED_DRIVES_ANNOTATION,
   WITHHELD_DRIVES_ANNOTATION,
 } from '../src/annotations/index.js';
-import { ALLOCATIONS_ANNOTATION, encodeLedger, reconcileLedger } from '../src/node/allocation-ledger.js';
+import {
+  ALLOCATIONS_ANNOTATION,
+  encodeLedger,
+  reconcileLedger,
+  type FoundVirtualDrive,
+} from '../src/node/allocation-ledger.js';
 import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER } from '../src/api/names.js';
 import { reconcileSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../src/node/node-drives.js';
 import { listDrivesCall } from '../src/weka/index.js';
@@ -27,16 +32,21 @@ import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
 import { ledgerOf } from './kube/node-ledger.js';
 import { mergeHeaders, WekaApi } from './kube/weka-api.js';
 import { createNodeDecisions } from './node-decisions.js';
+import { createStatusActivities } from './status.js';
 import type { NodeDrivesPublished } from './types.js';
 import { wekaCli } from './weka-cli.js';
 
 /** Conditional writes to a node give up after this many lost races (then the activity is retried). */
 const NODE_WRITE_ATTEMPTS = 10;
 
+/** The reason of the Node's Event for virtual drives found on its devices. */
+export const VIRTUAL_DRIVES_FOUND = 'VirtualDrivesFound';
+
 export function createNodeDrivesPublisher(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
   const run = wekaCli(deps.exec);
   const proxies = createNodeDecisions(deps);
+  const events = createStatusActivities(deps);
 
   /**
    * The node's devices are what `weka-sign-drive list` in its proxy lists. `withheld`:
@@ -172,6 +182,7 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
         ...reconciled.dropped.map((d) => `${d.devicePath} (${d.physicalUUID})`),
         ...exclusive.serials.filter((s) => !exclusiveNow.includes(s)).map((s) => `exclusive drive ${s}`),
       ];
+      if (books.found.length > 0) await reportFound(node, books.found);
       deps.logger.info(
         {
           node,
@@ -198,6 +209,29 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
       };
     }
     throw ApplicationFailure.retryable(`node ${node} kept changing while its drives were published`, 'NodeConflict');
+  }
+
+  /**
+   * A Warning Event on the Node for virtual drives first found on its devices: whoever read them (a
+   * sign-drives operation, a ledger rebuild), `kubectl describe node` says what is counted as taken.
+   * The ledger is written by then, so an Event that cannot be recorded is only logged.
+   */
+  async function reportFound(node: string, found: readonly FoundVirtualDrive[]): Promise<void> {
+    const gib = found.reduce((sum, f) => sum + f.capacityGiB, 0);
+    const listed = found.map(
+      (f) => `${f.virtualUUID} (${f.capacityGiB} GiB on ${f.physicalUUID}, cluster ${f.ownerClusterGUID || 'unknown'})`,
+    );
+    const message =
+      `${found.length} virtual drives (${gib} GiB) on the node's devices belong to no drive container its ledger knows: ` +
+      `counted as taken, so nothing is allocated over them (weka_drives_node_capacity_bytes{state="found"}): ${listed.join(', ')}`;
+    try {
+      await events.recordNodeEvent({ node, type: 'Warning', reason: VIRTUAL_DRIVES_FOUND, message });
+    } catch (err) {
+      deps.logger.warn(
+        { node, err, found: listed },
+        'could not record the Event of the virtual drives found on the node',
+      );
+    }
   }
 
   return { publish };

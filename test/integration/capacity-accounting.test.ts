@@ -143,6 +143,10 @@ describe('capacity accounting', () => {
       const found = await warningEvent(ref, 'VirtualDrivesFound');
       expect(found).toContain(stray);
       expect(found).toContain('500 GiB');
+      // ...and on the Node, where it stays reported whoever read the devices.
+      const onNode = await warningEvent({ namespace: 'default', name: node }, 'VirtualDrivesFound');
+      expect(onNode).toContain(stray);
+      expect(onNode).toContain('500 GiB');
 
       const guid = await createWekaCluster(node, uniqueName('cluster'));
       const wants = { namespace: ns, name: 'after-found-600' };
