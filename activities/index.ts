@@ -15,6 +15,7 @@ import { heartbeating } from './heartbeat.js';
 import { createSignDrivesActivities } from './sign-drives.js';
 import { createDeviceSetActivities } from './device-sets.js';
 import { createDisruptionBudgetActivities } from './disruption-budget.js';
+import { createStaleVirtualDrives } from './stale-virtual-drives.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { MUTEX_REQUEST_ACTIVITIES } from '../src/protocol.js';
 import { describeKubeError, isDeterministic } from './kube/errors.js';
@@ -38,6 +39,7 @@ export function createActivities(deps: ActivityDeps) {
         ...createSignDrivesActivities(deps),
         ...createDeviceSetActivities(deps),
         ...createDisruptionBudgetActivities(deps),
+        ...createStaleVirtualDrives(deps),
       }),
     ),
   );

@@ -6,6 +6,7 @@ import type { ObjectRef } from '../src/api/names.js';
 import type { Condition, WekaClusterSpec, WrittenBy } from '../src/api/index.js';
 import type { ContainerOnNode, MutexOutcome, ProxySignedDrive } from '../src/protocol.js';
 import type { SkippedDevice } from '../src/node/device-signing.js';
+import type { CleanStaleVirtualDrivesPayload, StaleVirtualDrive } from '../src/api/schemas/wekamanualoperation.js';
 
 /** Defined with the mutex protocol (src/protocol.ts); here too, beside the other activity data. */
 export type { ContainerOnNode, MutexOutcome, ProxySignedDrive };
@@ -138,6 +139,7 @@ export interface OperationSnapshot extends ObjectSnapshot {
         devicePaths?: string[];
         shared?: boolean;
       };
+      cleanStaleVirtualDrivesPayload?: CleanStaleVirtualDrivesPayload;
     };
   };
 }
@@ -175,8 +177,12 @@ export interface OperationStatusUpdate {
     node: string;
     drives?: { uuid: string; serial: string; capacityGiB: number; type: string; devicePath: string }[];
     skipped?: SkippedDevice[];
+    staleVirtualDrives?: StaleVirtualDrive[];
+    removed?: string[];
     error?: string;
   }[];
+  /** clean-stale-virtual-drives: the fingerprint of the stale set the last pass found. */
+  fingerprint?: string;
   observedGeneration: number;
 }
 
@@ -207,4 +213,21 @@ export interface ClusterStatusUpdate {
   conditions: Condition[];
   observedGeneration: number;
   clusterGUID?: string;
+}
+
+/** A virtual drive that nothing known claims but that is kept, and why. */
+export interface KeptVirtualDrive {
+  virtualUUID: string;
+  why: string;
+}
+
+export interface StaleOnNode {
+  stale: StaleVirtualDrive[];
+  kept: KeptVirtualDrive[];
+}
+
+export interface RemovedOnNode {
+  removed: string[];
+  /** Asked to be removed, but no longer stale (claimed since, or gone). */
+  spared: string[];
 }

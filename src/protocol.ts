@@ -6,6 +6,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { ObjectRef } from './api/names.js';
+import type { StaleVirtualDrive } from './api/schemas/wekamanualoperation.js';
 
 // ---------------------------------------------------------------- workflows, inputs, ids, queues
 
@@ -13,7 +14,7 @@ import type { ObjectRef } from './api/names.js';
 export const WORKFLOW = {
   driveContainer: 'driveContainerWorkflow',
   cluster: 'clusterWorkflow',
-  signDrives: 'signDrivesWorkflow',
+  manualOperation: 'manualOperationWorkflow',
   mutex: 'mutexWorkflow',
 } as const;
 
@@ -167,6 +168,9 @@ export interface MutexPayloads {
   'sign-drive': { node: string; devicePath: string; operation: ObjectRef & { uid: string } };
   'sign-device-set': { node: string; cluster: ObjectRef & { uid: string }; set: string };
   'release-device-set': { node: string; cluster: ObjectRef & { uid: string }; set: string };
+  'find-stale-drives': { node: string };
+  /** Removes those of `drives` that are still stale when the request runs. */
+  'remove-stale-drives': { node: string; drives: StaleVirtualDrive[] };
 }
 
 /**
@@ -185,6 +189,8 @@ export const MUTEX_REQUEST_ACTIVITIES = {
   'sign-drive': 'signDrive',
   'sign-device-set': 'signDeviceSet',
   'release-device-set': 'releaseDeviceSet',
+  'find-stale-drives': 'findStaleVirtualDrives',
+  'remove-stale-drives': 'removeStaleVirtualDrives',
 } as const satisfies Record<keyof MutexPayloads, string>;
 export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
 
@@ -210,6 +216,7 @@ export const RELEASING_KINDS: ReadonlySet<string> = new Set<MutexRequestKind>([
   'release-cluster-ports',
   'publish-drives',
   'sign-device-set',
+  'remove-stale-drives',
 ]);
 
 // ---------------------------------------------------------------- signals and queries

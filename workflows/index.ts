@@ -1,5 +1,5 @@
 // Every workflow the worker registers.
 export { mutexWorkflow } from './mutex/index.js';
 export { driveContainerWorkflow } from './drive-container/index.js';
-export { signDrivesWorkflow } from './sign-drives/index.js';
+export { manualOperationWorkflow } from './manual-operation/index.js';
 export { clusterWorkflow } from './cluster/index.js';

@@ -1,4 +1,5 @@
-// The status a WekaManualOperation's workflow owns: the lifecycle's, plus one result per node.
+// The status a WekaManualOperation's workflow owns: the lifecycle's, plus one result per node (and
+// a clean-stale-virtual-drives run's fingerprint).
 // Nodes are signed concurrently; what each is doing now shows in the Temporal UI and the state
 // query, not in the status.
 import type { OperationStatusUpdate } from '../activities/types.js';
@@ -12,6 +13,7 @@ export type NodeResult = OperationStatusUpdate['results'][number];
 export class OperationStatus extends LifecycleStatus {
   private readonly results = new Map<string, NodeResult>();
   private readonly nodeSteps = new Map<string, string>();
+  private fingerprint: string | undefined;
 
   constructor(ref: ObjectRef, uid: string) {
     super('WekaManualOperation', ref, uid);
@@ -35,6 +37,11 @@ export class OperationStatus extends LifecycleStatus {
     await this.publish();
   }
 
+  /** The fingerprint of the stale set a clean-stale-virtual-drives pass found, applied with the next write. */
+  setFingerprint(fingerprint: string): void {
+    this.fingerprint = fingerprint;
+  }
+
   /** How many devices the nodes skipped. */
   skippedDevices(): number {
     return [...this.results.values()].reduce((sum, r) => sum + (r.skipped?.length ?? 0), 0);
@@ -44,8 +51,11 @@ export class OperationStatus extends LifecycleStatus {
     return [...this.results.values()].filter((r) => r.error !== undefined);
   }
 
-  protected fields(): Pick<OperationStatusUpdate, 'results'> {
-    return { results: [...this.results.values()].sort((a, b) => a.node.localeCompare(b.node)) };
+  protected fields(): Pick<OperationStatusUpdate, 'results' | 'fingerprint'> {
+    return {
+      results: [...this.results.values()].sort((a, b) => a.node.localeCompare(b.node)),
+      ...(this.fingerprint !== undefined ? { fingerprint: this.fingerprint } : {}),
+    };
   }
 
   protected override showDetails(): void {

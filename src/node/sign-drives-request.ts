@@ -40,7 +40,7 @@ export function signDrivesRequest(spec: OperationSpecInput): SignDrivesRequestRe
   if (spec.action !== SIGN_DRIVES_ACTION) {
     return refuse(
       'UnsupportedAction',
-      `action ${JSON.stringify(spec.action)} is not run by this operator; it runs only ${SIGN_DRIVES_ACTION}`,
+      `action ${JSON.stringify(spec.action)} is not run by this operator; it runs only ${SIGN_DRIVES_ACTION} and clean-stale-virtual-drives`,
     );
   }
   const payload = spec.payload?.signDrivesPayload;

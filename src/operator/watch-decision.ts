@@ -65,11 +65,15 @@ export interface LifecycleWorkflow {
 /** The lifecycle workflow type of each kind. */
 export const LIFECYCLE_WORKFLOW_TYPES: Readonly<Record<WatchedKind, string>> = {
   WekaContainer: 'driveContainerWorkflow',
-  WekaManualOperation: 'signDrivesWorkflow',
+  WekaManualOperation: 'manualOperationWorkflow',
   WekaCluster: 'clusterWorkflow',
 };
 
-const SIGN_DRIVES_ACTION = 'sign-drives';
+/** The operation actions this operator runs, each with what the workflow's summary calls it. */
+const OPERATION_ACTIONS: Readonly<Record<string, string>> = {
+  'sign-drives': 'Sign drives',
+  'clean-stale-virtual-drives': 'Clean stale virtual drives',
+};
 /** An operation in one of these phases has run; it is never started again, only torn down. */
 const FINISHED_OPERATION_PHASES: readonly string[] = ['Succeeded', 'Failed', 'Refused'];
 
@@ -98,14 +102,16 @@ export function lifecycleWorkflowOf(obj: WatchedObject): LifecycleWorkflow | und
           ...nonEmpty('WekaCluster', obj.spec.cluster ? `${obj.namespace}/${obj.spec.cluster}` : undefined),
         },
       };
-    case 'WekaManualOperation':
-      if (obj.spec.action !== SIGN_DRIVES_ACTION) return undefined;
+    case 'WekaManualOperation': {
+      const action = obj.spec.action ?? '';
+      if (!Object.hasOwn(OPERATION_ACTIONS, action)) return undefined;
       return {
         type: LIFECYCLE_WORKFLOW_TYPES.WekaManualOperation,
         id: operationWorkflowId(obj.uid),
-        summary: `Sign drives: operation ${ref}`,
+        summary: `${OPERATION_ACTIONS[action]}: operation ${ref}`,
         searchAttributes: { WekaOperation: ref },
       };
+    }
     case 'WekaCluster':
       return {
         type: LIFECYCLE_WORKFLOW_TYPES.WekaCluster,

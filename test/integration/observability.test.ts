@@ -295,7 +295,7 @@ describe('what a platform team sees', () => {
         },
         30_000,
       );
-      expect(found).toEqual(['signDrivesWorkflow']);
+      expect(found).toEqual(['manualOperationWorkflow']);
 
       // Each activity of the container's workflow, local ones too, carries a one-line summary for the UI's timeline.
       const uid = (await listContainers(kc, ns)).find((c) => c.metadata.name === ref!.name)!.metadata.uid!;

@@ -50,7 +50,7 @@ export async function startSignDrivesWorkflow(
   ref: ObjectRef,
   uid: string,
 ): Promise<WorkflowHandle<LifecycleWorkflow>> {
-  return op.client.workflow.start<LifecycleWorkflow>(WORKFLOW.signDrives, {
+  return op.client.workflow.start<LifecycleWorkflow>(WORKFLOW.manualOperation, {
     taskQueue: op.deps.taskQueue,
     workflowId: operationWorkflowId(uid),
     args: [{ namespace: ref.namespace, name: ref.name, uid }],

@@ -15,10 +15,10 @@ import { weka } from '../activities.js';
 import { messageOf } from '../lifecycle.js';
 import type { NodeResult } from '../operation-status.js';
 import { reportDrift, reportSkipped } from './reports.js';
-import type { SignDrivesRun } from './run.js';
+import type { OperationRun } from '../manual-operation/run.js';
 
 /** A node's failure is recorded as its result; it never stops the other nodes. */
-export async function runNode(run: SignDrivesRun, request: SignDrivesRequest, node: string): Promise<void> {
+export async function runNode(run: OperationRun, request: SignDrivesRequest, node: string): Promise<void> {
   const { status } = run;
   let result: NodeResult;
   try {
@@ -35,7 +35,7 @@ export async function runNode(run: SignDrivesRun, request: SignDrivesRequest, no
   if (result.error !== undefined) await status.event('Warning', 'NodeFailed', `node ${node}: ${result.error}`);
 }
 
-async function signNode(run: SignDrivesRun, request: SignDrivesRequest, node: string): Promise<NodeResult> {
+async function signNode(run: OperationRun, request: SignDrivesRequest, node: string): Promise<NodeResult> {
   const { mutex, status } = run;
   const use = request.mode === 'proxy' ? 'the ssdproxy' : 'exclusive use';
   status.nodeStep(node, "ensuring the node's ssdproxy");
@@ -127,7 +127,7 @@ function offers(published: NodeDrivesPublished): string {
 }
 
 /** In the node's mutex, so that containers refused for lack of capacity are woken at once. */
-async function publishThroughMutex(run: SignDrivesRun, node: string): Promise<NodeDrivesPublished> {
+async function publishThroughMutex(run: OperationRun, node: string): Promise<NodeDrivesPublished> {
   const answer = await run.mutex.call(nodeMutexId(node), 'publish-drives', { node }, node);
   if (!answer.ok) throw new Error(`publishing the signed drives: ${answer.error?.message ?? 'failed'}`);
   return answer.result as NodeDrivesPublished;

@@ -1,13 +1,14 @@
 // The steps of the operation as a whole: accept its spec, choose the nodes, sign them all at once,
-// say how it ended; and, once it is deleted, let go of it.
+// say how it ended.
 import type { OperationSnapshot } from '../../activities/types.js';
 import { labelSelectorText, signDrivesRequest, type SignDrivesRequest } from '../../src/node/sign-drives-request.js';
-import { kube, kubeLocal } from '../activities.js';
+import { kube } from '../activities.js';
+import { fail } from '../manual-operation/end.js';
 import { runNode } from './node.js';
-import type { SignDrivesRun } from './run.js';
+import type { OperationRun } from '../manual-operation/run.js';
 
 /** The request the operation's spec makes; undefined, with the operation Refused, when it makes none. */
-export async function accept(run: SignDrivesRun, snapshot: OperationSnapshot): Promise<SignDrivesRequest | undefined> {
+export async function accept(run: OperationRun, snapshot: OperationSnapshot): Promise<SignDrivesRequest | undefined> {
   const { status } = run;
   const checked = signDrivesRequest(snapshot.spec);
   if (!checked.ok) {
@@ -34,7 +35,7 @@ export async function accept(run: SignDrivesRun, snapshot: OperationSnapshot): P
  * The nodes the request's selector matches, each shown with an empty result; undefined, with the
  * operation Failed, when there is none.
  */
-export async function selectNodes(run: SignDrivesRun, request: SignDrivesRequest): Promise<string[] | undefined> {
+export async function selectNodes(run: OperationRun, request: SignDrivesRequest): Promise<string[] | undefined> {
   const { status } = run;
   const selector = labelSelectorText(request.nodeSelector);
   await status.enter('Running', `listing the nodes matching ${selector}`);
@@ -53,7 +54,7 @@ export async function selectNodes(run: SignDrivesRun, request: SignDrivesRequest
 }
 
 /** Signs every node at once; each records its own result, a failure included. */
-export async function signNodes(run: SignDrivesRun, request: SignDrivesRequest, nodes: string[]): Promise<void> {
+export async function signNodes(run: OperationRun, request: SignDrivesRequest, nodes: string[]): Promise<void> {
   const { status } = run;
   await status.condition(
     'Succeeded',
@@ -67,7 +68,7 @@ export async function signNodes(run: SignDrivesRun, request: SignDrivesRequest, 
 }
 
 /** Ends the operation Succeeded when every node signed, else Failed with each failed node's error. */
-export async function conclude(run: SignDrivesRun, nodes: string[]): Promise<void> {
+export async function conclude(run: OperationRun, nodes: string[]): Promise<void> {
   const { status } = run;
   const failed = status.failedResults();
   const skipped = status.skippedDevices();
@@ -90,18 +91,4 @@ export async function conclude(run: SignDrivesRun, nodes: string[]): Promise<voi
       `${failed.length} of ${nodes.length} nodes failed; waiting for deletion`,
     );
   }
-}
-
-/** Ends the operation Failed: Succeeded=False and Stalled=True with why, until a person deletes it. */
-async function fail(run: SignDrivesRun, reason: string, message: string, step: string): Promise<void> {
-  await run.status.condition('Succeeded', 'False', reason, message, 'Warning');
-  await run.status.enter('Failed', step, { kind: 'stalled', reason, message });
-}
-
-/** Signing is never reverted: a deleted operation only lets go of its finalizer. */
-export async function letGo(run: SignDrivesRun): Promise<void> {
-  const current = await kubeLocal.readOperation(run.ref);
-  if (!current || current.uid !== run.uid) return;
-  run.status.step = 'deleted: nothing to undo (signing is not reverted); removing the finalizer';
-  await kubeLocal.removeFinalizer({ kind: 'WekaManualOperation', ref: run.ref, uid: run.uid });
 }

@@ -2,20 +2,16 @@
 // reading the devices showed that the node did not say.
 import type { NodeDrivesPublished } from '../../activities/types.js';
 import type { SkippedDevice } from '../../src/node/device-signing.js';
-import type { SignDrivesRun } from './run.js';
+import type { OperationRun } from '../manual-operation/run.js';
 
-export async function reportSkipped(
-  run: SignDrivesRun,
-  node: string,
-  skipped: readonly SkippedDevice[],
-): Promise<void> {
+export async function reportSkipped(run: OperationRun, node: string, skipped: readonly SkippedDevice[]): Promise<void> {
   if (skipped.length === 0) return;
   const what = skipped.map((s) => `${s.devicePath} (${s.reason}): ${s.message}`).join('; ');
   await run.status.event('Warning', 'DevicesSkipped', `node ${node}: ${skipped.length} devices not signed: ${what}`);
 }
 
 /** What reading the devices showed that the node did not say: found virtual drives, dropped drives. */
-export async function reportDrift(run: SignDrivesRun, node: string, published: NodeDrivesPublished): Promise<void> {
+export async function reportDrift(run: OperationRun, node: string, published: NodeDrivesPublished): Promise<void> {
   const some = (items: string[]): string =>
     items.slice(0, 5).join(', ') + (items.length > 5 ? ` and ${items.length - 5} more` : '');
   if (published.found.length > 0) {

@@ -1,5 +1,6 @@
-// WekaManualOperation: a one-off operation a user asks for. This operator runs sign-drives, and
-// with `shared: true` signs physical drives for the ssdproxy so several clusters can share them.
+// WekaManualOperation: a one-off operation a user asks for. This operator runs sign-drives (with
+// `shared: true` it signs physical drives for the ssdproxy so several clusters can share them) and
+// clean-stale-virtual-drives (finds the virtual drives nothing claims, and removes them when asked).
 import { Type, type Static } from '@sinclair/typebox';
 import {
   celRules,
@@ -18,6 +19,9 @@ export const WEKA_MANUAL_OPERATION_PLURAL = 'wekamanualoperations';
 export const WEKA_MANUAL_OPERATION_SINGULAR = 'wekamanualoperation';
 
 export const SIGN_DRIVES_ACTION = 'sign-drives';
+export const CLEAN_STALE_VIRTUAL_DRIVES_ACTION = 'clean-stale-virtual-drives';
+/** The actions this operator runs; it leaves the Weka operator's others alone. */
+export const OPERATOR_ACTIONS = [SIGN_DRIVES_ACTION, CLEAN_STALE_VIRTUAL_DRIVES_ACTION] as const;
 
 /** Phases the operator writes to status.phase; the schema accepts any string. */
 export const WEKA_MANUAL_OPERATION_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Refused'] as const;
@@ -32,6 +36,13 @@ export const WEKA_MANUAL_OPERATION_RULES = {
     message:
       'sign-drives needs payload.signDrivesPayload.nodeSelector with at least one label: signing erases drives, so the nodes must be chosen explicitly',
     fieldPath: '.payload.signDrivesPayload.nodeSelector',
+    reason: 'FieldValueRequired',
+  },
+  cleanStaleNeedsNodeSelector: {
+    rule: `self.action != '${CLEAN_STALE_VIRTUAL_DRIVES_ACTION}' || (has(self.payload.cleanStaleVirtualDrivesPayload) && has(self.payload.cleanStaleVirtualDrivesPayload.nodeSelector) && size(self.payload.cleanStaleVirtualDrivesPayload.nodeSelector) > 0)`,
+    message:
+      'clean-stale-virtual-drives needs payload.cleanStaleVirtualDrivesPayload.nodeSelector with at least one label: removing a virtual drive destroys its data, so the nodes must be chosen explicitly',
+    fieldPath: '.payload.cleanStaleVirtualDrivesPayload.nodeSelector',
     reason: 'FieldValueRequired',
   },
   devicePathsNeededForDevicePaths: {
@@ -117,11 +128,46 @@ export const SignDrivesPayloadSchema = Type.Object(
 );
 export type SignDrivesPayload = Static<typeof SignDrivesPayloadSchema>;
 
+/** A stale set's fingerprint: the SHA-256 of its lines, in hex. */
+export const FINGERPRINT_PATTERN = '^[0-9a-f]{64}$';
+
+export const CleanStaleVirtualDrivesPayloadSchema = Type.Object(
+  {
+    nodeSelector: Type.Optional(
+      nodeSelectorSchema(
+        'Labels of the nodes whose devices are searched. Required: removing a virtual drive destroys its data.',
+      ),
+    ),
+    deleteStaleVids: Type.Optional(
+      Type.Boolean({
+        description:
+          'false or unset: report the stale virtual drives and their fingerprint, and remove nothing. true: remove them once two passes, secondPassAfterSeconds apart, find the same set (or at once when confirmFingerprint is that of the set found).',
+      }),
+    ),
+    confirmFingerprint: Type.Optional(
+      Type.String({
+        pattern: FINGERPRINT_PATTERN,
+        description:
+          'The fingerprint a report-only run of this operation published (status.fingerprint): with deleteStaleVids, the drives are removed at the first pass if its set has this fingerprint, and nothing is removed if it has another.',
+      }),
+    ),
+    secondPassAfterSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 5,
+        maximum: 3600,
+        description: 'Seconds between two passes; 60 unless set.',
+      }),
+    ),
+  },
+  { description: 'Parameters of clean-stale-virtual-drives.' },
+);
+export type CleanStaleVirtualDrivesPayload = Static<typeof CleanStaleVirtualDrivesPayloadSchema>;
+
 export const WekaManualOperationSpecSchema = Type.Object(
   {
     action: Type.String({
       maxLength: 64,
-      description: `Operation to run. This operator runs ${SIGN_DRIVES_ACTION}; it leaves the Weka operator's other actions alone.`,
+      description: `Operation to run. This operator runs ${OPERATOR_ACTIONS.join(' and ')}; it leaves the Weka operator's other actions alone.`,
     }),
     image: Type.Optional(
       Type.String({ description: 'Weka container image to run the operation with, when it needs one.' }),
@@ -133,13 +179,19 @@ export const WekaManualOperationSpecSchema = Type.Object(
       }),
     ),
     payload: Type.Object(
-      { signDrivesPayload: Type.Optional(SignDrivesPayloadSchema) },
+      {
+        signDrivesPayload: Type.Optional(SignDrivesPayloadSchema),
+        cleanStaleVirtualDrivesPayload: Type.Optional(CleanStaleVirtualDrivesPayloadSchema),
+      },
       { description: 'Parameters of the action, one member per action.' },
     ),
   },
   {
     description: 'The operation to run. Not changed by the operator.',
-    ...celRules(WEKA_MANUAL_OPERATION_RULES.signDrivesNeedsNodeSelector),
+    ...celRules(
+      WEKA_MANUAL_OPERATION_RULES.signDrivesNeedsNodeSelector,
+      WEKA_MANUAL_OPERATION_RULES.cleanStaleNeedsNodeSelector,
+    ),
   },
 );
 export type WekaManualOperationSpec = Static<typeof WekaManualOperationSpecSchema>;
@@ -174,6 +226,20 @@ export const SkippedDeviceSchema = Type.Object(
 );
 export type SkippedDevice = Static<typeof SkippedDeviceSchema>;
 
+/** The most virtual drives a node's result lists. */
+export const MAX_STALE_VIRTUAL_DRIVES = 512;
+
+export const StaleVirtualDriveSchema = Type.Object(
+  {
+    virtualUUID: Type.String({ maxLength: 64, description: 'The virtual drive.' }),
+    physicalUUID: Type.String({ maxLength: 64, description: 'The physical drive it is on.' }),
+    capacityGiB: Type.Integer({ format: 'int64', minimum: 0, description: 'Its size, in GiB.' }),
+    ownerClusterGUID: Type.String({ maxLength: 64, description: 'The Weka cluster it was made for.' }),
+  },
+  { description: 'A virtual drive on a device of the node that no ledger, status or Weka cluster claims.' },
+);
+export type StaleVirtualDrive = Static<typeof StaleVirtualDriveSchema>;
+
 export const NodeResultSchema = Type.Object(
   {
     node: Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of the node.' }),
@@ -188,6 +254,20 @@ export const NodeResultSchema = Type.Object(
       Type.Array(SkippedDeviceSchema, {
         maxItems: MAX_DEVICE_PATHS,
         description: 'Devices chosen on the node and not signed, each with the reason; the others were still signed.',
+        'x-kubernetes-list-type': 'atomic',
+      }),
+    ),
+    staleVirtualDrives: Type.Optional(
+      Type.Array(StaleVirtualDriveSchema, {
+        maxItems: MAX_STALE_VIRTUAL_DRIVES,
+        description: 'clean-stale-virtual-drives: the stale virtual drives the last pass found on the node.',
+        'x-kubernetes-list-type': 'atomic',
+      }),
+    ),
+    removed: Type.Optional(
+      Type.Array(Type.String({ maxLength: 64 }), {
+        maxItems: MAX_STALE_VIRTUAL_DRIVES,
+        description: 'clean-stale-virtual-drives: the virtual drives removed from the node.',
         'x-kubernetes-list-type': 'atomic',
       }),
     ),
@@ -210,6 +290,13 @@ export const WekaManualOperationStatusSchema = Type.Object(
         'x-kubernetes-list-map-keys': ['node'],
       }),
     ),
+    fingerprint: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          'clean-stale-virtual-drives: the fingerprint of the stale set the last pass found on every node (SHA-256 of its lines "node|virtualUUID|physicalUUID|ownerClusterGUID|GiB", sorted), for confirmFingerprint.',
+      }),
+    ),
     conditions: Type.Optional(conditionsSchema('Detailed observed state, one entry per condition type.')),
     observedGeneration: Type.Optional(observedGenerationSchema()),
     writtenBy: Type.Optional(writtenBySchema('operation')),
@@ -222,7 +309,7 @@ export const WekaManualOperationStatusSchema = Type.Object(
   },
   {
     description:
-      'Observed state, written only through the status subresource by server-side apply: the operation workflow owns phase, results, conditions, observedGeneration and writtenBy; the watcher owns workflowID. Every field is optional so each writer applies only its own.',
+      'Observed state, written only through the status subresource by server-side apply: the operation workflow owns phase, results, fingerprint, conditions, observedGeneration and writtenBy; the watcher owns workflowID. Every field is optional so each writer applies only its own.',
   },
 );
 export type WekaManualOperationStatus = Static<typeof WekaManualOperationStatusSchema>;

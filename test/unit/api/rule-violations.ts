@@ -164,6 +164,20 @@ export const CREATE_VIOLATIONS: CreateViolation[] = [
     manifest: signDrives('empty-selector', { nodeSelector: {} }),
   },
   {
+    what: 'clean-stale-virtual-drives without nodeSelector',
+    kind: WEKA_MANUAL_OPERATION_KIND,
+    rule: WEKA_MANUAL_OPERATION_RULES.cleanStaleNeedsNodeSelector,
+    manifest: {
+      apiVersion: API_GROUP_VERSION,
+      kind: WEKA_MANUAL_OPERATION_KIND,
+      metadata: { name: 'clean-no-selector' },
+      spec: {
+        action: 'clean-stale-virtual-drives',
+        payload: { cleanStaleVirtualDrivesPayload: { deleteStaleVids: true } },
+      },
+    },
+  },
+  {
     what: 'device-paths without devicePaths',
     kind: WEKA_MANUAL_OPERATION_KIND,
     rule: WEKA_MANUAL_OPERATION_RULES.devicePathsNeededForDevicePaths,

@@ -202,7 +202,7 @@ describe('decideWatchActions: objects the operator leaves alone', () => {
     ]);
   });
 
-  it('ignores operations other than sign-drives', () => {
+  it('ignores operations other than sign-drives and clean-stale-virtual-drives', () => {
     const op = container({
       kind: 'WekaManualOperation',
       spec: { action: 'force-resign-drives' },
@@ -223,6 +223,19 @@ describe('decideWatchActions: manual operations', () => {
       'startWorkflow',
       'writeWorkflowId',
     ]);
+  });
+
+  it('starts a new clean-stale-virtual-drives operation in the same workflow type, summarised by its action', () => {
+    const clean = op({ spec: { action: 'clean-stale-virtual-drives' } });
+    expect(types(decideWatchActions(clean, undefined, DEFAULTS))).toEqual([
+      'addFinalizer',
+      'startWorkflow',
+      'writeWorkflowId',
+    ]);
+    expect(lifecycleWorkflowOf(clean)).toMatchObject({
+      type: 'manualOperationWorkflow',
+      summary: 'Clean stale virtual drives: operation tenant/drive-0',
+    });
   });
 
   it('never starts a finished operation again (signing erases drives)', () => {

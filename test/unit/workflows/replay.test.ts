@@ -47,6 +47,7 @@ const REQUIRED = [
   'node-mutex-continues-as-new',
   'sign-drives-published-through-mutex',
   'sign-drives-deleted-while-running',
+  'clean-stale-removed-after-two-passes',
   'cluster-formed-and-deleted',
   'cluster-device-set-released',
 ];

@@ -1,4 +1,4 @@
-// What the steps of one sign-drives run share: the operation it runs, the client of the nodes'
+// What the steps of one manual operation share: the operation it runs, the client of the nodes'
 // mutexes its requests go through, the status it owns, and its lifecycle.
 import type { ObjectRef } from '../../src/api/names.js';
 import type { ObjectWorkflowInput } from '../../src/protocol.js';
@@ -6,7 +6,7 @@ import { Lifecycle } from '../lifecycle.js';
 import { installMutexClient, type MutexClient } from '../mutex-client.js';
 import { OperationStatus } from '../operation-status.js';
 
-export interface SignDrivesRun {
+export interface OperationRun {
   readonly ref: ObjectRef;
   /** The operation's uid: the same name created again is another operation. */
   readonly uid: string;
@@ -16,7 +16,7 @@ export interface SignDrivesRun {
 }
 
 /** The run of the operation `input` names, with the handlers of its signals and query installed. */
-export function startRun(input: ObjectWorkflowInput): SignDrivesRun {
+export function startRun(input: ObjectWorkflowInput): OperationRun {
   const ref: ObjectRef = { namespace: input.namespace, name: input.name };
   const mutex = installMutexClient();
   const status = new OperationStatus(ref, input.uid);

@@ -1,0 +1,132 @@
+// A WekaManualOperation's world for its workflow alone: the object, the nodes its selector matches,
+// and what each node's mutex finds on its devices pass after pass, with the activities the
+// operation workflow calls stubbed over them. The mutexes answer at once; every request is recorded.
+import { randomUUID } from 'node:crypto';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Condition } from '../../../src/api/index.js';
+import type { StaleVirtualDrive } from '../../../src/node/stale-virtual-drives.js';
+import {
+  deleteRequestedSignal,
+  mutexResponseSignal,
+  operationWorkflowId,
+  WORKFLOW,
+  type LifecycleWorkflow,
+  type MutexRequest,
+  type MutexResponse,
+} from '../../../src/protocol.js';
+import type {
+  OperationSnapshot,
+  OperationStatusUpdate,
+  StaleOnNode,
+  StatusWrite,
+  StatusWriteOutcome,
+} from '../../../activities/types.js';
+import { eventually } from '../../support/async.js';
+
+export class OperationWorld {
+  readonly ref = { namespace: 'ops', name: 'cleanup' };
+  readonly uid = randomUUID();
+  deleting = false;
+  finalizer = true;
+  status: Partial<OperationStatusUpdate> & { conditions: Condition[] } = { conditions: [] };
+  /** What each node's devices hold that nothing claims, per find: the last entry repeats. */
+  readonly finds = new Map<string, StaleOnNode[]>();
+  /** The finds each node's mutex ran. */
+  readonly findCount = new Map<string, number>();
+  /** The removals asked, per node. */
+  readonly removals: { node: string; drives: StaleVirtualDrive[] }[] = [];
+  readonly events: string[] = [];
+
+  constructor(
+    readonly client: Client,
+    readonly spec: OperationSnapshot['spec'],
+    readonly nodes: string[] = ['node-a'],
+  ) {}
+
+  start(taskQueue: string): Promise<WorkflowHandle<LifecycleWorkflow>> {
+    return this.client.workflow.start<LifecycleWorkflow>(WORKFLOW.manualOperation, {
+      taskQueue,
+      workflowId: operationWorkflowId(this.uid),
+      args: [{ ...this.ref, uid: this.uid }],
+    });
+  }
+
+  /** Waits until the status shows `wanted` as its phase. */
+  phase(wanted: string, timeoutMs = 30_000): Promise<true> {
+    return eventually(
+      `the operation to be ${wanted}`,
+      async () => (this.status.phase === wanted ? true : undefined),
+      timeoutMs,
+      {
+        intervalMs: 50,
+      },
+    );
+  }
+
+  condition(type: string): Condition | undefined {
+    return this.status.conditions.find((c) => c.type === type);
+  }
+
+  async delete(handle: WorkflowHandle<LifecycleWorkflow>): Promise<void> {
+    this.deleting = true;
+    await handle.signal(deleteRequestedSignal);
+    await handle.result();
+  }
+
+  private answer(request: MutexRequest): MutexResponse {
+    const base = { requestId: request.requestId, kind: request.kind };
+    const { node } = request.payload as { node: string };
+    if (request.kind === 'find-stale-drives') {
+      const n = this.findCount.get(node) ?? 0;
+      this.findCount.set(node, n + 1);
+      const script = this.finds.get(node) ?? [{ stale: [], kept: [] }];
+      return { ...base, ok: true, result: script[Math.min(n, script.length - 1)] };
+    }
+    if (request.kind === 'remove-stale-drives') {
+      const { drives } = request.payload as { drives: StaleVirtualDrive[] };
+      this.removals.push({ node, drives });
+      return { ...base, ok: true, result: { removed: drives.map((d) => d.virtualUUID), spared: [] } };
+    }
+    return { ...base, ok: false, error: { type: 'Unexpected', message: `unexpected request ${request.kind}` } };
+  }
+
+  activities(): Record<string, (input: never) => Promise<unknown>> {
+    const stubs: Record<string, (input: never) => unknown> = {
+      readOperation: (): OperationSnapshot | null =>
+        this.finalizer || !this.deleting
+          ? {
+              uid: this.uid,
+              generation: 1,
+              deleting: this.deleting,
+              annotations: {},
+              spec: this.spec,
+              status: { conditions: [...this.status.conditions] },
+            }
+          : null,
+      writeStatus: ({ status, events }: StatusWrite): StatusWriteOutcome => {
+        if (status) {
+          const { writtenBy: _, ...fields } = status as OperationStatusUpdate & { writtenBy: unknown };
+          this.status = { ...this.status, ...fields };
+        }
+        for (const e of events) this.events.push(`${e.reason}: ${e.message}`);
+        return 'applied';
+      },
+      listSelectedNodes: () => [...this.nodes],
+      sendMutexRequest: async ({ request }: { request: MutexRequest }) => {
+        await this.client.workflow.getHandle(request.replyTo).signal(mutexResponseSignal, this.answer(request));
+      },
+      removeFinalizer: () => {
+        this.finalizer = false;
+      },
+    };
+    return Object.fromEntries(Object.entries(stubs).map(([name, stub]) => [name, async (input: never) => stub(input)]));
+  }
+}
+
+export const staleDrive = (n: number, over: Partial<StaleVirtualDrive> = {}): StaleVirtualDrive => ({
+  virtualUUID: `0000000${n}-0000-4000-8000-000000000000`,
+  physicalUUID: '22222222-2222-4222-8222-222222222222',
+  capacityGiB: 100 * n,
+  ownerClusterGUID: '44444444-4444-4444-8444-444444444444',
+  ...over,
+});
