@@ -36,6 +36,13 @@ export class OperationWorld {
   /** The removals asked, per node. */
   readonly removals: { node: string; drives: StaleVirtualDrive[] }[] = [];
   readonly events: string[] = [];
+  /** sign-drives: the devices each node offers to be signed; a node missing here fails its proxy. */
+  readonly devices = new Map<string, string[]>();
+  /** sign-drives: the devices signed, as node:path, in order. */
+  readonly signed: string[] = [];
+  /** Requests of this kind are taken and never answered (a mutex busy with other work). */
+  unanswered: string | undefined;
+  readonly unansweredRequests: MutexRequest[] = [];
 
   constructor(
     readonly client: Client,
@@ -76,6 +83,37 @@ export class OperationWorld {
   private answer(request: MutexRequest): MutexResponse {
     const base = { requestId: request.requestId, kind: request.kind };
     const { node } = request.payload as { node: string };
+    if (request.kind === 'ensure-proxy')
+      return this.devices.has(node)
+        ? { ...base, ok: true, result: { namespace: 'weka-drives-system', pod: `weka-drives-proxy-${node}` } }
+        : { ...base, ok: false, error: { type: 'ProxyNotReady', message: `the ssdproxy of ${node} did not start` } };
+    if (request.kind === 'sign-drive') {
+      const { devicePath } = request.payload as { devicePath: string };
+      this.signed.push(`${node}:${devicePath}`);
+      const drive = {
+        physicalUUID: `p-${node}-${devicePath}`,
+        serial: 'S',
+        capacityGiB: 1000,
+        type: 'TLC',
+        devicePath,
+      };
+      return { ...base, ok: true, result: { drive, signed: true, mode: 'proxy', erased: [] } };
+    }
+    if (request.kind === 'publish-drives') {
+      const count = this.devices.get(node)?.length ?? 0;
+      const published = {
+        driveCount: count,
+        tlcGiB: 1000 * count,
+        qlcGiB: 0,
+        exclusiveCount: 0,
+        found: [],
+        foundGiB: 0,
+        dropped: [],
+        forgotten: [],
+        restored: [],
+      };
+      return { ...base, ok: true, result: published };
+    }
     if (request.kind === 'find-stale-drives') {
       const n = this.findCount.get(node) ?? 0;
       this.findCount.set(node, n + 1);
@@ -113,7 +151,15 @@ export class OperationWorld {
       },
       listSelectedNodes: () => [...this.nodes],
       sendMutexRequest: async ({ request }: { request: MutexRequest }) => {
+        if (request.kind === this.unanswered) {
+          this.unansweredRequests.push(request);
+          return;
+        }
         await this.client.workflow.getHandle(request.replyTo).signal(mutexResponseSignal, this.answer(request));
+      },
+      chooseNodeDevices: ({ node }: { node: string }) => {
+        const chosen = this.devices.get(node) ?? [];
+        return chosen.length > 0 ? { chosen, skipped: [] } : { chosen, skipped: [], nothingChosen: 'no disk chosen' };
       },
       removeFinalizer: () => {
         this.finalizer = false;
