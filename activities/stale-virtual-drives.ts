@@ -2,15 +2,15 @@
 // allocated, signed or released on the node meanwhile). A virtual drive is stale when it is on a
 // device of the node and nothing claims it: no entry of the node's ledger, no drive container's
 // status (any namespace), and no Weka cluster. The Weka cluster it was made for is asked through a
-// running pod of one of its members; a cluster that has members the operator knows of but none
-// that can answer keeps its drives (what cannot be told is never removed). A removal finds the
+// running pod of one of its members; a cluster known to exist (a drive container or a WekaCluster
+// names it) that none can answer for keeps its drives (what cannot be told is never removed). A removal finds the
 // stale drives again first and removes only those it was asked to that are still stale.
 import { proxyName, WEKA_POD_CONTAINER } from '../src/api/names.js';
 import type { MutexOutcome } from '../src/protocol.js';
 import { ledgerOf } from './kube/node-ledger.js';
 import { orIfMissing } from './kube/errors.js';
 import { WekaApi } from './kube/weka-api.js';
-import { unclaimedFound, type StaleVirtualDrive } from '../src/node/stale-virtual-drives.js';
+import { knownClusterGUIDs, unclaimedFound, type StaleVirtualDrive } from '../src/node/stale-virtual-drives.js';
 import { driveDoesNotExist, driveShowCall, virtualRemoveCall } from '../src/weka/index.js';
 import { createClusterActivities } from './cluster.js';
 import type { ActivityDeps } from './deps.js';
@@ -41,7 +41,8 @@ export function createStaleVirtualDrives(deps: ActivityDeps) {
     await publisher.publish(node);
     const read = await orIfMissing(api.core.readNode({ name: node }), null);
     if (!read) return { stale: [], kept: [] };
-    const containers = await api.listAllContainers();
+    const [containers, clusters] = await Promise.all([api.listAllContainers(), api.listClusters()]);
+    const knownClusters = knownClusterGUIDs(containers, clusters);
     const named = new Set(
       containers.flatMap((c) => (c.status?.allocations?.virtualDrives ?? []).map((v) => v.virtualUUID)),
     );
@@ -50,7 +51,7 @@ export function createStaleVirtualDrives(deps: ActivityDeps) {
     const kept: KeptVirtualDrive[] = [];
     for (const guid of new Set(candidates.map((c) => c.ownerClusterGUID))) {
       const ofCluster = candidates.filter((c) => c.ownerClusterGUID === guid);
-      const known = guid !== '' && containers.some((c) => c.status?.clusterGUID === guid);
+      const known = knownClusters.has(guid);
       const peer = known ? await cluster.findPeerPod({ namespace: '', clusterGUID: guid, exceptUid: '' }) : null;
       for (const drive of ofCluster) {
         if (!known) {

@@ -90,6 +90,25 @@ export function unclaimedFound(
 }
 
 /**
+ * The Weka clusters known to exist: those a drive container says it joined, and those a
+ * WekaCluster's status names, under this operator's field (clusterGUID) or the Weka operator's
+ * (clusterID), since independent clusters of either operator share the nodes. A virtual drive made
+ * for one of them is asked about, never taken for a dead cluster's.
+ */
+export function knownClusterGUIDs(
+  containers: readonly { status?: { clusterGUID?: string | undefined } | undefined }[],
+  clusters: readonly { status?: unknown }[],
+): Set<string> {
+  const known = new Set<string>();
+  for (const c of containers) if (c.status?.clusterGUID) known.add(c.status.clusterGUID);
+  for (const c of clusters) {
+    const status = (c.status ?? {}) as { clusterGUID?: unknown; clusterID?: unknown };
+    for (const guid of [status.clusterGUID, status.clusterID]) if (typeof guid === 'string' && guid) known.add(guid);
+  }
+  return known;
+}
+
+/**
  * The fingerprint of the stale sets of every node: the SHA-256 of one line per drive,
  * "node|virtualUUID|physicalUUID|ownerClusterGUID|GiB", sorted, joined by newlines. Any drive
  * added, gone, moved or resized changes it; the order found does not.

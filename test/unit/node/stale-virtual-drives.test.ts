@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../../src/node/sha256.js';
 import {
   cleanStaleRequest,
+  knownClusterGUIDs,
   staleFingerprint,
   unclaimedFound,
   type StaleVirtualDrive,
@@ -80,6 +81,21 @@ describe('unclaimedFound', () => {
       { virtualUUID: 'v2', physicalUUID: 'p', capacityGiB: 20, ownerClusterGUID: 'g' },
     ];
     expect(unclaimedFound(found, new Set(['v1']))).toEqual([found[1]]);
+  });
+});
+
+describe('knownClusterGUIDs', () => {
+  it("knows the clusters drive containers joined and those WekaClusters name, in either operator's field", () => {
+    const known = knownClusterGUIDs(
+      [{ status: { clusterGUID: 'joined' } }, { status: {} }, {}],
+      [
+        { status: { clusterGUID: 'ours' } },
+        { status: { clusterID: 'weka-operators' } },
+        { status: { clusterID: 7 } },
+        {},
+      ],
+    );
+    expect([...known].sort()).toEqual(['joined', 'ours', 'weka-operators']);
   });
 });
 
