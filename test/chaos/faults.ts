@@ -13,6 +13,7 @@ import {
   terminateWorkflows,
 } from './everyday-faults.js';
 import { deleteDeviceSetClaim } from './device-set-faults.js';
+import { cleanStaleDrives } from './stale-faults.js';
 import { recreateWekaClusterByName, removeFinalizerMidTeardown, resetWorkflows } from './forced-faults.js';
 import type { ChaosWorld, ReplicaSlot } from './world.js';
 
@@ -38,6 +39,7 @@ export const FAULT_CLASSES = [
   'cluster-recreated',
   'workflows-reset',
   'device-claim-deleted',
+  'stale-cleanup',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -205,6 +207,8 @@ export async function injectFault(
       return resetWorkflows(world, random);
     case 'device-claim-deleted':
       return deleteDeviceSetClaim(world, random);
+    case 'stale-cleanup':
+      return cleanStaleDrives(world, random);
   }
 }
 
