@@ -3,10 +3,10 @@
 // there (a namespace deleted under its containers, say) may go; a drive that a ledger, a status or
 // a Weka cluster claims must not, which the invariants at rest check (every drive a container
 // holds signed once, on its device). The operation is over, and deleted, before the promise resolves.
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { WekaManualOperation } from '../../src/api/index.js';
 import { deleteObject, ensureNamespace, readObject, WEKA_API } from '../support/containers.js';
 import { eventually } from '../support/async.js';
-import { createCleanStaleOperation } from '../support/manual-operation.js';
 import type { Random } from '../support/random.js';
 import { deleteNamespace, retried, waitObjectGone } from './forced-faults.js';
 import type { ChaosWorld } from './world.js';
@@ -19,10 +19,24 @@ export async function cleanStaleDrives(world: ChaosWorld, random: Random): Promi
   const ref = { namespace: `chaos-ops-${random.int(1, 1_000_000_000)}`, name: 'clean-stale' };
   await retried('creating the operation namespace', () => ensureNamespace(kc, ref.namespace));
   await retried('creating the clean-stale-virtual-drives operation', () =>
-    createCleanStaleOperation(kc, ref, {
-      nodeSelector: { 'kubernetes.io/hostname': node },
-      deleteStaleVids: true,
-      secondPassAfterSeconds: 5,
+    kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      ...OPERATIONS,
+      namespace: ref.namespace,
+      body: {
+        apiVersion: 'weka.weka.io/v1alpha1',
+        kind: 'WekaManualOperation',
+        metadata: { name: ref.name },
+        spec: {
+          action: 'clean-stale-virtual-drives',
+          payload: {
+            cleanStaleVirtualDrivesPayload: {
+              nodeSelector: { 'kubernetes.io/hostname': node },
+              deleteStaleVids: true,
+              secondPassAfterSeconds: 5,
+            },
+          },
+        },
+      },
     }),
   );
   const done = await eventually(

@@ -4,15 +4,15 @@
 // one for the container's cluster that the cluster does not list) are reported, then removed once
 // the second pass, after the restart, finds the same set; the one the Weka cluster lists and the
 // container's own are kept; the node's books balance and the freed GiB are offered again.
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { wekaContainerName } from '../../src/api/names.js';
 import { nodeBooks } from '../../src/node/ledger-books.js';
 import { eventually } from '../support/async.js';
-import { createDriveContainers, isReady, listContainers, TEST_IMAGE } from '../support/containers.js';
+import { createDriveContainers, isReady, listContainers, TEST_IMAGE, WEKA_API } from '../support/containers.js';
 import { kubeConfig, removeNodesAdded, uniqueName, uniqueNamespace } from '../support/harness.js';
-import { createCleanStaleOperation, readOperation, waitFinished } from '../support/manual-operation.js';
+import { readOperation, waitFinished } from '../support/manual-operation.js';
 import { sharedDrivesNode, startOperatorProcess } from '../support/operator.js';
 import type { OperatorProcess } from '../support/operator-process.js';
 import { createWekaCluster, showDevice, sim } from '../support/simulator.js';
@@ -95,10 +95,26 @@ describe('clean-stale-virtual-drives', () => {
       );
 
       const ref = { namespace: ns, name: 'clean' };
-      await createCleanStaleOperation(kc, ref, {
-        nodeSelector: selector,
-        deleteStaleVids: true,
-        secondPassAfterSeconds: 20,
+      // As a person creates it: the operator's watcher adds its finalizer and starts its workflow.
+      await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+        ...WEKA_API,
+        plural: 'wekamanualoperations',
+        namespace: ns,
+        body: {
+          apiVersion: 'weka.weka.io/v1alpha1',
+          kind: 'WekaManualOperation',
+          metadata: { name: ref.name },
+          spec: {
+            action: 'clean-stale-virtual-drives',
+            payload: {
+              cleanStaleVirtualDrivesPayload: {
+                nodeSelector: selector,
+                deleteStaleVids: true,
+                secondPassAfterSeconds: 20,
+              },
+            },
+          },
+        },
       });
       const firstPass = await eventually(
         'the first pass to publish the stale set',

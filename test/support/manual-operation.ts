@@ -1,9 +1,8 @@
 // WekaManualOperations for integration tests: create one the way the watcher would see it (with
 // the operator's finalizer) and start its workflow; read it; delete it and tell the workflow.
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type V1Node } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { WekaManualOperation } from '../../src/api/index.js';
-import type { CleanStaleVirtualDrivesPayload } from '../../src/api/schemas/wekamanualoperation.js';
 import { FINALIZER, type ObjectRef } from '../../src/api/names.js';
 import { eventually } from './async.js';
 import { readObject, WEKA_API } from './containers.js';
@@ -103,25 +102,4 @@ export async function readNode(name: string): Promise<V1Node> {
 export async function eventReasons(namespace: string, name: string): Promise<string[]> {
   const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace });
   return events.items.filter((e) => e.involvedObject.name === name).map((e) => `${e.type ?? ''}/${e.reason ?? ''}`);
-}
-
-/**
- * Creates a clean-stale-virtual-drives operation as a person does (no finalizer: the operator's
- * watcher adds it and starts the workflow).
- */
-export async function createCleanStaleOperation(
-  kc: KubeConfig,
-  ref: ObjectRef,
-  payload: CleanStaleVirtualDrivesPayload,
-): Promise<void> {
-  await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-    ...GROUP,
-    namespace: ref.namespace,
-    body: {
-      apiVersion: 'weka.weka.io/v1alpha1',
-      kind: 'WekaManualOperation',
-      metadata: { name: ref.name },
-      spec: { action: 'clean-stale-virtual-drives', payload: { cleanStaleVirtualDrivesPayload: payload } },
-    },
-  });
 }
