@@ -22,6 +22,46 @@ export async function sim(node: string, ...args: string[]): Promise<string> {
   return simulate(simulatorRoot(), node, ...args);
 }
 
+/**
+ * What `weka status --json` is to say of a simulated cluster's health instead of a healthy
+ * cluster's figures; each field left out reads as healthy (OK, no data moving, nothing lost).
+ */
+export interface SimulatedClusterHealth {
+  /** The cluster's status instead of OK: REBUILDING, PARTIALLY_PROTECTED, ... */
+  readonly status?: string;
+  readonly movingData?: boolean;
+  /** The rebuild's progress, 0 to 100. */
+  readonly progressPercent?: number;
+  /** This percentage of the data has lost numFailures (1 or more) of its copies. */
+  readonly protection?: { readonly numFailures: number; readonly percent: number };
+}
+
+/**
+ * Makes the simulated Weka cluster of that GUID unhealthy as `weka status --json` reports it, until
+ * clearClusterHealth; replaces any earlier setting, and needs at least one field set. Run through
+ * `node`'s simulator: any node that sees the cluster (they share the root's clusters) will do.
+ */
+export async function setClusterHealth(
+  node: string,
+  clusterGUID: string,
+  health: SimulatedClusterHealth,
+): Promise<void> {
+  const args = [
+    ...(health.status !== undefined ? ['--status', health.status] : []),
+    ...(health.movingData ? ['--moving-data'] : []),
+    ...(health.progressPercent !== undefined ? ['--progress', String(health.progressPercent)] : []),
+    ...(health.protection
+      ? ['--failures', String(health.protection.numFailures), '--percent', String(health.protection.percent)]
+      : []),
+  ];
+  await sim(node, 'cluster-health', clusterGUID, ...args);
+}
+
+/** Makes the simulated cluster healthy again (a no-op when it has no override or is gone). */
+export async function clearClusterHealth(node: string, clusterGUID: string): Promise<void> {
+  await sim(node, 'cluster-health', clusterGUID, '--clear');
+}
+
 /** A Weka tool's command on a node, run again while an injected fault fails it (see simRetryingFaultsAt). */
 export async function simRetryingFaults(node: string, ...argv: string[]): Promise<string> {
   return simRetryingFaultsAt(simulatorRoot(), node, ...argv);

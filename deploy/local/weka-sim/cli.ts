@@ -5,6 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { basename } from 'node:path';
 import { isDevicePath } from '../../../src/weka/validate.js';
+import { runClusterHealthCommand } from './cluster-health.js';
 import { loadClusters, saveClusters, type PodWekaEnv } from './cluster-state.js';
 import { runDeviceCommand } from './device-shape.js';
 import { drawFaults, latencyOf, readFaults, runFaultsCommand, type FaultDraw } from './faults.js';
@@ -58,7 +59,9 @@ export const SIM_USAGE = `usage:
                               [--fail-after-effect-rate P] [--seed S]
   weka-sim --state DIR faults --clear
   weka-sim --state DIR overcommit record|refuse
-  weka-sim --state DIR process --name NAME gone|running`;
+  weka-sim --state DIR process --name NAME gone|running
+  weka-sim --state DIR cluster-health GUID [--status S] [--moving-data] [--progress P] [--failures N --percent P]
+  weka-sim --state DIR cluster-health GUID --clear`;
 
 interface Invocation {
   readonly state: string;
@@ -82,7 +85,7 @@ export interface PodNamespaces {
   readonly hostPID: boolean;
 }
 
-const ADMIN_COMMANDS = ['init-node', 'device', 'faults', 'overcommit', 'process'] as const;
+const ADMIN_COMMANDS = ['init-node', 'device', 'faults', 'overcommit', 'process', 'cluster-health'] as const;
 type AdminCommand = (typeof ADMIN_COMMANDS)[number];
 
 const NO_FAULT: FaultDraw = { failBeforeEffect: false, failAfterEffect: false };
@@ -107,6 +110,7 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
         if (kind === 'faults') return runFaultsCommand(argv, paths);
         if (kind === 'overcommit') return runOvercommitCommand(argv, paths);
         if (kind === 'process') return runProcessCommand(argv, paths);
+        if (kind === 'cluster-health') return runClusterHealthCommand(argv, paths);
         if (kind === 'device') return withNodeDevices(paths, (node) => runDeviceCommand(argv, node));
         return withNodeDevices(paths, (node) => runInitNode(argv, node));
       });

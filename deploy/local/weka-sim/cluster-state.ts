@@ -2,13 +2,17 @@
 // drives added to them. Container IDs and drive UUIDs are unique across the root, so a container
 // ID alone names its cluster and a drive UUID alone names its drive.
 import { isRecord, readJsonIfExists, writeJsonAtomic } from './files.js';
-import type { SimPaths } from './node-records.js';
+import type { ClusterHealthOverride, SimPaths } from './node-records.js';
+
+export type { ClusterHealthOverride } from './node-records.js';
 import type { NodeView } from './node-view.js';
 import { SimRefusal } from './outcome.js';
 
 export interface ClusterRecord {
   name: string;
   guid: string;
+  /** What `weka status` says of its health instead of a healthy cluster's figures, while set. */
+  health?: ClusterHealthOverride;
 }
 
 export type ContainerStatus = 'ACTIVE' | 'INACTIVE';

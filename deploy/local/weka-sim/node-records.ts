@@ -79,3 +79,19 @@ export interface SimPaths {
 /** What a node does with a `virtual add` beyond a device's free capacity (overcommit.ts). */
 export const OVERCOMMIT_MODES = ['refuse', 'record'] as const;
 export type OvercommitMode = (typeof OVERCOMMIT_MODES)[number];
+
+/**
+ * A test's stand-in for a cluster in trouble (`weka-sim cluster-health`, cluster-health.ts): the
+ * simulator moves no data and loses no copies, so what `weka status` says of them is set by hand.
+ * Each field left out reads as a healthy cluster's.
+ */
+export interface ClusterHealthOverride {
+  /** The cluster's status instead of OK (REBUILDING, PARTIALLY_PROTECTED, ...). */
+  status?: string;
+  /** A rebuild is moving data. */
+  movingData?: true;
+  /** How far the rebuild is, in percent. */
+  progressPercent?: number;
+  /** This percentage of the data has lost numFailures of its copies (the rest none). */
+  protection?: { numFailures: number; percent: number };
+}

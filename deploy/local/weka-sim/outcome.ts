@@ -1,6 +1,12 @@
 // How a simulated command ends. Exit codes follow sysexits.h and match REFUSAL_EXIT_CODES in
 // src/weka/call.ts, which is how the operator tells a refusal from a transient failure.
-import type { DeviceHeader, HolderRecord, OvercommitMode, PartitionRecord } from './node-records.js';
+import type {
+  ClusterHealthOverride,
+  DeviceHeader,
+  HolderRecord,
+  OvercommitMode,
+  PartitionRecord,
+} from './node-records.js';
 
 export const EXIT_OK = 0;
 /** Bad argv: unknown command, missing or malformed option. Refusal. */
@@ -113,6 +119,9 @@ export type Change =
   | { readonly kind: 'faults-set'; readonly faults: unknown }
   | { readonly kind: 'faults-clear' }
   | { readonly kind: 'overcommit-set'; readonly mode: OvercommitMode }
+  /** A test's health override of a cluster (`weka-sim cluster-health`), set or cleared. */
+  | { readonly kind: 'cluster-health-set'; readonly guid: string; readonly health: ClusterHealthOverride }
+  | { readonly kind: 'cluster-health-clear'; readonly guid: string }
   | { readonly kind: 'process-gone' | 'process-running'; readonly containerId: number; readonly name: string };
 
 /** A drive added to, deactivated in or removed from a cluster: a virtual drive by its UUID, a whole drive by its device. */

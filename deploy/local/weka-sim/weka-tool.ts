@@ -1,6 +1,7 @@
 // The simulated `weka` CLI: the pod's own Weka container and how clusters are made of such
 // containers (local-container.ts), the drives of a cluster (weka-drives.ts: virtual drives signed
-// on this node's devices, or whole exclusive devices of this node), and taking containers out.
+// on this node's devices, or whole exclusive devices of this node), taking containers out, and
+// the state of a cluster (`weka status --json`, weka-status.ts).
 import { integerArg, jsonOrText, parseArgs, positionals } from './args.js';
 import type { WekaContext } from './cluster-state.js';
 import {
@@ -13,6 +14,7 @@ import {
 } from './local-container.js';
 import { SimRefusal, UsageError, type Change, type ToolOutput } from './outcome.js';
 import { driveAdd, driveDeactivate, driveList, driveRemove } from './weka-drives.js';
+import { runStatus } from './weka-status.js';
 
 export const WEKA_USAGE = `usage:
   weka local run wapi -H localhost:AGENT_PORT/jrpc -W container-get-identity --container-name NAME --json
@@ -28,7 +30,8 @@ export const WEKA_USAGE = `usage:
   weka cluster drive add CONTAINER_ID DEVICE_PATH               (a whole device of this node, signed exclusive)
   weka cluster drive [DRIVE_UUID...] [--container CONTAINER_ID...] [--json]
   weka cluster drive deactivate DRIVE_UUID... [-f|--force]
-  weka cluster drive remove DRIVE_UUID... [-f|--force]`;
+  weka cluster drive remove DRIVE_UUID... [-f|--force]
+  weka status --json  (the cluster of this pod's container; the text form is not modelled)`;
 
 export function runWeka(args: readonly string[], ctx: WekaContext): ToolOutput {
   const [top, group, action] = args;
@@ -37,6 +40,7 @@ export function runWeka(args: readonly string[], ctx: WekaContext): ToolOutput {
     if (group === 'resources') return runLocalResources(args.slice(2), ctx);
     if (group === 'restart') return runLocalRestart(args.slice(2), ctx);
   }
+  if (top === 'status') return runStatus(args.slice(1), ctx);
   if (top === 'cluster') {
     if (group === 'create') return runClusterCreate(args.slice(2), ctx);
     if (group === 'update') return runClusterUpdate(args.slice(2), ctx);
