@@ -19,6 +19,7 @@ import { createIfAbsent, isConflict, orIfMissing } from './kube/errors.js';
 import { mergeHeaders, snapshotOf, WekaApi } from './kube/weka-api.js';
 import type { ClusterSnapshot, ExecTargetRef, MemberContainer } from './types.js';
 import { runningPodIP } from './join-addresses.js';
+import { runningMemberPod } from './kube/member-pod.js';
 import { wekaCli } from './weka-cli.js';
 import { identify } from './weka-identity.js';
 
@@ -314,17 +315,7 @@ export function createClusterActivities(deps: ActivityDeps) {
             )
           : []),
       ];
-      for (const c of candidates) {
-        if (c.metadata.uid === exceptUid || !c.spec.nodeName) continue;
-        const at = { namespace: c.metadata.namespace!, name: c.metadata.name! };
-        const pod = await orIfMissing(api.core.readNamespacedPod(at), null);
-        if (pod?.status?.phase !== 'Running' || pod.metadata?.deletionTimestamp) continue;
-        if (pod.metadata?.labels?.[OWNER_UID_LABEL] !== c.metadata.uid) continue;
-        const node = await orIfMissing(api.core.readNode({ name: c.spec.nodeName }), null);
-        const ready = node?.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True');
-        if (ready) return { namespace: at.namespace, pod: at.name, container: WEKA_POD_CONTAINER };
-      }
-      return null;
+      return runningMemberPod(api, candidates, exceptUid);
     },
 
     /** Whether the member's own pod (of its uid) runs and is not being deleted: one to run a Weka command in. */

@@ -16,6 +16,7 @@ import { createSignDrivesActivities } from './sign-drives.js';
 import { createDeviceSetActivities } from './device-sets.js';
 import { createDisruptionBudgetActivities } from './disruption-budget.js';
 import { createStaleVirtualDrives } from './stale-virtual-drives.js';
+import { createProxyRotationActivities } from './proxy-rotation.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { MUTEX_REQUEST_ACTIVITIES } from '../src/protocol.js';
 import { describeKubeError, isDeterministic } from './kube/errors.js';
@@ -40,6 +41,7 @@ export function createActivities(deps: ActivityDeps) {
         ...createDeviceSetActivities(deps),
         ...createDisruptionBudgetActivities(deps),
         ...createStaleVirtualDrives(deps),
+        ...createProxyRotationActivities(deps),
       }),
     ),
   );

@@ -6,7 +6,11 @@ import type { ObjectRef } from '../src/api/names.js';
 import type { Condition, WekaClusterSpec, WrittenBy } from '../src/api/index.js';
 import type { ContainerOnNode, MutexOutcome, ProxySignedDrive } from '../src/protocol.js';
 import type { SkippedDevice } from '../src/node/device-signing.js';
-import type { CleanStaleVirtualDrivesPayload, StaleVirtualDrive } from '../src/api/schemas/wekamanualoperation.js';
+import type {
+  CleanStaleVirtualDrivesPayload,
+  RotateSsdProxyPayload,
+  StaleVirtualDrive,
+} from '../src/api/schemas/wekamanualoperation.js';
 
 /** Defined with the mutex protocol (src/protocol.ts); here too, beside the other activity data. */
 export type { ContainerOnNode, MutexOutcome, ProxySignedDrive };
@@ -140,6 +144,7 @@ export interface OperationSnapshot extends ObjectSnapshot {
         shared?: boolean;
       };
       cleanStaleVirtualDrivesPayload?: CleanStaleVirtualDrivesPayload;
+      rotateSsdProxyPayload?: RotateSsdProxyPayload;
     };
   };
 }
@@ -179,6 +184,10 @@ export interface OperationStatusUpdate {
     skipped?: SkippedDevice[];
     staleVirtualDrives?: StaleVirtualDrive[];
     removed?: string[];
+    rotation?: string;
+    proxyImage?: string;
+    previousProxyImage?: string;
+    waitingFor?: string;
     error?: string;
   }[];
   /** clean-stale-virtual-drives: the fingerprint of the stale set the last pass found. */
@@ -230,4 +239,23 @@ export interface RemovedOnNode {
   removed: string[];
   /** Asked to be removed, but no longer stale (claimed since, or gone). */
   spared: string[];
+}
+
+/** The nodes a rotate-ssdproxy campaign rotates, in order, or why it cannot run. */
+export type ProxyRotationPlan =
+  | { ok: true; targetImage: string; proxies: { node: string; image: string }[] }
+  | { ok: false; reason: string; message: string };
+
+/** Whether a node's ssdproxy may be restarted now: the Weka clusters with a container on the node, each healthy or not and why. */
+export interface ProxyDisruptionVerdict {
+  allowed: boolean;
+  clusters: { clusterGUID: string; containers: string[]; reasons: string[] }[];
+}
+
+/** What rotating one node's ssdproxy did. */
+export interface ProxyRotated {
+  /** The image it ran before; equal to the target when it ran it already. */
+  previousImage: string;
+  /** False when the node has no ssdproxy (any more): nothing to rotate. */
+  rotated: boolean;
 }

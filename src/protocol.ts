@@ -171,6 +171,8 @@ export interface MutexPayloads {
   'find-stale-drives': { node: string };
   /** Removes those of `drives` that are still stale when the request runs. */
   'remove-stale-drives': { node: string; drives: StaleVirtualDrive[] };
+  /** Runs the node's ssdproxy from `image`: its object's image is set and its pod made again from it. */
+  'rotate-proxy': { node: string; image: string };
 }
 
 /**
@@ -191,6 +193,7 @@ export const MUTEX_REQUEST_ACTIVITIES = {
   'release-device-set': 'releaseDeviceSet',
   'find-stale-drives': 'findStaleVirtualDrives',
   'remove-stale-drives': 'removeStaleVirtualDrives',
+  'rotate-proxy': 'rotateProxy',
 } as const satisfies Record<keyof MutexPayloads, string>;
 export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
 

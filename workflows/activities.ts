@@ -28,6 +28,7 @@ type KubeActivity =
   | 'findPeerPod'
   | 'growClusterMember'
   | 'listSelectedNodes'
+  | 'planProxyRotation'
   | 'removeClusterMember'
   | 'startContainerPod';
 type KubeLocalActivity =
@@ -48,7 +49,12 @@ type KubeLocalActivity =
   | 'wakeMemberCluster'
   | 'writeStatus';
 type WekaActivity =
-  'addWholeDriveToCluster' | 'chooseNodeDevices' | 'formWekaCluster' | 'joinCluster' | 'signAndAddVirtualDrive';
+  | 'addWholeDriveToCluster'
+  | 'chooseNodeDevices'
+  | 'formWekaCluster'
+  | 'joinCluster'
+  | 'proxyDisruptionVerdict'
+  | 'signAndAddVirtualDrive';
 type InPodActivity =
   | 'findWekaContainer'
   | 'releaseWholeDrive'

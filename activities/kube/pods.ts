@@ -49,10 +49,17 @@ export function podFacts(pod: V1Pod): PodFacts {
     message: pod.status?.message,
     deletionTimestamp: pod.metadata?.deletionTimestamp ?? undefined,
     env: Object.fromEntries((pod.spec?.containers[0]?.env ?? []).map((e) => [e.name, e.value])),
+    waiting: waitingReason(pod),
     unschedulable: pod.status?.conditions?.find(
       (c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable',
     )?.message,
   };
+}
+
+function waitingReason(pod: V1Pod): string | undefined {
+  const waiting = pod.status?.containerStatuses?.find((c) => c.state?.waiting?.reason)?.state?.waiting;
+  if (!waiting) return undefined;
+  return [waiting.reason, waiting.message].filter(Boolean).join(': ');
 }
 
 export interface EnsuredPod {
@@ -141,7 +148,7 @@ export async function ensurePod(
  * Gone already, or another pod by now (the precondition fails: 409), is no error. A pod in a
  * terminal phase is removed by the apiserver at once (no kubelet has anything left to stop).
  */
-async function deletePodByUid(core: CoreV1Api, namespace: string, name: string, uid: string | undefined) {
+export async function deletePodByUid(core: CoreV1Api, namespace: string, name: string, uid: string | undefined) {
   try {
     await orIfMissing(core.deleteNamespacedPod({ namespace, name, body: uid ? { preconditions: { uid } } : {} }), null);
   } catch (err) {

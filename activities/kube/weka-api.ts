@@ -147,6 +147,21 @@ export class WekaApi {
     return applied?.metadata?.resourceVersion;
   }
 
+  /** A JSON merge patch of the spec of an object the operator owns (its ssdproxy containers). */
+  async patchSpec(kind: WekaKind, ref: ObjectRef, spec: Record<string, unknown>): Promise<void> {
+    await this.custom.patchNamespacedCustomObject({ ...this.params(kind, ref), body: { spec } }, mergeHeaders);
+  }
+
+  /** Every WekaManualOperation in every namespace, read from the apiserver now. */
+  async listOperations(): Promise<WekaManualOperation[]> {
+    const list = (await this.custom.listClusterCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: PLURAL[WEKA_MANUAL_OPERATION_KIND],
+    })) as { items: WekaManualOperation[] };
+    return list.items;
+  }
+
   /** A JSON merge patch of metadata (finalizers), conditional on resourceVersion. */
   async patchMetadata(kind: WekaKind, ref: ObjectRef, metadata: Record<string, unknown>): Promise<void> {
     await this.custom.patchNamespacedCustomObject({ ...this.params(kind, ref), body: { metadata } }, mergeHeaders);

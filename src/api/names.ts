@@ -79,3 +79,6 @@ export function watcherEventName(
  * the pod and records what may be left on the devices and in the Weka cluster.
  */
 export const TEARDOWN_WITHOUT_POD_ANNOTATION = 'weka.weka.io/teardown-without-pod';
+
+/** On an ssdproxy's WekaContainer: the uid of the rotate-ssdproxy campaign that holds it. */
+export const ROTATION_CAMPAIGN_ANNOTATION = 'weka.weka.io/rotation-campaign';

@@ -337,6 +337,8 @@ export interface PodFacts {
   env?: Readonly<Record<string, string | undefined>> | undefined;
   /** Why the scheduler cannot place it (its PodScheduled condition, reason Unschedulable). */
   unschedulable?: string | undefined;
+  /** Why its container waits to start (ErrImagePull: ..., CrashLoopBackOff: ...). */
+  waiting?: string | undefined;
 }
 
 /**
@@ -377,6 +379,7 @@ export function podEnded(pod: PodFacts): boolean {
 export function describePod(pod: PodFacts | null | undefined): string {
   if (!pod) return 'missing';
   const why = [pod.reason, pod.message].filter((s) => s !== undefined && s !== '').join(': ');
-  const phase = `phase ${pod.phase ?? 'unknown'}${why ? ` (${why})` : ''}`;
+  const waiting = pod.waiting ? `, its container waiting (${pod.waiting})` : '';
+  const phase = `phase ${pod.phase ?? 'unknown'}${why ? ` (${why})` : ''}${waiting}`;
   return pod.deletionTimestamp !== undefined ? `being deleted, ${phase}` : phase;
 }

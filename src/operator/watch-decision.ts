@@ -73,6 +73,7 @@ export const LIFECYCLE_WORKFLOW_TYPES: Readonly<Record<WatchedKind, string>> = {
 const OPERATION_ACTIONS: Readonly<Record<string, string>> = {
   'sign-drives': 'Sign drives',
   'clean-stale-virtual-drives': 'Clean stale virtual drives',
+  'rotate-ssdproxy': 'Rotate ssdproxy',
 };
 /** An operation in one of these phases has run; it is never started again, only torn down. */
 const FINISHED_OPERATION_PHASES: readonly string[] = ['Succeeded', 'Failed', 'Refused'];

@@ -14,6 +14,7 @@ import {
 } from './everyday-faults.js';
 import { deleteDeviceSetClaim } from './device-set-faults.js';
 import { cleanStaleDrives } from './stale-faults.js';
+import { rotateProxy } from './proxy-faults.js';
 import { recreateWekaClusterByName, removeFinalizerMidTeardown, resetWorkflows } from './forced-faults.js';
 import type { ChaosWorld, ReplicaSlot } from './world.js';
 
@@ -40,6 +41,7 @@ export const FAULT_CLASSES = [
   'workflows-reset',
   'device-claim-deleted',
   'stale-cleanup',
+  'proxy-rotated',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -209,6 +211,8 @@ export async function injectFault(
       return deleteDeviceSetClaim(world, random);
     case 'stale-cleanup':
       return cleanStaleDrives(world, random);
+    case 'proxy-rotated':
+      return rotateProxy(world, random);
   }
 }
 

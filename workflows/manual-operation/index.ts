@@ -1,5 +1,5 @@
 // The workflow of a WekaManualOperation (`weka-operation/<uid>`): it runs the operation its action
-// names (sign-drives, clean-stale-virtual-drives) once, from the spec it read at the start, says
+// names (sign-drives, clean-stale-virtual-drives, rotate-ssdproxy) once, from the spec it read at the start, says
 // how it ended on the object, and waits for the object's deletion, which only removes the
 // finalizer: nothing an operation did is reverted.
 import { upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
@@ -7,11 +7,13 @@ import { WekaPhase, type ObjectWorkflowInput } from '../../src/protocol.js';
 import { kubeLocal } from '../activities.js';
 import { cleanStaleVirtualDrives } from '../clean-stale/index.js';
 import { objectState } from '../lifecycle.js';
+import { rotateSsdProxy } from '../rotate-proxy/index.js';
 import { signDrives } from '../sign-drives/index.js';
 import { letGo } from './end.js';
 import { startRun } from './run.js';
 
 const CLEAN_STALE_VIRTUAL_DRIVES = 'clean-stale-virtual-drives';
+const ROTATE_SSDPROXY = 'rotate-ssdproxy';
 
 export async function manualOperationWorkflow(input: ObjectWorkflowInput): Promise<void> {
   const run = startRun(input);
@@ -27,8 +29,11 @@ export async function manualOperationWorkflow(input: ObjectWorkflowInput): Promi
   await run.life.run({
     deleting: op.deleting,
     // Any other action is refused by sign-drives' check of the spec, saying which actions run here.
-    bringUp: () =>
-      op.spec.action === CLEAN_STALE_VIRTUAL_DRIVES ? cleanStaleVirtualDrives(run, op) : signDrives(run, op),
+    bringUp: () => {
+      if (op.spec.action === CLEAN_STALE_VIRTUAL_DRIVES) return cleanStaleVirtualDrives(run, op);
+      if (op.spec.action === ROTATE_SSDPROXY) return rotateSsdProxy(run, op);
+      return signDrives(run, op);
+    },
     objectState: async () => objectState(await kubeLocal.readOperation(ref), input.uid),
     teardown: () => letGo(run),
   });

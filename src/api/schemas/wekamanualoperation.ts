@@ -1,6 +1,7 @@
 // WekaManualOperation: a one-off operation a user asks for. This operator runs sign-drives (with
 // `shared: true` it signs physical drives for the ssdproxy so several clusters can share them) and
-// clean-stale-virtual-drives (finds the virtual drives nothing claims, and removes them when asked).
+// clean-stale-virtual-drives (finds the virtual drives nothing claims, and removes them when asked),
+// and rotate-ssdproxy (runs every node's ssdproxy from a new image, one node at a time).
 import { Type, type Static } from '@sinclair/typebox';
 import {
   celRules,
@@ -20,8 +21,13 @@ export const WEKA_MANUAL_OPERATION_SINGULAR = 'wekamanualoperation';
 
 export const SIGN_DRIVES_ACTION = 'sign-drives';
 export const CLEAN_STALE_VIRTUAL_DRIVES_ACTION = 'clean-stale-virtual-drives';
+export const ROTATE_SSDPROXY_ACTION = 'rotate-ssdproxy';
 /** The actions this operator runs; it leaves the Weka operator's others alone. */
-export const OPERATOR_ACTIONS = [SIGN_DRIVES_ACTION, CLEAN_STALE_VIRTUAL_DRIVES_ACTION] as const;
+export const OPERATOR_ACTIONS = [
+  SIGN_DRIVES_ACTION,
+  CLEAN_STALE_VIRTUAL_DRIVES_ACTION,
+  ROTATE_SSDPROXY_ACTION,
+] as const;
 
 /** Phases the operator writes to status.phase; the schema accepts any string. */
 export const WEKA_MANUAL_OPERATION_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Refused'] as const;
@@ -163,11 +169,32 @@ export const CleanStaleVirtualDrivesPayloadSchema = Type.Object(
 );
 export type CleanStaleVirtualDrivesPayload = Static<typeof CleanStaleVirtualDrivesPayloadSchema>;
 
+/** Longest image reference an operation takes. */
+export const MAX_IMAGE_LENGTH = 512;
+
+export const RotateSsdProxyPayloadSchema = Type.Object(
+  {
+    targetImage: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_IMAGE_LENGTH,
+        description:
+          "The image every selected node's ssdproxy runs afterwards. Unset: the operator's proxy image (the chart's proxyImage). It must pass the operator's allowed images.",
+      }),
+    ),
+    nodeSelector: Type.Optional(
+      nodeSelectorSchema('Labels of the nodes whose ssdproxy is rotated. Unset or empty: every node with an ssdproxy.'),
+    ),
+  },
+  { description: 'Parameters of rotate-ssdproxy.' },
+);
+export type RotateSsdProxyPayload = Static<typeof RotateSsdProxyPayloadSchema>;
+
 export const WekaManualOperationSpecSchema = Type.Object(
   {
     action: Type.String({
       maxLength: 64,
-      description: `Operation to run. This operator runs ${OPERATOR_ACTIONS.join(' and ')}; it leaves the Weka operator's other actions alone.`,
+      description: `Operation to run. This operator runs ${OPERATOR_ACTIONS.join(', ')}; it leaves the Weka operator's other actions alone.`,
     }),
     image: Type.Optional(
       Type.String({ description: 'Weka container image to run the operation with, when it needs one.' }),
@@ -182,6 +209,7 @@ export const WekaManualOperationSpecSchema = Type.Object(
       {
         signDrivesPayload: Type.Optional(SignDrivesPayloadSchema),
         cleanStaleVirtualDrivesPayload: Type.Optional(CleanStaleVirtualDrivesPayloadSchema),
+        rotateSsdProxyPayload: Type.Optional(RotateSsdProxyPayloadSchema),
       },
       { description: 'Parameters of the action, one member per action.' },
     ),
@@ -269,6 +297,28 @@ export const NodeResultSchema = Type.Object(
         maxItems: MAX_STALE_VIRTUAL_DRIVES,
         description: 'clean-stale-virtual-drives: the virtual drives removed from the node.',
         'x-kubernetes-list-type': 'atomic',
+      }),
+    ),
+    rotation: Type.Optional(
+      Type.String({
+        maxLength: 32,
+        description:
+          "rotate-ssdproxy: where the node's ssdproxy is in the campaign: Pending, Waiting (a Weka cluster on the node is not healthy), Rotating, Verifying, Done, Skipped (it ran the image already) or Failed.",
+      }),
+    ),
+    proxyImage: Type.Optional(
+      Type.String({ maxLength: MAX_IMAGE_LENGTH, description: "rotate-ssdproxy: the image the node's ssdproxy runs." }),
+    ),
+    previousProxyImage: Type.Optional(
+      Type.String({
+        maxLength: MAX_IMAGE_LENGTH,
+        description: "rotate-ssdproxy: the image the node's ssdproxy ran before this operation rotated it.",
+      }),
+    ),
+    waitingFor: Type.Optional(
+      Type.String({
+        maxLength: 4096,
+        description: 'rotate-ssdproxy: what the node waits for before (or after) its ssdproxy is restarted.',
       }),
     ),
     error: Type.Optional(

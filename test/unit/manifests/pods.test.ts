@@ -79,6 +79,12 @@ describe('describePod', () => {
     expect(describePod({ phase: 'Running', deletionTimestamp: DELETING })).toBe('being deleted, phase Running');
     expect(describePod(null)).toBe('missing');
   });
+
+  it('says why its container waits to start: a pod Pending for an image that cannot be pulled', () => {
+    expect(describePod({ phase: 'Pending', waiting: 'ErrImagePull: failed to pull image x: not found' })).toBe(
+      'phase Pending, its container waiting (ErrImagePull: failed to pull image x: not found)',
+    );
+  });
 });
 
 describe('wekaPod', () => {

@@ -48,6 +48,7 @@ const REQUIRED = [
   'sign-drives-published-through-mutex',
   'sign-drives-deleted-while-running',
   'clean-stale-removed-after-two-passes',
+  'rotate-ssdproxy-waited-then-rotated',
   'cluster-formed-and-deleted',
   'cluster-device-set-released',
 ];

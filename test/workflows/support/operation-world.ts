@@ -1,5 +1,6 @@
 // A WekaManualOperation's world for its workflow alone: the object, the nodes its selector matches,
-// and what each node's mutex finds on its devices pass after pass, with the activities the
+// what each node's mutex finds on its devices pass after pass, and its ssdproxy and the health of
+// the clusters on it for a rotation, with the activities the
 // operation workflow calls stubbed over them. The mutexes answer at once; every request is recorded.
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
@@ -17,6 +18,8 @@ import {
 import type {
   OperationSnapshot,
   OperationStatusUpdate,
+  ProxyDisruptionVerdict,
+  ProxyRotationPlan,
   StaleOnNode,
   StatusWrite,
   StatusWriteOutcome,
@@ -40,6 +43,14 @@ export class OperationWorld {
   readonly devices = new Map<string, string[]>();
   /** sign-drives: the devices signed, as node:path, in order. */
   readonly signed: string[] = [];
+  /** rotate-ssdproxy: the plan's answer (the ssdproxies and their images), or its refusal. */
+  rotationPlan: ProxyRotationPlan = { ok: true, targetImage: 'proxy:2', proxies: [] };
+  /** rotate-ssdproxy: each node's verdicts, look after look: the last repeats; allowed when none. */
+  readonly verdicts = new Map<string, ProxyDisruptionVerdict[]>();
+  /** rotate-ssdproxy: nodes whose new proxy does not run. */
+  readonly proxyFails = new Set<string>();
+  /** rotate-ssdproxy: what happened, in order: "look node", "rotate node image". */
+  readonly rotationLog: string[] = [];
   /** Requests of this kind are taken and never answered (a mutex busy with other work). */
   unanswered: string | undefined;
   readonly unansweredRequests: MutexRequest[] = [];
@@ -120,6 +131,16 @@ export class OperationWorld {
       const script = this.finds.get(node) ?? [{ stale: [], kept: [] }];
       return { ...base, ok: true, result: script[Math.min(n, script.length - 1)] };
     }
+    if (request.kind === 'rotate-proxy') {
+      const { image } = request.payload as { image: string };
+      this.rotationLog.push(`rotate ${node} ${image}`);
+      if (this.proxyFails.has(node))
+        return { ...base, ok: false, error: { type: 'ProxyNotRunning', message: `node ${node}: it does not run` } };
+      const previousImage = this.rotationPlan.ok
+        ? (this.rotationPlan.proxies.find((p) => p.node === node)?.image ?? '')
+        : '';
+      return { ...base, ok: true, result: { previousImage, rotated: true } };
+    }
     if (request.kind === 'remove-stale-drives') {
       const { drives } = request.payload as { drives: StaleVirtualDrive[] };
       this.removals.push({ node, drives });
@@ -150,6 +171,13 @@ export class OperationWorld {
         return 'applied';
       },
       listSelectedNodes: () => [...this.nodes],
+      planProxyRotation: () => this.rotationPlan,
+      proxyDisruptionVerdict: ({ node }: { node: string }): ProxyDisruptionVerdict => {
+        const looks = this.rotationLog.filter((l) => l === `look ${node}`).length;
+        this.rotationLog.push(`look ${node}`);
+        const script = this.verdicts.get(node) ?? [{ allowed: true, clusters: [] }];
+        return script[Math.min(looks, script.length - 1)]!;
+      },
       sendMutexRequest: async ({ request }: { request: MutexRequest }) => {
         if (request.kind === this.unanswered) {
           this.unansweredRequests.push(request);
