@@ -17,6 +17,7 @@ import { createDeviceSetActivities } from './device-sets.js';
 import { createDisruptionBudgetActivities } from './disruption-budget.js';
 import { createStaleVirtualDrives } from './stale-virtual-drives.js';
 import { createProxyRotationActivities } from './proxy-rotation.js';
+import { createDriveVerification } from './drive-verification.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { MUTEX_REQUEST_ACTIVITIES } from '../src/protocol.js';
 import { describeKubeError, isDeterministic } from './kube/errors.js';
@@ -42,6 +43,7 @@ export function createActivities(deps: ActivityDeps) {
         ...createDisruptionBudgetActivities(deps),
         ...createStaleVirtualDrives(deps),
         ...createProxyRotationActivities(deps),
+        ...createDriveVerification(deps),
       }),
     ),
   );

@@ -259,3 +259,19 @@ export interface ProxyRotated {
   /** False when the node has no ssdproxy (any more): nothing to rotate. */
   rotated: boolean;
 }
+
+/** A Ready drive container that misses virtual drives, each named with where it is missing. */
+export interface DrivesMissing {
+  ref: ObjectRef;
+  uid: string;
+  missing: string[];
+}
+
+/** What the drive verification found on one node. */
+export interface NodeDrivesVerified {
+  /** The Ready drive containers looked at. */
+  checked: number;
+  missing: DrivesMissing[];
+  /** Why the node was not looked at (not Ready, its proxy does not run). */
+  skipped?: string;
+}

@@ -73,7 +73,8 @@ export function createWekaActivities(deps: ActivityDeps) {
     return physical.devicePath;
   }
 
-  async function signVirtualDrive({ target, node, drive, clusterGUID }: VirtualDriveOnNode): Promise<void> {
+  /** Signs it on its device unless it is there; whether it signed it. */
+  async function signVirtualDrive({ target, node, drive, clusterGUID }: VirtualDriveOnNode): Promise<boolean> {
     const devicePath = await devicePathOf(node, drive);
     const request = {
       devicePath,
@@ -85,7 +86,9 @@ export function createWekaActivities(deps: ActivityDeps) {
     const info = await run(target, readDriveCall(devicePath));
     const plan = planVirtualAdd(info, request);
     conflict(plan, `signing virtual drive ${drive.virtualUUID} on ${devicePath}`);
-    if (plan === 'run') await run(target, virtualAddCall({ ...request, physicalUUID: info.physicalUUID! }));
+    if (plan !== 'run') return false;
+    await run(target, virtualAddCall({ ...request, physicalUUID: info.physicalUUID! }));
+    return true;
   }
 
   /**
@@ -97,9 +100,9 @@ export function createWekaActivities(deps: ActivityDeps) {
     containerId,
     virtualUUID,
     type,
-  }: ClusterDriveAdd): Promise<{ driveUUID: string }> {
+  }: ClusterDriveAdd): Promise<{ driveUUID: string; added: boolean }> {
     const listed = async () => findDriveByVirtualUUID(await run(target, driveListCall(containerId)), virtualUUID);
-    if (await listed()) return { driveUUID: virtualUUID };
+    if (await listed()) return { driveUUID: virtualUUID, added: false };
     try {
       await run(target, driveAddCall({ containerId, virtualUUID, type }));
     } catch (err) {
@@ -111,7 +114,7 @@ export function createWekaActivities(deps: ActivityDeps) {
           'WekaStateConflict',
         );
     }
-    return { driveUUID: virtualUUID };
+    return { driveUUID: virtualUUID, added: true };
   }
 
   return {
@@ -203,14 +206,18 @@ export function createWekaActivities(deps: ActivityDeps) {
      * so that each drive costs the workflow one round trip. Each half probes first, so a retry
      * (after a lost answer, or a worker killed between the two) redoes neither.
      */
-    async signAndAddVirtualDrive(input: VirtualDriveOnNode & { containerId: number }): Promise<{ driveUUID: string }> {
-      await signVirtualDrive(input);
-      return addDriveToCluster({
+    /** Signs the drive and adds it to the cluster, each unless done; `changed` when this call did either. */
+    async signAndAddVirtualDrive(
+      input: VirtualDriveOnNode & { containerId: number },
+    ): Promise<{ driveUUID: string; changed: boolean }> {
+      const signed = await signVirtualDrive(input);
+      const { driveUUID, added } = await addDriveToCluster({
         target: input.target,
         containerId: input.containerId,
         virtualUUID: input.drive.virtualUUID,
         type: input.drive.type,
       });
+      return { driveUUID, changed: signed || added };
     },
 
     /** Deactivates the virtual drive, then removes it once Weka has phased its data out (drive-removal.ts). */

@@ -16,7 +16,18 @@ export const WORKFLOW = {
   cluster: 'clusterWorkflow',
   manualOperation: 'manualOperationWorkflow',
   mutex: 'mutexWorkflow',
+  driveVerification: 'driveVerificationWorkflow',
 } as const;
+
+/** The one drive verification workflow of the operator (its task queue): it looks at every node in turn. */
+export function driveVerificationWorkflowId(taskQueue: string): string {
+  return `weka-drive-verification/${taskQueue}`;
+}
+
+export interface DriveVerificationInput {
+  /** Seconds between two sweeps over the nodes. */
+  periodSeconds: number;
+}
 
 /** The input of every workflow that runs one object's lifecycle: the object, and which one. */
 export interface ObjectWorkflowInput extends ObjectRef {
@@ -173,6 +184,8 @@ export interface MutexPayloads {
   'remove-stale-drives': { node: string; drives: StaleVirtualDrive[] };
   /** Runs the node's ssdproxy from `image`: its object's image is set and its pod made again from it. */
   'rotate-proxy': { node: string; image: string };
+  /** Looks for the Ready containers' virtual drives on the node's devices and in their Weka clusters. */
+  'verify-drives': { node: string };
 }
 
 /**
@@ -194,6 +207,7 @@ export const MUTEX_REQUEST_ACTIVITIES = {
   'find-stale-drives': 'findStaleVirtualDrives',
   'remove-stale-drives': 'removeStaleVirtualDrives',
   'rotate-proxy': 'rotateProxy',
+  'verify-drives': 'verifyNodeDrives',
 } as const satisfies Record<keyof MutexPayloads, string>;
 export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
 
@@ -242,6 +256,12 @@ export const wakeUpSignal = defineSignal<[]>('wakeUp');
  * operator's pods): a Ready container looks at both, and makes again what is lost.
  */
 export const podLostSignal = defineSignal<[]>('podLost');
+
+/** Told to a Ready drive container by the drive verification: these virtual drives of it are missing, and where. */
+export const drivesMissingSignal = defineSignal<[{ missing: string[] }]>('drivesMissing');
+
+/** Sent at every operator start: the drive verification's period, as the operator is configured now. */
+export const verificationSettingsSignal = defineSignal<[DriveVerificationInput]>('verificationSettings');
 
 export interface MutexView {
   key: string;

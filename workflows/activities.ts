@@ -28,6 +28,7 @@ type KubeActivity =
   | 'findPeerPod'
   | 'growClusterMember'
   | 'listSelectedNodes'
+  | 'nodesToVerify'
   | 'planProxyRotation'
   | 'removeClusterMember'
   | 'startContainerPod';

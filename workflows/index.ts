@@ -3,3 +3,4 @@ export { mutexWorkflow } from './mutex/index.js';
 export { driveContainerWorkflow } from './drive-container/index.js';
 export { manualOperationWorkflow } from './manual-operation/index.js';
 export { clusterWorkflow } from './cluster/index.js';
+export { driveVerificationWorkflow } from './drive-verification/index.js';

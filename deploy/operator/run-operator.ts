@@ -18,6 +18,7 @@ import { installTemporalRuntime } from './sdk-runtime.js';
 import { startMutexDepthSampler, type MutexDepthSampler } from './mutex-depth.js';
 import { clientConnection, temporalTarget, workerConnection } from './temporal-connection.js';
 import { startWatcher, type RunningWatcher } from './watcher/watcher.js';
+import { startDriveVerification } from './drive-verification.js';
 import { createOperatorWorker, type OperatorWorker, type OperatorWorkerOptions } from './worker.js';
 import { failOrphanedActivities, processAlive } from './orphaned-activities.js';
 
@@ -72,6 +73,7 @@ export async function runOperator(
   let workerRun: Promise<void> | undefined;
   let watcher: RunningWatcher | undefined;
   let sampler: MutexDepthSampler | undefined;
+  let verification: { stop(): void } | undefined;
   let stopping = false;
   // Installed before anything starts, so a SIGTERM during start-up also ends in a clean stop.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -161,6 +163,13 @@ export async function runOperator(
       bringUps: { limit: config.maxConcurrentBringUps, holdMs: config.bringUpHoldSeconds * 1000 },
     });
     sampler = startMutexDepthSampler({ temporal, taskQueue: config.taskQueue, metrics, logger });
+    if (config.driveVerificationSeconds > 0)
+      verification = startDriveVerification({
+        temporal,
+        taskQueue: config.taskQueue,
+        periodSeconds: config.driveVerificationSeconds,
+        logger,
+      });
     logger.info({ taskQueue: config.taskQueue }, 'watcher running');
   }
 
@@ -169,6 +178,7 @@ export async function runOperator(
     stopping = true;
     logger.info({ signal }, 'shutting down: the watcher stops, in-flight activities get their grace');
     sampler?.stop();
+    verification?.stop();
     await watcher?.stop();
     // The worker may have stopped on its own already (a fatal error ends the process elsewhere).
     if (worker?.getState() === 'RUNNING') worker.shutdown();

@@ -32,6 +32,8 @@ export interface OperatorConfig {
   runWatcher: boolean;
   /** How long a cluster member's node may be NotReady before the member is replaced elsewhere. */
   nodeLossGraceSeconds: number;
+  /** Seconds between two sweeps of the drive verification over the nodes; 0 turns it off. */
+  driveVerificationSeconds: number;
   /** How many Temporal SDK metric updates Core holds until the operator next drains them. */
   sdkMetricsBufferSize: number;
   /**
@@ -156,6 +158,7 @@ export function parseOperatorConfig(env: Env): { ok: true; config: OperatorConfi
     runWorker: bool('WEKA_RUN_WORKER', true),
     runWatcher: bool('WEKA_RUN_WATCHER', true),
     nodeLossGraceSeconds: integer('WEKA_NODE_LOSS_GRACE_SECONDS', 300, 0, 7 * 24 * 3600),
+    driveVerificationSeconds: integer('WEKA_DRIVE_VERIFICATION_SECONDS', 600, 0, 24 * 3600),
     sdkMetricsBufferSize: integer('WEKA_SDK_METRICS_BUFFER_SIZE', 100_000, 10, 10_000_000),
     maxCachedWorkflows,
     maxConcurrentBringUps: integer(

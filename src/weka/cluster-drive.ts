@@ -77,6 +77,12 @@ export function driveListCall(containerId: number): WekaCall<ClusterDrive[]> {
   return { argv, parse: (stdout) => parseDriveList(stdout, commandText(argv)) };
 }
 
+/** Every drive of the cluster the command runs in. */
+export function clusterDriveListCall(): WekaCall<ClusterDrive[]> {
+  const argv = [WEKA_TOOL, 'cluster', 'drive', '--json'];
+  return { argv, parse: (stdout) => parseDriveList(stdout, commandText(argv)) };
+}
+
 /** One drive by its UUID: an empty list when the cluster has none of that UUID. */
 export function driveShowCall(uuid: string): WekaCall<ClusterDrive[]> {
   const argv = [WEKA_TOOL, 'cluster', 'drive', validUUID('drive UUID', uuid), '--json'];

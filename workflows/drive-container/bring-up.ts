@@ -10,7 +10,7 @@ import { again, done, untilDone } from '../steps.js';
 import { waitForClusterGUID, waitForJoinIps, signAndAdd } from './join.js';
 import { allocate, ensureProxy, waitForNode, type Granted } from './place.js';
 import { podsLost, startPod } from './pod.js';
-import { CAPACITY_RETRY, drivesOf, drivesText, gibOf, type ContainerRun } from './run.js';
+import { CAPACITY_RETRY, DRIVES_MISSING, drivesOf, drivesText, gibOf, type ContainerRun } from './run.js';
 
 /** A step that failed for good is tried again after this long, then twice as long each time, up to the max. */
 const ERROR_RETRY_FIRST_S = 30;
@@ -28,7 +28,12 @@ export async function bringUp(c: ContainerRun): Promise<void> {
   let podEnsured = false;
   await untilDone(life, async (tries) => {
     if (tries > 0) await c.reread();
-    const seen = { changes: life.specChanges, releases: mutex.releases(), podLosses: c.podLosses };
+    const seen = {
+      changes: life.specChanges,
+      releases: mutex.releases(),
+      podLosses: c.podLosses,
+      drivesMissing: c.drivesMissing,
+    };
     const granted = await allocate(c);
     const grew = c.allocation !== undefined && drivesOf(granted.allocation) > drivesOf(c.allocation);
     const allocation = (c.allocation = granted.allocation);
@@ -51,12 +56,14 @@ export async function bringUp(c: ContainerRun): Promise<void> {
     // must win however the two signals were split between workflow tasks, so that a replay
     // (which delivers together what a timed-out task saw apart) takes the same path.
     const podLost = () => c.podLosses > seen.podLosses && !life.deleteRequested;
-    const changed = () => life.specChanges > seen.changes || podLost();
+    const drivesMissing = () => c.drivesMissing > seen.drivesMissing && !life.deleteRequested;
+    const changed = () => life.specChanges > seen.changes || podLost() || drivesMissing();
     return again(async () => {
       if (granted.pending?.waitForCapacity === true)
         await condition(() => changed() || mutex.releases() > seen.releases, CAPACITY_RETRY);
       else await condition(changed);
       if (podLost() && (await podsLost(c))) podEnsured = false;
+      else if (drivesMissing()) await drivesFoundMissing(c);
     });
   });
 }
@@ -73,8 +80,28 @@ async function joinAndAdd(c: ContainerRun, allocation: ContainerAllocation): Pro
   if (!c.recheck) return;
   c.recheck = false;
   const drives = readded > 0 ? `${readded} drives were missing and were added again` : 'every drive in place';
-  const message = `its pod runs again on the same ports; checked in Weka cluster ${c.clusterGUID}: container ${c.status.containerID ?? '?'}, ${drives}`;
-  await c.status.event('Normal', 'PodRecovered', message);
+  const checked = `checked in Weka cluster ${c.clusterGUID}: container ${c.status.containerID ?? '?'}, ${drives}`;
+  if (c.status.conditions.some((x) => x.type === 'Ready' && x.reason === DRIVES_MISSING))
+    await c.status.event(
+      'Normal',
+      'DrivesRestored',
+      `its virtual drives are signed on the node and in the cluster again; ${checked}`,
+    );
+  else await c.status.event('Normal', 'PodRecovered', `its pod runs again on the same ports; ${checked}`);
+}
+
+/**
+ * After the drive verification told of missing virtual drives: Ready is taken away (DrivesMissing,
+ * with a Warning), and the next pass signs and adds every drive that is not in place, as after a
+ * lost pod; a drive that cannot be made again fails that pass, which says why on the object.
+ */
+async function drivesFoundMissing(c: ContainerRun): Promise<void> {
+  c.recheck = true;
+  const message = `the drive verification found ${c.missingDrives.join(', ')} missing: signing and adding them again`;
+  c.status.stage('Ready', 'False', DRIVES_MISSING, message);
+  await c.status.event('Warning', DRIVES_MISSING, message);
+  await c.status.enter('Pending', 'virtual drives were found missing: signing and adding them again');
+  if (c.memberOfCluster) await kubeLocal.wakeMemberCluster(c.ref);
 }
 
 /** Ready, and usable, until the spec changes: then it grows if the spec asks for more. */

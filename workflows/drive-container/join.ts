@@ -84,9 +84,15 @@ export async function signAndAdd(
       `${doing} virtual drive ${i + 1} of ${count} (${drive.capacityGiB} GiB on ${drive.serial}) and adding it to the cluster`,
     );
     const target = c.target;
-    const { driveUUID } = await weka.signAndAddVirtualDrive({ target, node, drive, clusterGUID: guid, containerId });
+    const { driveUUID, changed } = await weka.signAndAddVirtualDrive({
+      target,
+      node,
+      drive,
+      clusterGUID: guid,
+      containerId,
+    });
     const entry = { uuid: driveUUID, virtualUUID: drive.virtualUUID, serial: drive.serial };
-    if (!status.addedDrives.some((d) => d.uuid === driveUUID)) added++;
+    if (changed === true || !status.addedDrives.some((d) => d.uuid === driveUUID)) added++;
     forgetVirtualDrive(c, drive.virtualUUID);
     status.addedVirtualDrives = [...status.addedVirtualDrives, drive.virtualUUID];
     status.addedDrives = [...status.addedDrives, entry];

@@ -13,6 +13,7 @@ import {
   WekaPhase,
   nodeMutexId,
   podLostSignal,
+  drivesMissingSignal,
   type MutexResponse,
   type ObjectWorkflowInput,
 } from '../../src/protocol.js';
@@ -30,6 +31,9 @@ export const NODE_NOT_FOUND = 'NodeNotFound';
 
 /** The Ready condition's reason while a lost pod is made again and the container checked in it. */
 export const POD_LOST = 'PodLost';
+
+/** The Ready condition's reason while virtual drives the drive verification found missing are signed and added again. */
+export const DRIVES_MISSING = 'DrivesMissing';
 
 /** A refused allocation (or a missing node, an unmade pod) is asked again after a release, a spec change, or this long. */
 export const CAPACITY_RETRY = '30 seconds';
@@ -79,6 +83,9 @@ export class ContainerRun {
    * the Ready condition's reason, which stays PodLost until that check is done.
    */
   recheck = false;
+  /** Times the drive verification told of missing virtual drives (drivesMissingSignal), and the latest list. */
+  drivesMissing = 0;
+  missingDrives: string[] = [];
   /** When this run first found a drive still phasing out, and whether it warned that it is slow. */
   phaseOut: { startedMs: number; warned: boolean } | undefined;
 
@@ -157,7 +164,13 @@ export async function openRun(input: ObjectWorkflowInput): Promise<ContainerRun 
   run.joinTried = MAY_HAVE_JOINED.has(phase);
   run.nodeMissing = conditions.some((c) => c.type === 'Placed' && c.status === 'False' && c.reason === NODE_NOT_FOUND);
   setHandler(podLostSignal, () => void run.podLosses++);
-  run.recheck = continuedRun() && conditions.some((c) => c.type === 'Ready' && c.reason === POD_LOST);
+  setHandler(drivesMissingSignal, ({ missing }) => {
+    run.missingDrives = missing;
+    run.drivesMissing++;
+  });
+  run.recheck =
+    continuedRun() &&
+    conditions.some((c) => c.type === 'Ready' && (c.reason === POD_LOST || c.reason === DRIVES_MISSING));
   return run;
 }
 

@@ -13,6 +13,7 @@ import { mutexResponseSignal, type MutexRequest, type MutexResponse } from '../.
 import type {
   ContainerSnapshot,
   ExecTargetRef,
+  NodeDrivesVerified,
   StatusUpdate,
   StatusWrite,
   StatusWriteOutcome,
@@ -70,6 +71,8 @@ export class ContainerWorld {
   readonly nodeEvents: string[] = [];
   /** Replaces a stub: for a step that fails, or answers otherwise. */
   readonly overrides = new Map<string, (input: unknown) => unknown>();
+  /** What the drive verification's request to the node's mutex finds. */
+  verification: NodeDrivesVerified = { checked: 0, missing: [] };
 
   constructor(
     readonly client: Client,
@@ -176,6 +179,7 @@ export class ContainerWorld {
       return { ...base, ok: true, result: held };
     }
     if (request.kind === 'release') this.ledger.delete(uid!);
+    if (request.kind === 'verify-drives') return { ...base, ok: true, result: this.verification };
     if (request.kind === 'ensure-proxy')
       return { ...base, ok: true, result: { namespace: 'weka-drives-system', pod: 'weka-drives-proxy-node-a' } };
     return { ...base, ok: true };
@@ -196,6 +200,7 @@ export class ContainerWorld {
       },
       recordNodeEvent: ({ reason }: { reason: string }) => void this.nodeEvents.push(reason),
       nodeExists: (node: string) => this.nodes.has(node),
+      nodesToVerify: () => [...this.nodes],
       nodeReady: (node: string) => this.nodes.has(node),
       readNodeAllocation: ({ uid }: { uid: string }) => this.ledger.get(uid) ?? null,
       sendMutexRequest: async ({ request }: { request: MutexRequest }) => {
