@@ -1,13 +1,15 @@
-// The drive verification's activities: which nodes to look at, and, in a node's mutex, which Ready
-// drive containers there miss a virtual drive: gone from the node's devices (a re-imaged disk, a
-// `weka-sign-drive virtual remove` by hand) or from its Weka cluster (a `weka cluster drive
-// remove`). One read of the devices in the node's ssdproxy pod and one drive list per Weka cluster
-// on the node, whatever the number of containers. What cannot be read is not reported: a drive is
-// missing only when a read that worked does not list it.
+// The drive verification's activities: which nodes to look at, and which Ready drive containers on
+// a node miss a virtual drive: gone from the node's devices (a re-imaged disk, a `weka-sign-drive
+// virtual remove` by hand) or from its Weka cluster (a `weka cluster drive remove`). One read of
+// the devices in the node's ssdproxy pod and one drive list per Weka cluster on the node, whatever
+// the number of containers. What cannot be read is not reported: a drive is missing only when a
+// read that worked does not list it. It only reads, so it does not wait for the node's mutex:
+// only Ready containers that are not being deleted are looked at, whose drives no decision of the
+// mutex is signing or removing; and a report that raced one costs a container a check, never a
+// change, since its repair probes every drive before it signs or adds anything.
 import { proxyName, WEKA_POD_CONTAINER, type ObjectRef } from '../src/api/names.js';
 import type { WekaContainer } from '../src/api/index.js';
 import { clusterDriveListCall, listDrivesCall } from '../src/weka/index.js';
-import type { MutexOutcome } from '../src/protocol.js';
 import type { ActivityDeps } from './deps.js';
 import { orIfMissing } from './kube/errors.js';
 import { runningMemberPod } from './kube/member-pod.js';
@@ -28,8 +30,8 @@ export function createDriveVerification(deps: ActivityDeps) {
       return [...new Set(proxies.map((c) => c.spec.nodeName!))].sort();
     },
 
-    async verifyNodeDrives({ node }: { node: string }): Promise<MutexOutcome> {
-      const verified = (result: NodeDrivesVerified): MutexOutcome => ({ ok: true, result });
+    async verifyNodeDrives({ node }: { node: string }): Promise<NodeDrivesVerified> {
+      const verified = (result: NodeDrivesVerified): NodeDrivesVerified => result;
       const ready = (await api.listContainersOnNode(node)).filter(isVerifiable);
       if (ready.length === 0) return verified({ checked: 0, missing: [] });
       const nodeObject = await orIfMissing(api.core.readNode({ name: node }), null);

@@ -184,8 +184,6 @@ export interface MutexPayloads {
   'remove-stale-drives': { node: string; drives: StaleVirtualDrive[] };
   /** Runs the node's ssdproxy from `image`: its object's image is set and its pod made again from it. */
   'rotate-proxy': { node: string; image: string };
-  /** Looks for the Ready containers' virtual drives on the node's devices and in their Weka clusters. */
-  'verify-drives': { node: string };
 }
 
 /**
@@ -207,7 +205,6 @@ export const MUTEX_REQUEST_ACTIVITIES = {
   'find-stale-drives': 'findStaleVirtualDrives',
   'remove-stale-drives': 'removeStaleVirtualDrives',
   'rotate-proxy': 'rotateProxy',
-  'verify-drives': 'verifyNodeDrives',
 } as const satisfies Record<keyof MutexPayloads, string>;
 export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
 

@@ -55,6 +55,7 @@ type WekaActivity =
   | 'formWekaCluster'
   | 'joinCluster'
   | 'proxyDisruptionVerdict'
+  | 'verifyNodeDrives'
   | 'signAndAddVirtualDrive';
 type InPodActivity =
   | 'findWekaContainer'

@@ -5,7 +5,7 @@
 // ready quickly; the integration tests do the same through the harness.
 import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
@@ -138,7 +138,11 @@ export interface SimulatedClusters {
 }
 
 export async function readSimulatedClusters(simulatorRoot: string): Promise<SimulatedClusters> {
-  const text = await readFile(join(simulatorRoot, 'clusters', 'clusters.json'), 'utf8').catch((err: unknown) => {
+  return readClustersFile(join(simulatorRoot, 'clusters'));
+}
+
+async function readClustersFile(dir: string): Promise<SimulatedClusters> {
+  const text = await readFile(join(dir, 'clusters.json'), 'utf8').catch((err: unknown) => {
     if ((err as { code?: string }).code === 'ENOENT') return '{}';
     throw err;
   });
@@ -146,9 +150,19 @@ export async function readSimulatedClusters(simulatorRoot: string): Promise<Simu
   return { clusters: state.clusters ?? [], containers: state.containers ?? [], locals: state.locals ?? [] };
 }
 
+/** The state of the set that holds the cluster: the root's shared one, or a named set's (NodeSpec.simulatedClusters). */
+async function clusterSetHolding(simulatorRoot: string, clusterGUID: string): Promise<SimulatedClusters> {
+  const named = await readdir(join(simulatorRoot, 'cluster-sets')).catch(() => [] as string[]);
+  for (const dir of [join(simulatorRoot, 'clusters'), ...named.map((n) => join(simulatorRoot, 'cluster-sets', n))]) {
+    const state = await readClustersFile(dir);
+    if (state.clusters.some((c) => c.guid === clusterGUID.toLowerCase())) return state;
+  }
+  return { clusters: [], containers: [], locals: [] };
+}
+
 /** `ip:port` of every container of the simulated cluster that has a management IP: its spec.joinIps. */
 export async function simulatedClusterJoinIps(simulatorRoot: string, clusterGUID: string): Promise<string[]> {
-  const state = await readSimulatedClusters(simulatorRoot);
+  const state = await clusterSetHolding(simulatorRoot, clusterGUID);
   return state.containers.flatMap((c) => {
     const local = state.locals.find((l) => l.hostname === c.hostname && l.name === c.name);
     return c.clusterGUID === clusterGUID.toLowerCase() && local?.ip && c.basePort !== undefined

@@ -40,7 +40,7 @@ describe('a Ready drive container told of missing virtual drives', () => {
 });
 
 describe('the drive verification', () => {
-  it('asks every node with a proxy through its mutex, tells the containers it finds, and sweeps again after its period', async () => {
+  it('asks every node with a proxy, tells the containers it finds missing drives, and sweeps again after its period', async () => {
     const client = await workflowClient();
     const world = new ContainerWorld(client, { spec: { cluster: 'tenant' } });
     await withWorker(world.activities(), async (taskQueue) => {

@@ -179,7 +179,6 @@ export class ContainerWorld {
       return { ...base, ok: true, result: held };
     }
     if (request.kind === 'release') this.ledger.delete(uid!);
-    if (request.kind === 'verify-drives') return { ...base, ok: true, result: this.verification };
     if (request.kind === 'ensure-proxy')
       return { ...base, ok: true, result: { namespace: 'weka-drives-system', pod: 'weka-drives-proxy-node-a' } };
     return { ...base, ok: true };
@@ -201,6 +200,7 @@ export class ContainerWorld {
       recordNodeEvent: ({ reason }: { reason: string }) => void this.nodeEvents.push(reason),
       nodeExists: (node: string) => this.nodes.has(node),
       nodesToVerify: () => [...this.nodes],
+      verifyNodeDrives: () => this.verification,
       nodeReady: (node: string) => this.nodes.has(node),
       readNodeAllocation: ({ uid }: { uid: string }) => this.ledger.get(uid) ?? null,
       sendMutexRequest: async ({ request }: { request: MutexRequest }) => {
