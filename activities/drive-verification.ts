@@ -31,16 +31,15 @@ export function createDriveVerification(deps: ActivityDeps) {
     },
 
     async verifyNodeDrives({ node }: { node: string }): Promise<NodeDrivesVerified> {
-      const verified = (result: NodeDrivesVerified): NodeDrivesVerified => result;
       const ready = (await api.listContainersOnNode(node)).filter(isVerifiable);
-      if (ready.length === 0) return verified({ checked: 0, missing: [] });
+      if (ready.length === 0) return { checked: 0, missing: [] };
       const nodeObject = await orIfMissing(api.core.readNode({ name: node }), null);
       if (!nodeObject?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-        return verified({ checked: 0, missing: [], skipped: `node ${node} is not Ready` });
+        return { checked: 0, missing: [], skipped: `node ${node} is not Ready` };
       const proxy = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };
       const pod = await orIfMissing(api.core.readNamespacedPod({ namespace: proxy.namespace, name: proxy.pod }), null);
       if (pod?.status?.phase !== 'Running' || pod.metadata?.deletionTimestamp)
-        return verified({ checked: 0, missing: [], skipped: `the ssdproxy of node ${node} does not run` });
+        return { checked: 0, missing: [], skipped: `the ssdproxy of node ${node} does not run` };
       const onDevices = new Set(
         (await run(proxy, listDrivesCall())).flatMap((d) => d.virtualDrives.map((v) => v.virtualUUID.toLowerCase())),
       );
@@ -61,7 +60,7 @@ export function createDriveVerification(deps: ActivityDeps) {
         if (gone.length > 0) missing.push({ ref: refOf(c), uid: c.metadata.uid!, missing: gone });
       }
       if (missing.length > 0) deps.logger.warn({ node, missing }, 'Ready drive containers miss virtual drives');
-      return verified({ checked: ready.length, missing });
+      return { checked: ready.length, missing };
     },
   };
 

@@ -15,7 +15,7 @@ import {
   type StaleVirtualDrive,
 } from '../../src/node/stale-virtual-drives.js';
 import { kube } from '../activities.js';
-import { fail } from '../manual-operation/end.js';
+import { fail, refuse } from '../manual-operation/end.js';
 import type { OperationRun } from '../manual-operation/run.js';
 import { findOnNodes, removeOnNodes, type NodeAnswer } from './nodes.js';
 
@@ -65,12 +65,7 @@ export async function cleanStaleVirtualDrives(run: OperationRun, op: OperationSn
 async function accept(run: OperationRun, op: OperationSnapshot): Promise<CleanStaleRequest | undefined> {
   const checked = cleanStaleRequest(op.spec);
   if (!checked.ok) {
-    run.status.stage('Accepted', 'False', checked.reason, checked.message, 'Warning');
-    await run.status.enter('Refused', `refused: ${checked.message}`, {
-      kind: 'stalled',
-      reason: checked.reason,
-      message: checked.message,
-    });
+    await refuse(run, checked.reason, checked.message);
     return undefined;
   }
   const { request } = checked;

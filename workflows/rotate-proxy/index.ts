@@ -10,7 +10,7 @@ import type { OperationSnapshot, ProxyRotated } from '../../activities/types.js'
 import { backoffDelay } from '../../src/backoff.js';
 import { nodeMutexId } from '../../src/protocol.js';
 import { kube, weka } from '../activities.js';
-import { fail } from '../manual-operation/end.js';
+import { fail, refuse } from '../manual-operation/end.js';
 import type { OperationRun } from '../manual-operation/run.js';
 import type { NodeResult } from '../operation-status.js';
 
@@ -25,15 +25,7 @@ export async function rotateSsdProxy(run: OperationRun, op: OperationSnapshot): 
     targetImage: payload.targetImage,
     nodeSelector: payload.nodeSelector,
   });
-  if (!plan.ok) {
-    run.status.stage('Accepted', 'False', plan.reason, plan.message, 'Warning');
-    await run.status.enter('Refused', `refused: ${plan.message}`, {
-      kind: 'stalled',
-      reason: plan.reason,
-      message: plan.message,
-    });
-    return;
-  }
+  if (!plan.ok) return refuse(run, plan.reason, plan.message);
   const { targetImage, proxies } = plan;
   const todo = proxies.filter((p) => p.image !== targetImage);
   await run.status.condition(

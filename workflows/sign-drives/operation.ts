@@ -3,7 +3,7 @@
 import type { OperationSnapshot } from '../../activities/types.js';
 import { labelSelectorText, signDrivesRequest, type SignDrivesRequest } from '../../src/node/sign-drives-request.js';
 import { kube } from '../activities.js';
-import { fail } from '../manual-operation/end.js';
+import { fail, refuse } from '../manual-operation/end.js';
 import { runNode } from './node.js';
 import type { OperationRun } from '../manual-operation/run.js';
 
@@ -12,12 +12,7 @@ export async function accept(run: OperationRun, snapshot: OperationSnapshot): Pr
   const { status } = run;
   const checked = signDrivesRequest(snapshot.spec);
   if (!checked.ok) {
-    status.stage('Accepted', 'False', checked.reason, checked.message, 'Warning');
-    await status.enter('Refused', `refused: ${checked.message}`, {
-      kind: 'stalled',
-      reason: checked.reason,
-      message: checked.message,
-    });
+    await refuse(run, checked.reason, checked.message);
     return undefined;
   }
   const { request } = checked;
