@@ -130,8 +130,9 @@ export type DriveRemovalStep = 'already-done' | 'deactivate' | 'remove' | { wait
 
 /**
  * `shown` is the output of `weka cluster drive UUID` for the drive: gone, done; ACTIVE, deactivate
- * it (Weka phases its data out onto the rest of the cluster); INACTIVE, remove it; in any other
- * status its data is still moving, so wait.
+ * it (Weka phases its data out onto the rest of the cluster); INACTIVE, remove it, which also takes
+ * out a drive whose device failed, since Weka lists such a drive INACTIVE (docs/weka-interface.md,
+ * "A failed drive"); in any other status its data is still moving, so wait.
  */
 export function nextDriveRemovalStep(shown: readonly ClusterDrive[], uuid: string): DriveRemovalStep {
   const drive = shown.find((d) => sameUUID(d.uuid, uuid));

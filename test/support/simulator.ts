@@ -62,6 +62,21 @@ export async function clearClusterHealth(node: string, clusterGUID: string): Pro
   await sim(node, 'cluster-health', clusterGUID, '--clear');
 }
 
+/**
+ * Makes the node's physical drive of that serial or physical UUID fail, as a dying NVMe does,
+ * until healDrive: the cluster drives on it list INACTIVE on every node and count as not active
+ * in `weka status`, and signing on it ends in an I/O error (exit 74). A test switch of the
+ * simulator (`weka-sim fail-drive`), not a Weka command; failing a failed drive changes nothing.
+ */
+export async function failDrive(node: string, serialOrPhysicalUUID: string): Promise<void> {
+  await sim(node, 'fail-drive', serialOrPhysicalUUID);
+}
+
+/** Heals the drive failDrive failed: a drive on it that was not deactivated meanwhile lists ACTIVE again. */
+export async function healDrive(node: string, serialOrPhysicalUUID: string): Promise<void> {
+  await sim(node, 'fail-drive', serialOrPhysicalUUID, '--clear');
+}
+
 /** A Weka tool's command on a node, run again while an injected fault fails it (see simRetryingFaultsAt). */
 export async function simRetryingFaults(node: string, ...argv: string[]): Promise<string> {
   return simRetryingFaultsAt(simulatorRoot(), node, ...argv);

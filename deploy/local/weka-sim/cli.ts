@@ -8,6 +8,7 @@ import { isDevicePath } from '../../../src/weka/validate.js';
 import { runClusterHealthCommand } from './cluster-health.js';
 import { loadClusters, saveClusters, type PodWekaEnv } from './cluster-state.js';
 import { runDeviceCommand } from './device-shape.js';
+import { failedDeviceCheck, runFailDriveCommand } from './failed-drives.js';
 import { drawFaults, latencyOf, readFaults, runFaultsCommand, type FaultDraw } from './faults.js';
 import { runInitNode } from './init-node.js';
 import { runProcessCommand } from './processes.js';
@@ -61,7 +62,8 @@ export const SIM_USAGE = `usage:
   weka-sim --state DIR overcommit record|refuse
   weka-sim --state DIR process --name NAME gone|running
   weka-sim --state DIR cluster-health GUID [--status S] [--moving-data] [--progress P] [--failures N --percent P]
-  weka-sim --state DIR cluster-health GUID --clear`;
+  weka-sim --state DIR cluster-health GUID --clear
+  weka-sim --state DIR fail-drive SERIAL|PHYSICAL_UUID [--clear]`;
 
 interface Invocation {
   readonly state: string;
@@ -85,7 +87,15 @@ export interface PodNamespaces {
   readonly hostPID: boolean;
 }
 
-const ADMIN_COMMANDS = ['init-node', 'device', 'faults', 'overcommit', 'process', 'cluster-health'] as const;
+const ADMIN_COMMANDS = [
+  'init-node',
+  'device',
+  'faults',
+  'overcommit',
+  'process',
+  'cluster-health',
+  'fail-drive',
+] as const;
 type AdminCommand = (typeof ADMIN_COMMANDS)[number];
 
 const NO_FAULT: FaultDraw = { failBeforeEffect: false, failAfterEffect: false };
@@ -111,6 +121,7 @@ export async function runSimulator(args: readonly string[]): Promise<SimResult> 
         if (kind === 'overcommit') return runOvercommitCommand(argv, paths);
         if (kind === 'process') return runProcessCommand(argv, paths);
         if (kind === 'cluster-health') return runClusterHealthCommand(argv, paths);
+        if (kind === 'fail-drive') return runFailDriveCommand(argv, paths);
         if (kind === 'device') return withNodeDevices(paths, (node) => runDeviceCommand(argv, node));
         return withNodeDevices(paths, (node) => runInitNode(argv, node));
       });
@@ -206,7 +217,8 @@ async function applyTool(
   switch (basename(tool)) {
     case 'weka-sign-drive': {
       const overcommit = readOvercommitMode(paths);
-      return withDevices((node) => runSignDrive(rest, { ...node, overcommit }, newUUID));
+      const failed = failedDeviceCheck(paths);
+      return withDevices((node) => runSignDrive(rest, { ...node, overcommit, failed }, newUUID));
     }
     case 'weka':
       mkdirSync(paths.clustersDir, { recursive: true });

@@ -81,6 +81,18 @@ export interface ClusterState {
   containers: ContainerRecord[];
   drives: DriveRecord[];
   locals: LocalContainerRecord[];
+  /** The physical drives that failed (`weka-sim fail-drive`, failed-drives.ts); absent: none. */
+  failedDevices?: FailedDeviceRecord[];
+}
+
+/**
+ * A node's physical drive that failed, named by its serial: its physical UUID changes when it is
+ * signed again, its hardware does not. Kept here, beside the drives on it, because every member's
+ * `weka` lists those drives, on whatever node it runs.
+ */
+export interface FailedDeviceRecord {
+  node: string;
+  serial: string;
 }
 
 /** What a pod's environment says of the Weka container it runs (its shim passes it on). */

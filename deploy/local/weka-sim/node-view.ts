@@ -12,6 +12,8 @@ export interface NodeView {
   readonly overcommit?: OvercommitMode;
   /** Paths a pod sees some of the node's devices at (its block volumes), to their paths on the node. */
   readonly aliases?: ReadonlyMap<string, string>;
+  /** Whether the device failed (`weka-sim fail-drive`): a write to it is an I/O error. Absent: none has. */
+  readonly failed?: (device: DeviceHeader) => boolean;
 }
 
 export function findDevice(node: NodeView, path: string): DeviceHeader {

@@ -15,6 +15,11 @@ export const EXIT_USAGE = 64;
 export const EXIT_REFUSED = 65;
 /** A bug or a corrupt state file. Transient as far as the operator can tell. */
 export const EXIT_INTERNAL = 70;
+/**
+ * EX_IOERR: a write to a device that failed (`weka-sim fail-drive`), as a dying NVMe answers it.
+ * Any code but 64, 65 and 78 is transient to the operator, as a real tool's would be.
+ */
+export const EXIT_IOERR = 74;
 /** Injected fault, or the state lock could not be taken in time. Transient. */
 export const EXIT_TEMPFAIL = 75;
 /** The simulator is not set up (e.g. the shim has no WEKA_SIM_STATE). Refusal. */
@@ -122,7 +127,9 @@ export type Change =
   /** A test's health override of a cluster (`weka-sim cluster-health`), set or cleared. */
   | { readonly kind: 'cluster-health-set'; readonly guid: string; readonly health: ClusterHealthOverride }
   | { readonly kind: 'cluster-health-clear'; readonly guid: string }
-  | { readonly kind: 'process-gone' | 'process-running'; readonly containerId: number; readonly name: string };
+  | { readonly kind: 'process-gone' | 'process-running'; readonly containerId: number; readonly name: string }
+  /** A test made a physical drive of the node fail (`weka-sim fail-drive`), or healed it (`--clear`). */
+  | { readonly kind: 'device-fail' | 'device-heal'; readonly device: string; readonly serial: string };
 
 /** A drive added to, deactivated in or removed from a cluster: a virtual drive by its UUID, a whole drive by its device. */
 export type DriveChange = {

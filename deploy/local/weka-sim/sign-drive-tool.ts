@@ -3,6 +3,7 @@
 // persists what they changed.
 import { integerArg, parseArgs, positionals, required } from './args.js';
 import { describeShape } from './device-header.js';
+import { ioError } from './failed-drives.js';
 import type { DeviceHeader, DriveType } from './node-records.js';
 import { findDevice, uuidOption, type NodeView } from './node-view.js';
 import { SimRefusal, UsageError, type ToolOutput } from './outcome.js';
@@ -160,6 +161,8 @@ function virtualAdd(args: readonly string[], node: NodeView): ToolOutput {
   const overcommitGiB = sizeGiB > free ? sizeGiB - free : 0;
   if (overcommitGiB > 0 && node.overcommit !== 'record')
     throw new SimRefusal(`${device.devicePath} has ${free} GiB left; cannot sign ${sizeGiB} GiB`);
+  // Everything above is read from the proxy's records; signing writes to the drive, which a failed one refuses.
+  if (node.failed?.(device)) throw ioError(device.devicePath);
   device.virtualDrives.push({ virtualUUID, ownerClusterGUID, sizeGiB });
   return {
     stdout: `Signed virtual drive ${virtualUUID} (${sizeGiB} GiB, cluster ${ownerClusterGUID}) on ${device.devicePath}\n`,
@@ -176,6 +179,11 @@ function virtualAdd(args: readonly string[], node: NodeView): ToolOutput {
   };
 }
 
+/**
+ * Works on a failed drive too: the tool makes the change through the proxy, which keeps the
+ * virtual drives' records (drives-sharing), and the reference unsigns a failed drive's virtual
+ * drive once Weka has let go of it (weka/weka-operator, removeDriveFromWeka).
+ */
 function virtualRemove(args: readonly string[], node: NodeView): ToolOutput {
   const parsed = parseArgs(args, { values: ['--virtual-uuid'] });
   const [physical] = positionals(parsed, ['PHYSICAL_UUID']);

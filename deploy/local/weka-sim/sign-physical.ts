@@ -6,6 +6,7 @@
 // fails with EBUSY while a filesystem or a holder has claimed it (open(2), O_EXCL).
 import { parseArgs, positionals } from './args.js';
 import { mountpointsOf, partitionPath } from './device-header.js';
+import { ioError } from './failed-drives.js';
 import type { DeviceHeader } from './node-records.js';
 import { SimRefusal, type ToolOutput } from './outcome.js';
 import { findDevice, type NodeView } from './node-view.js';
@@ -27,6 +28,8 @@ export function signPhysical(
   const [path] = positionals(parsed, ['DEVICE']);
   const device = findDevice(node, path!);
   const erased = whatSigningErases(device, (flag) => parsed.flags.has(flag));
+  // The refusals above come from reading the device; writing the partition is what a failed one refuses.
+  if (node.failed?.(device)) throw ioError(path!);
   Object.assign(device, {
     partitions: [],
     fstype: null,

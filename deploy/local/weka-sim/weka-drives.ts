@@ -5,7 +5,14 @@
 // drive writes the cluster's claim into the device header, and only signing the device again
 // erases it. A drive leaves the cluster as Weka asks: deactivated first, then removed.
 import { integerArg, optional, parseArgs, positionals } from './args.js';
-import { requireContainer, type ContainerRecord, type DriveRecord, type WekaContext } from './cluster-state.js';
+import {
+  requireContainer,
+  type ClusterState,
+  type ContainerRecord,
+  type DriveRecord,
+  type WekaContext,
+} from './cluster-state.js';
+import { listedStatus } from './failed-drives.js';
 import { findDevice, uuidOption, type NodeView } from './node-view.js';
 import { SimRefusal, UsageError, type DriveChange, type ToolOutput } from './outcome.js';
 import { ERASE_WEKA } from './sign-physical.js';
@@ -126,13 +133,17 @@ export function driveList(args: readonly string[], { clusters }: WekaContext): T
   const drives = clusters.drives
     .filter((d) => uuids.length === 0 || uuids.includes(d.driveUUID))
     .filter((d) => containerIds.length === 0 || containerIds.includes(d.containerId))
-    .map(publicDrive);
+    .map((d) => publicDrive(d, clusters));
   if (parsed.flags.has('--json')) return { stdout: `${JSON.stringify(drives, null, 2)}\n`, changes: [] };
   const rows = drives.map((d) => `${d.uuid}  ${d.device_path}  ${d.serial_number}  ${d.size_bytes}  ${d.status}`);
   return { stdout: ['UUID  DEVICE PATH  SERIAL  SIZE  STATUS', ...rows].join('\n') + '\n', changes: [] };
 }
 
-/** `weka cluster drive deactivate DRIVE_UUID... [-f]`: phases the drives' data out; they turn INACTIVE. */
+/**
+ * `weka cluster drive deactivate DRIVE_UUID... [-f]`: phases the drives' data out; they turn
+ * INACTIVE. A drive whose device failed too: Weka's own scale-down deactivates every drive still
+ * meant to be active, failed ones among them (weka/go-cloud-lib, scale_down/scale_down.go).
+ */
 export function driveDeactivate(args: readonly string[], { clusters }: WekaContext): ToolOutput {
   const drives = namedDrives(args, clusters.drives);
   const changed = drives.filter((d) => d.status === 'ACTIVE');
@@ -147,7 +158,9 @@ export function driveDeactivate(args: readonly string[], { clusters }: WekaConte
  */
 export function driveRemove(args: readonly string[], { clusters }: WekaContext): ToolOutput {
   const drives = namedDrives(args, clusters.drives);
-  const active = drives.filter((d) => d.status !== 'INACTIVE');
+  // A failed drive lists INACTIVE, and is removed as it lists: the reference removes a failed drive
+  // it reads INACTIVE without deactivating it (weka/weka-operator, removeDriveFromWeka).
+  const active = drives.filter((d) => listedStatus(d, clusters) !== 'INACTIVE');
   if (active.length > 0)
     throw new SimRefusal(
       `drive ${active.map((d) => d.driveUUID).join(', ')} is ${active[0]!.status}: deactivate it first (weka cluster drive deactivate)`,
@@ -168,14 +181,14 @@ function namedDrives(args: readonly string[], all: readonly DriveRecord[]): Driv
   });
 }
 
-function publicDrive(d: DriveRecord): PublicDrive {
+function publicDrive(d: DriveRecord, clusters: ClusterState): PublicDrive {
   return {
     uuid: d.driveUUID,
     added_time: d.addedTime,
     device_path: d.devicePath,
     serial_number: d.serial,
     size_bytes: d.sizeGiB * GIB,
-    status: d.status,
+    status: listedStatus(d, clusters),
   };
 }
 

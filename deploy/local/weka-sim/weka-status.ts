@@ -6,6 +6,7 @@
 // printed: what the real text form looks like is not modelled.
 import { parseArgs, positionals } from './args.js';
 import type { ClusterRecord, ContainerRecord, DriveRecord, WekaContext } from './cluster-state.js';
+import { listedStatus } from './failed-drives.js';
 import { localContainer, memberOf } from './local-container.js';
 import { SimRefusal, UsageError, type Change, type ToolOutput } from './outcome.js';
 
@@ -66,14 +67,18 @@ export function runStatus(args: readonly string[], ctx: WekaContext): ToolOutput
     throw new Error(`container ${member.containerId} is in cluster ${member.clusterGUID}, which has no record`);
   const containers = ctx.clusters.containers.filter((c) => c.clusterGUID === cluster.guid);
   const ids = new Set(containers.map((c) => c.containerId));
-  const drives = ctx.clusters.drives.filter((d) => ids.has(d.containerId));
+  // A drive counts as it lists: one whose device failed is not active.
+  const drives = ctx.clusters.drives
+    .filter((d) => ids.has(d.containerId))
+    .map((d) => ({ ...d, status: listedStatus(d, ctx.clusters) }));
   return { stdout: `${JSON.stringify(clusterStatus(cluster, containers, drives), null, 2)}\n`, changes };
 }
 
 /**
  * The figures, from what the state holds. Every container is a drive container (the operator's
  * members are; the state knows no compute or client containers), so a backend; one is active
- * while it is ACTIVE and its process runs (its pod is not gone). A drive is active while ACTIVE.
+ * while it is ACTIVE and its process runs (its pod is not gone). A drive is active while it lists
+ * ACTIVE (not deactivated, its device not failed).
  * Capacity is the drives' raw size (no protection overhead, no filesystems, no hot spares are
  * modelled): the active drives' in total_bytes, all of it unprovisioned, the inactive drives' in
  * unavailable_bytes. The simulator sets no stripe width, protection level or hot spare (the

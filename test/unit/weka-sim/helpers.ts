@@ -251,6 +251,17 @@ export function containerAdd(
   return identityOf(state, podEnv(name, { ...ports, ip: freshIp(), joinIps: [joinAddressOf(guid)] }));
 }
 
+/** The environment of a pod whose Weka container joins the cluster of `guid` (its JOIN_IPS). */
+export function memberEnv(name: string, guid: string): string[] {
+  return podEnv(name, { ...freshPortNumbers(), ip: freshIp(), joinIps: [joinAddressOf(guid)] });
+}
+
+/** Joins the pod's container to its cluster (it joins at setup); answers with its container ID. */
+export async function joinPod(state: string, env: readonly string[]): Promise<number> {
+  const out = await expectOk(identityOf(state, env));
+  return (JSON.parse(out.stdout) as { value: { host_id: number } }).value.host_id;
+}
+
 export async function addContainer(state: string, guid: string, name: string): Promise<number> {
   const out = await expectOk(containerAdd(state, guid, name));
   const identity = JSON.parse(out.stdout) as { value: { cluster_guid: string; host_id: number } };

@@ -11,9 +11,9 @@ import {
   expectOk,
   freshIp,
   freshPortNumbers,
-  identityOf,
   inPod,
-  joinAddressOf,
+  joinPod,
+  memberEnv,
   nodeDir,
   podEnv,
   signedNode,
@@ -25,17 +25,6 @@ import {
 } from './helpers.js';
 
 const GIB = 2 ** 30;
-
-/** The environment of a pod whose Weka container joins the cluster of `guid` (its JOIN_IPS). */
-function memberEnv(name: string, guid: string): string[] {
-  return podEnv(name, { ...freshPortNumbers(), ip: freshIp(), joinIps: [joinAddressOf(guid)] });
-}
-
-/** Joins the pod's container to its cluster (it joins at setup); answers with its container ID. */
-async function joinPod(state: string, env: readonly string[]): Promise<number> {
-  const out = await expectOk(identityOf(state, env));
-  return (JSON.parse(out.stdout) as { value: { host_id: number } }).value.host_id;
-}
 
 function status(state: string, env: readonly string[]) {
   return inPod(state, env, 'weka', 'status', '--json');
