@@ -51,6 +51,7 @@ import { WekaApi } from './kube/weka-api.js';
 import { createNodeDrivesPublisher } from './node-drives-publisher.js';
 import { createSignedOnDevices } from './signed-on-devices.js';
 import type { V1Node } from '@kubernetes/client-node';
+import { blockedDrivesOf, blockedSharedUUIDs } from '../src/node/blocked-drives.js';
 
 /** A round's decisions; an ask left undefined is decided again in the next round. */
 type DecidedRound = Omit<NodeAllocationRound, 'decisions'> & { decisions: (NodeAllocationDecision | undefined)[] };
@@ -97,7 +98,13 @@ export function createAllocationDecisions(deps: ActivityDeps) {
   async function readNode(
     node: string,
     adopted = false,
-  ): Promise<{ drives: NodeDrives; exclusive?: ExclusiveNodeDrives; ledger: AllocationLedger; object?: V1Node }> {
+  ): Promise<{
+    drives: NodeDrives;
+    exclusive?: ExclusiveNodeDrives;
+    ledger: AllocationLedger;
+    object?: V1Node;
+    blocked?: Set<string>;
+  }> {
     const nodeObject = await orIfMissing(api.core.readNode({ name: node }), null);
     if (!nodeObject)
       return {
@@ -145,12 +152,20 @@ export function createAllocationDecisions(deps: ActivityDeps) {
         return readNode(node, true);
       }
     }
-    return { ledger, object: nodeObject, drives: { ok: true, drives: [...decoded.drives] }, ...exclusive };
+    const blocked = blockedDrivesOf(annotations);
+    if (!blocked.ok) return malformed(blocked.error.message);
+    return {
+      ledger,
+      object: nodeObject,
+      drives: { ok: true, drives: [...decoded.drives] },
+      blocked: blockedSharedUUIDs(decoded.drives, blocked.blocked),
+      ...exclusive,
+    };
   }
 
   /** One read of the node, of every container on it, and of what the asks need besides. */
   async function readForDecision(node: string, asks: readonly AllocationAsk[], rebuilt = false) {
-    const [{ drives, exclusive, ledger, object }, onNode] = await Promise.all([
+    const [{ drives, exclusive, ledger, object, blocked }, onNode] = await Promise.all([
       readNode(node),
       api.listContainersOnNode(node),
     ]);
@@ -187,6 +202,7 @@ export function createAllocationDecisions(deps: ActivityDeps) {
       node,
       drives,
       ...(exclusive ? { exclusive } : {}),
+      ...(blocked ? { blocked } : {}),
       ledger,
       nodeObject: object,
       onNode,

@@ -18,6 +18,7 @@ import { createDisruptionBudgetActivities } from './disruption-budget.js';
 import { createStaleVirtualDrives } from './stale-virtual-drives.js';
 import { createProxyRotationActivities } from './proxy-rotation.js';
 import { createDriveVerification } from './drive-verification.js';
+import { createBlockedDrives } from './blocked-drives.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { MUTEX_REQUEST_ACTIVITIES } from '../src/protocol.js';
 import { describeKubeError, isDeterministic } from './kube/errors.js';
@@ -44,6 +45,7 @@ export function createActivities(deps: ActivityDeps) {
         ...createStaleVirtualDrives(deps),
         ...createProxyRotationActivities(deps),
         ...createDriveVerification(deps),
+        ...createBlockedDrives(deps),
       }),
     ),
   );

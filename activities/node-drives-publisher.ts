@@ -8,13 +8,11 @@
 // is decided while the devices are read.
 import { ApplicationFailure } from '@temporalio/activity';
 import {
-  BLOCKED_DRIVES_ANNOTATION,
   decodeSerialsAnnotation,
   decodeSharedDrivesAnnotation,
   encodeSerialsAnnotation,
   encodeSharedDrivesAnnotation,
   EXCLUSIVE_DRIVES_ANNOTATION,
-  exclusiveDrivesResource,
   SHARED_DRIVES_ANNOTATION,
   WITHHELD_DRIVES_ANNOTATION,
 } from '../src/annotations/index.js';
@@ -25,7 +23,8 @@ import {
   type FoundVirtualDrive,
 } from '../src/node/allocation-ledger.js';
 import { FIELD_MANAGER, proxyName, WEKA_POD_CONTAINER } from '../src/api/names.js';
-import { reconcileSharedDrives, sharedCapacityGiB, sharedCapacityResources } from '../src/node/node-drives.js';
+import { nodeResources, reconcileSharedDrives, sharedCapacityGiB } from '../src/node/node-drives.js';
+import { blockedDrivesOf } from '../src/node/blocked-drives.js';
 import { listDrivesCall } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
 import { isConflict, isNotFound, orIfMissing } from './kube/errors.js';
@@ -66,7 +65,7 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
       const decoded = decodeSharedDrivesAnnotation(text ?? '[]');
       const exclusiveText = annotations[EXCLUSIVE_DRIVES_ANNOTATION];
       const exclusive = decodeSerialsAnnotation(EXCLUSIVE_DRIVES_ANNOTATION, exclusiveText);
-      const blocked = decodeSerialsAnnotation(BLOCKED_DRIVES_ANNOTATION, annotations[BLOCKED_DRIVES_ANNOTATION]);
+      const blocked = blockedDrivesOf(annotations);
       const withheldText = annotations[WITHHELD_DRIVES_ANNOTATION];
       const withheldBefore = decodeSerialsAnnotation(WITHHELD_DRIVES_ANNOTATION, withheldText);
       // Rewriting one that cannot be read would drop its drives; a person has to look at it.
@@ -136,10 +135,7 @@ export function createNodeDrivesPublisher(deps: ActivityDeps) {
       const nextExclusive = sameExclusive ? exclusiveText : encodeSerialsAnnotation(exclusiveNow);
       let resourceVersion = current.metadata?.resourceVersion;
       const capacity = sharedCapacityGiB(reconciled.drives);
-      const resources = {
-        ...sharedCapacityResources(capacity),
-        ...exclusiveDrivesResource(exclusiveNow, blocked.serials),
-      };
+      const resources = nodeResources(reconciled.drives, exclusiveNow, blocked.blocked);
       try {
         if (
           next !== text ||

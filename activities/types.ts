@@ -9,6 +9,8 @@ import type { SkippedDevice } from '../src/node/device-signing.js';
 import type {
   CleanStaleVirtualDrivesPayload,
   RotateSsdProxyPayload,
+  BlockDrivesPayload,
+  DriveReplacement,
   StaleVirtualDrive,
 } from '../src/api/schemas/wekamanualoperation.js';
 
@@ -145,6 +147,7 @@ export interface OperationSnapshot extends ObjectSnapshot {
       };
       cleanStaleVirtualDrivesPayload?: CleanStaleVirtualDrivesPayload;
       rotateSsdProxyPayload?: RotateSsdProxyPayload;
+      blockDrivesPayload?: BlockDrivesPayload;
     };
   };
 }
@@ -188,6 +191,8 @@ export interface OperationStatusUpdate {
     proxyImage?: string;
     previousProxyImage?: string;
     waitingFor?: string;
+    blocked?: string[];
+    replacements?: DriveReplacement[];
     error?: string;
   }[];
   /** clean-stale-virtual-drives: the fingerprint of the stale set the last pass found. */
@@ -274,4 +279,26 @@ export interface NodeDrivesVerified {
   missing: DrivesMissing[];
   /** Why the node was not looked at (not Ready, its proxy does not run). */
   skipped?: string;
+}
+
+/** A container a block-drives or unblock-drives decision touched, and how. */
+export interface BlockedContainer {
+  /** "namespace/name". */
+  container: string;
+  uid: string;
+  /** Its virtual drives on a blocked drive given a replacement now: old → new virtual UUID. */
+  replaced: { old: string; replacement: string }[];
+  /** Its virtual drives on a blocked drive that no other drive has the room for: it keeps them. */
+  unplaced: string[];
+  /** Replaced virtual drives it has not removed yet (from this decision or an earlier one). */
+  removing: string[];
+  /** Its whole drives that are blocked: never replaced (a whole drive is the container's own). */
+  wholeDrives: string[];
+}
+
+/** What a block-drives or unblock-drives decision did on its node. */
+export interface BlockDrivesResult {
+  serials: string[];
+  physicalUUIDs: string[];
+  containers: BlockedContainer[];
 }

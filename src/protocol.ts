@@ -184,6 +184,11 @@ export interface MutexPayloads {
   'remove-stale-drives': { node: string; drives: StaleVirtualDrive[] };
   /** Runs the node's ssdproxy from `image`: its object's image is set and its pod made again from it. */
   'rotate-proxy': { node: string; image: string };
+  /** Blocks drives of the node (by serial or physical UUID) and replaces the virtual drives on them in its ledger. */
+  'block-drives': { node: string; serials?: string[]; physicalUUIDs?: string[] };
+  'unblock-drives': { node: string; serials?: string[]; physicalUUIDs?: string[] };
+  /** A container removed these replaced virtual drives of it from Weka and the device: the ledger forgets them. */
+  'forget-replaced-drives': { node: string; uid: string; virtualUUIDs: string[] };
 }
 
 /**
@@ -205,6 +210,9 @@ export const MUTEX_REQUEST_ACTIVITIES = {
   'find-stale-drives': 'findStaleVirtualDrives',
   'remove-stale-drives': 'removeStaleVirtualDrives',
   'rotate-proxy': 'rotateProxy',
+  'block-drives': 'blockDrives',
+  'unblock-drives': 'unblockDrives',
+  'forget-replaced-drives': 'forgetReplacedDrives',
 } as const satisfies Record<keyof MutexPayloads, string>;
 export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
 
@@ -231,6 +239,7 @@ export const RELEASING_KINDS: ReadonlySet<string> = new Set<MutexRequestKind>([
   'publish-drives',
   'sign-device-set',
   'remove-stale-drives',
+  'unblock-drives',
 ]);
 
 // ---------------------------------------------------------------- signals and queries
@@ -256,6 +265,12 @@ export const podLostSignal = defineSignal<[]>('podLost');
 
 /** Told to a Ready drive container by the drive verification: these virtual drives of it are missing, and where. */
 export const drivesMissingSignal = defineSignal<[{ missing: string[] }]>('drivesMissing');
+
+/**
+ * Told to a drive container by a block-drives operation: drives it holds on its node were blocked.
+ * It asks its node's mutex again, which answers with their replacements (or why there are none).
+ */
+export const drivesBlockedSignal = defineSignal<[]>('drivesBlocked');
 
 /** Sent at every operator start: the drive verification's period, as the operator is configured now. */
 export const verificationSettingsSignal = defineSignal<[DriveVerificationInput]>('verificationSettings');

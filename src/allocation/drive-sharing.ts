@@ -73,7 +73,11 @@ export function nameVirtualDrives(
  * rather than the claims collected into a set: on a node with hundreds of claims that set would be
  * most of the garbage a call makes.
  */
-function drawUnusedUuids(count: number, newUuid: UuidSource, claimed: readonly ContainerDriveClaims[]): string[] {
+export function drawUnusedUuids(
+  count: number,
+  newUuid: UuidSource,
+  claimed: readonly ContainerDriveClaims[],
+): string[] {
   const chosen = new Set<string>();
   const inUse = new Set<string>();
   let draws = 0;

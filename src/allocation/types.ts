@@ -78,6 +78,11 @@ export interface ContainerAllocation {
   drives?: string[];
   wekaPort?: number;
   agentPort?: number;
+  /**
+   * Virtual drives taken off a blocked physical drive: each has its replacement in virtualDrives,
+   * and stays here, still counted, until the container has removed it from Weka and the device.
+   */
+  replacedVirtualDrives?: VirtualDrive[];
 }
 
 export interface AllocationRefusal {

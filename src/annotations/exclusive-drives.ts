@@ -6,6 +6,11 @@ import type { MalformedAnnotationError } from './shared-drives.js';
 
 export const EXCLUSIVE_DRIVES_ANNOTATION = 'weka.io/weka-drives';
 export const BLOCKED_DRIVES_ANNOTATION = 'weka.io/blocked-drives';
+/**
+ * Shared drives blocked by physical UUID, a JSON list like the serials (the Weka operator's
+ * `weka.io/blocked-drives-physical-uuids`, internal/consts/consts.go).
+ */
+export const BLOCKED_PHYSICAL_UUIDS_ANNOTATION = 'weka.io/blocked-drives-physical-uuids';
 /** Extended resource: how many exclusive drives the node offers. */
 export const EXCLUSIVE_DRIVES_RESOURCE = 'weka.io/drives';
 

@@ -7,6 +7,7 @@ export {
 export type { MalformedAnnotationError, SharedDrivesDecodeResult } from './shared-drives.js';
 export {
   BLOCKED_DRIVES_ANNOTATION,
+  BLOCKED_PHYSICAL_UUIDS_ANNOTATION,
   decodeSerialsAnnotation,
   encodeSerialsAnnotation,
   EXCLUSIVE_DRIVES_ANNOTATION,

@@ -42,7 +42,10 @@ export function ledgerClaims(ledger: AllocationLedger, except?: string): Contain
     .filter(([uid]) => uid !== except)
     .map(([, e]) => ({
       container: e.container,
-      virtualDrives: e.allocation.virtualDrives,
+      // A replaced drive is on its device until its container removes it: still taken.
+      virtualDrives: e.allocation.replacedVirtualDrives?.length
+        ? [...e.allocation.virtualDrives, ...e.allocation.replacedVirtualDrives]
+        : e.allocation.virtualDrives,
       ...(e.allocation.drives ? { exclusiveSerials: e.allocation.drives } : {}),
     }));
   if (ledger.found.length > 0) claims.push({ container: FOUND_ON_DEVICES, virtualDrives: ledger.found });
@@ -74,12 +77,14 @@ export function withoutContainer(
   const containers = { ...ledger.containers };
   delete containers[uid];
   const left = leftOnDevices
-    ? entry.allocation.virtualDrives.map(({ virtualUUID, physicalUUID, capacityGiB }) => ({
-        virtualUUID,
-        physicalUUID,
-        capacityGiB,
-        ownerClusterGUID,
-      }))
+    ? [...entry.allocation.virtualDrives, ...(entry.allocation.replacedVirtualDrives ?? [])].map(
+        ({ virtualUUID, physicalUUID, capacityGiB }) => ({
+          virtualUUID,
+          physicalUUID,
+          capacityGiB,
+          ownerClusterGUID,
+        }),
+      )
     : [];
   return { containers, found: [...ledger.found, ...left] };
 }
@@ -160,7 +165,11 @@ export function reconcileLedger(
     shown.filter((e) => live.has(e.uid)),
     wholeDrives,
   );
-  const held = new Set(Object.values(containers).flatMap((e) => e.allocation.virtualDrives.map((v) => v.virtualUUID)));
+  const held = new Set(
+    Object.values(containers).flatMap((e) =>
+      [...e.allocation.virtualDrives, ...(e.allocation.replacedVirtualDrives ?? [])].map((v) => v.virtualUUID),
+    ),
+  );
   const known = new Set(ledger.found.map((f) => f.virtualUUID));
   const stillFound = [...onDevices.values()]
     .filter((vd) => !held.has(vd.virtualUUID))
@@ -279,21 +288,25 @@ interface EncodedEntry {
   /** Serials of whole drives given to the container for its exclusive use. */
   drives?: string[];
   ports?: [number, number];
+  /** Replaced virtual drives its container has not removed yet, as virtualDrives. */
+  replaced?: EncodedDrive[];
 }
 
 /**
  * Compact JSON (a few dozen bytes per virtual drive: the annotations of a Node share 256 KiB):
  * {"containers": {uid: {"container", "virtualDrives": [[virtualUUID, physicalUUID, GiB, serial,
- * type]], "drives"?: [serial], "ports"?: [wekaPort, agentPort]}}, "found": [[virtualUUID, physicalUUID,
+ * type]], "drives"?: [serial], "ports"?: [wekaPort, agentPort], "replaced"?: [as virtualDrives]}}, "found": [[virtualUUID, physicalUUID,
  * GiB, owner]]}.
  */
 export function encodeLedger(ledger: AllocationLedger): string {
   const containers: Record<string, EncodedEntry> = {};
   for (const [uid, { container, allocation }] of Object.entries(ledger.containers)) {
-    const { virtualDrives, drives, wekaPort, agentPort } = allocation;
+    const { virtualDrives, drives, wekaPort, agentPort, replacedVirtualDrives: replaced } = allocation;
+    const encode = (v: VirtualDrive): EncodedDrive => [v.virtualUUID, v.physicalUUID, v.capacityGiB, v.serial, v.type];
     containers[uid] = {
       container,
-      virtualDrives: virtualDrives.map((v) => [v.virtualUUID, v.physicalUUID, v.capacityGiB, v.serial, v.type]),
+      virtualDrives: virtualDrives.map(encode),
+      ...(replaced?.length ? { replaced: replaced.map(encode) } : {}),
       ...(drives !== undefined && drives.length > 0 ? { drives: [...drives] } : {}),
       ...(wekaPort !== undefined && agentPort !== undefined ? { ports: [wekaPort, agentPort] } : {}),
     };
@@ -335,17 +348,13 @@ export function decodeLedger(text: string | undefined): LedgerDecodeResult {
 function decodeEntry(uid: string, raw: unknown): LedgerEntry {
   if (!isObject(raw) || typeof raw['container'] !== 'string' || !Array.isArray(raw['virtualDrives']))
     throw new Malformed(`entry ${uid} must be {"container", "virtualDrives"}`);
-  const virtualDrives = raw['virtualDrives'].map((d: unknown, i): VirtualDrive => {
-    const where = `entry ${uid} virtualDrives[${i}]`;
-    if (!Array.isArray(d) || d.length !== 5) throw new Malformed(`${where} is not [uuid, uuid, GiB, serial, type]`);
-    const [virtualUUID, physicalUUID, capacityGiB, serial, type] = d as unknown[];
-    if (typeof virtualUUID !== 'string' || typeof physicalUUID !== 'string' || typeof serial !== 'string')
-      throw new Malformed(`${where} has a UUID or serial that is not a string`);
-    if (type !== 'TLC' && type !== 'QLC') throw new Malformed(`${where} type must be TLC or QLC`);
-    return { virtualUUID, physicalUUID, capacityGiB: gib(capacityGiB, where), serial, type };
-  });
+  const virtualDrives = decodeDrives(uid, 'virtualDrives', raw['virtualDrives']);
   const ports = raw['ports'];
   const allocation: ContainerAllocation = { virtualDrives };
+  if (raw['replaced'] !== undefined) {
+    if (!Array.isArray(raw['replaced'])) throw new Malformed(`entry ${uid} replaced must be a list`);
+    allocation.replacedVirtualDrives = decodeDrives(uid, 'replaced', raw['replaced']);
+  }
   const drives = raw['drives'];
   if (drives !== undefined) {
     if (!Array.isArray(drives) || !drives.every((d) => typeof d === 'string' && d !== ''))
@@ -359,6 +368,18 @@ function decodeEntry(uid: string, raw: unknown): LedgerEntry {
     allocation.agentPort = ports[1] as number;
   }
   return { container: raw['container'], allocation };
+}
+
+function decodeDrives(uid: string, field: string, list: unknown[]): VirtualDrive[] {
+  return list.map((d: unknown, i): VirtualDrive => {
+    const where = `entry ${uid} ${field}[${i}]`;
+    if (!Array.isArray(d) || d.length !== 5) throw new Malformed(`${where} is not [uuid, uuid, GiB, serial, type]`);
+    const [virtualUUID, physicalUUID, capacityGiB, serial, type] = d as unknown[];
+    if (typeof virtualUUID !== 'string' || typeof physicalUUID !== 'string' || typeof serial !== 'string')
+      throw new Malformed(`${where} has a UUID or serial that is not a string`);
+    if (type !== 'TLC' && type !== 'QLC') throw new Malformed(`${where} type must be TLC or QLC`);
+    return { virtualUUID, physicalUUID, capacityGiB: gib(capacityGiB, where), serial, type };
+  });
 }
 
 function gib(value: unknown, where: string): number {
@@ -386,6 +407,7 @@ export function sameVirtualDrives(
 /** An allocation as a status or an answer shows it: the ledger's, or something that claims to be. */
 export interface ShownAllocation {
   virtualDrives?: readonly ClaimedVirtualDrive[] | undefined;
+  replacedVirtualDrives?: readonly ClaimedVirtualDrive[] | undefined;
   drives?: readonly string[] | undefined;
   wekaPort?: number | undefined;
   agentPort?: number | undefined;
@@ -399,6 +421,8 @@ export function sameAllocation(shown: ShownAllocation | null | undefined, held: 
   if (!held) return false;
   return (
     sameVirtualDrives(shown?.virtualDrives, held.virtualDrives) &&
+    (shown?.replacedVirtualDrives ?? []).map((v) => v.virtualUUID).join(',') ===
+      (held.replacedVirtualDrives ?? []).map((v) => v.virtualUUID).join(',') &&
     (shown?.drives ?? []).join(',') === (held.drives ?? []).join(',') &&
     shown?.wekaPort === held.wekaPort &&
     shown?.agentPort === held.agentPort

@@ -23,7 +23,8 @@ import type { AllocationRefusal, ContainerAllocation } from '../allocation/types
 import type { AllocationSettings } from '../allocation/settings.js';
 import type { WekaCluster, WekaContainer } from '../api/index.js';
 import { ledgerClaims, sameAllocation, withAllocation, type AllocationLedger } from './allocation-ledger.js';
-import { decideForHeld } from './held-growth.js';
+import { decideForHeld, type HeldDecision } from './held-growth.js';
+import { drivesList, NO_REPLACEMENT_CAPACITY, replaceBlockedVirtualDrives } from './blocked-drives.js';
 import { refText, type ObjectRef } from '../api/names.js';
 import { allocationRequest, usesDriveSharing } from './requests.js';
 
@@ -58,6 +59,8 @@ export interface NodeAllocationInput {
   exclusive?: ExclusiveNodeDrives;
   /** What the node's mutex gave each container, and what was found on its devices: the only claims counted. */
   ledger: AllocationLedger;
+  /** Physical UUIDs of the shared drives blocked on the node (blocked-drives.ts): never chosen, their virtual drives replaced. */
+  blocked?: ReadonlySet<string>;
   /** Every WekaContainer whose spec.nodeName is the node, as listed. */
   onNode: readonly WekaContainer[];
   /** The asks, in arrival order. */
@@ -137,7 +140,13 @@ export interface NodeAllocationRound {
 }
 
 export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidSource): NodeAllocationRound {
-  const { node, drives, settings } = input;
+  const { node, settings } = input;
+  const blocked = input.blocked ?? new Set<string>();
+  // A blocked drive offers nothing: allocations and growths choose among the others.
+  const drives: NodeDrives =
+    input.drives.ok && blocked.size > 0
+      ? { ok: true, drives: input.drives.drives.filter((d) => !blocked.has(d.physicalUUID)) }
+      : input.drives;
   let ledger = input.ledger;
   const listed = new Map(input.onNode.map((c) => [containerKey(c), c]));
   const ports = new Map<string, PortBlock[]>(
@@ -199,10 +208,12 @@ export function decideNodeAllocations(input: NodeAllocationInput, newUuid: UuidS
             },
             newUuid,
           );
-      if (kept.allocation !== held) ledger = withAllocation(ledger, self, containerKey(container), kept.allocation);
-      const outcome: AllocationOutcome = { ok: true, result: kept.allocation, ...kept.pending };
-      const shown = sameAllocation(container.status?.allocations, kept.allocation);
-      return { outcome, ...(shown ? {} : { write }), ...(kept.allocation !== held ? { previous: held } : {}) };
+      const swapped = replaceOnBlocked(kept, input.drives, blocked, ledger, newUuid);
+      if (swapped.allocation !== held)
+        ledger = withAllocation(ledger, self, containerKey(container), swapped.allocation);
+      const outcome: AllocationOutcome = { ok: true, result: swapped.allocation, ...swapped.pending };
+      const shown = sameAllocation(container.status?.allocations, swapped.allocation);
+      return { outcome, ...(shown ? {} : { write }), ...(swapped.allocation !== held ? { previous: held } : {}) };
     }
     if (clusterKey && !cluster)
       return { outcome: refusal('ClusterNotFound', `WekaCluster ${clusterKey} does not exist`, true) };
@@ -332,6 +343,32 @@ function growWholeDrives(
       pending: { error: given.refusal.error, waitForCapacity: given.refusal.waitForCapacity },
     };
   return { allocation: { ...held, drives: [...holds, ...given.serials] } };
+}
+
+/**
+ * The held allocation (grown or not) with its virtual drives on blocked drives replaced where
+ * another drive has the room. Those that stay on a blocked drive make the answer pending
+ * (NoReplacementCapacity, asked again when capacity is released): that says more than a growth
+ * that waits too.
+ */
+function replaceOnBlocked(
+  kept: HeldDecision,
+  shared: NodeDrives,
+  blocked: ReadonlySet<string>,
+  ledger: AllocationLedger,
+  newUuid: UuidSource,
+): HeldDecision {
+  if (blocked.size === 0 || !shared.ok) return kept;
+  const decision = replaceBlockedVirtualDrives(
+    { held: kept.allocation, drives: shared.drives, blocked, claimed: ledgerClaims(ledger) },
+    newUuid,
+  );
+  if (decision.unplaced.length === 0) return { ...kept, allocation: decision.allocation };
+  const message = `its virtual drives ${drivesList(decision.unplaced)} are on a blocked drive and no other drive of the node has the room for a replacement of the same size and type: it keeps them, and asks again when capacity is released`;
+  return {
+    allocation: decision.allocation,
+    pending: { error: { type: NO_REPLACEMENT_CAPACITY, message }, waitForCapacity: true },
+  };
 }
 
 /** Fields of an InvalidDriveSharingConfig that describe the node's drives and claims, not the request. */

@@ -2,8 +2,8 @@
 // extended resources that advertise their capacity to the scheduler. The list follows what the
 // node's devices report whenever they are read (a sign-drives operation reads them all).
 import type { PhysicalDrive } from '../allocation/types.js';
+import { blockedDrivesOf, blockedSharedUUIDs, type BlockedDrives } from './blocked-drives.js';
 import {
-  BLOCKED_DRIVES_ANNOTATION,
   decodeSerialsAnnotation,
   exclusiveDrivesResource,
   EXCLUSIVE_DRIVES_ANNOTATION,
@@ -70,11 +70,21 @@ export function sharedCapacityResources(capacity: SharedCapacityGiB): Record<str
 export function promisedResources(annotations: Readonly<Record<string, string>>): Record<string, string> | undefined {
   const shared = decodeSharedDrivesAnnotation(annotations[SHARED_DRIVES_ANNOTATION] ?? '[]');
   const signed = decodeSerialsAnnotation(EXCLUSIVE_DRIVES_ANNOTATION, annotations[EXCLUSIVE_DRIVES_ANNOTATION]);
-  const blocked = decodeSerialsAnnotation(BLOCKED_DRIVES_ANNOTATION, annotations[BLOCKED_DRIVES_ANNOTATION]);
+  const blocked = blockedDrivesOf(annotations);
   if (!shared.ok || !signed.ok || !blocked.ok) return undefined;
+  return nodeResources(shared.drives, signed.serials, blocked.blocked);
+}
+
+/** The extended resources of a node's drives: a blocked drive offers nothing. */
+export function nodeResources(
+  shared: readonly PhysicalDrive[],
+  exclusive: readonly string[],
+  blocked: BlockedDrives,
+): Record<string, string> {
+  const out = blockedSharedUUIDs(shared, blocked);
   return {
-    ...sharedCapacityResources(sharedCapacityGiB(shared.drives)),
-    ...exclusiveDrivesResource(signed.serials, blocked.serials),
+    ...sharedCapacityResources(sharedCapacityGiB(shared.filter((d) => !out.has(d.physicalUUID)))),
+    ...exclusiveDrivesResource(exclusive, blocked.serials),
   };
 }
 

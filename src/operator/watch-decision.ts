@@ -74,6 +74,8 @@ const OPERATION_ACTIONS: Readonly<Record<string, string>> = {
   'sign-drives': 'Sign drives',
   'clean-stale-virtual-drives': 'Clean stale virtual drives',
   'rotate-ssdproxy': 'Rotate ssdproxy',
+  'block-drives': 'Block drives',
+  'unblock-drives': 'Unblock drives',
 };
 /** An operation in one of these phases has run; it is never started again, only torn down. */
 const FINISHED_OPERATION_PHASES: readonly string[] = ['Succeeded', 'Failed', 'Refused'];

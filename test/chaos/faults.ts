@@ -15,6 +15,7 @@ import {
 import { deleteDeviceSetClaim } from './device-set-faults.js';
 import { cleanStaleDrives } from './stale-faults.js';
 import { rotateProxy } from './proxy-faults.js';
+import { blockDrive } from './block-faults.js';
 import { recreateWekaClusterByName, removeFinalizerMidTeardown, resetWorkflows } from './forced-faults.js';
 import type { ChaosWorld, ReplicaSlot } from './world.js';
 
@@ -42,6 +43,7 @@ export const FAULT_CLASSES = [
   'device-claim-deleted',
   'stale-cleanup',
   'proxy-rotated',
+  'drive-blocked',
 ] as const;
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
@@ -213,6 +215,8 @@ export async function injectFault(
       return cleanStaleDrives(world, random);
     case 'proxy-rotated':
       return rotateProxy(world, random);
+    case 'drive-blocked':
+      return blockDrive(world, random);
   }
 }
 

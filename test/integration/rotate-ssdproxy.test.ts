@@ -9,12 +9,12 @@ import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import type { WekaContainer } from '../../src/api/index.js';
-import { proxyName, type ObjectRef } from '../../src/api/names.js';
+import { proxyName } from '../../src/api/names.js';
 import { eventually } from '../support/async.js';
 import { createDriveContainers, isReady, listContainers, TEST_IMAGE, WEKA_API } from '../support/containers.js';
 import { eventsOf } from '../support/events.js';
 import { kubeConfig, removeNodesAdded, uniqueName, uniqueNamespace } from '../support/harness.js';
-import { readOperation, waitFinished } from '../support/manual-operation.js';
+import { createOperation, readOperation, waitFinished } from '../support/manual-operation.js';
 import { sharedDrivesNode, startOperatorProcess, TEST_ALLOWED_IMAGES } from '../support/operator.js';
 import type { OperatorProcess } from '../support/operator-process.js';
 import { clearClusterHealth, createWekaCluster, setClusterHealth } from '../support/simulator.js';
@@ -75,7 +75,9 @@ describe('rotate-ssdproxy', () => {
 
       await setClusterHealth(nodes[0]!, guid, { status: 'REBUILDING', movingData: true, progressPercent: 40 });
       const ref = { namespace: ns, name: 'rotate' };
-      await createRotation(ref, { targetImage: NEW_IMAGE, nodeSelector: selector });
+      await createOperation(ref, 'rotate-ssdproxy', {
+        rotateSsdProxyPayload: { targetImage: NEW_IMAGE, nodeSelector: selector },
+      });
       const waiting = await eventually(
         'the first node to wait for its cluster',
         async () => {
@@ -90,7 +92,7 @@ describe('rotate-ssdproxy', () => {
 
       // One campaign at a time: a second one is refused, and changes nothing.
       const second = { namespace: ns, name: 'rotate-again' };
-      await createRotation(second, { targetImage: NEW_IMAGE });
+      await createOperation(second, 'rotate-ssdproxy', { rotateSsdProxyPayload: { targetImage: NEW_IMAGE } });
       const refused = await waitFinished(second);
       expect(refused.status?.phase).toBe('Refused');
       expect(refused.status?.conditions?.find((c) => c.type === 'Accepted')).toMatchObject({
@@ -139,7 +141,9 @@ describe('rotate-ssdproxy', () => {
 
       // An image that cannot be pulled: the first node's new proxy never runs, and the campaign stops there.
       const broken = { namespace: ns, name: 'rotate-broken' };
-      await createRotation(broken, { targetImage: UNPULLABLE, nodeSelector: selector });
+      await createOperation(broken, 'rotate-ssdproxy', {
+        rotateSsdProxyPayload: { targetImage: UNPULLABLE, nodeSelector: selector },
+      });
       const failed = await waitFinished(broken, 150_000);
       expect(failed.status?.phase).toBe('Failed');
       const succeeded = failed.status?.conditions?.find((c) => c.type === 'Succeeded');
@@ -150,20 +154,3 @@ describe('rotate-ssdproxy', () => {
     },
   );
 });
-
-async function createRotation(ref: ObjectRef, payload: Record<string, unknown>): Promise<void> {
-  // As a person creates it: the operator's watcher adds its finalizer and starts its workflow.
-  await kubeConfig()
-    .makeApiClient(CustomObjectsApi)
-    .createNamespacedCustomObject({
-      ...WEKA_API,
-      plural: 'wekamanualoperations',
-      namespace: ref.namespace,
-      body: {
-        apiVersion: 'weka.weka.io/v1alpha1',
-        kind: 'WekaManualOperation',
-        metadata: { name: ref.name },
-        spec: { action: 'rotate-ssdproxy', payload: { rotateSsdProxyPayload: payload } },
-      },
-    });
-}

@@ -103,3 +103,19 @@ export async function eventReasons(namespace: string, name: string): Promise<str
   const events = await kubeConfig().makeApiClient(CoreV1Api).listNamespacedEvent({ namespace });
   return events.items.filter((e) => e.involvedObject.name === name).map((e) => `${e.type ?? ''}/${e.reason ?? ''}`);
 }
+
+/** Creates an operation as a person does: the operator's watcher adds its finalizer and starts its workflow. */
+export async function createOperation(ref: ObjectRef, action: string, payload: Record<string, unknown>): Promise<void> {
+  await kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .createNamespacedCustomObject({
+      ...GROUP,
+      namespace: ref.namespace,
+      body: {
+        apiVersion: 'weka.weka.io/v1alpha1',
+        kind: 'WekaManualOperation',
+        metadata: { name: ref.name },
+        spec: { action, payload },
+      },
+    });
+}

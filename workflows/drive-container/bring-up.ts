@@ -10,6 +10,7 @@ import { again, done, untilDone } from '../steps.js';
 import { waitForClusterGUID, waitForJoinIps, signAndAdd } from './join.js';
 import { allocate, ensureProxy, waitForNode, type Granted } from './place.js';
 import { podsLost, startPod } from './pod.js';
+import { awaitsReplacement, DRIVES_REPLACED, removeReplacedDrives } from './replace.js';
 import { CAPACITY_RETRY, DRIVES_MISSING, drivesOf, drivesText, gibOf, type ContainerRun } from './run.js';
 
 /** A step that failed for good is tried again after this long, then twice as long each time, up to the max. */
@@ -33,6 +34,7 @@ export async function bringUp(c: ContainerRun): Promise<void> {
       releases: mutex.releases(),
       podLosses: c.podLosses,
       drivesMissing: c.drivesMissing,
+      drivesBlocked: c.drivesBlocked,
     };
     const granted = await allocate(c);
     const grew = c.allocation !== undefined && drivesOf(granted.allocation) > drivesOf(c.allocation);
@@ -51,13 +53,16 @@ export async function bringUp(c: ContainerRun): Promise<void> {
     }
     await status.publish();
     await joinAndAdd(c, allocation);
+    // The replacements are in the cluster: the old drives go, and the mutex, asked again, shows them gone.
+    if (await removeReplacedDrives(c, allocation)) return again(() => Promise.resolve());
     await showReady(c, granted, grew);
     // A deletion that comes with a lost pod wins: the pod is not made again for a teardown. It
     // must win however the two signals were split between workflow tasks, so that a replay
     // (which delivers together what a timed-out task saw apart) takes the same path.
     const podLost = () => c.podLosses > seen.podLosses && !life.deleteRequested;
     const drivesMissing = () => c.drivesMissing > seen.drivesMissing && !life.deleteRequested;
-    const changed = () => life.specChanges > seen.changes || podLost() || drivesMissing();
+    const blocked = () => c.drivesBlocked > seen.drivesBlocked;
+    const changed = () => life.specChanges > seen.changes || podLost() || drivesMissing() || blocked();
     return again(async () => {
       if (granted.pending?.waitForCapacity === true)
         await condition(() => changed() || mutex.releases() > seen.releases, CAPACITY_RETRY);
@@ -132,7 +137,10 @@ async function showReady(c: ContainerRun, granted: Granted, grew: boolean): Prom
 function showGrowth(c: ContainerRun, { allocation, pending }: Granted, grew: boolean): void {
   const { status } = c;
   const holds = drivesText(allocation);
-  if (pending) {
+  if (awaitsReplacement(pending)) {
+    const message = `${pending!.error.message}; the container keeps using its ${holds}`;
+    status.stage(DRIVES_REPLACED, 'False', pending!.error.type, message, 'Warning');
+  } else if (pending) {
     const when = pending.waitForCapacity
       ? 'asks again when capacity is released on the node, its spec changes, or in 30 s'
       : 'asks again when its spec changes';

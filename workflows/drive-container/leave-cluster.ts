@@ -13,8 +13,8 @@ import { again, done, untilDone, type Tried } from '../steps.js';
 import { forgetVirtualDrive, forgetWholeDrive, type ContainerRun } from './run.js';
 import { recordLeftInCluster, removeDrivesThroughProxy } from './teardown-from-node.js';
 
-/** On a drive container whose teardown waits for Weka to phase its drives' data out. */
-const PHASING_OUT_CONDITION = 'DrivesPhasingOut';
+/** On a drive container that waits for Weka to phase a drive's data out (a teardown, a replaced drive). */
+export const PHASING_OUT_CONDITION = 'DrivesPhasingOut';
 
 /**
  * When `err` says Weka is still moving a deactivated drive's (or container's) data to the rest of

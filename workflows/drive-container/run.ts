@@ -14,6 +14,7 @@ import {
   nodeMutexId,
   podLostSignal,
   drivesMissingSignal,
+  drivesBlockedSignal,
   type MutexResponse,
   type ObjectWorkflowInput,
 } from '../../src/protocol.js';
@@ -86,6 +87,8 @@ export class ContainerRun {
   /** Times the drive verification told of missing virtual drives (drivesMissingSignal), and the latest list. */
   drivesMissing = 0;
   missingDrives: string[] = [];
+  /** Times a block-drives operation told of blocked drives it holds (drivesBlockedSignal). */
+  drivesBlocked = 0;
   /** When this run first found a drive still phasing out, and whether it warned that it is slow. */
   phaseOut: { startedMs: number; warned: boolean } | undefined;
 
@@ -164,6 +167,7 @@ export async function openRun(input: ObjectWorkflowInput): Promise<ContainerRun 
   run.joinTried = MAY_HAVE_JOINED.has(phase);
   run.nodeMissing = conditions.some((c) => c.type === 'Placed' && c.status === 'False' && c.reason === NODE_NOT_FOUND);
   setHandler(podLostSignal, () => void run.podLosses++);
+  setHandler(drivesBlockedSignal, () => void run.drivesBlocked++);
   setHandler(drivesMissingSignal, ({ missing }) => {
     run.missingDrives = missing;
     run.drivesMissing++;

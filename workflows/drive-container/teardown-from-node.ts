@@ -11,6 +11,7 @@ import { WEKA_POD_CONTAINER, wekaContainerName, type ObjectRef } from '../../src
 import { nodeMutexId, type LifecycleWorkflow, type ObjectWorkflowInput } from '../../src/protocol.js';
 import { inPod, kubeLocal, kube } from '../activities.js';
 import type { MutexClient } from '../mutex-client.js';
+import { withReplacedDrives } from '../../src/node/blocked-drives.js';
 import { ANSWER_NOT_IN_LEDGER, releaseUntilOutOfLedger } from '../ledger-checked.js';
 
 export interface FromNode {
@@ -86,7 +87,7 @@ export async function finishVanishedTeardown(
   };
   const { node, clusterGUID: guid } = input.teardown;
   const ref = { namespace: input.namespace, name: input.name };
-  const alloc = await kubeLocal.readNodeAllocation({ node, uid: input.uid });
+  const alloc = withReplacedDrives(await kubeLocal.readNodeAllocation({ node, uid: input.uid }));
   const because = 'its object was removed before its teardown ended (its finalizer removed by hand)';
   if (alloc && guid && (await kubeLocal.nodeExists(node))) {
     const o = { ref, uid: input.uid, node, guid, alloc, mutex };

@@ -10,6 +10,7 @@ import { failureType, messageOf } from '../lifecycle.js';
 import { again, done, untilDone } from '../steps.js';
 import { leaveClusterViaPeer, phasedOut, phasingOut, undoFromTheNode } from './leave-cluster.js';
 import { forgetVirtualDrive, forgetWholeDrive, type ContainerRun } from './run.js';
+import { withReplacedDrives } from '../../src/node/blocked-drives.js';
 
 /** A pod that cannot be made because its namespace is being deleted (activities/kube/pods.ts). */
 const NAMESPACE_TERMINATING = 'NamespaceTerminating';
@@ -25,7 +26,8 @@ export async function teardown(c: ContainerRun): Promise<void> {
   const current = read?.uid === c.uid ? read : null;
   // What the node's ledger gave this uid, never what the status names: a forged status must not
   // make this teardown remove another container's drives.
-  const alloc = (await kubeLocal.readNodeAllocation({ node, uid: c.uid })) ?? c.allocation;
+  const held = (await kubeLocal.readNodeAllocation({ node, uid: c.uid })) ?? c.allocation;
+  const alloc = held && withReplacedDrives(held);
   const guid =
     c.clusterGUID ??
     current?.status.clusterGUID ??

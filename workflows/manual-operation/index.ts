@@ -1,10 +1,11 @@
 // The workflow of a WekaManualOperation (`weka-operation/<uid>`): it runs the operation its action
-// names (sign-drives, clean-stale-virtual-drives, rotate-ssdproxy) once, from the spec it read at the start, says
+// names (sign-drives, clean-stale-virtual-drives, rotate-ssdproxy, block-drives, unblock-drives) once, from the spec it read at the start, says
 // how it ended on the object, and waits for the object's deletion, which only removes the
 // finalizer: nothing an operation did is reverted.
 import { upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import { WekaPhase, type ObjectWorkflowInput } from '../../src/protocol.js';
 import { kubeLocal } from '../activities.js';
+import { blockDrives } from '../block-drives/index.js';
 import { cleanStaleVirtualDrives } from '../clean-stale/index.js';
 import { objectState } from '../lifecycle.js';
 import { rotateSsdProxy } from '../rotate-proxy/index.js';
@@ -14,6 +15,8 @@ import { startRun } from './run.js';
 
 const CLEAN_STALE_VIRTUAL_DRIVES = 'clean-stale-virtual-drives';
 const ROTATE_SSDPROXY = 'rotate-ssdproxy';
+const BLOCK_DRIVES = 'block-drives';
+const UNBLOCK_DRIVES = 'unblock-drives';
 
 export async function manualOperationWorkflow(input: ObjectWorkflowInput): Promise<void> {
   const run = startRun(input);
@@ -32,6 +35,8 @@ export async function manualOperationWorkflow(input: ObjectWorkflowInput): Promi
     bringUp: () => {
       if (op.spec.action === CLEAN_STALE_VIRTUAL_DRIVES) return cleanStaleVirtualDrives(run, op);
       if (op.spec.action === ROTATE_SSDPROXY) return rotateSsdProxy(run, op);
+      if (op.spec.action === BLOCK_DRIVES || op.spec.action === UNBLOCK_DRIVES)
+        return blockDrives(run, op, op.spec.action === UNBLOCK_DRIVES);
       return signDrives(run, op);
     },
     objectState: async () => objectState(await kubeLocal.readOperation(ref), input.uid),

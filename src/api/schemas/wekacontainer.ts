@@ -218,6 +218,15 @@ export const ContainerAllocationsSchema = Type.Object(
         'x-kubernetes-list-map-keys': ['virtualUUID'],
       }),
     ),
+    replacedVirtualDrives: Type.Optional(
+      Type.Array(VirtualDriveStatusSchema, {
+        maxItems: MAX_VIRTUAL_DRIVES,
+        description:
+          'Virtual drives taken off a blocked physical drive (block-drives): each was replaced by one in virtualDrives, and is listed here, still counted on the node, until the container has removed it from its Weka cluster and the device.',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['virtualUUID'],
+      }),
+    ),
     virtualDriveCount: Type.Optional(
       Type.Integer({
         minimum: 0,

@@ -1,7 +1,8 @@
 // WekaManualOperation: a one-off operation a user asks for. This operator runs sign-drives (with
 // `shared: true` it signs physical drives for the ssdproxy so several clusters can share them) and
 // clean-stale-virtual-drives (finds the virtual drives nothing claims, and removes them when asked),
-// and rotate-ssdproxy (runs every node's ssdproxy from a new image, one node at a time).
+// rotate-ssdproxy (runs every node's ssdproxy from a new image, one node at a time), and
+// block-drives / unblock-drives (a failed drive out of use, the virtual drives on it replaced).
 import { Type, type Static } from '@sinclair/typebox';
 import {
   celRules,
@@ -22,11 +23,15 @@ export const WEKA_MANUAL_OPERATION_SINGULAR = 'wekamanualoperation';
 export const SIGN_DRIVES_ACTION = 'sign-drives';
 export const CLEAN_STALE_VIRTUAL_DRIVES_ACTION = 'clean-stale-virtual-drives';
 export const ROTATE_SSDPROXY_ACTION = 'rotate-ssdproxy';
+export const BLOCK_DRIVES_ACTION = 'block-drives';
+export const UNBLOCK_DRIVES_ACTION = 'unblock-drives';
 /** The actions this operator runs; it leaves the Weka operator's others alone. */
 export const OPERATOR_ACTIONS = [
   SIGN_DRIVES_ACTION,
   CLEAN_STALE_VIRTUAL_DRIVES_ACTION,
   ROTATE_SSDPROXY_ACTION,
+  BLOCK_DRIVES_ACTION,
+  UNBLOCK_DRIVES_ACTION,
 ] as const;
 
 /** Phases the operator writes to status.phase; the schema accepts any string. */
@@ -190,6 +195,35 @@ export const RotateSsdProxyPayloadSchema = Type.Object(
 );
 export type RotateSsdProxyPayload = Static<typeof RotateSsdProxyPayloadSchema>;
 
+/** The most drives one block-drives operation names. */
+export const MAX_BLOCKED_DRIVES = 64;
+
+const driveIdsSchema = (description: string) =>
+  Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+      maxItems: MAX_BLOCKED_DRIVES,
+      description,
+      'x-kubernetes-list-type': 'set',
+    }),
+  );
+
+export const BlockDrivesPayloadSchema = Type.Object(
+  {
+    node: Type.String({ minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'The node whose drives are named.' }),
+    serialIDs: driveIdsSchema(
+      'Serials of drives the node signed (shared, or for exclusive use): annotation weka.io/blocked-drives.',
+    ),
+    physicalUUIDs: driveIdsSchema(
+      "Physical UUIDs of the node's shared drives (signed for the ssdproxy): annotation weka.io/blocked-drives-physical-uuids.",
+    ),
+  },
+  {
+    description:
+      'Parameters of block-drives and unblock-drives: the node, and its drives by serial or physical UUID (at least one).',
+  },
+);
+export type BlockDrivesPayload = Static<typeof BlockDrivesPayloadSchema>;
+
 export const WekaManualOperationSpecSchema = Type.Object(
   {
     action: Type.String({
@@ -210,6 +244,7 @@ export const WekaManualOperationSpecSchema = Type.Object(
         signDrivesPayload: Type.Optional(SignDrivesPayloadSchema),
         cleanStaleVirtualDrivesPayload: Type.Optional(CleanStaleVirtualDrivesPayloadSchema),
         rotateSsdProxyPayload: Type.Optional(RotateSsdProxyPayloadSchema),
+        blockDrivesPayload: Type.Optional(BlockDrivesPayloadSchema),
       },
       { description: 'Parameters of the action, one member per action.' },
     ),
@@ -268,6 +303,21 @@ export const StaleVirtualDriveSchema = Type.Object(
 );
 export type StaleVirtualDrive = Static<typeof StaleVirtualDriveSchema>;
 
+export const DriveReplacementSchema = Type.Object(
+  {
+    container: Type.String({ maxLength: 2 * MAX_NAME_LENGTH + 1, description: 'The drive container, namespace/name.' }),
+    virtualUUID: Type.String({ maxLength: 64, description: 'Its virtual drive on a blocked drive.' }),
+    replacement: Type.Optional(Type.String({ maxLength: 64, description: 'The virtual drive that replaces it.' })),
+    state: Type.String({
+      maxLength: 32,
+      description:
+        'Replacing (the replacement is being signed and added, then the old drive removed), Replaced, NoCapacity (no other drive of the node has the room: the container keeps it and asks again when capacity is released) or WholeDrive (a whole drive held for exclusive use: blocked, not replaced).',
+    }),
+  },
+  { description: 'block-drives: a drive of a container on a blocked drive, and its replacement.' },
+);
+export type DriveReplacement = Static<typeof DriveReplacementSchema>;
+
 export const NodeResultSchema = Type.Object(
   {
     node: Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of the node.' }),
@@ -318,7 +368,23 @@ export const NodeResultSchema = Type.Object(
     waitingFor: Type.Optional(
       Type.String({
         maxLength: 4096,
-        description: 'rotate-ssdproxy: what the node waits for before (or after) its ssdproxy is restarted.',
+        description:
+          'rotate-ssdproxy: what the node waits for before (or after) its ssdproxy is restarted. block-drives: the replacements it waits for.',
+      }),
+    ),
+    blocked: Type.Optional(
+      Type.Array(Type.String({ maxLength: 160 }), {
+        maxItems: 2 * MAX_BLOCKED_DRIVES + 512,
+        description:
+          "block-drives, unblock-drives: the node's blocked drives afterwards ('serial X', 'physical UUID Y').",
+        'x-kubernetes-list-type': 'atomic',
+      }),
+    ),
+    replacements: Type.Optional(
+      Type.Array(DriveReplacementSchema, {
+        maxItems: MAX_STALE_VIRTUAL_DRIVES,
+        description: 'block-drives: every drive of a container on a blocked drive, and where its replacement is.',
+        'x-kubernetes-list-type': 'atomic',
       }),
     ),
     error: Type.Optional(

@@ -49,6 +49,7 @@ const REQUIRED = [
   'sign-drives-deleted-while-running',
   'clean-stale-removed-after-two-passes',
   'rotate-ssdproxy-waited-then-rotated',
+  'block-drives-replaced',
   'cluster-formed-and-deleted',
   'cluster-device-set-released',
 ];

@@ -51,6 +51,15 @@ export class OperationWorld {
   readonly proxyFails = new Set<string>();
   /** rotate-ssdproxy: what happened, in order: "look node", "rotate node image". */
   readonly rotationLog: string[] = [];
+  /** block-drives, unblock-drives: the mutex's answer (a BlockDrivesResult, or a refusal). */
+  blockAnswer: Pick<MutexResponse, 'ok' | 'result' | 'error'> = {
+    ok: true,
+    result: { serials: [], physicalUUIDs: [], containers: [] },
+  };
+  /** block-drives: each container's replaced drives still in the ledger, look after look: the last repeats. */
+  readonly replacedLeft = new Map<string, string[][]>();
+  /** block-drives: the ledger reads, as uid. */
+  readonly ledgerReads: string[] = [];
   /** Requests of this kind are taken and never answered (a mutex busy with other work). */
   unanswered: string | undefined;
   readonly unansweredRequests: MutexRequest[] = [];
@@ -141,6 +150,7 @@ export class OperationWorld {
         : '';
       return { ...base, ok: true, result: { previousImage, rotated: true } };
     }
+    if (request.kind === 'block-drives' || request.kind === 'unblock-drives') return { ...base, ...this.blockAnswer };
     if (request.kind === 'remove-stale-drives') {
       const { drives } = request.payload as { drives: StaleVirtualDrive[] };
       this.removals.push({ node, drives });
@@ -171,6 +181,13 @@ export class OperationWorld {
         return 'applied';
       },
       listSelectedNodes: () => [...this.nodes],
+      readNodeAllocation: ({ uid }: { uid: string }) => {
+        const looks = this.ledgerReads.filter((u) => u === uid).length;
+        this.ledgerReads.push(uid);
+        const script = this.replacedLeft.get(uid) ?? [[]];
+        const left = script[Math.min(looks, script.length - 1)]!;
+        return { virtualDrives: [], replacedVirtualDrives: left.map((virtualUUID) => ({ virtualUUID })) };
+      },
       planProxyRotation: () => this.rotationPlan,
       proxyDisruptionVerdict: ({ node }: { node: string }): ProxyDisruptionVerdict => {
         const looks = this.rotationLog.filter((l) => l === `look ${node}`).length;
