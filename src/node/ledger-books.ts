@@ -35,8 +35,9 @@ export function ledgerBooks(drives: readonly PhysicalDrive[], ledger: Allocation
   for (const drive of drives) of(drive.type ?? 'unknown').signedGiB += drive.capacityGiB;
   for (const space of driveSpaces(drives, ledgerClaims(ledger)))
     of(space.drive.type ?? 'unknown').freeGiB += space.availableGiB;
+  // A replaced drive (block-drives) is on its device, and counted, until its container removed it.
   for (const { allocation } of Object.values(ledger.containers))
-    for (const vd of allocation.virtualDrives)
+    for (const vd of [...allocation.virtualDrives, ...(allocation.replacedVirtualDrives ?? [])])
       of(typeOf.get(vd.physicalUUID) ?? 'unknown').allocatedGiB += vd.capacityGiB;
   for (const vd of ledger.found) of(typeOf.get(vd.physicalUUID) ?? 'unknown').foundGiB += vd.capacityGiB;
   return books;

@@ -6,6 +6,8 @@
 // operations are over, and deleted, before the promise resolves.
 import { CoreV1Api } from '@kubernetes/client-node';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
+import { driveSpaces } from '../../src/allocation/drive-space.js';
+import { ALLOCATIONS_ANNOTATION, decodeLedger, ledgerClaims } from '../../src/node/allocation-ledger.js';
 import type { Random } from '../support/random.js';
 import { createOperation, operationEnded, readOperation, removeOperation } from './operation-faults.js';
 import { retried } from './forced-faults.js';
@@ -22,7 +24,18 @@ export async function blockDrive(world: ChaosWorld, random: Random): Promise<str
   const shared = decodeSharedDrivesAnnotation(read.metadata?.annotations?.[SHARED_DRIVES_ANNOTATION] ?? '[]');
   const drives = shared.ok ? shared.drives : [];
   if (drives.length === 0) return `block-drives on ${node}: it has no shared drive`;
-  const drive = drives[random.int(0, drives.length - 1)]!;
+  // A drive whose virtual drives the others have the room for when there is one (replacements
+  // are what the fault is for); a full node gives the kept-drives path instead.
+  const ledger = decodeLedger(read.metadata?.annotations?.[ALLOCATIONS_ANNOTATION]);
+  const spaces = driveSpaces(drives, ledger.ok ? ledgerClaims(ledger.ledger) : []);
+  const roomy = spaces.filter(
+    (s) =>
+      s.claimedGiB > 0 &&
+      spaces.filter((o) => o !== s && o.drive.type === s.drive.type).reduce((sum, o) => sum + o.availableGiB, 0) >=
+        s.claimedGiB,
+  );
+  const pool = roomy.length > 0 ? roomy.map((s) => s.drive) : drives;
+  const drive = pool[random.int(0, pool.length - 1)]!;
   const payload = { blockDrivesPayload: { node, physicalUUIDs: [drive.physicalUUID] } };
   const block = await createOperation(world, random, 'block-drives', { action: 'block-drives', payload });
   const done = await operationEnded(world, block, `block-drives on ${node} to finish`, BLOCK_LIMIT_MS);

@@ -37,7 +37,7 @@ export interface ContainerWrite {
   uid: string;
   /** spec.nodeName, '' when unset. */
   node: string;
-  /** status.allocations.virtualDrives after the write (of a deleted object: as it was last). */
+  /** status.allocations.virtualDrives and replacedVirtualDrives after the write (of a deleted object: as it was last). */
   allocations: VirtualDriveStatus[];
   /** The object no longer exists after this write: its allocations no longer count. */
   gone: boolean;
@@ -54,7 +54,7 @@ interface AuditObject {
     finalizers?: string[];
   };
   spec?: { nodeName?: string };
-  status?: { allocations?: { virtualDrives?: VirtualDriveStatus[] } };
+  status?: { allocations?: { virtualDrives?: VirtualDriveStatus[]; replacedVirtualDrives?: VirtualDriveStatus[] } };
   /** Of a Status object answering a delete: the deleted object's uid. */
   details?: { uid?: string };
 }
@@ -113,7 +113,11 @@ export function parseContainerWrites(log: string): ContainerWrite[] {
       key,
       uid: object.metadata?.uid ?? ref.uid ?? '',
       node: object.spec?.nodeName ?? '',
-      allocations: object.status?.allocations?.virtualDrives ?? [],
+      // A replaced drive (block-drives) is claimed until its container removed it.
+      allocations: [
+        ...(object.status?.allocations?.virtualDrives ?? []),
+        ...(object.status?.allocations?.replacedVirtualDrives ?? []),
+      ],
       gone,
     });
   }

@@ -149,7 +149,7 @@ export async function observe(scope: InvariantScope, world: ObservedWorld): Prom
   const virtualUUIDs = new Set(
     [
       ...devices.flatMap((d) => d.info.virtualDrives.map((v) => v.virtualUUID)),
-      ...containers.flatMap((c) => (c.status?.allocations?.virtualDrives ?? []).map((v) => v.virtualUUID)),
+      ...containers.flatMap((c) => claimedBy(c).map((v) => v.virtualUUID)),
     ].map((u) => u.toLowerCase()),
   );
   const clusterDrives = (
@@ -282,6 +282,15 @@ function poolViolations(state: ObservedState): string[] {
  * - nothing is signed or in the cluster that no container holds;
  * - nothing in the simulator's logs happened twice.
  */
+/**
+ * The virtual drives a container's status claims: those it holds, and those it replaced (block-drives)
+ * and has not removed from the device and its cluster yet.
+ */
+function claimedBy(c: WekaContainer) {
+  const a = c.status?.allocations;
+  return [...(a?.virtualDrives ?? []), ...(a?.replacedVirtualDrives ?? [])];
+}
+
 export function steadyStateViolations(state: ObservedState): string[] {
   const out: string[] = [];
   for (const { node, info } of state.devices) {
@@ -290,9 +299,7 @@ export function steadyStateViolations(state: ObservedState): string[] {
       out.push(`device ${node} ${info.devicePath}: ${used} GiB signed on ${info.capacityGiB} GiB`);
   }
 
-  const allocated = state.containers.flatMap((c) =>
-    (c.status?.allocations?.virtualDrives ?? []).map((vd) => ({ container: c, vd })),
-  );
+  const allocated = state.containers.flatMap((c) => claimedBy(c).map((vd) => ({ container: c, vd })));
   for (const [uuid, n] of countBy(allocated, (a) => a.vd.virtualUUID))
     if (n > 1) out.push(`virtual drive ${uuid} is allocated to ${n} containers`);
   const deviceOf = (node: string, physicalUUID: string) =>
@@ -315,7 +322,7 @@ export function steadyStateViolations(state: ObservedState): string[] {
   );
   for (const c of state.containers) {
     const node = c.spec.nodeName ?? '';
-    const drives = c.status?.allocations?.virtualDrives ?? [];
+    const drives = claimedBy(c);
     const added = c.status?.addedVirtualDrives ?? [];
     for (const uuid of added) {
       const vd = drives.find((d) => d.virtualUUID === uuid);
@@ -501,7 +508,7 @@ export function explain(violations: readonly string[], state: ObservedState, ear
   for (const uuid of uuids) {
     const holders = (s: ObservedState | undefined) =>
       (s?.containers ?? [])
-        .filter((c) => (c.status?.allocations?.virtualDrives ?? []).some((d) => d.virtualUUID === uuid))
+        .filter((c) => claimedBy(c).some((d) => d.virtualUUID === uuid))
         .map((c) => `${nameOf(c)} (uid ${c.metadata.uid}, phase ${c.status?.phase})`);
     const commands = state.logs.flatMap(({ node, entries }) =>
       entries

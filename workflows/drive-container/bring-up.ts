@@ -120,9 +120,11 @@ async function showReady(c: ContainerRun, granted: Granted, grew: boolean): Prom
   const growth = granted.pending?.error;
   await status.enter(
     'Ready',
-    granted.pending
-      ? `ready with ${gibOf(allocation)} GiB; growing waits for ${waiting ? 'capacity on the node' : 'a spec change'}`
-      : 'ready; waiting for a spec change or deletion',
+    awaitsReplacement(granted.pending)
+      ? `ready with ${gibOf(allocation)} GiB; replacing its drives on a blocked drive waits for capacity on the node`
+      : granted.pending
+        ? `ready with ${gibOf(allocation)} GiB; growing waits for ${waiting ? 'capacity on the node' : 'a spec change'}`
+        : 'ready; waiting for a spec change or deletion',
     // Serving, but not yet what the spec asks: at work while capacity may come, else stalled.
     growth && { kind: waiting ? 'working' : 'stalled', reason: growth.type, message: growth.message },
   );
@@ -140,7 +142,12 @@ function showGrowth(c: ContainerRun, { allocation, pending }: Granted, grew: boo
   if (awaitsReplacement(pending)) {
     const message = `${pending!.error.message}; the container keeps using its ${holds}`;
     status.stage(DRIVES_REPLACED, 'False', pending!.error.type, message, 'Warning');
-  } else if (pending) {
+    return;
+  }
+  // Unblocked meanwhile, or deleted from under it: nothing of it waits for a replacement any more.
+  if (status.conditions.some((x) => x.type === DRIVES_REPLACED && x.status === 'False'))
+    status.stage(DRIVES_REPLACED, 'True', 'NothingToReplace', 'none of its virtual drives is on a blocked drive');
+  if (pending) {
     const when = pending.waitForCapacity
       ? 'asks again when capacity is released on the node, its spec changes, or in 30 s'
       : 'asks again when its spec changes';

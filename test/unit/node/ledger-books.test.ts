@@ -37,6 +37,16 @@ const t2 = tlc('t2', 2000);
 const q1 = qlc('q1', 4000);
 
 describe('ledgerBooks', () => {
+  it('counts a replaced virtual drive as allocated until its container removed it, so the books balance during a replacement', () => {
+    const ledger = withAllocation(emptyLedger(), 'u1', 'ns/a', {
+      virtualDrives: [vd('new', t2, 300)],
+      replacedVirtualDrives: [vd('old', t1, 300)],
+    });
+    const books = ledgerBooks([t1, t2], ledger);
+    expect(books.TLC).toEqual({ signedGiB: 3000, allocatedGiB: 600, foundGiB: 0, freeGiB: 2400 });
+    expect(balanced(books.TLC!)).toBe(true);
+  });
+
   it('counts each type: signed, given to containers, found on the devices, and free', () => {
     let ledger = withAllocation(emptyLedger(), 'uid-a', 'ns/a', holding(vd('a1', t1, 300), vd('a2', q1, 1000)));
     ledger = withAllocation(ledger, 'uid-b', 'ns/b', holding(vd('b1', t2, 500)));

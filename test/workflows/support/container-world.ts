@@ -56,6 +56,8 @@ export class ContainerWorld {
   allocation: ContainerAllocation = ONE_DRIVE;
   /** While set, the node's mutex refuses an allocate for lack of capacity, saying this. */
   noCapacity: string | undefined;
+  /** While set, the node's mutex answers a holder that a drive of it on a blocked drive has no replacement, saying this. */
+  noReplacement: string | undefined;
   /** The cluster a member learns, or a standalone container's spec.joinIps lead to. */
   clusterGUID = CLUSTER_GUID;
   /** The Weka side: the container's id once it joined, and its drives in the cluster. */
@@ -176,7 +178,25 @@ export class ContainerWorld {
         };
       const held = this.ledger.get(uid!) ?? this.allocation;
       this.ledger.set(uid!, held);
+      if (this.noReplacement !== undefined)
+        return {
+          ...base,
+          ok: true,
+          result: held,
+          error: { type: 'NoReplacementCapacity', message: this.noReplacement },
+          waitForCapacity: true,
+        };
       return { ...base, ok: true, result: held };
+    }
+    if (request.kind === 'forget-replaced-drives') {
+      const { virtualUUIDs } = request.payload as { virtualUUIDs: string[] };
+      const held = this.ledger.get(uid!);
+      if (held) {
+        const left = (held.replacedVirtualDrives ?? []).filter((v) => !virtualUUIDs.includes(v.virtualUUID));
+        const { replacedVirtualDrives: _, ...rest } = held;
+        this.ledger.set(uid!, left.length > 0 ? { ...rest, replacedVirtualDrives: left } : rest);
+      }
+      return { ...base, ok: true };
     }
     if (request.kind === 'release') this.ledger.delete(uid!);
     if (request.kind === 'ensure-proxy')
