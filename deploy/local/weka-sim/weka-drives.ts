@@ -13,6 +13,7 @@ import {
   type WekaContext,
 } from './cluster-state.js';
 import { listedStatus } from './failed-drives.js';
+import { clusterOfPod } from './local-container.js';
 import { findDevice, uuidOption, type NodeView } from './node-view.js';
 import { SimRefusal, UsageError, type DriveChange, type ToolOutput } from './outcome.js';
 import { ERASE_WEKA } from './sign-physical.js';
@@ -126,11 +127,12 @@ function record(
 }
 
 /** `weka cluster drive [DRIVE_UUID...] [--container CONTAINER_ID...] [--json]`: the drives asked for. */
-export function driveList(args: readonly string[], { clusters }: WekaContext): ToolOutput {
+export function driveList(args: readonly string[], ctx: WekaContext): ToolOutput {
+  const { clusters } = ctx;
   const parsed = parseArgs(args, { values: ['--container'], flags: ['--json'] });
   const uuids = parsed.positionals.map((text) => uuidOption(text, 'DRIVE_UUID'));
   const containerIds = (parsed.values.get('--container') ?? []).map((text) => integerArg('--container', text, 0));
-  const drives = clusters.drives
+  const drives = visibleDrives(ctx)
     .filter((d) => uuids.length === 0 || uuids.includes(d.driveUUID))
     .filter((d) => containerIds.length === 0 || containerIds.includes(d.containerId))
     .map((d) => publicDrive(d, clusters));
@@ -144,8 +146,8 @@ export function driveList(args: readonly string[], { clusters }: WekaContext): T
  * INACTIVE. A drive whose device failed too: Weka's own scale-down deactivates every drive still
  * meant to be active, failed ones among them (weka/go-cloud-lib, scale_down/scale_down.go).
  */
-export function driveDeactivate(args: readonly string[], { clusters }: WekaContext): ToolOutput {
-  const drives = namedDrives(args, clusters.drives);
+export function driveDeactivate(args: readonly string[], ctx: WekaContext): ToolOutput {
+  const drives = namedDrives(args, visibleDrives(ctx));
   const changed = drives.filter((d) => d.status === 'ACTIVE');
   for (const drive of changed) drive.status = 'INACTIVE';
   return { stdout: '', changes: changed.map((d) => driveChange('drive-deactivate', d)) };
@@ -156,8 +158,9 @@ export function driveDeactivate(args: readonly string[], { clusters }: WekaConte
  * whole drive's device keeps the cluster's claim in its header (what the real drive keeps on disk)
  * until it is signed again with ERASE_WEKA.
  */
-export function driveRemove(args: readonly string[], { clusters }: WekaContext): ToolOutput {
-  const drives = namedDrives(args, clusters.drives);
+export function driveRemove(args: readonly string[], ctx: WekaContext): ToolOutput {
+  const { clusters } = ctx;
+  const drives = namedDrives(args, visibleDrives(ctx));
   // A failed drive lists INACTIVE, and is removed as it lists: the reference removes a failed drive
   // it reads INACTIVE without deactivating it (weka/weka-operator, removeDriveFromWeka).
   const active = drives.filter((d) => listedStatus(d, clusters) !== 'INACTIVE');
@@ -167,6 +170,18 @@ export function driveRemove(args: readonly string[], { clusters }: WekaContext):
     );
   clusters.drives = clusters.drives.filter((d) => !drives.includes(d));
   return { stdout: '', changes: drives.map((d) => driveChange('drive-remove', d)) };
+}
+
+/**
+ * The drives a command sees: in a pod, those of the cluster its Weka container is in (the real CLI
+ * talks to its own cluster); outside any pod (a test's view of the simulator), every cluster's.
+ */
+function visibleDrives(ctx: WekaContext): DriveRecord[] {
+  const { clusters } = ctx;
+  if (!ctx.pod) return clusters.drives;
+  const guid = clusterOfPod(ctx);
+  const ids = new Set(clusters.containers.filter((c) => c.clusterGUID === guid).map((c) => c.containerId));
+  return clusters.drives.filter((d) => ids.has(d.containerId));
 }
 
 /** The drives a deactivate or remove names, each of which must exist. */
