@@ -217,7 +217,9 @@ function restoreEntries(
     for (const e of candidates) for (const k of key(e)) counts.set(k, (counts.get(k) ?? 0) + 1);
     return counts;
   };
-  const uuidClaims = named((e) => (e.allocation.virtualDrives ?? []).map((v) => v.virtualUUID));
+  const uuidClaims = named((e) =>
+    [...(e.allocation.virtualDrives ?? []), ...(e.allocation.replacedVirtualDrives ?? [])].map((v) => v.virtualUUID),
+  );
   const serialClaims = named((e) => e.allocation.drives ?? []);
   const restored: string[] = [];
   for (const e of [...candidates].sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0))) {
@@ -242,9 +244,22 @@ function restoreEntries(
           !heldUUIDs.has(v.virtualUUID) &&
           uuidClaims.get(v.virtualUUID) === 1,
       );
+    // A replaced drive no device holds any more was removed already; one still there must be as named.
+    const replaced = (e.allocation.replacedVirtualDrives ?? []).flatMap((v) => {
+      const d = onDevices.get(v.virtualUUID);
+      return d ? [{ v, d }] : [];
+    });
+    const replacedProven = replaced.every(
+      ({ v, d }) =>
+        d.physicalUUID === v.physicalUUID &&
+        d.capacityGiB === v.capacityGiB &&
+        !heldUUIDs.has(v.virtualUUID) &&
+        uuidClaims.get(v.virtualUUID) === 1,
+    );
     const serialsProven = serials.every((s) => wholeDrives.has(s) && !heldSerials.has(s) && serialClaims.get(s) === 1);
     const ports = portBlocksOf(e.allocation);
-    if (!drivesProven || !serialsProven || ports.some((p) => taken.some((t) => overlaps(p, t)))) continue;
+    if (!drivesProven || !replacedProven || !serialsProven || ports.some((p) => taken.some((t) => overlaps(p, t))))
+      continue;
     const allocation: ContainerAllocation = {
       virtualDrives: onDevice.map(({ v, d }) => {
         const drive = d ?? device.get(v.physicalUUID);
@@ -259,9 +274,20 @@ function restoreEntries(
       ...(serials.length > 0 ? { drives: [...serials] } : {}),
       ...(e.allocation.wekaPort === undefined ? {} : { wekaPort: e.allocation.wekaPort }),
       ...(e.allocation.agentPort === undefined ? {} : { agentPort: e.allocation.agentPort }),
+      ...(replaced.length > 0
+        ? {
+            replacedVirtualDrives: replaced.map(({ v, d }) => ({
+              virtualUUID: v.virtualUUID,
+              physicalUUID: v.physicalUUID,
+              capacityGiB: v.capacityGiB,
+              serial: d.serial ?? v.serial ?? '',
+              type: d.type ?? (v.type === 'QLC' ? 'QLC' : 'TLC'),
+            })),
+          }
+        : {}),
     };
     containers[e.uid] = { container: e.container, allocation };
-    for (const v of vds) heldUUIDs.add(v.virtualUUID);
+    for (const v of [...vds, ...replaced.map((r) => r.v)]) heldUUIDs.add(v.virtualUUID);
     for (const [physicalUUID, gib] of unsigned) use(physicalUUID, gib);
     for (const s of serials) heldSerials.add(s);
     taken.push(...ports);

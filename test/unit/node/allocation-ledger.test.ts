@@ -211,6 +211,23 @@ describe('a ledger lost with its Node, given back from the devices and the statu
     expect(r.ledger.found.map((f) => f.virtualUUID)).toEqual(['v2']);
   });
 
+  it('gives back the replaced drives a status shows that are still on the devices as named, so they are removed and not found', () => {
+    const replacing = shows('a', [['v3', 'p2', 300]]);
+    const shown = {
+      ...replacing,
+      allocation: {
+        ...replacing.allocation,
+        replacedVirtualDrives: [{ virtualUUID: 'v1', physicalUUID: 'p1', capacityGiB: 100 }],
+      },
+    };
+    const r = reconcileLedger(emptyLedger(), devices, live, [shown]);
+    expect(r.restored).toEqual(['ns/a']);
+    expect(r.ledger.containers['a']?.allocation.replacedVirtualDrives).toEqual([
+      { virtualUUID: 'v1', physicalUUID: 'p1', capacityGiB: 100, serial: 'S-p1', type: 'QLC' },
+    ]);
+    expect(r.ledger.found.map((f) => f.virtualUUID)).toEqual(['v2']);
+  });
+
   it.each([
     ['a drive no device holds', [shows('a', [['v9', 'p1', 100]])]],
     ['a drive on another device', [shows('a', [['v1', 'p2', 100]])]],
