@@ -10,6 +10,7 @@ import {
 import type { WekaCluster, WekaContainer, WekaManualOperation } from '../../src/api/index.js';
 import { SANDBOX_OPERATION, SANDBOX_WHOLE_OPERATION } from './sandbox-manifests.js';
 import { templateCapacity, type SandboxSnapshot } from './sandbox-view.js';
+import { blockedDrivesOf, blockedSharedUUIDs } from '../../src/node/blocked-drives.js';
 
 export async function readSandboxSnapshot(
   custom: CustomObjectsApi,
@@ -58,10 +59,13 @@ export async function readSandboxSnapshot(
         EXCLUSIVE_DRIVES_ANNOTATION,
         n.metadata?.annotations?.[EXCLUSIVE_DRIVES_ANNOTATION],
       );
+      const blocked = blockedDrivesOf(n.metadata?.annotations ?? {});
+      const drives = decoded.ok ? [...decoded.drives] : [];
       return {
         name: n.metadata!.name!,
-        drives: decoded.ok ? [...decoded.drives] : [],
+        drives,
         wholeDrives: whole.ok ? whole.serials : [],
+        blocked: blocked.ok ? [...blockedSharedUUIDs(drives, blocked.blocked)] : [],
       };
     }),
   };

@@ -20,6 +20,8 @@ export interface ViewNode {
   drives: { physicalUUID: string; capacityGiB: number; type?: string | undefined }[];
   /** Serials of the node's drives signed for exclusive use. */
   wholeDrives?: string[] | undefined;
+  /** Physical UUIDs of its shared drives that are blocked (block-drives): they offer nothing. */
+  blocked?: string[] | undefined;
 }
 
 export interface ViewCluster {
@@ -49,20 +51,27 @@ export function phaseCounts(containers: ViewContainer[]): Map<string, number> {
   return new Map([...counts.entries()].sort(([a], [b]) => a.localeCompare(b)));
 }
 
-/** GiB given out and GiB signed, per node and drive type. */
+/** GiB given out and GiB offered (signed and not blocked), and GiB blocked, per node and drive type. */
 export function nodeUsage(
   node: ViewNode,
   containers: ViewContainer[],
-): { type: string; usedGiB: number; totalGiB: number }[] {
+): { type: string; usedGiB: number; totalGiB: number; blockedGiB: number }[] {
   const types = [...new Set(node.drives.map((d) => d.type ?? 'untyped'))].sort();
-  const onNode = new Set(node.drives.map((d) => d.physicalUUID));
+  const blocked = new Set(node.blocked ?? []);
+  const offered = node.drives.filter((d) => !blocked.has(d.physicalUUID));
+  const onNode = new Set(offered.map((d) => d.physicalUUID));
+  const ofType = (drives: ViewNode['drives'], type: string) =>
+    drives.filter((d) => (d.type ?? 'untyped') === type).reduce((s, d) => s + d.capacityGiB, 0);
   return types.map((type) => {
-    const totalGiB = node.drives.filter((d) => (d.type ?? 'untyped') === type).reduce((s, d) => s + d.capacityGiB, 0);
     const usedGiB = containers
       .flatMap((c) => c.virtualDrives)
       .filter((v) => onNode.has(v.physicalUUID) && v.type === type)
       .reduce((s, v) => s + v.capacityGiB, 0);
-    return { type, usedGiB, totalGiB };
+    const blockedGiB = ofType(
+      node.drives.filter((d) => blocked.has(d.physicalUUID)),
+      type,
+    );
+    return { type, usedGiB, totalGiB: ofType(offered, type), blockedGiB };
   });
 }
 
@@ -100,13 +109,17 @@ export function renderSnapshot(s: SandboxSnapshot): string {
     lines.push(`  ${pad(`${c.namespace}/${c.name}`, 28)} ${pad(c.node, 14)} ${pad(c.phase, 18)} ${holds}`);
   }
   lines.push('');
-  lines.push('Nodes (GiB given out of GiB signed):');
+  lines.push('Nodes (GiB given out of GiB signed and not blocked):');
   for (const n of [...s.nodes].sort((x, y) => x.name.localeCompare(y.name))) {
     const usage = nodeUsage(n, s.containers);
     const whole = n.wholeDrives ?? [];
     if (usage.length === 0 && whole.length === 0) lines.push(`  ${pad(n.name, 14)} no signed drives yet`);
-    for (const u of usage)
-      lines.push(`  ${pad(n.name, 14)} ${pad(u.type, 4)} ${bar(u.usedGiB, u.totalGiB)} ${u.usedGiB} / ${u.totalGiB}`);
+    for (const u of usage) {
+      const blocked = u.blockedGiB > 0 ? ` (${u.blockedGiB} GiB blocked)` : '';
+      lines.push(
+        `  ${pad(n.name, 14)} ${pad(u.type, 4)} ${bar(u.usedGiB, u.totalGiB)} ${u.usedGiB} / ${u.totalGiB}${blocked}`,
+      );
+    }
     if (whole.length > 0) {
       const given = s.containers.flatMap((c) => c.wholeDrives ?? []).filter((serial) => whole.includes(serial)).length;
       lines.push(

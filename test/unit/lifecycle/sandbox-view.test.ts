@@ -56,9 +56,26 @@ describe('sandbox view', () => {
 
   it('sums per node and type only the virtual drives on that node', () => {
     expect(nodeUsage(node, containers)).toEqual([
-      { type: 'QLC', usedGiB: 3000, totalGiB: 30720 },
-      { type: 'TLC', usedGiB: 1500, totalGiB: 7680 },
+      { type: 'QLC', usedGiB: 3000, totalGiB: 30720, blockedGiB: 0 },
+      { type: 'TLC', usedGiB: 1500, totalGiB: 7680, blockedGiB: 0 },
     ]);
+  });
+
+  it('leaves a blocked drive out of what the node offers, and says how much is blocked', () => {
+    const blocked: ViewNode = {
+      ...node,
+      drives: [...node.drives, { physicalUUID: 'p3', capacityGiB: 3840, type: 'TLC' }],
+      blocked: ['p1'],
+    };
+    const moved: ViewContainer[] = [
+      { ...containers[0]!, virtualDrives: [{ capacityGiB: 1000, type: 'TLC', physicalUUID: 'p3' }] },
+    ];
+    expect(nodeUsage(blocked, moved)).toEqual([
+      { type: 'QLC', usedGiB: 0, totalGiB: 30720, blockedGiB: 0 },
+      { type: 'TLC', usedGiB: 1000, totalGiB: 3840, blockedGiB: 7680 },
+    ]);
+    const text = renderSnapshot({ clusters: [], containers: moved, nodes: [blocked], elapsedMs: 0, stage: 's' });
+    expect(text).toContain('1000 / 3840 (7680 GiB blocked)');
   });
 
   it('renders clusters, containers and node usage', () => {
