@@ -13,7 +13,7 @@ import {
   type WekaContext,
 } from './cluster-state.js';
 import { listedStatus } from './failed-drives.js';
-import { clusterOfPod } from './local-container.js';
+import { localContainer, memberOf } from './local-container.js';
 import { findDevice, uuidOption, type NodeView } from './node-view.js';
 import { SimRefusal, UsageError, type DriveChange, type ToolOutput } from './outcome.js';
 import { ERASE_WEKA } from './sign-physical.js';
@@ -174,13 +174,18 @@ export function driveRemove(args: readonly string[], ctx: WekaContext): ToolOutp
 
 /**
  * The drives a command sees: in a pod, those of the cluster its Weka container is in (the real CLI
- * talks to its own cluster); outside any pod (a test's view of the simulator), every cluster's.
+ * talks to its own cluster); outside any pod (a test's view of the simulator), every cluster's. A
+ * pod whose container is in no cluster (never joined, or removed from it) sees none: what the real
+ * CLI prints there is not documented, and no drive of any cluster is this container's then.
  */
 function visibleDrives(ctx: WekaContext): DriveRecord[] {
   const { clusters } = ctx;
   if (!ctx.pod) return clusters.drives;
-  const guid = clusterOfPod(ctx);
-  const ids = new Set(clusters.containers.filter((c) => c.clusterGUID === guid).map((c) => c.containerId));
+  const member = memberOf(clusters, localContainer(ctx));
+  if (!member) return [];
+  const ids = new Set(
+    clusters.containers.filter((c) => c.clusterGUID === member.clusterGUID).map((c) => c.containerId),
+  );
   return clusters.drives.filter((d) => ids.has(d.containerId));
 }
 

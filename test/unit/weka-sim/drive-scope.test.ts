@@ -8,9 +8,12 @@ import { parseDriveList } from '../../../src/weka/index.js';
 import {
   createCluster,
   expectOk,
+  freshIp,
+  freshPortNumbers,
   inPod,
   joinPod,
   memberEnv,
+  podEnv,
   signedNode,
   simRoot,
   tool,
@@ -44,6 +47,13 @@ describe('weka cluster drive in a pod', () => {
     expect(await listed(inPod(state, b, 'weka', 'cluster', 'drive', '--json'))).toEqual([uuid(2)]);
     expect(await listed(inPod(state, a, 'weka', 'cluster', 'drive', uuid(2), '--json'))).toEqual([]);
     expect(await listed(tool(state, 'weka', 'cluster', 'drive', '--json'))).toEqual([uuid(1), uuid(2)]);
+  });
+
+  it('shows a pod whose container is in no cluster no drive', async () => {
+    const { state } = await twoClusters();
+    const stem = podEnv('stem', { ...freshPortNumbers(), ip: freshIp() });
+    expect(await listed(inPod(state, stem, 'weka', 'cluster', 'drive', '--json'))).toEqual([]);
+    expect(await listed(inPod(state, stem, 'weka', 'cluster', 'drive', uuid(1), '--json'))).toEqual([]);
   });
 
   it("refuses to deactivate or remove another cluster's drive, and changes nothing", async () => {
