@@ -13,6 +13,8 @@ import { kubeConfig, removeNodesAdded, uniqueName, uniqueNamespace } from '../su
 import { sharedDrivesNode, startOperatorProcess } from '../support/operator.js';
 import type { OperatorProcess } from '../support/operator-process.js';
 import { createWekaCluster, showDevice, sim } from '../support/simulator.js';
+import { recordHistory } from '../support/histories.js';
+import { driveVerificationWorkflowId } from '../../src/protocol.js';
 
 const DEVICE: SimulatedDevice = { path: '/dev/nvme0n1', capacityGiB: 2000, type: 'TLC' };
 
@@ -84,5 +86,6 @@ describe('the drive verification', () => {
     expect((await clusterDrives()).sort()).toEqual([a!, b!].sort());
     expect(await onDevice()).toEqual(expect.arrayContaining([a!, b!]));
     await eventually('the container to be Ready again', readyOne, 60_000);
+    await recordHistory(driveVerificationWorkflowId(env.WEKA_TASK_QUEUE), 'drive-verification-sweeps');
   });
 });
