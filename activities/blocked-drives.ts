@@ -48,10 +48,11 @@ export function createBlockedDrives(deps: ActivityDeps) {
       const shared = decodeSharedDrivesAnnotation(annotations[SHARED_DRIVES_ANNOTATION] ?? '[]');
       const exclusive = decodeSerialsAnnotation(EXCLUSIVE_DRIVES_ANNOTATION, annotations[EXCLUSIVE_DRIVES_ANNOTATION]);
       const current = blockedDrivesOf(annotations);
-      for (const d of [shared, exclusive, current])
-        if (!d.ok)
-          return refusal('MalformedAnnotation', `node ${node}: ${d.error.message}; nothing was changed`, false);
-      if (!shared.ok || !exclusive.ok || !current.ok) return refusal('MalformedAnnotation', node, false);
+      const malformed = (error: { message: string }) =>
+        refusal('MalformedAnnotation', `node ${node}: ${error.message}; nothing was changed`, false);
+      if (!shared.ok) return malformed(shared.error);
+      if (!exclusive.ok) return malformed(exclusive.error);
+      if (!current.ok) return malformed(current.error);
       const plan = unblock
         ? planUnblock(node, current.blocked, ask)
         : planBlock(node, { shared: shared.drives, exclusive: exclusive.serials }, current.blocked, ask);

@@ -117,8 +117,13 @@ export function planUnblock(node: string, current: BlockedDrives, ask: DriveIds)
   };
 }
 
+/** Each blocked drive as a person reads it: 'serial X', 'physical UUID Y'. */
+export function blockedList(b: BlockedDrives): string[] {
+  return [...b.serials.map((s) => `serial ${s}`), ...b.physicalUUIDs.map((u) => `physical UUID ${u}`)];
+}
+
 export function describeBlocked(b: BlockedDrives): string {
-  const all = [...b.serials.map((s) => `serial ${s}`), ...b.physicalUUIDs.map((u) => `physical UUID ${u}`)];
+  const all = blockedList(b);
   return all.length > 0 ? all.join(', ') : 'none';
 }
 

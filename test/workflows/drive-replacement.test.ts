@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ContainerAllocation } from '../../src/allocation/types.js';
 import { capacityReleasedSignal, drivesBlockedSignal, nodeMutexId } from '../../src/protocol.js';
-import { ContainerWorld, ONE_DRIVE } from './support/container-world.js';
+import { ContainerWorld, ONE_DRIVE, refused } from './support/container-world.js';
 import { conditionReason, phase, readyContainer } from './support/drive-container.js';
 import { closeEnvironment, withWorker, workflowClient } from './support/env.js';
 
@@ -36,6 +36,32 @@ describe('a drive container whose drive was blocked', () => {
     expect(world.container?.status.addedVirtualDrives).toEqual([NEW.virtualUUID]);
     expect(world.events.some((e) => e.startsWith('DrivesReplaced'))).toBe(true);
   });
+
+  it(
+    'waits, still Ready and saying so, while Weka phases the old drive out, then removes it',
+    { timeout: 60_000 },
+    async () => {
+      const world = new ContainerWorld(await workflowClient(), { spec: { cluster: 'tenant' } });
+      let looks = 0;
+      world.overrides.set('removeDriveFromCluster', (input) => {
+        const { virtualUUID } = input as { virtualUUID: string };
+        if (++looks === 1) refused('DrivePhasingOut', `drive ${virtualUUID} is PHASING_OUT`);
+        world.wekaDrives.delete(virtualUUID);
+      });
+      await withWorker(world.activities(), async (taskQueue) => {
+        const handle = await readyContainer(world, taskQueue);
+        world.ledger.set(world.uid, REPLACED);
+        await handle.signal(drivesBlockedSignal);
+        const waiting = await conditionReason(world, 'DrivesPhasingOut', 'PhasingOut');
+        expect(waiting.message).toContain('PHASING_OUT');
+        expect(world.condition('Ready')?.status).toBe('True');
+        await conditionReason(world, 'DrivesReplaced', 'Replaced', 30_000);
+      });
+      expect(looks).toBe(2);
+      expect(world.condition('DrivesPhasingOut')).toMatchObject({ status: 'False', reason: 'PhasedOut' });
+      expect([...world.wekaDrives]).toEqual([NEW.virtualUUID]);
+    },
+  );
 
   it('keeps its drives and says why while no replacement fits, and stops saying so once none is needed', async () => {
     const world = new ContainerWorld(await workflowClient(), { spec: { cluster: 'tenant' } });

@@ -9,7 +9,7 @@ import { getExternalWorkflowHandle, sleep } from '@temporalio/workflow';
 import type { BlockDrivesResult, BlockedContainer, OperationSnapshot } from '../../activities/types.js';
 import type { DriveReplacement } from '../../src/api/schemas/wekamanualoperation.js';
 import { backoffDelay } from '../../src/backoff.js';
-import { describeBlocked } from '../../src/node/blocked-drives.js';
+import { blockedList, describeBlocked } from '../../src/node/blocked-drives.js';
 import { containerWorkflowId, drivesBlockedSignal, nodeMutexId } from '../../src/protocol.js';
 import { kubeLocal } from '../activities.js';
 import { refuse } from '../manual-operation/end.js';
@@ -34,9 +34,7 @@ export async function blockDrives(run: OperationRun, op: OperationSnapshot, unbl
   const answer = await run.mutex.call(nodeMutexId(node), action, { node, serials, physicalUUIDs }, node);
   if (!answer.ok) return refuse(run, answer.error?.type ?? 'Refused', answer.error?.message ?? `${action} was refused`);
   const result = answer.result as BlockDrivesResult;
-  const blocked = describeBlocked(result)
-    .split(', ')
-    .filter((b) => b !== 'none');
+  const blocked = blockedList(result);
   const named = describeBlocked({ serials, physicalUUIDs });
   if (unblock) {
     await run.status.condition('Accepted', 'True', 'Accepted', `unblock ${named} on node ${node}`);
@@ -45,7 +43,7 @@ export async function blockDrives(run: OperationRun, op: OperationSnapshot, unbl
     await run.status.condition('Succeeded', 'True', 'Unblocked', message, 'Normal');
     return run.status.enter('Succeeded', `${message}; waiting for deletion`);
   }
-  const replacing = result.containers.flatMap((c) => (c.replaced.length + c.removing.length > 0 ? [c] : []));
+  const replacing = result.containers.filter((c) => c.replaced.length + c.removing.length > 0);
   await run.status.condition(
     'Accepted',
     'True',

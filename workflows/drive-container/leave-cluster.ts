@@ -14,14 +14,15 @@ import { forgetVirtualDrive, forgetWholeDrive, type ContainerRun } from './run.j
 import { recordLeftInCluster, removeDrivesThroughProxy } from './teardown-from-node.js';
 
 /** On a drive container that waits for Weka to phase a drive's data out (a teardown, a replaced drive). */
-export const PHASING_OUT_CONDITION = 'DrivesPhasingOut';
+const PHASING_OUT_CONDITION = 'DrivesPhasingOut';
 
 /**
  * When `err` says Weka is still moving a deactivated drive's (or container's) data to the rest of
- * the cluster: says so on the object and gives the 15 s wait before the next try, never forcing
- * it. Null for any other error.
+ * the cluster: says so on the object (in `phase`: Deleting for a teardown, the phase it is in for a
+ * replaced drive) and gives the 15 s wait before the next try, never forcing it. Null for any
+ * other error.
  */
-export async function phasingOut(c: ContainerRun, err: unknown): Promise<Tried<never> | null> {
+export async function phasingOut(c: ContainerRun, err: unknown, phase = 'Deleting'): Promise<Tried<never> | null> {
   if (failureType(err) !== DRIVE_PHASING_OUT) return null;
   const { status } = c;
   // A new run starts the wait's clock again: it warns later, never sooner.
@@ -32,12 +33,15 @@ export async function phasingOut(c: ContainerRun, err: unknown): Promise<Tried<n
     phaseOut.warned = true;
     await status.event('Warning', 'PhaseOutSlow', report.message);
   }
-  await status.enter('Deleting', 'waiting 15 s for Weka to phase the drives out');
+  await status.enter(phase, 'waiting 15 s for Weka to phase the drives out');
   return again(() => condition(() => false, '15 seconds'));
 }
 
+/** Ends a wait phasingOut showed; the next wait's clock starts afresh. */
 export async function phasedOut(c: ContainerRun): Promise<void> {
-  if (c.phaseOut) await c.status.condition(PHASING_OUT_CONDITION, 'False', 'PhasedOut', 'Weka phased the drives out');
+  if (!c.phaseOut) return;
+  c.phaseOut = undefined;
+  await c.status.condition(PHASING_OUT_CONDITION, 'False', 'PhasedOut', 'Weka phased the drives out');
 }
 
 /**

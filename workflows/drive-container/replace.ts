@@ -3,22 +3,18 @@
 // and adds the replacement like any new drive, and only then does this take the old one out of the
 // Weka cluster (deactivated, phased out onto the cluster's other drives, removed), unsign it, and
 // ask the mutex to forget it. Weka never has fewer drives of the container than before.
-import { condition, isCancellation } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import type { ContainerAllocation } from '../../activities/types.js';
-import { DRIVE_PHASING_OUT } from '../../src/weka/errors.js';
 import { NO_REPLACEMENT_CAPACITY } from '../../src/node/blocked-drives.js';
 import { nodeMutexId } from '../../src/protocol.js';
 import { inPod } from '../activities.js';
-import { failureType, isContinueAsNew, messageOf } from '../lifecycle.js';
-import { again, done, untilDone } from '../steps.js';
-import { PHASING_OUT_CONDITION } from './leave-cluster.js';
+import { isContinueAsNew } from '../lifecycle.js';
+import { done, untilDone } from '../steps.js';
+import { phasedOut, phasingOut } from './leave-cluster.js';
 import { forgetVirtualDrive, type ContainerRun } from './run.js';
 
 /** The condition that says whether the container's drives on blocked drives are replaced. */
 export const DRIVES_REPLACED = 'DrivesReplaced';
-
-/** How long between two looks at a replaced drive that Weka is still phasing out. */
-const PHASE_OUT_LOOK = '15 seconds';
 
 /**
  * Removes the allocation's replaced virtual drives from the Weka cluster and the device, once their
@@ -33,7 +29,7 @@ export async function removeReplacedDrives(c: ContainerRun, allocation: Containe
   for (const [i, drive] of replaced.entries()) {
     const what = `replaced virtual drive ${i + 1} of ${replaced.length} (${drive.virtualUUID}, ${drive.capacityGiB} GiB on blocked drive ${drive.serial})`;
     await status.enter(status.phase, `removing ${what} from cluster ${guid} and the device`);
-    if (containerId !== undefined) await takeOut(c, containerId, drive.virtualUUID, what);
+    if (containerId !== undefined) await takeOut(c, containerId, drive.virtualUUID);
     forgetVirtualDrive(c, drive.virtualUUID);
     await inPod.unsignVirtualDrive({ target: c.target, node, drive, clusterGUID: guid });
     await status.publish();
@@ -46,23 +42,20 @@ export async function removeReplacedDrives(c: ContainerRun, allocation: Containe
   return true;
 }
 
-/** Out of the cluster, waiting (said on the object) while Weka phases its data out, however long. */
-async function takeOut(c: ContainerRun, containerId: number, virtualUUID: string, what: string): Promise<void> {
-  const { status } = c;
-  let waited = false;
+/** Out of the cluster, waiting (said on the object, as a teardown says it) while Weka phases its data out. */
+async function takeOut(c: ContainerRun, containerId: number, virtualUUID: string): Promise<void> {
   await untilDone(c.life, async () => {
     try {
       await inPod.removeDriveFromCluster({ target: c.target, containerId, virtualUUID });
       return done(undefined);
     } catch (err) {
-      if (isCancellation(err) || isContinueAsNew(err) || failureType(err) !== DRIVE_PHASING_OUT) throw err;
-      waited = true;
-      const message = `Weka is moving the data of ${what} to the cluster's other drives: ${messageOf(err)}`;
-      await status.condition(PHASING_OUT_CONDITION, 'True', 'PhasingOut', message);
-      return again(() => condition(() => false, PHASE_OUT_LOOK));
+      if (isCancellation(err) || isContinueAsNew(err)) throw err;
+      const phasing = await phasingOut(c, err, c.status.phase);
+      if (!phasing) throw err;
+      return phasing;
     }
   });
-  if (waited) await status.condition(PHASING_OUT_CONDITION, 'False', 'PhasedOut', `Weka phased ${what} out`);
+  await phasedOut(c);
 }
 
 /** Whether an allocation answer is pending because drives on a blocked drive have no replacement. */
