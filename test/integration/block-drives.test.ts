@@ -8,7 +8,6 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import type { WekaContainer } from '../../src/api/index.js';
-import { wekaContainerName } from '../../src/api/names.js';
 import { quantityValue } from '../../src/api/quantity.js';
 import { operationWorkflowId } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
@@ -19,7 +18,7 @@ import { kubeConfig, removeNodesAdded, uniqueName, uniqueNamespace } from '../su
 import { createOperation, readOperation, waitFinished } from '../support/manual-operation.js';
 import { sharedDrivesNode, startOperatorProcess } from '../support/operator.js';
 import type { OperatorProcess } from '../support/operator-process.js';
-import { createWekaCluster, failDrive, showDevice, sim } from '../support/simulator.js';
+import { createWekaCluster, failDrive, inContainerPod, showDevice } from '../support/simulator.js';
 
 const DEVICES: SimulatedDevice[] = ['nvme0n1', 'nvme1n1', 'nvme2n1'].map((d) => ({
   path: `/dev/${d}`,
@@ -103,7 +102,7 @@ describe('block-drives', () => {
         expect(held.virtualDrives!.every((v) => v.physicalUUID !== shared && v.capacityGiB === 300)).toBe(true);
         expect(held.replacedVirtualDrives ?? []).toEqual([]);
         const ns = c.metadata.namespace!;
-        const drives = await clusterDrives(node, ns, c, guids[i]!);
+        const drives = await clusterDrives(c, guids[i]!);
         expect(drives.sort()).toEqual(held.virtualDrives!.map((v) => v.virtualUUID).sort());
         const reasons = (await eventsOf({ namespace: ns, name: 'drive-0' })).map((e) => e.reason);
         expect(reasons).toContain('DrivesReplaced');
@@ -134,14 +133,8 @@ describe('block-drives', () => {
 });
 
 /** The drives the tenant's Weka cluster lists, asked in its container's pod. */
-async function clusterDrives(node: string, ns: string, c: WekaContainer, guid: string): Promise<string[]> {
-  const { wekaPort, agentPort } = c.status!.allocations!;
-  const out = await sim(
-    node,
-    ...['--in-pod', '--weka-name', wekaContainerName(ns, 'drive-0')],
-    ...['--weka-port', String(wekaPort), '--agent-port', String(agentPort), '--'],
-    ...['weka', 'cluster', 'drive', '--json'],
-  );
+async function clusterDrives(c: WekaContainer, guid: string): Promise<string[]> {
   expect(c.status?.clusterGUID).toBe(guid);
+  const out = await inContainerPod(c, 'weka', 'cluster', 'drive', '--json');
   return (JSON.parse(out) as { uuid: string }[]).map((d) => d.uuid);
 }

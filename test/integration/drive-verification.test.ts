@@ -5,14 +5,13 @@
 // Ready again.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
-import { wekaContainerName } from '../../src/api/names.js';
 import { eventually } from '../support/async.js';
 import { createDriveContainers, isReady, listContainers, TEST_IMAGE } from '../support/containers.js';
 import { eventsOf } from '../support/events.js';
 import { kubeConfig, removeNodesAdded, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { sharedDrivesNode, startOperatorProcess } from '../support/operator.js';
 import type { OperatorProcess } from '../support/operator-process.js';
-import { createWekaCluster, showDevice, sim } from '../support/simulator.js';
+import { createWekaCluster, inContainerPod, showDevice, sim } from '../support/simulator.js';
 import { recordHistory } from '../support/histories.js';
 import { driveVerificationWorkflowId } from '../../src/protocol.js';
 
@@ -53,14 +52,7 @@ describe('the drive verification', () => {
     };
     const ready = await eventually('the drive container to be Ready', readyOne, 120_000);
     const [a, b] = ready.status!.allocations!.virtualDrives!.map((v) => v.virtualUUID);
-    const { wekaPort, agentPort } = ready.status!.allocations!;
-    const inPod = (...args: string[]) =>
-      sim(
-        node,
-        ...['--in-pod', '--weka-name', wekaContainerName(ns, 'drive-0')],
-        ...['--weka-port', String(wekaPort), '--agent-port', String(agentPort), '--'],
-        ...args,
-      );
+    const inPod = (...args: string[]) => inContainerPod(ready, ...args);
     const clusterDrives = async () =>
       (JSON.parse(await inPod('weka', 'cluster', 'drive', '--json')) as { uuid: string }[]).map((d) => d.uuid);
     const onDevice = async () => (await showDevice(node, DEVICE.path)).virtualDrives.map((v) => v.virtualUUID);

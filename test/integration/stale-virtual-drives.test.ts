@@ -4,18 +4,17 @@
 // one for the container's cluster that the cluster does not list) are reported, then removed once
 // the second pass, after the restart, finds the same set; the one the Weka cluster lists and the
 // container's own are kept; the node's books balance and the freed GiB are offered again.
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
-import { wekaContainerName } from '../../src/api/names.js';
 import { nodeBooks } from '../../src/node/ledger-books.js';
 import { eventually } from '../support/async.js';
-import { createDriveContainers, isReady, listContainers, TEST_IMAGE, WEKA_API } from '../support/containers.js';
+import { createDriveContainers, isReady, listContainers, TEST_IMAGE } from '../support/containers.js';
 import { kubeConfig, removeNodesAdded, uniqueName, uniqueNamespace } from '../support/harness.js';
-import { readOperation, waitFinished } from '../support/manual-operation.js';
+import { createOperation, readOperation, waitFinished } from '../support/manual-operation.js';
 import { sharedDrivesNode, startOperatorProcess } from '../support/operator.js';
 import type { OperatorProcess } from '../support/operator-process.js';
-import { createWekaCluster, showDevice, sim } from '../support/simulator.js';
+import { createWekaCluster, inContainerPod, showDevice, sim } from '../support/simulator.js';
 import { eventsOf } from '../support/events.js';
 import { recordHistory } from '../support/histories.js';
 import { operationWorkflowId } from '../../src/protocol.js';
@@ -86,35 +85,14 @@ describe('clean-stale-virtual-drives', () => {
       await plant(ORPHAN, 300, DEAD_CLUSTER);
       await plant(UNLISTED, 200, guid);
       await plant(LISTED, 100, guid);
-      const { wekaPort, agentPort } = ready!.status!.allocations!;
-      await sim(
-        node,
-        ...['--in-pod', '--weka-name', wekaContainerName(ns, 'drive-0')],
-        ...['--weka-port', String(wekaPort), '--agent-port', String(agentPort), '--'],
+      await inContainerPod(
+        ready!,
         ...['weka', 'cluster', 'drive', 'add', String(ready!.status!.containerID), LISTED, '--pool', 'iu4k'],
       );
 
       const ref = { namespace: ns, name: 'clean' };
-      // As a person creates it: the operator's watcher adds its finalizer and starts its workflow.
-      await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-        ...WEKA_API,
-        plural: 'wekamanualoperations',
-        namespace: ns,
-        body: {
-          apiVersion: 'weka.weka.io/v1alpha1',
-          kind: 'WekaManualOperation',
-          metadata: { name: ref.name },
-          spec: {
-            action: 'clean-stale-virtual-drives',
-            payload: {
-              cleanStaleVirtualDrivesPayload: {
-                nodeSelector: selector,
-                deleteStaleVids: true,
-                secondPassAfterSeconds: 20,
-              },
-            },
-          },
-        },
+      await createOperation(ref, 'clean-stale-virtual-drives', {
+        cleanStaleVirtualDrivesPayload: { nodeSelector: selector, deleteStaleVids: true, secondPassAfterSeconds: 20 },
       });
       const firstPass = await eventually(
         'the first pass to publish the stale set',

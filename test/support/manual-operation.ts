@@ -26,23 +26,8 @@ export interface SignDrivesPayloadInput {
 }
 
 /** Creates the operation the way the watcher would see it: with the operator's finalizer. */
-export async function createSignDrivesOperation(
-  ref: ObjectRef,
-  payload: SignDrivesPayloadInput,
-): Promise<{ uid: string }> {
-  const created = (await kubeConfig()
-    .makeApiClient(CustomObjectsApi)
-    .createNamespacedCustomObject({
-      ...GROUP,
-      namespace: ref.namespace,
-      body: {
-        apiVersion: 'weka.weka.io/v1alpha1',
-        kind: 'WekaManualOperation',
-        metadata: { name: ref.name, finalizers: [FINALIZER] },
-        spec: { action: 'sign-drives', payload: { signDrivesPayload: payload } },
-      },
-    })) as WekaManualOperation;
-  return { uid: created.metadata.uid! };
+export function createSignDrivesOperation(ref: ObjectRef, payload: SignDrivesPayloadInput): Promise<{ uid: string }> {
+  return createOperation(ref, 'sign-drives', { signDrivesPayload: payload }, { finalizer: true });
 }
 
 export async function startSignDrivesWorkflow(
@@ -104,9 +89,17 @@ export async function eventReasons(namespace: string, name: string): Promise<str
   return events.items.filter((e) => e.involvedObject.name === name).map((e) => `${e.type ?? ''}/${e.reason ?? ''}`);
 }
 
-/** Creates an operation as a person does: the operator's watcher adds its finalizer and starts its workflow. */
-export async function createOperation(ref: ObjectRef, action: string, payload: Record<string, unknown>): Promise<void> {
-  await kubeConfig()
+/**
+ * Creates an operation as a person does: the operator's watcher adds its finalizer and starts its
+ * workflow. With `finalizer`, as the watcher would see it, finalizer added.
+ */
+export async function createOperation(
+  ref: ObjectRef,
+  action: string,
+  payload: Record<string, unknown>,
+  o: { finalizer?: boolean } = {},
+): Promise<{ uid: string }> {
+  const created = (await kubeConfig()
     .makeApiClient(CustomObjectsApi)
     .createNamespacedCustomObject({
       ...GROUP,
@@ -114,8 +107,9 @@ export async function createOperation(ref: ObjectRef, action: string, payload: R
       body: {
         apiVersion: 'weka.weka.io/v1alpha1',
         kind: 'WekaManualOperation',
-        metadata: { name: ref.name },
+        metadata: { name: ref.name, ...(o.finalizer ? { finalizers: [FINALIZER] } : {}) },
         spec: { action, payload },
       },
-    });
+    })) as WekaManualOperation;
+  return { uid: created.metadata.uid! };
 }

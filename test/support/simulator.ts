@@ -9,6 +9,8 @@ import {
   type SimulatedClusters,
 } from '../../deploy/local/shared-drives.js';
 import { driveAt, parseSignDriveList, type DriveInfo } from '../../src/weka/index.js';
+import type { WekaContainer } from '../../src/api/index.js';
+import { wekaContainerName } from '../../src/api/names.js';
 import { simulatorRoot } from './harness.js';
 import { simRetryingFaultsAt, simulatorLogAt, type SimLogEntry } from './sim-access.js';
 
@@ -20,6 +22,20 @@ export type { SimLogEntry } from './sim-access.js';
  */
 export async function sim(node: string, ...args: string[]): Promise<string> {
   return simulate(simulatorRoot(), node, ...args);
+}
+
+/**
+ * Runs a Weka tool in the pod of a drive container (a WekaContainer with its allocation), as the
+ * operator's exec does: `inContainerPod(c, 'weka', 'cluster', 'drive', '--json')`.
+ */
+export async function inContainerPod(c: WekaContainer, ...argv: string[]): Promise<string> {
+  const { wekaPort, agentPort } = c.status?.allocations ?? {};
+  return sim(
+    c.spec.nodeName ?? '',
+    ...['--in-pod', '--weka-name', wekaContainerName(c.metadata.namespace ?? '', c.metadata.name ?? '')],
+    ...['--weka-port', String(wekaPort), '--agent-port', String(agentPort), '--'],
+    ...argv,
+  );
 }
 
 /**
