@@ -15,7 +15,7 @@ import {
 } from '../src/lifecycle/cluster-layout.js';
 import { clusterCreateCall, clusterNameCall } from '../src/weka/index.js';
 import type { ActivityDeps } from './deps.js';
-import { createIfAbsent, isConflict, orIfMissing } from './kube/errors.js';
+import { createIfAbsent, orIfMissing } from './kube/errors.js';
 import { mergeHeaders, snapshotOf, WekaApi } from './kube/weka-api.js';
 import type { ClusterSnapshot, ExecTargetRef, MemberContainer } from './types.js';
 import { runningPodIP } from './join-addresses.js';
@@ -32,42 +32,8 @@ export function createClusterActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
   const run = wekaCli(deps.exec);
 
-  /**
-   * The members of the cluster named `ref`; with `uid`, only those of the cluster of that uid (its
-   * controller), never those of another cluster created since under the same name.
-   */
-  async function members(ref: ObjectRef, uid?: string): Promise<WekaContainer[]> {
-    const list = (await api.custom.listNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      plural: WEKA_CONTAINER_PLURAL,
-      namespace: ref.namespace,
-      fieldSelector: `spec.cluster=${ref.name}`,
-    })) as { items: WekaContainer[] };
-    if (uid === undefined) return list.items;
-    return list.items.filter((c) =>
-      c.metadata.ownerReferences?.some((o) => o.kind === 'WekaCluster' && o.controller === true && o.uid === uid),
-    );
-  }
-
-  /** Deletes the member of that uid (its own workflow tears it down); gone, or another object of the name by now, is done. */
-  async function deleteMember(ref: ObjectRef, uid: string): Promise<void> {
-    try {
-      await orIfMissing(
-        api.custom.deleteNamespacedCustomObject({
-          group: API_GROUP,
-          version: API_VERSION,
-          plural: WEKA_CONTAINER_PLURAL,
-          namespace: ref.namespace,
-          name: ref.name,
-          body: { preconditions: { uid } },
-        }),
-        undefined,
-      );
-    } catch (err) {
-      if (!isConflict(err)) throw err;
-    }
-  }
+  const members = (ref: ObjectRef, uid?: string) => api.listClusterMembers(ref, uid);
+  const deleteMember = (ref: ObjectRef, uid: string) => api.deleteContainerOfUid(ref, uid);
 
   /** Every member of the cluster of `uid`, as its workflow sees it. */
   async function memberContainers(ref: ObjectRef, uid: string): Promise<MemberContainer[]> {
@@ -209,7 +175,7 @@ export function createClusterActivities(deps: ActivityDeps) {
               { apiVersion: `${API_GROUP}/${API_VERSION}`, kind: 'WekaCluster', name: ref.name, uid, controller: true },
             ],
           },
-          spec: clusterContainerSpec(cluster.spec, ref.name, node),
+          spec: clusterContainerSpec(cluster.spec, ref.name, node, cluster.status?.driveSharing),
         } as WekaContainer;
         await createIfAbsent(api.createContainer(body));
       }

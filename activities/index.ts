@@ -19,6 +19,7 @@ import { createStaleVirtualDrives } from './stale-virtual-drives.js';
 import { createProxyRotationActivities } from './proxy-rotation.js';
 import { createDriveVerification } from './drive-verification.js';
 import { createBlockedDrives } from './blocked-drives.js';
+import { createSharingMigration } from './sharing-migration.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { MUTEX_REQUEST_ACTIVITIES } from '../src/protocol.js';
 import { describeKubeError, isDeterministic } from './kube/errors.js';
@@ -46,6 +47,7 @@ export function createActivities(deps: ActivityDeps) {
         ...createProxyRotationActivities(deps),
         ...createDriveVerification(deps),
         ...createBlockedDrives(deps),
+        ...createSharingMigration(deps),
       }),
     ),
   );

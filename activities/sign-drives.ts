@@ -27,7 +27,7 @@ import type { ActivityDeps } from './deps.js';
 import { orIfMissing } from './kube/errors.js';
 import { snapshotOf, WekaApi } from './kube/weka-api.js';
 import type { ExecTargetRef, NodeDrivesPublished, SignedDevice, OperationSnapshot } from './types.js';
-import { wekaCli } from './weka-cli.js';
+import { wekaCli, type WekaCli } from './weka-cli.js';
 import type { MutexOutcome, MutexPayloads, ProxySignedDrive } from '../src/protocol.js';
 import { createNodeDecisions, proxyUsers } from './node-decisions.js';
 import { createNodeDrivesPublisher } from './node-drives-publisher.js';
@@ -43,42 +43,53 @@ function isDeviceRefusal(err: unknown): err is Error {
   return err instanceof DeviceRefused || (err instanceof Error && NON_RETRYABLE_WEKA_ERRORS.includes(err.name));
 }
 
+/**
+ * Signs one device as the verdict says, unless a retry finds it signed already, and reads back
+ * what signing assigned. A refusal of the tool is the device's answer: it is skipped.
+ */
+export async function signDevice(
+  run: WekaCli,
+  target: ExecTargetRef,
+  mode: SigningMode,
+  before: DriveInfo,
+  flags: SignFlag[],
+): Promise<{ drive: ProxySignedDrive; signed: boolean } | { skipped: SkippedDevice }> {
+  const devicePath = before.devicePath;
+  let after = before;
+  let signedNow = false;
+  if (before.signature !== mode) {
+    try {
+      await run(target, mode === 'proxy' ? signProxyCall(devicePath, flags) : signExclusiveCall(devicePath, flags));
+      signedNow = true;
+    } catch (err) {
+      if (!isDeviceRefusal(err)) throw err;
+      // Refused because an earlier attempt, or another operation, signed it since our probe? Then it is done.
+      if ((await run(target, readDriveCall(devicePath))).signature !== mode)
+        return { skipped: refusalSkip(devicePath, err.message) };
+    }
+    after = await run(target, readDriveCall(devicePath));
+  }
+  if (after.signature !== mode || after.physicalUUID === null)
+    throw new DeviceRefused(`${devicePath} is not signed for ${mode} use after signing it`);
+  const { physicalUUID, serial, capacityGiB, type } = after;
+  return { drive: { physicalUUID, serial, capacityGiB, type, devicePath: after.devicePath }, signed: signedNow };
+}
+
+/** Serials that a container on the node holds: its exclusive drives, and the drives under its virtual drives. */
+export async function heldSerialsOn(api: WekaApi, node: string): Promise<Set<string>> {
+  const held = new Set<string>();
+  for (const c of await api.listContainersOnNode(node)) {
+    for (const serial of c.status?.allocations?.drives ?? []) held.add(serial);
+    for (const vd of c.status?.allocations?.virtualDrives ?? []) if (vd.serial) held.add(vd.serial);
+  }
+  return held;
+}
+
 export function createSignDrivesActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
   const run = wekaCli(deps.exec);
   const proxies = createNodeDecisions(deps);
   const publisher = createNodeDrivesPublisher(deps);
-
-  /**
-   * Signs one device as the verdict says, unless a retry finds it signed already, and reads back
-   * what signing assigned. A refusal of the tool is the device's answer: it is skipped.
-   */
-  async function signDevice(
-    target: ExecTargetRef,
-    mode: SigningMode,
-    before: DriveInfo,
-    flags: SignFlag[],
-  ): Promise<{ drive: ProxySignedDrive; signed: boolean } | { skipped: SkippedDevice }> {
-    const devicePath = before.devicePath;
-    let after = before;
-    let signedNow = false;
-    if (before.signature !== mode) {
-      try {
-        await run(target, mode === 'proxy' ? signProxyCall(devicePath, flags) : signExclusiveCall(devicePath, flags));
-        signedNow = true;
-      } catch (err) {
-        if (!isDeviceRefusal(err)) throw err;
-        // Refused because an earlier attempt, or another operation, signed it since our probe? Then it is done.
-        if ((await run(target, readDriveCall(devicePath))).signature !== mode)
-          return { skipped: refusalSkip(devicePath, err.message) };
-      }
-      after = await run(target, readDriveCall(devicePath));
-    }
-    if (after.signature !== mode || after.physicalUUID === null)
-      throw new DeviceRefused(`${devicePath} is not signed for ${mode} use after signing it`);
-    const { physicalUUID, serial, capacityGiB, type } = after;
-    return { drive: { physicalUUID, serial, capacityGiB, type, devicePath: after.devicePath }, signed: signedNow };
-  }
 
   /** What the operation, read now, asks of the node as it is now (signingRequestFor). */
   async function requestOnNode(
@@ -91,16 +102,6 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
     ]);
     const current = op && { uid: op.metadata.uid ?? '', deleting: !!op.metadata.deletionTimestamp, spec: op.spec };
     return signingRequestFor(operation, current, nodeObject?.metadata?.labels ?? {});
-  }
-
-  /** Serials that a container on the node holds: its exclusive drives, and the drives under its virtual drives. */
-  async function heldSerials(node: string): Promise<Set<string>> {
-    const held = new Set<string>();
-    for (const c of await api.listContainersOnNode(node)) {
-      for (const serial of c.status?.allocations?.drives ?? []) held.add(serial);
-      for (const vd of c.status?.allocations?.virtualDrives ?? []) if (vd.serial) held.add(vd.serial);
-    }
-    return held;
   }
 
   return {
@@ -167,7 +168,7 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
           device,
           info,
           options: request.options,
-          heldSerials: await heldSerials(node),
+          heldSerials: await heldSerialsOn(api, node),
         });
         if (verdict.action === 'skip') {
           const skipped = { devicePath, reason: verdict.reason, message: verdict.message };
@@ -175,7 +176,7 @@ export function createSignDrivesActivities(deps: ActivityDeps) {
           return { ok: true, result: { skipped } satisfies SignedDevice };
         }
         const flags = verdict.action === 'sign' ? verdict.flags : [];
-        const outcome = await signDevice(target, request.mode, info, flags);
+        const outcome = await signDevice(run, target, request.mode, info, flags);
         if ('skipped' in outcome) {
           deps.logger.warn({ node, ...outcome.skipped }, 'device skipped: the sign tool refused it');
           return { ok: true, result: outcome satisfies SignedDevice };

@@ -11,6 +11,7 @@ import type {
   RotateSsdProxyPayload,
   BlockDrivesPayload,
   DriveReplacement,
+  MigrateToDriveSharingPayload,
   StaleVirtualDrive,
 } from '../src/api/schemas/wekamanualoperation.js';
 
@@ -148,6 +149,7 @@ export interface OperationSnapshot extends ObjectSnapshot {
       cleanStaleVirtualDrivesPayload?: CleanStaleVirtualDrivesPayload;
       rotateSsdProxyPayload?: RotateSsdProxyPayload;
       blockDrivesPayload?: BlockDrivesPayload;
+      migrateToDriveSharingPayload?: MigrateToDriveSharingPayload;
     };
   };
 }
@@ -193,6 +195,8 @@ export interface OperationStatusUpdate {
     waitingFor?: string;
     blocked?: string[];
     replacements?: DriveReplacement[];
+    member?: string;
+    migration?: string;
     error?: string;
   }[];
   /** clean-stale-virtual-drives: the fingerprint of the stale set the last pass found. */
@@ -301,4 +305,18 @@ export interface BlockDrivesResult {
   serials: string[];
   physicalUUIDs: string[];
   containers: BlockedContainer[];
+}
+
+/** migrate-to-drive-sharing: where a slot is in its move, the member that left and the one made in its place. */
+export interface SlotState {
+  /** The member that moves (the uid asked about) still exists, deleting or not. */
+  leaving: boolean;
+  replacement?: { name: string; uid: string; node: string; phase: string; wholeDrives: boolean };
+}
+
+/** migrate-to-drive-sharing: the drives a member left, signed for the ssdproxy (signForSharing). */
+export interface SharingSigned {
+  drives: ProxySignedDrive[];
+  /** Serials not signed, each with why. */
+  skipped: string[];
 }

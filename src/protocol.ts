@@ -189,6 +189,8 @@ export interface MutexPayloads {
   'unblock-drives': { node: string; serials?: string[]; physicalUUIDs?: string[] };
   /** A container removed these replaced virtual drives of it from Weka and the device: the ledger forgets them. */
   'forget-replaced-drives': { node: string; uid: string; virtualUUIDs: string[] };
+  /** Signs for the ssdproxy the whole drives a member moving to drive sharing left (migrate-to-drive-sharing). */
+  'sign-for-sharing': { node: string; serials: string[]; operation: ObjectRef & { uid: string } };
 }
 
 /**
@@ -213,6 +215,7 @@ export const MUTEX_REQUEST_ACTIVITIES = {
   'block-drives': 'blockDrives',
   'unblock-drives': 'unblockDrives',
   'forget-replaced-drives': 'forgetReplacedDrives',
+  'sign-for-sharing': 'signForSharing',
 } as const satisfies Record<keyof MutexPayloads, string>;
 export type MutexRequestKind = keyof typeof MUTEX_REQUEST_ACTIVITIES;
 

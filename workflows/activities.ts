@@ -31,6 +31,7 @@ type KubeActivity =
   | 'nodesToVerify'
   | 'planProxyRotation'
   | 'removeClusterMember'
+  | 'removeMigratingMember'
   | 'startContainerPod';
 type KubeLocalActivity =
   | 'clusterMembers'
@@ -47,6 +48,7 @@ type KubeLocalActivity =
   | 'readOperation'
   | 'recordNodeEvent'
   | 'removeFinalizer'
+  | 'slotState'
   | 'wakeMemberCluster'
   | 'writeStatus';
 type WekaActivity =
@@ -54,6 +56,7 @@ type WekaActivity =
   | 'chooseNodeDevices'
   | 'formWekaCluster'
   | 'joinCluster'
+  | 'planSharingMigration'
   | 'proxyDisruptionVerdict'
   | 'verifyNodeDrives'
   | 'signAndAddVirtualDrive';

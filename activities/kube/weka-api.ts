@@ -17,7 +17,7 @@ import {
 } from '../../src/api/index.js';
 import type { ObjectRef } from '../../src/api/names.js';
 import type { ObjectSnapshot } from '../types.js';
-import { orIfMissing } from './errors.js';
+import { isConflict, orIfMissing } from './errors.js';
 
 export type WekaKind = typeof WEKA_CONTAINER_KIND | typeof WEKA_CLUSTER_KIND | typeof WEKA_MANUAL_OPERATION_KIND;
 
@@ -150,6 +150,39 @@ export class WekaApi {
   /** A JSON merge patch of the spec of an object the operator owns (its ssdproxy containers). */
   async patchSpec(kind: WekaKind, ref: ObjectRef, spec: Record<string, unknown>): Promise<void> {
     await this.custom.patchNamespacedCustomObject({ ...this.params(kind, ref), body: { spec } }, mergeHeaders);
+  }
+
+  /**
+   * The members of the cluster named `ref`; with `uid`, only those of the cluster of that uid (its
+   * controller), never those of another cluster created since under the same name.
+   */
+  async listClusterMembers(ref: ObjectRef, uid?: string): Promise<WekaContainer[]> {
+    const list = (await this.custom.listNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: WEKA_CONTAINER_PLURAL,
+      namespace: ref.namespace,
+      fieldSelector: `spec.cluster=${ref.name}`,
+    })) as { items: WekaContainer[] };
+    if (uid === undefined) return list.items;
+    return list.items.filter((c) =>
+      c.metadata.ownerReferences?.some((o) => o.kind === 'WekaCluster' && o.controller === true && o.uid === uid),
+    );
+  }
+
+  /** Deletes the WekaContainer of that uid (its own workflow tears it down); gone, or another object of the name by now, is done. */
+  async deleteContainerOfUid(ref: ObjectRef, uid: string): Promise<void> {
+    try {
+      await orIfMissing(
+        this.custom.deleteNamespacedCustomObject({
+          ...this.params('WekaContainer', ref),
+          body: { preconditions: { uid } },
+        }),
+        undefined,
+      );
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+    }
   }
 
   /** Every WekaManualOperation in every namespace, read from the apiserver now. */

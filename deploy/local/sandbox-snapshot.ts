@@ -9,6 +9,7 @@ import {
 } from '../../src/annotations/index.js';
 import type { WekaCluster, WekaContainer, WekaManualOperation } from '../../src/api/index.js';
 import { SANDBOX_OPERATION, SANDBOX_WHOLE_OPERATION } from './sandbox-manifests.js';
+import { memberTemplate } from '../../src/lifecycle/cluster-layout.js';
 import { templateCapacity, type SandboxSnapshot } from './sandbox-view.js';
 import { blockedDrivesOf, blockedSharedUUIDs } from '../../src/node/blocked-drives.js';
 
@@ -36,7 +37,7 @@ export async function readSandboxSnapshot(
       phase: c.status?.phase ?? 'Pending',
       guid: c.status?.clusterGUID,
       driveContainers: c.spec.dynamicTemplate?.driveContainers,
-      capacity: templateCapacity(c.spec.dynamicTemplate),
+      capacity: templateCapacity(memberTemplate(c.spec.dynamicTemplate, c.status?.driveSharing)),
     })),
     containers: containers
       .filter((c) => c.spec.mode === 'drive')

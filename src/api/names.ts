@@ -9,6 +9,7 @@ export const FIELD_MANAGER = {
   workflow: 'weka-drives-workflow',
   watcher: 'weka-drives-watcher',
   nodeSigner: 'weka-drives-signer',
+  migration: 'weka-drives-migration',
 } as const;
 
 /** Label on everything the operator creates (pods, proxy containers). */

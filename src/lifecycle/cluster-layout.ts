@@ -4,7 +4,7 @@
 // asks for. planMembers says what brings the members to the spec from where they are: members to
 // create (new slots, and replacements of members whose node is lost), the highest-numbered member
 // to take away when the cluster shrinks (one at a time), and members whose capacity to raise.
-import type { WekaClusterSpec, WekaContainerSpec } from '../api/index.js';
+import type { DriveSharingStatus, DynamicTemplate, WekaClusterSpec, WekaContainerSpec } from '../api/index.js';
 
 export function clusterContainerName(cluster: string, index: number): string {
   return `${cluster}-drive-${index}`;
@@ -17,8 +17,24 @@ export function memberIndex(cluster: string, name: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-export function clusterContainerSpec(spec: WekaClusterSpec, cluster: string, node: string): WekaContainerSpec {
-  const t = spec.dynamicTemplate ?? {};
+/** What a member made now asks for: its template's, with the virtual drives a migration chose. */
+export function memberTemplate(
+  template: DynamicTemplate | undefined,
+  driveSharing: Pick<DriveSharingStatus, 'driveCapacity'> | undefined,
+): DynamicTemplate {
+  const t = template ?? {};
+  if (!driveSharing || t.driveCapacity !== undefined || t.containerCapacity !== undefined) return t;
+  return { ...t, driveCapacity: driveSharing.driveCapacity };
+}
+
+/** A member's spec; a cluster moved to drive sharing (status.driveSharing) makes it on virtual drives. */
+export function clusterContainerSpec(
+  spec: WekaClusterSpec,
+  cluster: string,
+  node: string,
+  driveSharing?: DriveSharingStatus,
+): WekaContainerSpec {
+  const t = memberTemplate(spec.dynamicTemplate, driveSharing);
   return {
     mode: 'drive',
     nodeName: node,

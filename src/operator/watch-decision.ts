@@ -76,6 +76,7 @@ const OPERATION_ACTIONS: Readonly<Record<string, string>> = {
   'rotate-ssdproxy': 'Rotate ssdproxy',
   'block-drives': 'Block drives',
   'unblock-drives': 'Unblock drives',
+  'migrate-to-drive-sharing': 'Migrate to drive sharing',
 };
 /** An operation in one of these phases has run; it is never started again, only torn down. */
 const FINISHED_OPERATION_PHASES: readonly string[] = ['Succeeded', 'Failed', 'Refused'];

@@ -35,7 +35,7 @@ describe('rotate-ssdproxy', () => {
       await world.start(queue);
       await world.phase('Succeeded');
     });
-    expect(world.rotationLog).toEqual([
+    expect(world.log).toEqual([
       'look node-a',
       'rotate node-a proxy:2',
       'look node-a',
@@ -63,12 +63,12 @@ describe('rotate-ssdproxy', () => {
       );
       expect(waiting.waitingFor).toContain('Weka cluster g-1 (t1/drive-0): a rebuild is moving data');
       expect(world.status.phase).toBe('Running');
-      expect(world.rotationLog).not.toContain('rotate node-b proxy:2');
+      expect(world.log).not.toContain('rotate node-b proxy:2');
       await world.phase('Succeeded', 40_000);
     });
-    const order = world.rotationLog.filter((l) => l.startsWith('rotate'));
+    const order = world.log.filter((l) => l.startsWith('rotate'));
     expect(order).toEqual(['rotate node-a proxy:2', 'rotate node-b proxy:2', 'rotate node-c proxy:2']);
-    expect(world.rotationLog.filter((l) => l === 'look node-b')).toHaveLength(3);
+    expect(world.log.filter((l) => l === 'look node-b')).toHaveLength(3);
     expect(world.events.filter((e) => e.startsWith('WaitingForHealthyClusters'))).toHaveLength(1);
   }, 60_000);
 
@@ -80,10 +80,7 @@ describe('rotate-ssdproxy', () => {
       await world.start(queue);
       await world.phase('Failed');
     });
-    expect(world.rotationLog.filter((l) => l.startsWith('rotate'))).toEqual([
-      'rotate node-a proxy:2',
-      'rotate node-b proxy:2',
-    ]);
+    expect(world.log.filter((l) => l.startsWith('rotate'))).toEqual(['rotate node-a proxy:2', 'rotate node-b proxy:2']);
     expect(world.condition('Succeeded')).toMatchObject({ status: 'False', reason: 'ProxyNotRunning' });
     expect(world.condition('Succeeded')?.message).toContain('1 nodes rotated, 1 not started');
     expect(world.status.results?.find((r) => r.node === 'node-b')).toMatchObject({
@@ -105,7 +102,7 @@ describe('rotate-ssdproxy', () => {
       await world.phase('Refused');
     });
     expect(world.condition('Accepted')).toMatchObject({ status: 'False', reason: 'AnotherCampaignRunning' });
-    expect(world.rotationLog).toEqual([]);
+    expect(world.log).toEqual([]);
   });
 
   it('restarts nothing more once it is deleted while it waits', async () => {
@@ -120,6 +117,6 @@ describe('rotate-ssdproxy', () => {
       await world.delete(handle);
     });
     expect(world.finalizer).toBe(false);
-    expect(world.rotationLog.filter((l) => l.startsWith('rotate'))).toEqual([]);
+    expect(world.log.filter((l) => l.startsWith('rotate'))).toEqual([]);
   });
 });

@@ -5,17 +5,13 @@
 // new proxy does not run stops the campaign, Failed, saying so: the nodes after it keep the image
 // they had. The restart itself is a request to the node's mutex, so it never runs beside an
 // allocation, a signing or another proxy decision of that node.
-import { sleep } from '@temporalio/workflow';
 import type { OperationSnapshot, ProxyRotated } from '../../activities/types.js';
-import { backoffDelay } from '../../src/backoff.js';
 import { nodeMutexId } from '../../src/protocol.js';
-import { kube, weka } from '../activities.js';
+import { kube } from '../activities.js';
+import { waitForHealthyClusters } from '../healthy-clusters.js';
 import { fail, refuse } from '../manual-operation/end.js';
 import type { OperationRun } from '../manual-operation/run.js';
 import type { NodeResult } from '../operation-status.js';
-
-/** How soon a node waiting for healthy clusters looks again: 10 s, doubling up to 5 minutes. */
-export const HEALTH_RECHECK = { initialMs: 10_000, maxMs: 300_000, jitter: false } as const;
 
 export async function rotateSsdProxy(run: OperationRun, op: OperationSnapshot): Promise<void> {
   const payload = op.spec.payload?.rotateSsdProxyPayload ?? {};
@@ -41,7 +37,7 @@ export async function rotateSsdProxy(run: OperationRun, op: OperationSnapshot): 
   for (const [i, { node, image }] of todo.entries()) {
     const at = `node ${i + 1} of ${todo.length}, ${node}`;
     const base: NodeResult = { node, proxyImage: image };
-    await waitForHealthyClusters(run, base, `${at}: before its ssdproxy restarts`);
+    await waitForHealthyClusters(run, base, `${at}: before its ssdproxy restarts`, { rotation: 'Waiting' });
     await run.status.result({ ...base, rotation: 'Rotating' });
     await run.status.enter('Running', `${at}: restarting its ssdproxy from ${targetImage}`);
     const answer = await run.mutex.call(nodeMutexId(node), 'rotate-proxy', { node, image: targetImage }, node);
@@ -63,7 +59,7 @@ export async function rotateSsdProxy(run: OperationRun, op: OperationSnapshot): 
     }
     const after: NodeResult = { node, proxyImage: targetImage, previousProxyImage: rotated.previousImage };
     await run.status.result({ ...after, rotation: 'Verifying' });
-    await waitForHealthyClusters(run, after, `${at}: after its ssdproxy restarted`);
+    await waitForHealthyClusters(run, after, `${at}: after its ssdproxy restarted`, { rotation: 'Waiting' });
     await run.status.result({ ...after, rotation: 'Done' });
     await run.status.event(
       'Normal',
@@ -74,29 +70,4 @@ export async function rotateSsdProxy(run: OperationRun, op: OperationSnapshot): 
   const message = `${todo.length} ssdproxies restarted from ${targetImage}; ${proxies.length - todo.length} ran it already`;
   await run.status.condition('Succeeded', 'True', 'Rotated', message, 'Normal');
   await run.status.enter('Succeeded', `${message}; waiting for deletion`);
-}
-
-/**
- * Returns once every Weka cluster with a container on the node is healthy; until then the node's
- * result says what it waits for, and each new reason is an Event.
- */
-async function waitForHealthyClusters(run: OperationRun, base: NodeResult, when: string): Promise<void> {
-  let shown = '';
-  for (let looks = 1; ; looks++) {
-    const verdict = await weka.proxyDisruptionVerdict({ node: base.node });
-    // The caller's next result (Rotating, Done) replaces this one, waitingFor and all.
-    if (verdict.allowed) return;
-    const why = verdict.clusters
-      .filter((c) => c.reasons.length > 0)
-      .map((c) => `Weka cluster ${c.clusterGUID} (${c.containers.join(', ')}): ${c.reasons.join('; ')}`)
-      .join(' | ');
-    if (why !== shown) {
-      shown = why;
-      looks = 1;
-      await run.status.result({ ...base, rotation: 'Waiting', waitingFor: why });
-      await run.status.event('Warning', 'WaitingForHealthyClusters', `${when}, waiting for ${why}`);
-      await run.status.enter('Running', `${when}, waiting for ${why}`);
-    }
-    await sleep(backoffDelay(looks, HEALTH_RECHECK));
-  }
 }

@@ -121,12 +121,17 @@ function start(clusters: ClusterState, local: LocalContainerRecord): Change[] {
   return [join(clusters, local, through.clusterGUID)];
 }
 
-/** The cluster member at ip:port, if any. */
+/**
+ * The cluster member at ip:port, if any. A host keeps the record of a container whose pod is gone,
+ * and the pod made again may get its address: the one in a cluster is the one listening there.
+ */
 function addressed(clusters: ClusterState, text: string): ContainerRecord | undefined {
   const address = parseHostAddress(text);
   if (!address) return undefined;
-  const local = clusters.locals.find((l) => l.ip === address.ip && l.basePort === address.port);
-  return local ? memberOf(clusters, local) : undefined;
+  return clusters.locals
+    .filter((l) => l.ip === address.ip && l.basePort === address.port)
+    .map((l) => memberOf(clusters, l))
+    .find((m) => m !== undefined);
 }
 
 function join(clusters: ClusterState, local: LocalContainerRecord, clusterGUID: string): Change {

@@ -153,11 +153,37 @@ export const WekaClusterSpecSchema = Type.Object(
 );
 export type WekaClusterSpec = Static<typeof WekaClusterSpecSchema>;
 
+export const DriveSharingStatusSchema = Type.Object(
+  {
+    driveCapacity: Type.Integer({
+      minimum: 1,
+      format: 'int64',
+      description:
+        "Size in GiB of each of a member's numDrives virtual drives, as driveCapacity would say: the size of the whole drives each member had.",
+    }),
+    operation: Type.String({
+      maxLength: 2 * MAX_NAME_LENGTH + 1,
+      description: 'The migrate-to-drive-sharing operation that moved the cluster, namespace/name.',
+    }),
+    campaign: Type.String({
+      maxLength: 64,
+      description:
+        'Uid of that operation: while it runs, no other migrate-to-drive-sharing operation runs on this cluster.',
+    }),
+  },
+  {
+    description:
+      'Set by migrate-to-drive-sharing on a cluster created on whole drives: its members are made with numDrives virtual drives of driveCapacity GiB from then on (dynamicTemplate cannot change its drive mode). Written by the operation, through the status subresource.',
+  },
+);
+export type DriveSharingStatus = Static<typeof DriveSharingStatusSchema>;
+
 export const WekaClusterStatusSchema = Type.Object(
   {
     phase: Type.Optional(phaseSchema(WEKA_CLUSTER_PHASES)),
     clusterGUID: Type.Optional(Type.String({ maxLength: 64, description: 'GUID of the Weka cluster once formed.' })),
     ports: Type.Optional(ClusterPortsStatusSchema),
+    driveSharing: Type.Optional(DriveSharingStatusSchema),
     conditions: Type.Optional(conditionsSchema('Detailed observed state, one entry per condition type.')),
     observedGeneration: Type.Optional(observedGenerationSchema()),
     writtenBy: Type.Optional(writtenBySchema('cluster')),
@@ -170,7 +196,7 @@ export const WekaClusterStatusSchema = Type.Object(
   },
   {
     description:
-      'Observed state, written only through the status subresource by server-side apply: the cluster workflow owns phase, clusterGUID, conditions, observedGeneration and writtenBy, the allocator owns ports, the watcher owns workflowID. Every field is optional so writers apply only their own.',
+      'Observed state, written only through the status subresource by server-side apply: the cluster workflow owns phase, clusterGUID, conditions, observedGeneration and writtenBy, the allocator owns ports, migrate-to-drive-sharing owns driveSharing, the watcher owns workflowID. Every field is optional so writers apply only their own.',
   },
 );
 export type WekaClusterStatus = Static<typeof WekaClusterStatusSchema>;

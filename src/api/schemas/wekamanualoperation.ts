@@ -25,6 +25,7 @@ export const CLEAN_STALE_VIRTUAL_DRIVES_ACTION = 'clean-stale-virtual-drives';
 export const ROTATE_SSDPROXY_ACTION = 'rotate-ssdproxy';
 export const BLOCK_DRIVES_ACTION = 'block-drives';
 export const UNBLOCK_DRIVES_ACTION = 'unblock-drives';
+export const MIGRATE_TO_DRIVE_SHARING_ACTION = 'migrate-to-drive-sharing';
 /** The actions this operator runs; it leaves the Weka operator's others alone. */
 export const OPERATOR_ACTIONS = [
   SIGN_DRIVES_ACTION,
@@ -32,6 +33,7 @@ export const OPERATOR_ACTIONS = [
   ROTATE_SSDPROXY_ACTION,
   BLOCK_DRIVES_ACTION,
   UNBLOCK_DRIVES_ACTION,
+  MIGRATE_TO_DRIVE_SHARING_ACTION,
 ] as const;
 
 /** Phases the operator writes to status.phase; the schema accepts any string. */
@@ -224,6 +226,18 @@ export const BlockDrivesPayloadSchema = Type.Object(
 );
 export type BlockDrivesPayload = Static<typeof BlockDrivesPayloadSchema>;
 
+export const MigrateToDriveSharingPayloadSchema = Type.Object(
+  {
+    cluster: Type.String({
+      minLength: 1,
+      maxLength: MAX_NAME_LENGTH,
+      description: "The WekaCluster on whole drives to move to drive sharing, in the operation's namespace.",
+    }),
+  },
+  { description: 'Parameters of migrate-to-drive-sharing.' },
+);
+export type MigrateToDriveSharingPayload = Static<typeof MigrateToDriveSharingPayloadSchema>;
+
 export const WekaManualOperationSpecSchema = Type.Object(
   {
     action: Type.String({
@@ -245,6 +259,7 @@ export const WekaManualOperationSpecSchema = Type.Object(
         cleanStaleVirtualDrivesPayload: Type.Optional(CleanStaleVirtualDrivesPayloadSchema),
         rotateSsdProxyPayload: Type.Optional(RotateSsdProxyPayloadSchema),
         blockDrivesPayload: Type.Optional(BlockDrivesPayloadSchema),
+        migrateToDriveSharingPayload: Type.Optional(MigrateToDriveSharingPayloadSchema),
       },
       { description: 'Parameters of the action, one member per action.' },
     ),
@@ -369,7 +384,7 @@ export const NodeResultSchema = Type.Object(
       Type.String({
         maxLength: 4096,
         description:
-          'rotate-ssdproxy: what the node waits for before (or after) its ssdproxy is restarted. block-drives: the replacements it waits for.',
+          'rotate-ssdproxy: what the node waits for before (or after) its ssdproxy is restarted. block-drives: the replacements it waits for. migrate-to-drive-sharing: what its member waits for.',
       }),
     ),
     blocked: Type.Optional(
@@ -385,6 +400,20 @@ export const NodeResultSchema = Type.Object(
         maxItems: MAX_STALE_VIRTUAL_DRIVES,
         description: 'block-drives: every drive of a container on a blocked drive, and where its replacement is.',
         'x-kubernetes-list-type': 'atomic',
+      }),
+    ),
+    member: Type.Optional(
+      Type.String({
+        maxLength: 2 * MAX_NAME_LENGTH + 1,
+        description:
+          'migrate-to-drive-sharing: the member on the node, namespace/name (its replacement once it has one).',
+      }),
+    ),
+    migration: Type.Optional(
+      Type.String({
+        maxLength: 32,
+        description:
+          "migrate-to-drive-sharing: where the node's member is: Pending, Waiting (a Weka cluster on the node is not healthy), Draining (its whole drives phase out of Weka and it leaves), Signing (its drives are signed for the ssdproxy), Joining (its replacement on virtual drives comes up), Done or Failed.",
       }),
     ),
     error: Type.Optional(

@@ -148,6 +148,19 @@ describe('weka-sim cluster formation', () => {
     expect(bad.exitCode).toBe(64);
   });
 
+  it('joins through an address a member listens on now, not the stem that had it before on the host', async () => {
+    const state = await signedNode(await simRoot());
+    const guid = await createCluster(state, 'tenant-a');
+    const ip = freshIp();
+    // A member's pod made again on its node: the old pod's container had the address, and left.
+    const gone = podEnv('ns_old', { basePort: 35000, agentPort: 35100, ip });
+    expect((await identity(state, gone)).cluster_guid).toBe(NO_CLUSTER_GUID);
+    const now = podEnv('ns_new', { basePort: 35000, agentPort: 35100, ip, joinIps: [joinAddressOf(guid)] });
+    expect((await identity(state, now)).cluster_guid).toBe(guid);
+    const stem = podEnv('ns_next', { basePort: 36000, agentPort: 36100, ip: freshIp(), joinIps: [`${ip}:35000`] });
+    expect((await identity(state, stem)).cluster_guid).toBe(guid);
+  });
+
   it('keeps a second container of a name out of the cluster while the first is in it', async () => {
     const root = await simRoot();
     const [node1, node2] = [await signedNode(root, 'node-1'), await signedNode(root, 'node-2')];

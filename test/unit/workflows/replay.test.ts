@@ -50,6 +50,7 @@ const REQUIRED = [
   'clean-stale-removed-after-two-passes',
   'rotate-ssdproxy-waited-then-rotated',
   'block-drives-replaced',
+  'migrate-to-drive-sharing',
   'drive-verification-sweeps',
   'cluster-formed-and-deleted',
   'cluster-device-set-released',

@@ -18,12 +18,14 @@ import {
 import type {
   OperationSnapshot,
   OperationStatusUpdate,
+  SlotState,
   ProxyDisruptionVerdict,
   ProxyRotationPlan,
   StaleOnNode,
   StatusWrite,
   StatusWriteOutcome,
 } from '../../../activities/types.js';
+import type { SharingMigrationPlan } from '../../../activities/sharing-migration.js';
 import { eventually } from '../../support/async.js';
 
 export class OperationWorld {
@@ -49,8 +51,17 @@ export class OperationWorld {
   readonly verdicts = new Map<string, ProxyDisruptionVerdict[]>();
   /** rotate-ssdproxy: nodes whose new proxy does not run. */
   readonly proxyFails = new Set<string>();
-  /** rotate-ssdproxy: what happened, in order: "look node", "rotate node image". */
-  readonly rotationLog: string[] = [];
+  /**
+   * rotate-ssdproxy, migrate-to-drive-sharing: what happened, in order: "look node", "rotate node
+   * image", "remove member", "slot uid", "sign node serials", "publish node".
+   */
+  readonly log: string[] = [];
+  /** migrate-to-drive-sharing: the plan's answer, or its refusal. */
+  migrationPlan: SharingMigrationPlan = { ok: false, reason: 'NoMembers', message: 'no member on whole drives' };
+  /** migrate-to-drive-sharing: each moving member's slot, by its uid, look after look: the last repeats. */
+  readonly slots = new Map<string, SlotState[]>();
+  /** migrate-to-drive-sharing: nodes whose drives the proxy refuses to sign. */
+  readonly signFails = new Set<string>();
   /** block-drives, unblock-drives: the mutex's answer (a BlockDrivesResult, or a refusal). */
   blockAnswer: Pick<MutexResponse, 'ok' | 'result' | 'error'> = {
     ok: true,
@@ -120,6 +131,7 @@ export class OperationWorld {
       return { ...base, ok: true, result: { drive, signed: true, mode: 'proxy', erased: [] } };
     }
     if (request.kind === 'publish-drives') {
+      this.log.push(`publish ${node}`);
       const count = this.devices.get(node)?.length ?? 0;
       const published = {
         driveCount: count,
@@ -142,7 +154,7 @@ export class OperationWorld {
     }
     if (request.kind === 'rotate-proxy') {
       const { image } = request.payload as { image: string };
-      this.rotationLog.push(`rotate ${node} ${image}`);
+      this.log.push(`rotate ${node} ${image}`);
       if (this.proxyFails.has(node))
         return { ...base, ok: false, error: { type: 'ProxyNotRunning', message: `node ${node}: it does not run` } };
       const previousImage = this.rotationPlan.ok
@@ -151,6 +163,20 @@ export class OperationWorld {
       return { ...base, ok: true, result: { previousImage, rotated: true } };
     }
     if (request.kind === 'block-drives' || request.kind === 'unblock-drives') return { ...base, ...this.blockAnswer };
+    if (request.kind === 'sign-for-sharing') {
+      const { serials } = request.payload as { serials: string[] };
+      this.log.push(`sign ${node} ${serials.join(',')}`);
+      if (this.signFails.has(node))
+        return { ...base, ok: false, error: { type: 'DeviceRefused', message: `node ${node}: the proxy refused` } };
+      const drives = serials.map((serial) => ({
+        physicalUUID: `p-${serial}`,
+        serial,
+        capacityGiB: 1000,
+        type: 'TLC',
+        devicePath: `/dev/${serial}`,
+      }));
+      return { ...base, ok: true, result: { drives, skipped: [] } };
+    }
     if (request.kind === 'remove-stale-drives') {
       const { drives } = request.payload as { drives: StaleVirtualDrive[] };
       this.removals.push({ node, drives });
@@ -189,9 +215,18 @@ export class OperationWorld {
         return { virtualDrives: [], replacedVirtualDrives: left.map((virtualUUID) => ({ virtualUUID })) };
       },
       planProxyRotation: () => this.rotationPlan,
+      planSharingMigration: () => this.migrationPlan,
+      removeMigratingMember: ({ name }: { name: string }) => void this.log.push(`remove ${name}`),
+      slotState: ({ slot, uid }: { slot: number; uid: string }): SlotState => {
+        const looks = this.log.filter((l) => l === `slot ${uid}`).length;
+        this.log.push(`slot ${uid}`);
+        const ready = { name: `slot-${slot}-new`, uid: `new-${slot}`, node: '', phase: 'Ready', wholeDrives: false };
+        const script = this.slots.get(uid) ?? [{ leaving: false, replacement: ready }];
+        return script[Math.min(looks, script.length - 1)]!;
+      },
       proxyDisruptionVerdict: ({ node }: { node: string }): ProxyDisruptionVerdict => {
-        const looks = this.rotationLog.filter((l) => l === `look ${node}`).length;
-        this.rotationLog.push(`look ${node}`);
+        const looks = this.log.filter((l) => l === `look ${node}`).length;
+        this.log.push(`look ${node}`);
         const script = this.verdicts.get(node) ?? [{ allowed: true, clusters: [] }];
         return script[Math.min(looks, script.length - 1)]!;
       },
