@@ -307,3 +307,5 @@ export const WekaContainer = defineSearchAttributeKey('WekaContainer', SearchAtt
 export const WekaPhase = defineSearchAttributeKey('WekaPhase', SearchAttributeType.KEYWORD);
 /** A sign-drives workflow's WekaManualOperation. */
 export const WekaOperation = defineSearchAttributeKey('WekaOperation', SearchAttributeType.KEYWORD);
+/** Every search attribute above: the operator refuses to start in a namespace that lacks one. */
+export const SEARCH_ATTRIBUTE_KEYS = [WekaNode, WekaCluster, WekaContainer, WekaPhase, WekaOperation] as const;

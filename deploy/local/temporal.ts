@@ -3,10 +3,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../src/protocol.js';
 import { startServer, waitUntilReady, type ServerProcess } from './processes.js';
 
 /** Custom search attributes the operator sets on its workflows (all Keyword). */
-export const SEARCH_ATTRIBUTES = ['WekaNode', 'WekaCluster', 'WekaContainer', 'WekaPhase', 'WekaOperation'] as const;
+export const SEARCH_ATTRIBUTES = SEARCH_ATTRIBUTE_KEYS.map((k) => k.name);
 
 export interface TemporalOptions {
   binary: string;

@@ -16,7 +16,8 @@ import { OperatorMetrics } from './metrics.js';
 import { operatorVersion } from './version.js';
 import { installTemporalRuntime } from './sdk-runtime.js';
 import { startMutexDepthSampler, type MutexDepthSampler } from './mutex-depth.js';
-import { clientConnection, temporalTarget, workerConnection } from './temporal-connection.js';
+import { clientConnection, customSearchAttributes, temporalTarget, workerConnection } from './temporal-connection.js';
+import { searchAttributeProblems } from '../../src/operator/search-attributes.js';
 import { startWatcher, type RunningWatcher } from './watcher/watcher.js';
 import { startDriveVerification } from './drive-verification.js';
 import { createOperatorWorker, type OperatorWorker, type OperatorWorkerOptions } from './worker.js';
@@ -67,6 +68,21 @@ export async function runOperator(
   kubeConfig.loadFromDefault();
   const connection = await clientConnection(target);
   const temporal = new Client({ connection, namespace: target.namespace });
+  const registered = await customSearchAttributes(connection, target.namespace);
+  const temporalProblems =
+    registered === 'missing'
+      ? [
+          `Temporal namespace ${target.namespace} does not exist at ${target.address}: create it (temporal operator namespace create --namespace ${target.namespace}) or set TEMPORAL_NAMESPACE`,
+        ]
+      : registered === undefined
+        ? []
+        : searchAttributeProblems(target.namespace, registered);
+  if (registered === undefined)
+    logger.warn({ namespace: target.namespace }, "could not list the namespace's search attributes: not checked");
+  if (temporalProblems.length > 0) {
+    console.error(`weka-drives-operator: Temporal is not set up for it:\n  ${temporalProblems.join('\n  ')}`);
+    process.exit(2);
+  }
 
   let nativeConnection: NativeConnection | undefined;
   let worker: OperatorWorker | undefined;

@@ -62,3 +62,28 @@ export async function clientConnection(target: TemporalTarget): Promise<Connecti
 export async function workerConnection(target: TemporalTarget): Promise<NativeConnection> {
   return NativeConnection.connect(target.options);
 }
+
+/** gRPC status codes the search attribute check tells apart. */
+const NOT_FOUND = 5;
+const PERMISSION_DENIED = 7;
+const UNIMPLEMENTED = 12;
+
+/**
+ * The namespace's custom search attributes, name -> IndexedValueType; `missing` when the namespace does
+ * not exist; undefined when the server will not say (the credentials may not list them, or the
+ * server does not serve the call): the operator then starts and the first workflow start tells.
+ */
+export async function customSearchAttributes(
+  connection: Connection,
+  namespace: string,
+): Promise<Map<string, number> | 'missing' | undefined> {
+  try {
+    const res = await connection.operatorService.listSearchAttributes({ namespace });
+    return new Map(Object.entries(res.customAttributes ?? {}));
+  } catch (err) {
+    const code = (err as { code?: number }).code;
+    if (code === NOT_FOUND) return 'missing';
+    if (code === PERMISSION_DENIED || code === UNIMPLEMENTED) return undefined;
+    throw err;
+  }
+}
