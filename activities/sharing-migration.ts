@@ -131,12 +131,27 @@ export function createSharingMigration(deps: ActivityDeps) {
       return plan;
     },
 
-    /** Deletes the member of that uid (its own workflow tears it down) and wakes its cluster to make its slot again. */
-    async removeMigratingMember({ cluster, name, uid }: { cluster: ObjectRef; name: string; uid: string }) {
-      await api.deleteContainerOfUid({ namespace: cluster.namespace, name }, uid);
+    /**
+     * Deletes the member of that uid (its own workflow tears it down), wakes its cluster to make its
+     * slot again, and returns the whole drives it held as it went (a growth since the plan counts).
+     */
+    async removeMigratingMember({
+      cluster,
+      name,
+      uid,
+    }: {
+      cluster: ObjectRef;
+      name: string;
+      uid: string;
+    }): Promise<{ serials: string[] }> {
+      const ref = { namespace: cluster.namespace, name };
+      const member = await api.getContainer(ref);
+      const serials = member?.metadata.uid === uid ? [...(member.status?.allocations?.drives ?? [])] : [];
+      await api.deleteContainerOfUid(ref, uid);
       const wc = await api.getCluster(cluster);
       if (wc?.metadata.uid)
         await signalIfRunning(deps.temporal, clusterWorkflowId(wc.metadata.uid), (h) => h.signal(wakeUpSignal));
+      return { serials };
     },
 
     /** Whether the member `uid` of the slot still exists, and the member made in its place, if any. */

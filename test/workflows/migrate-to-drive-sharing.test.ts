@@ -92,6 +92,17 @@ describe('migrate-to-drive-sharing', () => {
     expect(world.log.filter((l) => l === 'slot uid-0')).toHaveLength(3);
   }, 90_000);
 
+  it('signs every drive the member held as it left, a drive it grew by since the plan among them', async () => {
+    const world = new OperationWorld(client, spec);
+    world.migrationPlan = { ok: true, driveCapacity: 1000, numDrives: 2, members: [member(0)] };
+    world.heldAtRemoval.set('stores-drive-0', ['S0a', 'S0b', 'S0c']);
+    await withWorker(world.activities(), async (queue) => {
+      await world.start(queue);
+      await world.phase('Succeeded', 60_000);
+    });
+    expect(world.log).toContain('sign node-a S0a,S0b,S0c');
+  }, 90_000);
+
   it('stops at a member whose drives cannot be signed, and leaves the members after it alone', async () => {
     const world = new OperationWorld(client, spec);
     twoMembers(world);

@@ -87,19 +87,21 @@ async function moveMember(
     'MemberMoving',
     `${m.name} on ${m.node} leaves to move to drive sharing: Weka phases its whole drives (${m.serials.join(', ')}) out`,
   );
-  await kube.removeMigratingMember({ cluster: ref, name: m.name, uid: m.uid });
+  const held = await kube.removeMigratingMember({ cluster: ref, name: m.name, uid: m.uid });
+  // What it held as it went (a growth since the plan counts), and what the plan saw (a retry finds it gone).
+  const serials = [...new Set([...m.serials, ...held.serials])].sort();
   await until(run, base, `${at}: waiting for ${m.name} to leave (its drives phase out of Weka)`, async () => {
     const state = await kubeLocal.slotState({ cluster: ref, slot, uid: m.uid });
     return !state.leaving;
   });
 
   await run.status.result({ ...base, migration: 'Signing' });
-  await run.status.enter('Running', `${at}: signing ${m.serials.join(', ')} for the ssdproxy`);
+  await run.status.enter('Running', `${at}: signing ${serials.join(', ')} for the ssdproxy`);
   const operation = { ...run.ref, uid: run.uid };
   const answer = await run.mutex.call(
     nodeMutexId(m.node),
     'sign-for-sharing',
-    { node: m.node, serials: m.serials, operation },
+    { node: m.node, serials, operation },
     m.node,
   );
   if (!answer.ok)

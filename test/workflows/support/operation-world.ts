@@ -60,6 +60,8 @@ export class OperationWorld {
   migrationPlan: SharingMigrationPlan = { ok: false, reason: 'NoMembers', message: 'no member on whole drives' };
   /** migrate-to-drive-sharing: each moving member's slot, by its uid, look after look: the last repeats. */
   readonly slots = new Map<string, SlotState[]>();
+  /** migrate-to-drive-sharing: the whole drives a member holds when it is removed (none: it was gone). */
+  readonly heldAtRemoval = new Map<string, string[]>();
   /** migrate-to-drive-sharing: nodes whose drives the proxy refuses to sign. */
   readonly signFails = new Set<string>();
   /** block-drives, unblock-drives: the mutex's answer (a BlockDrivesResult, or a refusal). */
@@ -216,7 +218,10 @@ export class OperationWorld {
       },
       planProxyRotation: () => this.rotationPlan,
       planSharingMigration: () => this.migrationPlan,
-      removeMigratingMember: ({ name }: { name: string }) => void this.log.push(`remove ${name}`),
+      removeMigratingMember: ({ name }: { name: string }) => {
+        this.log.push(`remove ${name}`);
+        return { serials: this.heldAtRemoval.get(name) ?? [] };
+      },
       slotState: ({ slot, uid }: { slot: number; uid: string }): SlotState => {
         const looks = this.log.filter((l) => l === `slot ${uid}`).length;
         this.log.push(`slot ${uid}`);
