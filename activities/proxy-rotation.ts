@@ -17,9 +17,6 @@ import { WekaApi } from './kube/weka-api.js';
 import type { ProxyDisruptionVerdict, ProxyRotationPlan } from './types.js';
 import { wekaCli } from './weka-cli.js';
 
-/** Phases in which an operation has ended: it no longer holds its nodes. */
-const ENDED_PHASES = ['Succeeded', 'Failed', 'Refused'];
-
 export function createProxyRotationActivities(deps: ActivityDeps) {
   const api = new WekaApi(deps.kubeConfig);
   const run = wekaCli(deps.exec);
@@ -100,12 +97,7 @@ export function createProxyRotationActivities(deps: ActivityDeps) {
     containers: readonly WekaContainer[],
     uid: string,
   ): Promise<{ node: string; campaign: string } | undefined> {
-    const live = new Map(
-      (await api.listOperations())
-        .filter((o) => o.spec.action === ROTATE_SSDPROXY_ACTION && !o.metadata.deletionTimestamp)
-        .filter((o) => !ENDED_PHASES.includes(o.status?.phase ?? ''))
-        .map((o) => [o.metadata.uid, `${o.metadata.namespace}/${o.metadata.name}`]),
-    );
+    const live = await api.liveOperations(ROTATE_SSDPROXY_ACTION);
     for (const c of [...containers].sort((a, b) => a.spec.nodeName!.localeCompare(b.spec.nodeName!))) {
       const holder = c.metadata.annotations?.[ROTATION_CAMPAIGN_ANNOTATION];
       if (holder === uid) continue;

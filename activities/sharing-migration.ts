@@ -4,7 +4,7 @@
 // away; say where a slot's member is; and, in the node's mutex, sign the drives a member left for
 // the ssdproxy.
 import { ApplicationFailure } from '@temporalio/activity';
-import type { WekaContainer } from '../src/api/index.js';
+import { setsDriveSharing, type WekaContainer } from '../src/api/index.js';
 import { FIELD_MANAGER, proxyName, refText, WEKA_POD_CONTAINER, type ObjectRef } from '../src/api/names.js';
 import { MIGRATE_TO_DRIVE_SHARING_ACTION } from '../src/api/schemas/wekamanualoperation.js';
 import { memberIndex } from '../src/lifecycle/cluster-layout.js';
@@ -19,9 +19,6 @@ import { heldSerialsOn, signDevice } from './sign-drives.js';
 import { signalIfRunning } from './signal.js';
 import type { SharingSigned, SlotState } from './types.js';
 import { wekaCli } from './weka-cli.js';
-
-/** Phases in which an operation has ended. */
-const ENDED_PHASES = ['Succeeded', 'Failed', 'Refused'];
 
 export type SharingMigrationPlan =
   | { ok: true; driveCapacity: number; numDrives: number; members: MigrationMember[] }
@@ -76,16 +73,11 @@ export function createSharingMigration(deps: ActivityDeps) {
         name: c.metadata.name!,
         uid: c.metadata.uid!,
         node: c.spec.nodeName ?? '',
-        wholeDrives: c.spec.driveCapacity === undefined && c.spec.containerCapacity === undefined,
+        wholeDrives: !setsDriveSharing(c.spec),
         deleting: Boolean(c.metadata.deletionTimestamp),
         serials: [...(c.status?.allocations?.drives ?? [])],
       }));
-      const live = new Map(
-        (await api.listOperations())
-          .filter((o) => o.spec.action === MIGRATE_TO_DRIVE_SHARING_ACTION && !o.metadata.deletionTimestamp)
-          .filter((o) => !ENDED_PHASES.includes(o.status?.phase ?? ''))
-          .map((o) => [o.metadata.uid!, `${o.metadata.namespace}/${o.metadata.name}`]),
-      );
+      const live = await api.liveOperations(MIGRATE_TO_DRIVE_SHARING_ACTION);
       const input = {
         cluster,
         template: wc.spec.dynamicTemplate,
@@ -100,8 +92,7 @@ export function createSharingMigration(deps: ActivityDeps) {
       const early = planSharingMigration(input);
       if (!early.ok && early.reason !== 'DrivesUnknown') return early;
       if (!wc.status?.driveSharing) {
-        const moving = all.filter((c) => early.ok || members.some((m) => m.uid === c.metadata.uid && m.wholeDrives));
-        for (const c of moving.filter((m) => !m.metadata.deletionTimestamp)) {
+        for (const c of all.filter((m) => !setsDriveSharing(m.spec) && !m.metadata.deletionTimestamp)) {
           try {
             input.drives.push(...(await wholeDrivesOf(c)));
           } catch (err) {
@@ -174,7 +165,7 @@ export function createSharingMigration(deps: ActivityDeps) {
                 uid: other.metadata.uid!,
                 node: other.spec.nodeName ?? '',
                 phase: other.status?.phase ?? 'Pending',
-                wholeDrives: other.spec.driveCapacity === undefined && other.spec.containerCapacity === undefined,
+                wholeDrives: !setsDriveSharing(other.spec),
               },
             }
           : {}),

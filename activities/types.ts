@@ -10,8 +10,8 @@ import type {
   CleanStaleVirtualDrivesPayload,
   RotateSsdProxyPayload,
   BlockDrivesPayload,
-  DriveReplacement,
   MigrateToDriveSharingPayload,
+  NodeResult,
   StaleVirtualDrive,
 } from '../src/api/schemas/wekamanualoperation.js';
 
@@ -183,22 +183,7 @@ export interface NodeDrivesPublished {
 export interface OperationStatusUpdate {
   phase: string;
   conditions: Condition[];
-  results: {
-    node: string;
-    drives?: { uuid: string; serial: string; capacityGiB: number; type: string; devicePath: string }[];
-    skipped?: SkippedDevice[];
-    staleVirtualDrives?: StaleVirtualDrive[];
-    removed?: string[];
-    rotation?: string;
-    proxyImage?: string;
-    previousProxyImage?: string;
-    waitingFor?: string;
-    blocked?: string[];
-    replacements?: DriveReplacement[];
-    member?: string;
-    migration?: string;
-    error?: string;
-  }[];
+  results: NodeResult[];
   /** clean-stale-virtual-drives: the fingerprint of the stale set the last pass found. */
   fingerprint?: string;
   observedGeneration: number;

@@ -2,13 +2,18 @@
 // a clean-stale-virtual-drives run's fingerprint).
 // Nodes are signed concurrently; what each is doing now shows in the Temporal UI and the state
 // query, not in the status.
-import type { OperationStatusUpdate } from '../activities/types.js';
+import type { OperationStatusUpdate, ProxySignedDrive } from '../activities/types.js';
 import type { ObjectRef } from '../src/api/names.js';
 import type { LifecycleView } from '../src/protocol.js';
 import { setCurrentDetails } from '@temporalio/workflow';
 import { LifecycleStatus } from './lifecycle-status.js';
 
 export type NodeResult = OperationStatusUpdate['results'][number];
+
+/** A drive signed on the node as its result lists it: the drive's physical UUID is its `uuid`. */
+export function signedDriveRow({ physicalUUID, ...rest }: ProxySignedDrive): NonNullable<NodeResult['drives']>[number] {
+  return { uuid: physicalUUID, ...rest };
+}
 
 export class OperationStatus extends LifecycleStatus {
   private readonly results = new Map<string, NodeResult>();

@@ -10,6 +10,7 @@ import {
   WEKA_CONTAINER_PLURAL,
   WEKA_MANUAL_OPERATION_KIND,
   WEKA_MANUAL_OPERATION_PLURAL,
+  ENDED_OPERATION_PHASES,
   type ObjectMeta,
   type WekaCluster,
   type WekaContainer,
@@ -193,6 +194,16 @@ export class WekaApi {
       plural: PLURAL[WEKA_MANUAL_OPERATION_KIND],
     })) as { items: WekaManualOperation[] };
     return list.items;
+  }
+
+  /** The operations of this action that have not ended and are not being deleted: uid -> namespace/name. */
+  async liveOperations(action: string): Promise<Map<string, string>> {
+    return new Map(
+      (await this.listOperations())
+        .filter((o) => o.spec.action === action && !o.metadata.deletionTimestamp)
+        .filter((o) => !ENDED_OPERATION_PHASES.includes(o.status?.phase ?? ''))
+        .map((o) => [o.metadata.uid!, `${o.metadata.namespace}/${o.metadata.name}`]),
+    );
   }
 
   /** A JSON merge patch of metadata (finalizers), conditional on resourceVersion. */

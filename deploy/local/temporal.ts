@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
+import { searchAttributeProblems } from '../../src/operator/search-attributes.js';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/protocol.js';
 import { startServer, waitUntilReady, type ServerProcess } from './processes.js';
 
@@ -31,8 +32,7 @@ async function searchAttributesRegistered(address: string, namespace: string): P
   const connection = await Connection.connect({ address, connectTimeout: 2000 });
   try {
     const res = await connection.operatorService.listSearchAttributes({ namespace });
-    const custom = Object.keys(res.customAttributes ?? {});
-    return SEARCH_ATTRIBUTES.every((name) => custom.includes(name));
+    return searchAttributeProblems(namespace, new Map(Object.entries(res.customAttributes ?? {}))).length === 0;
   } finally {
     await connection.close();
   }

@@ -4,7 +4,13 @@
 // asks for. planMembers says what brings the members to the spec from where they are: members to
 // create (new slots, and replacements of members whose node is lost), the highest-numbered member
 // to take away when the cluster shrinks (one at a time), and members whose capacity to raise.
-import type { DriveSharingStatus, DynamicTemplate, WekaClusterSpec, WekaContainerSpec } from '../api/index.js';
+import {
+  setsDriveSharing,
+  type DriveSharingStatus,
+  type DynamicTemplate,
+  type WekaClusterSpec,
+  type WekaContainerSpec,
+} from '../api/index.js';
 
 export function clusterContainerName(cluster: string, index: number): string {
   return `${cluster}-drive-${index}`;
@@ -23,7 +29,7 @@ export function memberTemplate(
   driveSharing: Pick<DriveSharingStatus, 'driveCapacity'> | undefined,
 ): DynamicTemplate {
   const t = template ?? {};
-  if (!driveSharing || t.driveCapacity !== undefined || t.containerCapacity !== undefined) return t;
+  if (!driveSharing || setsDriveSharing(t)) return t;
   return { ...t, driveCapacity: driveSharing.driveCapacity };
 }
 

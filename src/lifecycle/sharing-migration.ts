@@ -3,7 +3,7 @@
 // slot order. A member moves by leaving (its whole drives phase out of Weka) and being made again on
 // virtual drives of the same size, carved from those drives once they are signed for the ssdproxy.
 import { MAX_DRIVE_CAPACITY_GIB, MAX_NODE_CAPACITY_GIB } from '../allocation/constants.js';
-import type { DriveSharingStatus, DynamicTemplate } from '../api/index.js';
+import { setsDriveSharing, type DriveSharingStatus, type DynamicTemplate } from '../api/index.js';
 import { memberIndex } from './cluster-layout.js';
 
 export interface MigrationMember {
@@ -46,7 +46,7 @@ const refuse = (reason: string, message: string): MigrationPlan => ({ ok: false,
 
 export function planSharingMigration(o: MigrationInput): MigrationPlan {
   const t = o.template ?? {};
-  if (t.driveCapacity !== undefined || t.containerCapacity !== undefined)
+  if (setsDriveSharing(t))
     return refuse(
       'NotWholeDrive',
       `WekaCluster ${o.cluster} shares drives already: its dynamicTemplate sets ${t.driveCapacity !== undefined ? 'driveCapacity' : 'containerCapacity'}`,

@@ -2,6 +2,7 @@
 // operator defaults (in the allocator's settings) → WekaCluster dynamicTemplate → container spec.
 import type { DriveSharingRequest } from '../allocation/index.js';
 import { resolveOverrideChain } from '../allocation/settings.js';
+import { setsDriveSharing } from '../api/schemas/capacity.js';
 
 export interface CapacityFields {
   driveCores?: number | undefined;
@@ -11,13 +12,9 @@ export interface CapacityFields {
   driveTypesRatio?: { tlc?: number | undefined; qlc?: number | undefined } | undefined;
 }
 
-function setsMode(fields: CapacityFields | undefined): boolean {
-  return fields?.driveCapacity !== undefined || fields?.containerCapacity !== undefined;
-}
-
 /** Drive sharing is on when the container or its cluster template sets a capacity. */
 export function usesDriveSharing(spec: CapacityFields, template?: CapacityFields): boolean {
-  return setsMode(spec) || setsMode(template);
+  return setsDriveSharing(spec) || setsDriveSharing(template);
 }
 
 const pickMode = (f: CapacityFields | undefined): CapacityFields =>
@@ -32,7 +29,7 @@ const pickMode = (f: CapacityFields | undefined): CapacityFields =>
  * numDrives x driveCapacity asks for containerCapacity, not for both modes at once.
  */
 export function allocationRequest(spec: CapacityFields, template?: CapacityFields): DriveSharingRequest {
-  const mode = setsMode(spec) ? pickMode(spec) : pickMode(template);
+  const mode = setsDriveSharing(spec) ? pickMode(spec) : pickMode(template);
   const ratio = resolveOverrideChain<{ driveTypesRatio?: CapacityFields['driveTypesRatio'] }>(
     {},
     { driveTypesRatio: template?.driveTypesRatio },

@@ -4,6 +4,7 @@
 // forgot everything, converge on the same outcome: one running workflow per object.
 import type { Condition } from '../api/index.js';
 import { FINALIZER } from '../api/names.js';
+import { ENDED_OPERATION_PHASES } from '../api/schemas/wekamanualoperation.js';
 import { readyIsDerived, STANDARD_CONDITION_TYPES } from '../lifecycle/standard-conditions.js';
 import { clusterWorkflowId, containerWorkflowId, operationWorkflowId } from '../protocol.js';
 
@@ -78,8 +79,6 @@ const OPERATION_ACTIONS: Readonly<Record<string, string>> = {
   'unblock-drives': 'Unblock drives',
   'migrate-to-drive-sharing': 'Migrate to drive sharing',
 };
-/** An operation in one of these phases has run; it is never started again, only torn down. */
-const FINISHED_OPERATION_PHASES: readonly string[] = ['Succeeded', 'Failed', 'Refused'];
 
 function nonEmpty<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
   return value ? ({ [key]: value } as Partial<Record<K, string>>) : {};
@@ -162,7 +161,7 @@ function isFinished(obj: WatchedObject): boolean {
   return (
     obj.kind === 'WekaManualOperation' &&
     obj.status.phase !== undefined &&
-    FINISHED_OPERATION_PHASES.includes(obj.status.phase)
+    ENDED_OPERATION_PHASES.includes(obj.status.phase)
   );
 }
 

@@ -4,6 +4,7 @@
 import { setHandler, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ContainerAllocation, ContainerSnapshot, ExecTargetRef } from '../../activities/types.js';
 import { WEKA_PORT_BLOCK_SIZE } from '../../src/allocation/ports.js';
+import { setsDriveSharing } from '../../src/api/schemas/capacity.js';
 import { WEKA_POD_CONTAINER, type ObjectRef } from '../../src/api/names.js';
 import { QUEUED_CONDITION } from '../../src/operator/bring-up-admission.js';
 import {
@@ -163,7 +164,7 @@ export async function openRun(input: ObjectWorkflowInput): Promise<ContainerRun 
   const conditions = snapshot.status.conditions;
   run.resumePastProxy = continuedRun() && ['Allocating', 'WaitingForCluster', 'Ready'].includes(phase);
   run.resumePastPod = continuedRun() && ['WaitingForCluster', 'Ready'].includes(phase);
-  run.wholeDrives = snapshot.spec.driveCapacity === undefined && snapshot.spec.containerCapacity === undefined;
+  run.wholeDrives = !setsDriveSharing(snapshot.spec);
   run.joinTried = MAY_HAVE_JOINED.has(phase);
   run.nodeMissing = conditions.some((c) => c.type === 'Placed' && c.status === 'False' && c.reason === NODE_NOT_FOUND);
   setHandler(podLostSignal, () => void run.podLosses++);

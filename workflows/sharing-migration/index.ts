@@ -17,7 +17,7 @@ import { kube, kubeLocal, weka } from '../activities.js';
 import { waitForHealthyClusters } from '../healthy-clusters.js';
 import { fail, refuse } from '../manual-operation/end.js';
 import type { OperationRun } from '../manual-operation/run.js';
-import type { NodeResult } from '../operation-status.js';
+import { signedDriveRow, type NodeResult } from '../operation-status.js';
 
 /** How soon a member's move is looked at again: 2 s, doubling up to a minute. */
 export const MOVE_LOOK = { initialMs: 2_000, maxMs: 60_000, jitter: false } as const;
@@ -124,7 +124,7 @@ async function moveMember(
       reason: published.error?.type ?? 'PublishFailed',
       message: `publishing the drives of node ${m.node}: ${published.error?.message ?? 'failed'}`,
     };
-  const drives = signed.drives.map(({ physicalUUID, ...rest }) => ({ uuid: physicalUUID, ...rest }));
+  const drives = signed.drives.map(signedDriveRow);
 
   const joining = { ...base, drives, migration: 'Joining' };
   await run.status.result(joining);

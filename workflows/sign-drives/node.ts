@@ -13,7 +13,7 @@ import type { SignDrivesRequest } from '../../src/node/sign-drives-request.js';
 import { nodeMutexId, type MutexResponse } from '../../src/protocol.js';
 import { weka } from '../activities.js';
 import { messageOf } from '../lifecycle.js';
-import type { NodeResult } from '../operation-status.js';
+import { signedDriveRow, type NodeResult } from '../operation-status.js';
 import { reportDrift, reportSkipped } from './reports.js';
 import type { OperationRun } from '../manual-operation/run.js';
 
@@ -59,7 +59,7 @@ async function signNode(run: OperationRun, request: SignDrivesRequest, node: str
     ),
   );
   const { signed, now, erased, skipped, failures } = tally(choice.chosen, answers, choice.skipped);
-  const drives = signed.map(({ physicalUUID, ...rest }) => ({ uuid: physicalUUID, ...rest }));
+  const drives = signed.map(signedDriveRow);
   if (signed.length > 0) {
     status.nodeStep(node, `publishing ${signed.length} drives on the node`);
     const published = await publishThroughMutex(run, node);

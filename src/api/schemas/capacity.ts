@@ -10,6 +10,13 @@ import {
 } from '../../allocation/constants.js';
 import { celRules, DriveTypesRatioSchema, type CelRule } from './common.js';
 
+/** Drive sharing is on when these fields set a capacity; without, numDrives asks for whole drives. */
+export function setsDriveSharing(
+  fields: { driveCapacity?: number | undefined; containerCapacity?: number | undefined } | undefined,
+): boolean {
+  return fields?.driveCapacity !== undefined || fields?.containerCapacity !== undefined;
+}
+
 const MAX_DRIVES = MAX_VIRTUAL_DRIVES_PER_CONTAINER;
 const PER_CORE = MAX_VIRTUAL_DRIVES_PER_CORE_CEILING;
 const pib = (gib: number): string => `${gib} GiB (${gib / 2 ** 20} PiB)`;

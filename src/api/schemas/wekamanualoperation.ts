@@ -38,6 +38,8 @@ export const OPERATOR_ACTIONS = [
 
 /** Phases the operator writes to status.phase; the schema accepts any string. */
 export const WEKA_MANUAL_OPERATION_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Refused'] as const;
+/** An operation in one of these phases has run: it is never started again, and holds nothing. */
+export const ENDED_OPERATION_PHASES: readonly string[] = ['Succeeded', 'Failed', 'Refused'];
 
 /** Longest device path and most paths per operation; bounds the CEL cost of the path rule. */
 export const MAX_DEVICE_PATH_LENGTH = 256;
