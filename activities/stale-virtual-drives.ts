@@ -4,7 +4,8 @@
 // status (any namespace), and no Weka cluster. The Weka cluster it was made for is asked through a
 // running pod of one of its members; a cluster known to exist (a drive container or a WekaCluster
 // names it) that none can answer for keeps its drives (what cannot be told is never removed). A removal finds the
-// stale drives again first and removes only those it was asked to that are still stale.
+// stale drives again first and removes only those it was asked to that are still stale. Reading
+// the devices needs the node's ssdproxy; on a node no drive container uses, it goes again after.
 import { proxyName, WEKA_POD_CONTAINER } from '../src/api/names.js';
 import type { MutexOutcome } from '../src/protocol.js';
 import { ledgerOf } from './kube/node-ledger.js';
@@ -15,6 +16,7 @@ import { driveDoesNotExist, driveShowCall, virtualRemoveCall } from '../src/weka
 import { createClusterActivities } from './cluster.js';
 import type { ActivityDeps } from './deps.js';
 import { stderrOf } from './drive-removal.js';
+import { createNodeDecisions } from './node-decisions.js';
 import { createNodeDrivesPublisher } from './node-drives-publisher.js';
 import type { ExecTargetRef, KeptVirtualDrive, RemovedOnNode, StaleOnNode } from './types.js';
 import { wekaCli } from './weka-cli.js';
@@ -24,6 +26,16 @@ export function createStaleVirtualDrives(deps: ActivityDeps) {
   const run = wekaCli(deps.exec);
   const publisher = createNodeDrivesPublisher(deps);
   const cluster = createClusterActivities(deps);
+  const proxies = createNodeDecisions(deps);
+
+  /** `work`, then the node's proxy removed when nothing uses it (as a drive container's teardown would). */
+  async function leavingNoIdleProxy<T>(node: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } finally {
+      await proxies.removeProxyIfUnused({ node });
+    }
+  }
 
   /** Whether the cluster of `guid` lists the drive: a member's pod is asked; undefined when none can be. */
   async function clusterClaims(target: ExecTargetRef, virtualUUID: string): Promise<boolean | undefined> {
@@ -73,9 +85,28 @@ export function createStaleVirtualDrives(deps: ActivityDeps) {
     return { stale, kept };
   }
 
+  async function remove(node: string, drives: readonly StaleVirtualDrive[]): Promise<RemovedOnNode> {
+    const now = await find(node);
+    const still = new Set(now.stale.map((d) => `${d.virtualUUID}|${d.physicalUUID}`));
+    const target = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };
+    const result: RemovedOnNode = { removed: [], spared: [] };
+    for (const drive of drives) {
+      if (!still.has(`${drive.virtualUUID}|${drive.physicalUUID}`)) {
+        result.spared.push(drive.virtualUUID);
+        continue;
+      }
+      await run(target, virtualRemoveCall(drive));
+      result.removed.push(drive.virtualUUID);
+      deps.logger.info({ node, ...drive }, 'removed a stale virtual drive');
+    }
+    // The devices read again: the removed drives leave the ledger's found ones, and their GiB are offered again.
+    if (result.removed.length > 0) await publisher.publish(node);
+    return result;
+  }
+
   return {
     async findStaleVirtualDrives({ node }: { node: string }): Promise<MutexOutcome> {
-      return { ok: true, result: await find(node) };
+      return { ok: true, result: await leavingNoIdleProxy(node, () => find(node)) };
     },
 
     async removeStaleVirtualDrives({
@@ -85,22 +116,7 @@ export function createStaleVirtualDrives(deps: ActivityDeps) {
       node: string;
       drives: StaleVirtualDrive[];
     }): Promise<MutexOutcome> {
-      const now = await find(node);
-      const still = new Set(now.stale.map((d) => `${d.virtualUUID}|${d.physicalUUID}`));
-      const target = { namespace: deps.operatorNamespace, pod: proxyName(node), container: WEKA_POD_CONTAINER };
-      const result: RemovedOnNode = { removed: [], spared: [] };
-      for (const drive of drives) {
-        if (!still.has(`${drive.virtualUUID}|${drive.physicalUUID}`)) {
-          result.spared.push(drive.virtualUUID);
-          continue;
-        }
-        await run(target, virtualRemoveCall(drive));
-        result.removed.push(drive.virtualUUID);
-        deps.logger.info({ node, ...drive }, 'removed a stale virtual drive');
-      }
-      // The devices read again: the removed drives leave the ledger's found ones, and their GiB are offered again.
-      if (result.removed.length > 0) await publisher.publish(node);
-      return { ok: true, result };
+      return { ok: true, result: await leavingNoIdleProxy(node, () => remove(node, drives)) };
     },
   };
 }

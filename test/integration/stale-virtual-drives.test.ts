@@ -3,7 +3,8 @@
 // Ready drive container, those nothing claims (one made for a Weka cluster that does not exist,
 // one for the container's cluster that the cluster does not list) are reported, then removed once
 // the second pass, after the restart, finds the same set; the one the Weka cluster lists and the
-// container's own are kept; the node's books balance and the freed GiB are offered again.
+// container's own are kept; the node's books balance and the freed GiB are offered again. On a
+// node where no drive container runs, the ssdproxy the search had to run is gone again after it.
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
@@ -12,12 +13,13 @@ import { eventually } from '../support/async.js';
 import { createDriveContainers, isReady, listContainers, TEST_IMAGE } from '../support/containers.js';
 import { kubeConfig, removeNodesAdded, uniqueName, uniqueNamespace } from '../support/harness.js';
 import { createOperation, readOperation, waitFinished } from '../support/manual-operation.js';
-import { sharedDrivesNode, startOperatorProcess } from '../support/operator.js';
+import { podExists, readContainer, sharedDrivesNode, startOperatorProcess } from '../support/operator.js';
 import type { OperatorProcess } from '../support/operator-process.js';
 import { createWekaCluster, inContainerPod, showDevice, sim } from '../support/simulator.js';
 import { eventsOf } from '../support/events.js';
 import { recordHistory } from '../support/histories.js';
 import { operationWorkflowId } from '../../src/protocol.js';
+import { proxyName } from '../../src/api/names.js';
 
 const DEVICE: SimulatedDevice = { path: '/dev/nvme0n1', capacityGiB: 2000, type: 'TLC' };
 const DEAD_CLUSTER = '5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
@@ -131,4 +133,32 @@ describe('clean-stale-virtual-drives', () => {
       await recordHistory(operationWorkflowId(done.metadata.uid!), 'clean-stale-removed-after-two-passes');
     },
   );
+
+  it('leaves no ssdproxy behind on a node where no drive container runs', { timeout: 240_000 }, async () => {
+    const env = { WEKA_TASK_QUEUE: uniqueName('stale'), WEKA_OPERATOR_NAMESPACE: await uniqueNamespace('weka-op') };
+    await operator?.kill();
+    operator = await startOperatorProcess(env, 'compiled');
+    const selector = { 'weka.test/stale': uniqueName('idle') };
+    const node = await sharedDrivesNode([DEVICE], 'stale-idle', selector);
+    const { physicalUUID } = await showDevice(node, DEVICE.path);
+    await sim(
+      node,
+      '--',
+      ...['weka-sign-drive', 'virtual', 'add', physicalUUID!, '--size', '300'],
+      ...['--owner-cluster-guid', DEAD_CLUSTER, '--virtual-uuid', ORPHAN],
+    );
+
+    const ref = { namespace: await uniqueNamespace('stale-idle'), name: 'clean' };
+    await createOperation(ref, 'clean-stale-virtual-drives', {
+      cleanStaleVirtualDrivesPayload: { nodeSelector: selector, deleteStaleVids: true, secondPassAfterSeconds: 5 },
+    });
+    const done = await waitFinished(ref, 120_000);
+    expect(done.status?.phase, JSON.stringify(done.status?.conditions)).toBe('Succeeded');
+    expect(done.status!.results!.find((r) => r.node === node)!.removed).toEqual([ORPHAN]);
+    expect((await showDevice(node, DEVICE.path)).virtualDrives).toEqual([]);
+
+    const proxy = { namespace: env.WEKA_OPERATOR_NAMESPACE, name: proxyName(node) };
+    expect(await readContainer(proxy), 'the ssdproxy container').toBeNull();
+    expect(await podExists(proxy.namespace, proxy.name), 'the ssdproxy pod').toBe(false);
+  });
 });
