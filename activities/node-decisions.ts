@@ -2,7 +2,7 @@
 // run it from a new image (rotate-ssdproxy), and remove it once nothing uses it (allocation decisions are in allocations.ts). Each reads the
 // apiserver afresh and is idempotent. Refusals are answers (data), not exceptions.
 import type { WekaContainer } from '../src/api/index.js';
-import { MANAGED_BY, MANAGED_BY_LABEL, proxyName } from '../src/api/names.js';
+import { MANAGED_BY, MANAGED_BY_LABEL, proxyName, ROTATED_FROM_ANNOTATION } from '../src/api/names.js';
 import { nodeOwner, wekaPod } from '../src/manifests/pods.js';
 import { proxyResources } from '../src/manifests/pod-resources.js';
 import { decodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../src/annotations/shared-drives.js';
@@ -108,8 +108,16 @@ export function createNodeDecisions(deps: ActivityDeps) {
       const proxy = await api.getContainer({ namespace: ns, name });
       if (!proxy) return { ok: true, result: { previousImage: '', rotated: false } satisfies ProxyRotated };
       const pod = await orIfMissing(api.core.readNamespacedPod({ namespace: ns, name }), null);
-      const previousImage = pod?.spec?.containers[0]?.image ?? proxy.spec.image ?? '';
-      if (proxy.spec.image !== image) await api.patchSpec('WekaContainer', { namespace: ns, name }, { image });
+      // A retry of a restart that changed the object already finds the image it ran before recorded there.
+      const recorded = proxy.spec.image === image ? proxy.metadata.annotations?.[ROTATED_FROM_ANNOTATION] : undefined;
+      const previousImage = recorded ?? pod?.spec?.containers[0]?.image ?? proxy.spec.image ?? '';
+      if (proxy.spec.image !== image)
+        await api.patchSpec(
+          'WekaContainer',
+          { namespace: ns, name },
+          { image },
+          { [ROTATED_FROM_ANNOTATION]: previousImage },
+        );
       if (pod && pod.spec?.containers[0]?.image !== image) {
         deps.logger.info({ node, from: previousImage, to: image }, 'restarting the ssdproxy from a new image');
         await deletePodByUid(api.core, ns, name, pod.metadata?.uid);

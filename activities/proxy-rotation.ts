@@ -5,7 +5,7 @@
 // internal/controllers/operations/proxy_disruption_gate.go). A cluster that cannot be asked is not
 // healthy: the gate fails closed.
 import type { WekaContainer } from '../src/api/index.js';
-import { ROTATION_CAMPAIGN_ANNOTATION } from '../src/api/names.js';
+import { ROTATED_FROM_ANNOTATION, ROTATION_CAMPAIGN_ANNOTATION } from '../src/api/names.js';
 import { ROTATE_SSDPROXY_ACTION } from '../src/api/schemas/wekamanualoperation.js';
 import { imageAllowed, imageNotAllowedMessage } from '../src/manifests/image-policy.js';
 import { labelSelectorText } from '../src/node/sign-drives-request.js';
@@ -91,7 +91,8 @@ export function createProxyRotationActivities(deps: ActivityDeps) {
    * Claims each proxy for the campaign `uid` (an annotation on its object, each write conditional on
    * the object's resourceVersion: of two campaigns claiming at once, one write fails and its
    * activity is retried, and sees the other's claim). A claim by a campaign that has ended, is
-   * being deleted or is gone is taken over. Returns the first proxy another live campaign holds.
+   * being deleted or is gone is taken over, forgetting the image it rotated from. Returns the first
+   * proxy another live campaign holds.
    */
   async function claim(
     containers: readonly WekaContainer[],
@@ -106,7 +107,10 @@ export function createProxyRotationActivities(deps: ActivityDeps) {
       await api.patchMetadata(
         'WekaContainer',
         { namespace: c.metadata.namespace!, name: c.metadata.name! },
-        { annotations: { [ROTATION_CAMPAIGN_ANNOTATION]: uid }, resourceVersion: c.metadata.resourceVersion },
+        {
+          annotations: { [ROTATION_CAMPAIGN_ANNOTATION]: uid, [ROTATED_FROM_ANNOTATION]: null },
+          resourceVersion: c.metadata.resourceVersion,
+        },
       );
     }
     return undefined;

@@ -149,8 +149,15 @@ export class WekaApi {
   }
 
   /** A JSON merge patch of the spec of an object the operator owns (its ssdproxy containers). */
-  async patchSpec(kind: WekaKind, ref: ObjectRef, spec: Record<string, unknown>): Promise<void> {
-    await this.custom.patchNamespacedCustomObject({ ...this.params(kind, ref), body: { spec } }, mergeHeaders);
+  /** Merges `spec` into the object's spec, and `annotations` (null removes one) in the same write. */
+  async patchSpec(
+    kind: WekaKind,
+    ref: ObjectRef,
+    spec: Record<string, unknown>,
+    annotations?: Record<string, string | null>,
+  ): Promise<void> {
+    const body = annotations ? { spec, metadata: { annotations } } : { spec };
+    await this.custom.patchNamespacedCustomObject({ ...this.params(kind, ref), body }, mergeHeaders);
   }
 
   /**

@@ -83,3 +83,10 @@ export const TEARDOWN_WITHOUT_POD_ANNOTATION = 'weka.weka.io/teardown-without-po
 
 /** On an ssdproxy's WekaContainer: the uid of the rotate-ssdproxy campaign that holds it. */
 export const ROTATION_CAMPAIGN_ANNOTATION = 'weka.weka.io/rotation-campaign';
+
+/**
+ * On an ssdproxy's WekaContainer: the image it ran before the campaign that holds it changed its
+ * image (written with the change, cleared when a campaign claims the proxy), so that a restart
+ * retried after the change still reports it.
+ */
+export const ROTATED_FROM_ANNOTATION = 'weka.weka.io/rotated-from';

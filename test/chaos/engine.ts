@@ -23,7 +23,7 @@ import {
   WEKA_CLUSTERS,
   WEKA_CONTAINERS,
 } from '../support/containers.js';
-import { createWekaClusterObject } from '../support/containers.js';
+import { createWekaClusterObject, isReady } from '../support/containers.js';
 import { parseContainerWrites, simLogReplayViolations, statusReplayViolations } from '../support/instant-invariants.js';
 import {
   allDeletedViolations,
@@ -65,6 +65,12 @@ export interface ChaosOptions {
   demand?: number;
   /** How long a settle, a deletion, or a name's earlier object going away is waited for. */
   settleTimeoutMs?: number;
+  /**
+   * The names deleted and created again in the rollout are taken from the containers that are
+   * Ready by then (waited for), so that each deletion removes signed virtual drives from the
+   * devices; otherwise any, at any moment, which may be before anything was signed for it.
+   */
+  recreateReady?: boolean;
   log: (message: string) => void;
 }
 
@@ -222,7 +228,7 @@ class ChaosRun {
       await mapLimit(plan.fill, 4, (c) => this.create(c));
       await sleep(this.random.int(5_000, 15_000));
       await mapLimit(plan.topUp, 4, (c) => this.create(c));
-      await this.recreate(this.random.sample(all, Math.min(3, all.length)));
+      await this.recreate(await this.toRecreate(all));
     });
     if (!(await this.calm(round, 'rollout', await rollout, true))) return false;
 
@@ -466,6 +472,22 @@ class ChaosRun {
       this.o.settleTimeoutMs ?? 600_000,
       { intervalMs: 2_000 },
     );
+  }
+
+  /** Up to three of the round's containers, to delete and create again (see recreateReady). */
+  private async toRecreate(all: readonly PlannedContainer[]): Promise<PlannedContainer[]> {
+    if (!this.o.recreateReady) return this.random.sample(all, Math.min(3, all.length));
+    const ready = await eventually(
+      'a container of the round to be Ready',
+      async () => {
+        const names = new Set((await this.containers()).filter(isReady).map(keyOf));
+        const planned = all.filter((c) => names.has(`${c.namespace}/${c.name}`));
+        return planned.length > 0 ? planned : undefined;
+      },
+      this.o.settleTimeoutMs ?? 480_000,
+      { intervalMs: 2_000 },
+    );
+    return this.random.sample(ready, Math.min(3, ready.length));
   }
 
   /** Deletes each container, then creates it again under the same name as soon as the name is free. */

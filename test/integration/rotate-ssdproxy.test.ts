@@ -4,8 +4,11 @@
 // meanwhile; after the restart and once the cluster is healthy, it runs both proxies from the new
 // image while the containers stay Ready, and a rotated proxy's lost pod is made again from the new
 // image. A campaign to an image that cannot be pulled stops at the
-// first node, saying why, and leaves the other node's proxy alone.
+// first node, saying why, and leaves the other node's proxy alone. A rotation retried after it
+// changed the proxy still reports the image the proxy ran before.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { createActivities } from '../../activities/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import type { WekaContainer } from '../../src/api/index.js';
@@ -13,9 +16,16 @@ import { proxyName } from '../../src/api/names.js';
 import { eventually } from '../support/async.js';
 import { createDriveContainers, isReady, listContainers, TEST_IMAGE, WEKA_API } from '../support/containers.js';
 import { eventsOf } from '../support/events.js';
-import { kubeConfig, removeNodesAdded, uniqueName, uniqueNamespace } from '../support/harness.js';
+import {
+  kubeConfig,
+  removeNodesAdded,
+  temporalAddress,
+  temporalNamespace,
+  uniqueName,
+  uniqueNamespace,
+} from '../support/harness.js';
 import { createOperation, readOperation, waitFinished } from '../support/manual-operation.js';
-import { sharedDrivesNode, startOperatorProcess, TEST_ALLOWED_IMAGES } from '../support/operator.js';
+import { sharedDrivesNode, startOperatorProcess, TEST_ALLOWED_IMAGES, testOperatorDeps } from '../support/operator.js';
 import type { OperatorProcess } from '../support/operator-process.js';
 import { clearClusterHealth, createWekaCluster, setClusterHealth } from '../support/simulator.js';
 import { recordHistory } from '../support/histories.js';
@@ -153,4 +163,32 @@ describe('rotate-ssdproxy', () => {
       expect(await proxyImage(nodes[1]!)).toBe(NEW_IMAGE);
     },
   );
+
+  it('reports the image a proxy ran before when its restart is retried after it changed the proxy', async () => {
+    const connection = await Connection.connect({ address: temporalAddress() });
+    try {
+      const deps = testOperatorDeps(
+        new Client({ connection, namespace: temporalNamespace() }),
+        await uniqueNamespace('weka-op'),
+      );
+      const acts = createActivities(deps);
+      const node = await sharedDrivesNode([DEVICE], 'rotate-retry');
+      expect(await acts.ensureProxy({ node })).toMatchObject({ ok: true });
+
+      expect(await acts.planProxyRotation({ uid: 'campaign-1' })).toMatchObject({ ok: true });
+      const rotated = { ok: true, result: { rotated: true, previousImage: deps.proxyImage } };
+      expect(await acts.rotateProxy({ node, image: NEW_IMAGE })).toEqual(rotated);
+      // The same request again, as Temporal retries an attempt whose answer was lost.
+      expect(await acts.rotateProxy({ node, image: NEW_IMAGE })).toEqual(rotated);
+
+      // A later campaign to the same image: the proxy ran it already.
+      expect(await acts.planProxyRotation({ uid: 'campaign-2' })).toMatchObject({ ok: true });
+      expect(await acts.rotateProxy({ node, image: NEW_IMAGE })).toEqual({
+        ok: true,
+        result: { rotated: true, previousImage: NEW_IMAGE },
+      });
+    } finally {
+      await connection.close();
+    }
+  });
 });

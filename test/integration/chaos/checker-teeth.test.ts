@@ -29,6 +29,9 @@ describe('chaos: the checker against a broken operator', () => {
         // Containers refused by the operator's own device check, or waiting for the GiB the ledgers
         // never give back, do not settle: a short wait says so.
         settleTimeoutMs: 45_000,
+        // The ledger's bug shows only in a release that removes signed drives: the names deleted and
+        // created again are Ready ones.
+        recreateReady: true,
         log: (m) => console.log(m),
       });
       console.log(reportTable(report));
