@@ -19,6 +19,8 @@ export interface ToolPaths {
   kstatus: string;
   kubectl: string;
   promtool: string;
+  /** The Temporal server itself; its SQL schema tool, temporal-sql-tool, is beside it. */
+  temporalServer: string;
 }
 
 export type ToolName =
@@ -31,7 +33,8 @@ export type ToolName =
   | 'helm'
   | 'kstatus'
   | 'kubectl'
-  | 'promtool';
+  | 'promtool'
+  | 'temporal-server';
 
 /** The servers of the local control plane, in the order build-tools.sh builds them. */
 export const CONTROL_PLANE_TOOLS: ToolName[] = [
@@ -58,6 +61,7 @@ export const COLD_BUILD_SECONDS: Record<ToolName, number> = {
   kstatus: 31,
   kubectl: 82,
   promtool: 367,
+  'temporal-server': 598,
 };
 
 /** The scheduler and the controller manager share most packages with the apiserver: after it, they take this long. */
@@ -160,7 +164,7 @@ export function buildEstimates(tools: Pick<ToolState, 'name' | 'cached'>[]): Map
 
 /** The cached binaries' paths, as build-tools.sh computes them (one source for the cache keys). */
 export async function toolPaths(options: ToolsOptions = {}): Promise<ToolPaths> {
-  const all: ToolName[] = [...CONTROL_PLANE_TOOLS, 'helm', 'kstatus', 'kubectl', 'promtool'];
+  const all: ToolName[] = [...CONTROL_PLANE_TOOLS, 'helm', 'kstatus', 'kubectl', 'promtool', 'temporal-server'];
   const { tools } = await toolStates(all, options);
   const path = (name: ToolName): string => tools.find((t) => t.name === name)!.binary;
   return {
@@ -174,6 +178,7 @@ export async function toolPaths(options: ToolsOptions = {}): Promise<ToolPaths> 
     kstatus: path('kstatus'),
     kubectl: path('kubectl'),
     promtool: path('promtool'),
+    temporalServer: path('temporal-server'),
   };
 }
 

@@ -1,4 +1,4 @@
-// A tool of build-tools.sh that only tests use (helm, kstatus, kubectl, promtool): built on first use if this machine
+// A tool of build-tools.sh that only tests use (helm, kstatus, kubectl, promtool, temporal-server): built on first use if this machine
 // has not yet (it is cached after), and its path. Test files run in parallel processes, and two
 // concurrent builds would share build-tools.sh's scratch directory, so a build happens only under
 // a lock directory per tool (mkdir is atomic).
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { ensureTools, isExecutable, toolPaths, type ToolName, type ToolPaths } from '../../deploy/local/tools.js';
 import { sleep } from './async.js';
 
-type TestTool = Extract<ToolName, 'helm' | 'kstatus' | 'kubectl' | 'promtool'>;
+type TestTool = Extract<ToolName, 'helm' | 'kstatus' | 'kubectl' | 'promtool' | 'temporal-server'>;
 
 const built = new Map<TestTool, Promise<string>>();
 
@@ -23,7 +23,7 @@ export function testToolBinary(name: TestTool, timeoutMs: number): Promise<strin
 }
 
 async function build(name: TestTool, timeoutMs: number): Promise<string> {
-  const binary = (paths: ToolPaths) => paths[name];
+  const binary = (paths: ToolPaths) => paths[name === 'temporal-server' ? 'temporalServer' : name];
   const path = binary(await toolPaths());
   if (isExecutable(path)) return path;
   const lock = join(tmpdir(), `weka-drives-${name}-build.lock`);

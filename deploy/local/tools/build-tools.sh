@@ -9,7 +9,8 @@
 # with the log's last lines and its path, when Go is missing or a build fails.
 #
 # Usage: build-tools.sh [--print-env] [tool ...]
-#   (tools: temporal kwok etcd kube-apiserver kube-scheduler kube-controller-manager helm kstatus kubectl promtool)
+#   (tools: temporal kwok etcd kube-apiserver kube-scheduler kube-controller-manager helm kstatus kubectl promtool
+#    temporal-server)
 #   --print-env  prints WEKA_TOOLS_CACHE, and per tool WEKA_<TOOL>_BIN (its binary) and
 #                WEKA_<TOOL>_BUILD_LOG
 set -euo pipefail
@@ -19,6 +20,9 @@ cache=${WEKA_TOOLS_CACHE:-$HOME/.cache/weka-drives}
 
 # The versions are part of the cache key; change them here and the next run builds anew.
 TEMPORAL_VERSION=v1.5.1
+# The Temporal server itself, the version the CLI above embeds, with its SQL schema tool: the test of
+# Temporal as production runs it (PostgreSQL, mTLS) starts it.
+TEMPORAL_SERVER_VERSION=v1.29.1
 KWOK_VERSION=v0.8.0
 HELM_VERSION=v3.21.4
 # promtool (Prometheus's rule checker and tester) runs the chart's alert rules in the tests.
@@ -28,11 +32,12 @@ KUBE_VERSION=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' "$h
 # kstatus is a small command over sigs.k8s.io/cli-utils (the tests' health checks), keyed by that version.
 KSTATUS_VERSION=$(awk '$1 == "sigs.k8s.io/cli-utils" {print $2}' "$here/kstatus/go.mod")
 
-ALL_TOOLS="temporal kwok etcd kube-apiserver kube-scheduler kube-controller-manager helm kstatus kubectl promtool"
+ALL_TOOLS="temporal kwok etcd kube-apiserver kube-scheduler kube-controller-manager helm kstatus kubectl promtool temporal-server"
 
 dir_of() {
   case "$1" in
     temporal) echo "$cache/temporal-$TEMPORAL_VERSION" ;;
+    temporal-server) echo "$cache/temporal-server-$TEMPORAL_SERVER_VERSION" ;;
     kwok) echo "$cache/kwok-$KWOK_VERSION" ;;
     helm) echo "$cache/helm-$HELM_VERSION" ;;
     promtool) echo "$cache/promtool-$PROMTOOL_VERSION" ;;
@@ -105,6 +110,10 @@ build() {
     export GOFLAGS=-mod=mod CGO_ENABLED=0
     case "$tool" in
       temporal) GOBIN="$tmp" go install -v "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_VERSION" ;;
+      temporal-server)
+        GOBIN="$tmp" go install -v "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION" \
+          "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"
+        mv "$tmp/server" "$tmp/temporal-server" && mv "$tmp/sql" "$tmp/temporal-sql-tool" ;;
       kwok) GOBIN="$tmp" go install -v "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" ;;
       helm) GOBIN="$tmp" go install -v "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" ;;
       promtool) GOBIN="$tmp" go install -v "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION" ;;
