@@ -3,7 +3,6 @@
 // the size on the cluster, whose members are made on virtual drives from then on; take a member
 // away; say where a slot's member is; and, in the node's mutex, sign the drives a member left for
 // the ssdproxy.
-import { ApplicationFailure } from '@temporalio/activity';
 import { setsDriveSharing, type WekaContainer } from '../src/api/index.js';
 import { FIELD_MANAGER, proxyName, refText, WEKA_POD_CONTAINER, type ObjectRef } from '../src/api/names.js';
 import { MIGRATE_TO_DRIVE_SHARING_ACTION } from '../src/api/schemas/wekamanualoperation.js';
@@ -148,7 +147,7 @@ export function createSharingMigration(deps: ActivityDeps) {
     /** Whether the member `uid` of the slot still exists, and the member made in its place, if any. */
     async slotState({ cluster, slot, uid }: { cluster: ObjectRef; slot: number; uid: string }): Promise<SlotState> {
       const wc = await api.getCluster(cluster);
-      if (!wc) throw ApplicationFailure.nonRetryable(`WekaCluster ${refText(cluster)} is gone`, 'NotFound');
+      if (!wc) return { leaving: false, clusterGone: true };
       const members = await membersOf(cluster, wc.metadata.uid!);
       const other = members.find(
         (c) =>

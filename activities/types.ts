@@ -297,6 +297,8 @@ export interface SlotState {
   /** The member that moves (the uid asked about) still exists, deleting or not. */
   leaving: boolean;
   replacement?: { name: string; uid: string; node: string; phase: string; wholeDrives: boolean };
+  /** The WekaCluster is gone: nothing makes the slot again. */
+  clusterGone?: boolean;
 }
 
 /** migrate-to-drive-sharing: the drives a member left, signed for the ssdproxy (signForSharing). */

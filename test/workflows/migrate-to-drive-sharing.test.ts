@@ -2,7 +2,7 @@
 // time, in the plan's order, each between two health checks of the clusters on its node: taken
 // away, waited for until it is gone, its drives signed for the proxy and published, and its slot's
 // new member waited for until it is Ready on virtual drives. A failed signing stops the campaign
-// there; a refused plan moves nothing.
+// there, and so does the WekaCluster's deletion; a refused plan moves nothing.
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SlotState } from '../../activities/types.js';
@@ -115,6 +115,21 @@ describe('migrate-to-drive-sharing', () => {
     expect(world.condition('Succeeded')).toMatchObject({ status: 'False', reason: 'DeviceRefused' });
     expect(world.condition('Succeeded')?.message).toContain('0 members moved, 1 not started');
     expect(world.status.results?.map((r) => r.migration)).toEqual(['Failed', 'Pending']);
+  });
+
+  it("stops, on the moving member's row, when the WekaCluster is deleted while the member moves", async () => {
+    const world = new OperationWorld(client, spec);
+    twoMembers(world);
+    world.slots.set('uid-0', [{ leaving: true }, { leaving: false, clusterGone: true }]);
+    await withWorker(world.activities(), async (queue) => {
+      await world.start(queue);
+      await world.phase('Failed');
+    });
+    expect(world.log.some((l) => l.startsWith('sign '))).toBe(false);
+    expect(world.log).not.toContain('remove stores-drive-1');
+    expect(world.condition('Succeeded')).toMatchObject({ status: 'False', reason: 'ClusterGone' });
+    expect(world.status.results?.map((r) => r.migration)).toEqual(['Failed', 'Pending']);
+    expect(world.status.results?.[0]?.error).toContain('WekaCluster stores was deleted');
   });
 
   it('refuses a plan it cannot carry out, moving nothing', async () => {

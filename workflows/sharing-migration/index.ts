@@ -6,7 +6,8 @@
 // published through the node's mutex; the cluster has made the slot's member again, on numDrives
 // virtual drives of the whole drives' size (status.driveSharing), and that member joins once the
 // capacity is there. Once it is Ready and the clusters on the node are healthy, the next member
-// moves. Every step is durable: a crash resumes at the step it stopped in.
+// moves. Every step is durable: a crash resumes at the step it stopped in. A WekaCluster deleted
+// meanwhile stops the campaign at the member that moves, before its drives are signed for sharing.
 import { sleep } from '@temporalio/workflow';
 import type { OperationSnapshot, SharingSigned, SlotState } from '../../activities/types.js';
 import { backoffDelay } from '../../src/backoff.js';
@@ -90,10 +91,22 @@ async function moveMember(
   const held = await kube.removeMigratingMember({ cluster: ref, name: m.name, uid: m.uid });
   // What it held as it went (a growth since the plan counts), and what the plan saw (a retry finds it gone).
   const serials = [...new Set([...m.serials, ...held.serials])].sort();
-  await until(run, base, `${at}: waiting for ${m.name} to leave (its drives phase out of Weka)`, async () => {
+  let gone = false;
+  const slotState = async (): Promise<SlotState> => {
     const state = await kubeLocal.slotState({ cluster: ref, slot, uid: m.uid });
-    return !state.leaving;
+    gone = state.clusterGone === true;
+    return state;
+  };
+  const clusterGone: Moved = {
+    ok: false,
+    reason: 'ClusterGone',
+    message: `WekaCluster ${ref.name} was deleted while ${m.name} moved; its drives stay as its teardown left them`,
+  };
+  await until(run, base, `${at}: waiting for ${m.name} to leave (its drives phase out of Weka)`, async () => {
+    const state = await slotState();
+    return gone || !state.leaving;
   });
+  if (gone) return clusterGone;
 
   await run.status.result({ ...base, migration: 'Signing' });
   await run.status.enter('Running', `${at}: signing ${serials.join(', ')} for the ssdproxy`);
@@ -130,12 +143,13 @@ async function moveMember(
   await run.status.result(joining);
   let member = '';
   await until(run, joining, `${at}: waiting for the slot's new member on virtual drives to be Ready`, async () => {
-    const state: SlotState = await kubeLocal.slotState({ cluster: ref, slot, uid: m.uid });
-    const r = state.replacement;
+    const r = (await slotState()).replacement;
+    if (gone) return true;
     if (!r || r.wholeDrives || r.phase !== 'Ready') return false;
     member = r.name;
     return true;
   });
+  if (gone) return clusterGone;
   return { ok: true, member, drives };
 }
 
