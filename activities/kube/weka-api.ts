@@ -148,8 +148,10 @@ export class WekaApi {
     return applied?.metadata?.resourceVersion;
   }
 
-  /** A JSON merge patch of the spec of an object the operator owns (its ssdproxy containers). */
-  /** Merges `spec` into the object's spec, and `annotations` (null removes one) in the same write. */
+  /**
+   * A JSON merge patch of the spec of an object the operator owns (its ssdproxy containers), and of
+   * `annotations` (null removes one) in the same write.
+   */
   async patchSpec(
     kind: WekaKind,
     ref: ObjectRef,

@@ -17,6 +17,7 @@ import { createClientCert, createPki } from '../../deploy/local/pki.js';
 import { freePorts } from '../../deploy/local/ports.js';
 import { startServer, waitUntilReady, type ServerProcess } from '../../deploy/local/processes.js';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/protocol.js';
+import { eventually } from './async.js';
 import { ensureDebianPackage } from './debian-package.js';
 import { testToolBinary } from './tool-binary.js';
 
@@ -45,12 +46,19 @@ export interface ProductionTemporal {
   stop(): Promise<void>;
 }
 
+const asRoot = process.getuid?.() === 0;
+
 /** The arguments of the commands that run PostgreSQL's programs: as the postgres user when root. */
 function asPostgres(program: string, args: string[]): { command: string; args: string[] } {
   const path = join(POSTGRES_BIN, program);
-  return process.getuid?.() === 0
-    ? { command: 'runuser', args: ['-u', 'postgres', '--', path, ...args] }
-    : { command: path, args };
+  return asRoot ? { command: 'runuser', args: ['-u', 'postgres', '--', path, ...args] } : { command: path, args };
+}
+
+/** Hands a file or directory to the postgres user when root (PostgreSQL then reads it as that user). */
+async function giveToPostgres(path: string): Promise<void> {
+  if (!asRoot) return;
+  const id = async (flag: string) => Number((await run('id', [flag, 'postgres'])).stdout.trim());
+  await chown(path, await id('-u'), await id('-g'));
 }
 
 async function runQuiet(command: string, args: string[]): Promise<string> {
@@ -65,11 +73,7 @@ async function runQuiet(command: string, args: string[]): Promise<string> {
 /** A data directory PostgreSQL's user owns, outside the test's private temporary directory. */
 async function postgresDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'weka-postgres-'));
-  if (process.getuid?.() === 0) {
-    const { stdout } = await run('id', ['-u', 'postgres']);
-    const { stdout: gid } = await run('id', ['-g', 'postgres']);
-    await chown(dir, Number(stdout.trim()), Number(gid.trim()));
-  }
+  await giveToPostgres(dir);
   await chmod(dir, 0o700);
   return dir;
 }
@@ -83,10 +87,7 @@ async function startPostgres(
   const data = join(dir, 'data');
   const pwfile = join(dir, 'password');
   await writeFile(pwfile, password);
-  if (process.getuid?.() === 0) {
-    const { stdout } = await run('id', ['-u', 'postgres']);
-    await chown(pwfile, Number(stdout.trim()), 0);
-  }
+  await giveToPostgres(pwfile);
   const init = asPostgres('initdb', [
     '-D',
     data,
@@ -136,8 +137,18 @@ async function startPostgres(
 
 /** Creates the two databases and brings their schemas to the server's version, with its own tool. */
 async function setUpSchemas(sqlTool: string, port: number, password: string): Promise<void> {
-  const common = ['--endpoint', '127.0.0.1', '--port', String(port), '--user', DB_USER, '--password', password];
-  common.push('--plugin', SQL_PLUGIN);
+  const common = [
+    '--endpoint',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--user',
+    DB_USER,
+    '--password',
+    password,
+    '--plugin',
+    SQL_PLUGIN,
+  ];
   for (const [database, schema] of [
     ['temporal', 'postgresql/v12/temporal'],
     ['temporal_visibility', 'postgresql/v12/visibility'],
@@ -244,16 +255,15 @@ async function setUpNamespace(connection: Connection, namespace: string): Promis
     workflowExecutionRetentionPeriod: msToTs('3 days'),
   });
   // A new namespace reaches the frontend's cache a moment later.
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
+  await eventually(
+    `namespace ${namespace} to be served`,
+    async () => {
       await connection.workflowService.describeNamespace({ namespace });
-      break;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+      return true;
+    },
+    60_000,
+    { intervalMs: 200 },
+  );
   const keyword = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
   await connection.operatorService.addSearchAttributes({
     namespace,
