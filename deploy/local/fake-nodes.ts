@@ -1,21 +1,18 @@
 // Fake nodes: a Node object, its own kwok acting as its kubelet, and a Weka simulator state
 // directory holding the node's NVMe devices. A node's kwok can be stopped and started again (a
 // kubelet that goes away and comes back) without losing the node.
-import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { kwokStartRetryable, startKwok } from './kwok.js';
 import { messageOf } from '../../src/errors.js';
 import { freePorts } from './ports.js';
 import type { ServerProcess } from './processes.js';
 import { initNodeDevices, type InitialDevice } from './weka-sim/node-devices.js';
-import { buildSimulator, simulatorArgs, type SimulatorBuild } from './weka-sim/bundle.js';
+import { buildSimulator } from './weka-sim/bundle.js';
+import { requestSimulator, startSimulatorServer, type SimulatorServer } from './weka-sim/server.js';
 import { CLUSTERS_DIR_FILE } from './weka-sim/node-state.js';
 import { writeSimulatorShims } from './weka-sim/shims.js';
-
-const run = promisify(execFile);
 
 /** How many ports a node's kwok is started on before its start-up failure is final. */
 const KWOK_START_ATTEMPTS = 3;
@@ -89,8 +86,11 @@ export const NODE_STATUS_UNKNOWN = {
 
 export class FakeNodes {
   private readonly nodes = new Map<string, NodeRecord>();
-  /** The simulator bundled into the shims' directory, with the shims, once per control plane. */
-  private simulator?: Promise<SimulatorBuild>;
+  /**
+   * The simulator's server, the shims that reach it, and the simulator's CLI bundled beside them
+   * (for a person at the sandbox), once per control plane.
+   */
+  private simulator?: Promise<SimulatorServer>;
   private readonly core: CoreV1Api;
 
   constructor(private readonly o: FakeNodesOptions) {
@@ -124,18 +124,20 @@ export class FakeNodes {
     if (this.nodes.has(spec.name)) throw new Error(`node ${spec.name} already exists in this control plane`);
     if (spec.simulatedClusters !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(spec.simulatedClusters))
       throw new Error(`node ${spec.name}: simulatedClusters must be a lower-case name, got ${spec.simulatedClusters}`);
-    this.simulator ??= buildSimulator(this.shimDir).then(async (built) => {
-      await writeSimulatorShims(this.shimDir, simulatorArgs(built));
-      return built;
-    });
-    const simulator = await this.simulator;
+    this.simulator ??= (async () => {
+      await buildSimulator(this.shimDir);
+      const server = await startSimulatorServer(this.shimDir);
+      await writeSimulatorShims(this.shimDir);
+      return server;
+    })();
+    await this.simulator;
     const stateDir = this.nodeStateDir(spec.name);
     await mkdir(stateDir, { recursive: true });
     // A node added again keeps its state (its disks), but sees the set it is added with now.
     const clustersDirFile = join(stateDir, CLUSTERS_DIR_FILE);
     if (spec.simulatedClusters === undefined) await rm(clustersDirFile, { force: true });
     else await writeFile(clustersDirFile, `${join(this.o.simulatorRoot, 'cluster-sets', spec.simulatedClusters)}\n`);
-    if (spec.devices && spec.devices.length > 0) await this.initDevices(simulator, stateDir, spec.devices);
+    if (spec.devices && spec.devices.length > 0) await this.initDevices(stateDir, spec.devices);
     await this.createNodeObject(spec);
     const record: NodeRecord = {
       stateDir,
@@ -265,20 +267,18 @@ export class FakeNodes {
     }
   }
 
+  /** Stops every node's kwok, then the simulator's server. */
   async stopAll(): Promise<void> {
     await Promise.all(this.processes().map((k) => k.stop()));
     this.nodes.clear();
+    await (await this.simulator?.catch(() => undefined))?.close();
   }
 
-  private async initDevices(simulator: SimulatorBuild, stateDir: string, devices: SimulatedDevice[]): Promise<void> {
+  private async initDevices(stateDir: string, devices: SimulatedDevice[]): Promise<void> {
     await initNodeDevices(devices, async (command, args) => {
-      try {
-        return (await run(process.execPath, [...simulatorArgs(simulator), '--state', stateDir, command, ...args]))
-          .stdout;
-      } catch (err) {
-        const e = err as { stderr?: string; message: string };
-        throw new Error(`weka-sim ${command} failed for ${stateDir}: ${e.stderr ?? e.message}`);
-      }
+      const result = await requestSimulator(this.shimDir, ['--state', stateDir, command, ...args]);
+      if (result.exitCode !== 0) throw new Error(`weka-sim ${command} failed for ${stateDir}: ${result.stderr}`);
+      return result.stdout;
     });
   }
 

@@ -3,32 +3,31 @@
 // written (what a sign-drives WekaManualOperation leaves behind, minus the extended resources).
 // For scripts such as the benchmarks, which start a ControlPlane themselves and need many nodes
 // ready quickly; the integration tests do the same through the harness.
-import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import type { PhysicalDrive } from '../../src/allocation/index.js';
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import { containerIdentityCall, driveAt, parseContainerIdentity, parseSignDriveList } from '../../src/weka/index.js';
 import type { SimulatedDevice } from './fake-nodes.js';
-import { simulatorArgs, simulatorFiles } from './weka-sim/bundle.js';
-
-const run = promisify(execFile);
+import { requestSimulator } from './weka-sim/server.js';
 
 /**
- * Runs the simulator against one node's state (`<simulatorRoot>/nodes/<node>`), from the bundle
- * the control plane built beside its shims (`<simulatorRoot>/bin`) when it added its first node.
+ * Runs the simulator against one node's state (`<simulatorRoot>/nodes/<node>`), through the server
+ * the control plane started beside its shims (`<simulatorRoot>/bin`) when it added its first node;
+ * fails with the command's stderr unless it exits 0.
  */
 export async function simulate(simulatorRoot: string, node: string, ...args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, [
-    ...simulatorArgs(simulatorFiles(join(simulatorRoot, 'bin'))),
-    '--state',
-    join(simulatorRoot, 'nodes', node),
-    ...args,
-  ]);
-  return stdout;
+  const argv = ['--state', join(simulatorRoot, 'nodes', node), ...args];
+  const result = await requestSimulator(join(simulatorRoot, 'bin'), argv);
+  if (result.exitCode !== 0)
+    throw Object.assign(new Error(`weka-sim ${args.join(' ')} exited ${result.exitCode}: ${result.stderr}`), {
+      code: result.exitCode,
+      stdout: result.stdout,
+      stderr: result.stderr,
+    });
+  return result.stdout;
 }
 
 /** Signs every device of the node for proxy and publishes them in the node's annotation. */

@@ -20,6 +20,8 @@ export const EXIT_INTERNAL = 70;
  * Any code but 64, 65 and 78 is transient to the operator, as a real tool's would be.
  */
 export const EXIT_IOERR = 74;
+/** EX_UNAVAILABLE: a shim found no simulator server to answer. Transient, as a tool that cannot start. */
+export const EXIT_UNAVAILABLE = 69;
 /** Injected fault, or the state lock could not be taken in time. Transient. */
 export const EXIT_TEMPFAIL = 75;
 /** The simulator is not set up (e.g. the shim has no WEKA_SIM_STATE). Refusal. */

@@ -4,12 +4,11 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LocalExecTransport } from '../../../activities/exec/local-exec.js';
 import type { ExecTarget } from '../../../activities/exec/transport.js';
 import type { ActivityDeps } from '../../../activities/deps.js';
 import { createWekaActivities } from '../../../activities/weka.js';
-import { writeSimulatorShims } from '../../../deploy/local/weka-sim/shims.js';
 import {
   WekaCommandFailed,
   WekaCommandRefused,
@@ -23,7 +22,7 @@ import {
   NO_CLUSTER_GUID,
 } from '../../../src/weka/index.js';
 import {
-  buildSimulator,
+  serveShims,
   changesOfKind,
   expectOk,
   nodeDir,
@@ -214,15 +213,9 @@ describe('weka-sim container deactivate and remove', () => {
 });
 
 describe('removing a container through an exec transport into the simulator', () => {
-  let simArgs: string[] = [];
-  beforeAll(async () => {
-    simArgs = await buildSimulator();
-  });
-
   async function setUp() {
     const root = await simRoot();
-    const shimDir = join(root, 'bin');
-    await writeSimulatorShims(shimDir, simArgs);
+    const shimDir = await serveShims(root);
     const { state, guid, containerId, driveUUID } = await containerWithDrive(root);
     // Pods are named after their node here; the mapping stands in for kwok's exec environment.
     const transport = new LocalExecTransport({

@@ -8,6 +8,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, afterEach } from 'vitest';
 import { buildSimulator as buildBundle, simulatorArgs } from '../../../deploy/local/weka-sim/bundle.js';
 import { runSimulator } from '../../../deploy/local/weka-sim/cli.js';
+import { startSimulatorServer, type SimulatorServer } from '../../../deploy/local/weka-sim/server.js';
+import { writeSimulatorShims } from '../../../deploy/local/weka-sim/shims.js';
 import { deviceFileName, type LogEntry } from '../../../deploy/local/weka-sim/node-state.js';
 import type { SimResult } from '../../../deploy/local/weka-sim/outcome.js';
 import { driveAt, parseSignDriveList, type DriveInfo } from '../../../src/weka/index.js';
@@ -29,7 +31,9 @@ export function uuid(n: number): string {
 
 const roots: string[] = [];
 const builds: string[] = [];
+const servers: SimulatorServer[] = [];
 afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
   await Promise.all(roots.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 afterAll(async () => {
@@ -64,6 +68,17 @@ export async function buildSimulator(): Promise<string[]> {
   const outDir = await mkdtemp(join(tmpdir(), 'weka-sim-build-'));
   builds.push(outDir);
   return simulatorArgs(await buildBundle(outDir));
+}
+
+/**
+ * The simulator's server and the shims that reach it, in `<root>/<dirName>`, as the local control plane
+ * starts them (the server in this process); returns that directory. The server stops after the test.
+ */
+export async function serveShims(root: string, dirName = 'bin'): Promise<string> {
+  const dir = join(root, dirName);
+  servers.push(await startSimulatorServer(dir));
+  await writeSimulatorShims(dir);
+  return dir;
 }
 
 /** Runs weka-sim as a separate process, the way the shims do; from a build if given, else under tsx. */

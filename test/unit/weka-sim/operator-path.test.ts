@@ -1,11 +1,9 @@
 // The operator's path in miniature: typed calls from src/weka, run through an exec transport into
 // the simulator shims, with the idempotency probes deciding what to run. The integration test on
 // the local control plane does the same through the Kubernetes exec API.
-import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LocalExecTransport } from '../../../activities/exec/local-exec.js';
 import type { ExecTarget } from '../../../activities/exec/transport.js';
-import { writeSimulatorShims } from '../../../deploy/local/weka-sim/shims.js';
 import {
   WekaCommandFailed,
   WekaCommandRefused,
@@ -30,22 +28,16 @@ import {
   virtualRemoveCall,
   type WekaCall,
 } from '../../../src/weka/index.js';
-import { buildSimulator, expectOk, nodeDir, readLog, sim, simRoot, uuid } from './helpers.js';
+import { expectOk, nodeDir, readLog, serveShims, sim, simRoot, uuid } from './helpers.js';
 
 describe('typed calls through an exec transport into the simulator', () => {
-  let simArgs: string[] = [];
-  beforeAll(async () => {
-    simArgs = await buildSimulator();
-  });
-
   it(
     'signs, adds and removes exactly once, even when a command crashes after its effect',
     { timeout: 30_000 },
     async () => {
       const root = await simRoot();
       const state = nodeDir(root, 'node-1');
-      const shimDir = join(root, 'bin');
-      await writeSimulatorShims(shimDir, simArgs);
+      const shimDir = await serveShims(root);
       await expectOk(sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:3840:TLC'));
       // Pods are named after their node here; the mapping stands in for kwok's exec environment.
       const transport = new LocalExecTransport({

@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { SHIMMED_TOOLS, shellQuote, writeSimulatorShims } from '../../../deploy/local/weka-sim/shims.js';
+import { describe, expect, it } from 'vitest';
+import { SERVER_PORT_FILE, startSimulatorServer } from '../../../deploy/local/weka-sim/server.js';
+import { SHIMMED_TOOLS, shellQuote } from '../../../deploy/local/weka-sim/shims.js';
 import type { SimResult } from '../../../deploy/local/weka-sim/outcome.js';
 import { NO_CLUSTER_GUID, parseSignDriveList } from '../../../src/weka/index.js';
-import { DISCOVERY_LSBLK, HOST_DISCOVERY, buildSimulator, expectOk, nodeDir, sim, simRoot } from './helpers.js';
+import { DISCOVERY_LSBLK, HOST_DISCOVERY, expectOk, nodeDir, serveShims, sim, simRoot } from './helpers.js';
 
 function runShim(shimDir: string, env: Record<string, string | undefined>, argv: string[]): Promise<SimResult> {
   return new Promise((done) => {
@@ -21,18 +22,12 @@ function runShim(shimDir: string, env: Record<string, string | undefined>, argv:
 }
 
 describe('simulator shims', () => {
-  let simArgs: string[] = [];
-  beforeAll(async () => {
-    simArgs = await buildSimulator();
-  });
-
   /** A node with one device, and the shims written for it. */
   async function shimmedNode(device: string): Promise<{ state: string; shimDir: string }> {
     const root = await simRoot();
     const state = nodeDir(root, 'node-1');
     await expectOk(sim('--state', state, 'init-node', '--device', device));
-    const shimDir = join(root, 'bin');
-    await writeSimulatorShims(shimDir, simArgs);
+    const shimDir = await serveShims(root);
     return { state, shimDir };
   }
 
@@ -96,41 +91,34 @@ describe('simulator shims', () => {
   });
 
   it('fail with a configuration error when WEKA_SIM_STATE is unset', async () => {
-    const shimDir = join(await simRoot(), 'bin');
-    await writeSimulatorShims(shimDir, simArgs);
+    const shimDir = await serveShims(await simRoot());
     const result = await runShim(shimDir, { WEKA_SIM_STATE: undefined }, ['weka', 'cluster', 'list']);
     expect(result.exitCode).toBe(78);
     expect(result.stderr).toContain('WEKA_SIM_STATE is not set');
   });
 
-  it('start the simulator without NODE_EXTRA_CA_CERTS, which Node.js reads and parses at every start', async () => {
-    // The simulator dials nothing, so the extra CAs would only cost time: over 100 ms a command
-    // with the 144-certificate bundle of the development machine.
-    const root = await simRoot();
-    const printEnv = join(root, 'print-env.cjs');
-    await writeFile(
-      printEnv,
-      "console.log(process.env.NODE_EXTRA_CA_CERTS ?? 'unset', process.argv.slice(2).join(' '))",
-    );
-    const shimDir = join(root, 'bin');
-    await writeSimulatorShims(shimDir, [printEnv]);
-    const result = await runShim(
-      shimDir,
-      { WEKA_SIM_STATE: '/state', NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt' },
-      ['weka', 'cluster', 'list'],
-    );
-    expect(result).toEqual({ exitCode: 0, stdout: 'unset --state /state --in-pod -- weka cluster list\n', stderr: '' });
+  it("fail as unavailable (69, which the operator retries) when the simulator's server does not answer", async () => {
+    const { state, shimDir } = await shimmedNode('/dev/nvme0n1:100:TLC');
+    const server = await startSimulatorServer(join(await simRoot(), 'other'));
+    await server.close();
+    await writeFile(join(shimDir, SERVER_PORT_FILE), `${server.port}\n`);
+    const result = await runShim(shimDir, { WEKA_SIM_STATE: state }, ['weka-sign-drive', 'list', '-j']);
+    expect(result).toEqual({
+      exitCode: 69,
+      stdout: '',
+      stderr: `weka-sign-drive (weka-sim shim): the simulator's server (its port in ${join(shimDir, SERVER_PORT_FILE)}) does not answer\n`,
+    });
   });
 
-  it('are executable and quote paths containing spaces and quotes', async () => {
-    const shimDir = join(await simRoot(), "it's a bin");
-    await writeSimulatorShims(shimDir, ['--import', 'tsx', "/opt/it's here/main.js"], '/usr/bin/node');
-    const script = await readFile(join(shimDir, 'weka'), 'utf8');
-    expect(script).toContain(
-      `exec '/usr/bin/node' '--import' 'tsx' '/opt/it'\\''s here/main.js' --state "$WEKA_SIM_STATE" "$pod" \${WEKA_SIM_DEVICE_MAP:+--device-map "$WEKA_SIM_DEVICE_MAP"} \\`,
-    );
-    expect(script).toContain('-- weka "$@"');
+  it('are executable and work from a directory whose path has spaces and quotes', async () => {
+    const root = await simRoot();
+    const state = nodeDir(root, 'node-1');
+    await expectOk(sim('--state', state, 'init-node', '--device', '/dev/nvme0n1:100:TLC'));
+    const shimDir = await serveShims(root, "it's a bin");
     for (const tool of SHIMMED_TOOLS) expect((await stat(join(shimDir, tool))).mode & 0o111).toBe(0o111);
+    const listed = await runShim(shimDir, { WEKA_SIM_STATE: state }, ['weka-sign-drive', 'list', '-j']);
+    expect(listed.exitCode).toBe(0);
+    expect(parseSignDriveList(listed.stdout).map((d) => d.devicePath)).toEqual(['/dev/nvme0n1']);
   });
 
   it('single-quote words for sh', () => {
