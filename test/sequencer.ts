@@ -5,7 +5,7 @@
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-/** The integration files that take longest, three at a time on two cores (docs/performance.md, "The CI run"), longest first. */
+/** The integration files that take longest, four at a time on two cores (docs/performance.md, "The CI run"), longest first. */
 export const LONG_FILES = [
   'test/integration/chaos/chaos-profile.test.ts',
   'test/integration/chaos/simulator-faults.test.ts',

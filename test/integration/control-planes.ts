@@ -1,10 +1,9 @@
-// How many integration test files run at a time, each on a control plane of its own. The suite
-// waits far more than it computes (on two cores a single file leaves the CPU idle about 60 % of the
-// time), so files side by side take much less than their sum. On two cores three at a time keep
-// the CPU busy (89 % on average over the run): the suite took 975 s against 1,285 s two at a time,
-// and four at a time gained only 5 % more while each file took a quarter longer (docs/performance.md, "The CI run").
+// How many integration test files run at a time, each on a control plane of its own. A file waits
+// far more than it computes, so files side by side take much less than their sum. On two cores
+// four at a time leave the CPU idle about 6 % of the suite's time, three at a time about 18 %
+// (vitest 1,063 s against 1,241 s in fresh-clone runs; docs/performance.md, "The CI run").
 // WEKA_TEST_CONTROL_PLANES=1 runs the files one after another on a single control plane.
-export const DEFAULT_CONTROL_PLANES = 3;
+export const DEFAULT_CONTROL_PLANES = 4;
 
 export function integrationControlPlanes(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.WEKA_TEST_CONTROL_PLANES;

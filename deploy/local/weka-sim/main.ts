@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// weka-sim: answers the argv of weka-sign-drive and weka against a node's state directory.
-// It runs once per simulated CLI call, and the local control plane runs it as one bundled file
-// (bundle.ts), so it loads as few Node.js modules as it can: node:fs (loaded with Node.js itself)
-// and node:path, synchronous file calls, and output written to the file descriptors, since
-// process.stdout alone would load the stream modules (docs/weka-simulator.md).
+// weka-sim's command line: answers one argv of weka-sign-drive, weka or an admin command against a
+// node's state directory, for a person or a script (the local control plane bundles it, bundle.ts;
+// its shims reach the same runSimulator through server.ts). It loads as few Node.js modules as it
+// can: node:fs (loaded with Node.js itself) and node:path, synchronous file calls, and output
+// written to the file descriptors, since process.stdout alone would load the stream modules.
 import { writeSync } from 'node:fs';
 import { runSimulator } from './cli.js';
 
