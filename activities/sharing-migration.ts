@@ -20,7 +20,7 @@ import type { SharingSigned, SlotState } from './types.js';
 import { wekaCli } from './weka-cli.js';
 
 export type SharingMigrationPlan =
-  | { ok: true; driveCapacity: number; numDrives: number; members: MigrationMember[] }
+  | { ok: true; clusterUid: string; driveCapacity: number; numDrives: number; members: MigrationMember[] }
   | { ok: false; reason: string; message: string };
 
 export function createSharingMigration(deps: ActivityDeps) {
@@ -118,7 +118,7 @@ export function createSharingMigration(deps: ActivityDeps) {
         FIELD_MANAGER.migration,
         wc.metadata.resourceVersion,
       );
-      return plan;
+      return { ...plan, clusterUid: wc.metadata.uid! };
     },
 
     /**
@@ -144,11 +144,24 @@ export function createSharingMigration(deps: ActivityDeps) {
       return { serials };
     },
 
-    /** Whether the member `uid` of the slot still exists, and the member made in its place, if any. */
-    async slotState({ cluster, slot, uid }: { cluster: ObjectRef; slot: number; uid: string }): Promise<SlotState> {
+    /**
+     * Whether the member `uid` of the slot still exists, and the member made in its place, if any;
+     * a WekaCluster of the name with another uid than the planned one is another cluster: gone.
+     */
+    async slotState({
+      cluster,
+      clusterUid,
+      slot,
+      uid,
+    }: {
+      cluster: ObjectRef;
+      clusterUid: string;
+      slot: number;
+      uid: string;
+    }): Promise<SlotState> {
       const wc = await api.getCluster(cluster);
-      if (!wc) return { leaving: false, clusterGone: true };
-      const members = await membersOf(cluster, wc.metadata.uid!);
+      if (wc?.metadata.uid !== clusterUid) return { leaving: false, clusterGone: true };
+      const members = await membersOf(cluster, clusterUid);
       const other = members.find(
         (c) =>
           c.metadata.uid !== uid &&

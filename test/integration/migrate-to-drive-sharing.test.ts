@@ -3,18 +3,28 @@
 // by member to virtual drives of the same size, carved from the very drives it held (signed for the
 // ssdproxy once the member left), and ends Ready with every drive in Weka. A cluster that shares
 // drives already, and one that does not exist, are refused.
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { createActivities } from '../../activities/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import { operationWorkflowId } from '../../src/protocol.js';
 import { eventually } from '../support/async.js';
 import { POOL_LABEL, readCluster, SMALL_MEMBER } from '../support/clusters.js';
-import { createWekaClusterObject, listContainers } from '../support/containers.js';
+import { createWekaClusterObject, listContainers, WEKA_CLUSTERS } from '../support/containers.js';
 import { eventsOf } from '../support/events.js';
-import { addNode, kubeConfig, removeNodesAdded, uniqueName, uniqueNamespace } from '../support/harness.js';
+import {
+  addNode,
+  kubeConfig,
+  removeNodesAdded,
+  temporalAddress,
+  temporalNamespace,
+  uniqueName,
+  uniqueNamespace,
+} from '../support/harness.js';
 import { recordHistory } from '../support/histories.js';
 import { createOperation, readOperation, waitFinished } from '../support/manual-operation.js';
-import { startOperatorProcess } from '../support/operator.js';
+import { startOperatorProcess, testOperatorDeps } from '../support/operator.js';
 import type { OperatorProcess } from '../support/operator-process.js';
 import { inContainerPod, showDevice } from '../support/simulator.js';
 
@@ -32,6 +42,32 @@ afterAll(async () => {
 });
 
 describe('migrate-to-drive-sharing', () => {
+  it('takes a WekaCluster created again under the name of the one it moves for a cluster gone', async () => {
+    const connection = await Connection.connect({ address: temporalAddress() });
+    try {
+      const deps = testOperatorDeps(new Client({ connection, namespace: temporalNamespace() }), 'weka-op-unused');
+      const acts = createActivities(deps);
+      const ref = { namespace: await uniqueNamespace('migrate-renamed'), name: 'stores' };
+      const selector = { [POOL_LABEL]: uniqueName('none') };
+      const clusterUid = await createWekaClusterObject(kubeConfig(), ref, selector, SMALL_MEMBER);
+      const asked = { cluster: ref, clusterUid, slot: 0, uid: 'member-uid' };
+      // The apiserver answers 429 while its cache of a just-made resource fills: Temporal retries, here eventually.
+      expect(await eventually('a first answer', () => acts.slotState(asked))).toEqual({ leaving: false });
+
+      await kubeConfig()
+        .makeApiClient(CustomObjectsApi)
+        .deleteNamespacedCustomObject({ ...WEKA_CLUSTERS, ...ref });
+      await eventually('the WekaCluster to be gone', async () =>
+        (await readCluster(ref.namespace, ref.name)) ? undefined : true,
+      );
+      expect(await acts.slotState(asked)).toEqual({ leaving: false, clusterGone: true });
+      await createWekaClusterObject(kubeConfig(), ref, selector, SMALL_MEMBER);
+      expect(await acts.slotState(asked)).toEqual({ leaving: false, clusterGone: true });
+    } finally {
+      await connection.close();
+    }
+  });
+
   it(
     'moves a whole-drive cluster member by member onto virtual drives of the same size, through a SIGKILL',
     { timeout: 480_000 },

@@ -5,6 +5,7 @@
 // there, and so does the WekaCluster's deletion; a refused plan moves nothing.
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SharingMigrationPlan } from '../../activities/sharing-migration.js';
 import type { SlotState } from '../../activities/types.js';
 import type { MigrationMember } from '../../src/lifecycle/sharing-migration.js';
 import { closeEnvironment, withWorker, workflowClient } from './support/env.js';
@@ -25,8 +26,15 @@ const member = (i: number): MigrationMember => ({
   deleting: false,
   serials: [`S${i}a`, `S${i}b`],
 });
+const planOf = (...members: MigrationMember[]): SharingMigrationPlan => ({
+  ok: true,
+  clusterUid: 'stores-uid',
+  driveCapacity: 1000,
+  numDrives: 2,
+  members,
+});
 const twoMembers = (world: OperationWorld) => {
-  world.migrationPlan = { ok: true, driveCapacity: 1000, numDrives: 2, members: [member(0), member(1)] };
+  world.migrationPlan = planOf(member(0), member(1));
 };
 const newMember = (phase: string, wholeDrives = false): NonNullable<SlotState['replacement']> => ({
   name: 'stores-drive-0-1',
@@ -75,11 +83,13 @@ describe('migrate-to-drive-sharing', () => {
     expect(world.status.results?.[0]?.drives?.map((d) => d.serial)).toEqual(['S0a', 'S0b']);
     expect(world.condition('Succeeded')).toMatchObject({ status: 'True', reason: 'Migrated' });
     expect(world.events.filter((e) => e.startsWith('MemberMigrated'))).toHaveLength(2);
+    // The cluster is the planned one by its uid: one created again under its name is not it.
+    expect([...world.slotClusterUids]).toEqual(['stores-uid']);
   }, 90_000);
 
   it('waits for a new member made on whole drives no matter its phase: only virtual drives end a move', async () => {
     const world = new OperationWorld(client, spec);
-    world.migrationPlan = { ok: true, driveCapacity: 1000, numDrives: 2, members: [member(0)] };
+    world.migrationPlan = planOf(member(0));
     world.slots.set('uid-0', [
       { leaving: false },
       { leaving: false, replacement: newMember('Ready', true) },
@@ -94,7 +104,7 @@ describe('migrate-to-drive-sharing', () => {
 
   it('signs every drive the member held as it left, a drive it grew by since the plan among them', async () => {
     const world = new OperationWorld(client, spec);
-    world.migrationPlan = { ok: true, driveCapacity: 1000, numDrives: 2, members: [member(0)] };
+    world.migrationPlan = planOf(member(0));
     world.heldAtRemoval.set('stores-drive-0', ['S0a', 'S0b', 'S0c']);
     await withWorker(world.activities(), async (queue) => {
       await world.start(queue);

@@ -7,7 +7,8 @@
 // virtual drives of the whole drives' size (status.driveSharing), and that member joins once the
 // capacity is there. Once it is Ready and the clusters on the node are healthy, the next member
 // moves. Every step is durable: a crash resumes at the step it stopped in. A WekaCluster deleted
-// meanwhile stops the campaign at the member that moves, before its drives are signed for sharing.
+// meanwhile (known by its uid: one created again under its name is another) stops the campaign at
+// the member that moves, before its drives are signed for sharing.
 import { sleep } from '@temporalio/workflow';
 import type { OperationSnapshot, SharingSigned, SlotState } from '../../activities/types.js';
 import { backoffDelay } from '../../src/backoff.js';
@@ -31,7 +32,7 @@ export async function migrateToDriveSharing(run: OperationRun, op: OperationSnap
   await run.status.enter('Running', `planning: WekaCluster ${cluster}, its members on whole drives, no other campaign`);
   const plan = await weka.planSharingMigration({ operation: { ...run.ref, uid: run.uid }, cluster });
   if (!plan.ok) return refuse(run, plan.reason, plan.message);
-  const { driveCapacity, numDrives, members } = plan;
+  const { clusterUid, driveCapacity, numDrives, members } = plan;
   await run.status.condition(
     'Accepted',
     'True',
@@ -43,7 +44,7 @@ export async function migrateToDriveSharing(run: OperationRun, op: OperationSnap
     const at = `member ${i + 1} of ${members.length}, ${m.name} on ${m.node}`;
     const base = rowOf(ref.namespace, m);
     await waitForHealthyClusters(run, base, `${at}: before it moves`, { migration: 'Waiting' });
-    const moved = await moveMember(run, ref, m, base, at);
+    const moved = await moveMember(run, { ...ref, uid: clusterUid }, m, base, at);
     if (!moved.ok) {
       await run.status.result({ ...base, migration: 'Failed', error: moved.message });
       const left = members.length - i - 1;
@@ -75,7 +76,7 @@ type Moved =
 /** Takes the member away, signs its drives for the proxy, and waits for its slot's new member to be Ready. */
 async function moveMember(
   run: OperationRun,
-  ref: { namespace: string; name: string },
+  ref: { namespace: string; name: string; uid: string },
   m: MigrationMember,
   base: NodeResult,
   at: string,
@@ -88,12 +89,13 @@ async function moveMember(
     'MemberMoving',
     `${m.name} on ${m.node} leaves to move to drive sharing: Weka phases its whole drives (${m.serials.join(', ')}) out`,
   );
-  const held = await kube.removeMigratingMember({ cluster: ref, name: m.name, uid: m.uid });
+  const cluster = { namespace: ref.namespace, name: ref.name };
+  const held = await kube.removeMigratingMember({ cluster, name: m.name, uid: m.uid });
   // What it held as it went (a growth since the plan counts), and what the plan saw (a retry finds it gone).
   const serials = [...new Set([...m.serials, ...held.serials])].sort();
   let gone = false;
   const slotState = async (): Promise<SlotState> => {
-    const state = await kubeLocal.slotState({ cluster: ref, slot, uid: m.uid });
+    const state = await kubeLocal.slotState({ cluster, clusterUid: ref.uid, slot, uid: m.uid });
     gone = state.clusterGone === true;
     return state;
   };

@@ -60,6 +60,8 @@ export class OperationWorld {
   migrationPlan: SharingMigrationPlan = { ok: false, reason: 'NoMembers', message: 'no member on whole drives' };
   /** migrate-to-drive-sharing: each moving member's slot, by its uid, look after look: the last repeats. */
   readonly slots = new Map<string, SlotState[]>();
+  /** migrate-to-drive-sharing: the WekaCluster uids slotState was asked about. */
+  readonly slotClusterUids = new Set<string>();
   /** migrate-to-drive-sharing: the whole drives a member holds when it is removed (none: it was gone). */
   readonly heldAtRemoval = new Map<string, string[]>();
   /** migrate-to-drive-sharing: nodes whose drives the proxy refuses to sign. */
@@ -222,7 +224,8 @@ export class OperationWorld {
         this.log.push(`remove ${name}`);
         return { serials: this.heldAtRemoval.get(name) ?? [] };
       },
-      slotState: ({ slot, uid }: { slot: number; uid: string }): SlotState => {
+      slotState: ({ clusterUid, slot, uid }: { clusterUid: string; slot: number; uid: string }): SlotState => {
+        this.slotClusterUids.add(clusterUid);
         const looks = this.log.filter((l) => l === `slot ${uid}`).length;
         this.log.push(`slot ${uid}`);
         const ready = { name: `slot-${slot}-new`, uid: `new-${slot}`, node: '', phase: 'Ready', wholeDrives: false };
