@@ -10,7 +10,7 @@ import { freePorts } from './ports.js';
 import type { ServerProcess } from './processes.js';
 import { initNodeDevices, type InitialDevice } from './weka-sim/node-devices.js';
 import { buildSimulator } from './weka-sim/bundle.js';
-import { requestSimulator, startSimulatorServer, type SimulatorServer } from './weka-sim/server.js';
+import { simulatorOutput, startSimulatorServer, type SimulatorServer } from './weka-sim/server.js';
 import { CLUSTERS_DIR_FILE } from './weka-sim/node-state.js';
 import { writeSimulatorShims } from './weka-sim/shims.js';
 
@@ -275,11 +275,9 @@ export class FakeNodes {
   }
 
   private async initDevices(stateDir: string, devices: SimulatedDevice[]): Promise<void> {
-    await initNodeDevices(devices, async (command, args) => {
-      const result = await requestSimulator(this.shimDir, ['--state', stateDir, command, ...args]);
-      if (result.exitCode !== 0) throw new Error(`weka-sim ${command} failed for ${stateDir}: ${result.stderr}`);
-      return result.stdout;
-    });
+    await initNodeDevices(devices, (command, args) =>
+      simulatorOutput(this.shimDir, ['--state', stateDir, command, ...args]),
+    );
   }
 
   private async createNodeObject(spec: NodeSpec): Promise<void> {

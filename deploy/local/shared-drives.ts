@@ -11,23 +11,15 @@ import type { PhysicalDrive } from '../../src/allocation/index.js';
 import { encodeSharedDrivesAnnotation, SHARED_DRIVES_ANNOTATION } from '../../src/annotations/index.js';
 import { containerIdentityCall, driveAt, parseContainerIdentity, parseSignDriveList } from '../../src/weka/index.js';
 import type { SimulatedDevice } from './fake-nodes.js';
-import { requestSimulator } from './weka-sim/server.js';
+import { simulatorOutput } from './weka-sim/server.js';
 
 /**
  * Runs the simulator against one node's state (`<simulatorRoot>/nodes/<node>`), through the server
  * the control plane started beside its shims (`<simulatorRoot>/bin`) when it added its first node;
  * fails with the command's stderr unless it exits 0.
  */
-export async function simulate(simulatorRoot: string, node: string, ...args: string[]): Promise<string> {
-  const argv = ['--state', join(simulatorRoot, 'nodes', node), ...args];
-  const result = await requestSimulator(join(simulatorRoot, 'bin'), argv);
-  if (result.exitCode !== 0)
-    throw Object.assign(new Error(`weka-sim ${args.join(' ')} exited ${result.exitCode}: ${result.stderr}`), {
-      code: result.exitCode,
-      stdout: result.stdout,
-      stderr: result.stderr,
-    });
-  return result.stdout;
+export function simulate(simulatorRoot: string, node: string, ...args: string[]): Promise<string> {
+  return simulatorOutput(join(simulatorRoot, 'bin'), ['--state', join(simulatorRoot, 'nodes', node), ...args]);
 }
 
 /** Signs every device of the node for proxy and publishes them in the node's annotation. */

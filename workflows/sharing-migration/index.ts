@@ -44,7 +44,7 @@ export async function migrateToDriveSharing(run: OperationRun, op: OperationSnap
     const at = `member ${i + 1} of ${members.length}, ${m.name} on ${m.node}`;
     const base = rowOf(ref.namespace, m);
     await waitForHealthyClusters(run, base, `${at}: before it moves`, { migration: 'Waiting' });
-    const moved = await moveMember(run, { ...ref, uid: clusterUid }, m, base, at);
+    const moved = await moveMember(run, ref, clusterUid, m, base, at);
     if (!moved.ok) {
       await run.status.result({ ...base, migration: 'Failed', error: moved.message });
       const left = members.length - i - 1;
@@ -76,7 +76,8 @@ type Moved =
 /** Takes the member away, signs its drives for the proxy, and waits for its slot's new member to be Ready. */
 async function moveMember(
   run: OperationRun,
-  ref: { namespace: string; name: string; uid: string },
+  ref: { namespace: string; name: string },
+  clusterUid: string,
   m: MigrationMember,
   base: NodeResult,
   at: string,
@@ -89,13 +90,12 @@ async function moveMember(
     'MemberMoving',
     `${m.name} on ${m.node} leaves to move to drive sharing: Weka phases its whole drives (${m.serials.join(', ')}) out`,
   );
-  const cluster = { namespace: ref.namespace, name: ref.name };
-  const held = await kube.removeMigratingMember({ cluster, name: m.name, uid: m.uid });
+  const held = await kube.removeMigratingMember({ cluster: ref, name: m.name, uid: m.uid });
   // What it held as it went (a growth since the plan counts), and what the plan saw (a retry finds it gone).
   const serials = [...new Set([...m.serials, ...held.serials])].sort();
   let gone = false;
   const slotState = async (): Promise<SlotState> => {
-    const state = await kubeLocal.slotState({ cluster, clusterUid: ref.uid, slot, uid: m.uid });
+    const state = await kubeLocal.slotState({ cluster: ref, clusterUid, slot, uid: m.uid });
     gone = state.clusterGone === true;
     return state;
   };

@@ -129,3 +129,19 @@ export function requestSimulator(dir: string, argv: readonly string[]): Promise<
     });
   });
 }
+
+/**
+ * The stdout of one simulator command run through the server (requestSimulator); fails unless it
+ * exits 0, with the command, its exit code and stderr in the message and `code`, `stdout` and
+ * `stderr` on the error.
+ */
+export async function simulatorOutput(dir: string, argv: readonly string[]): Promise<string> {
+  const result = await requestSimulator(dir, argv);
+  if (result.exitCode !== 0)
+    throw Object.assign(new Error(`weka-sim ${argv.join(' ')} exited ${result.exitCode}: ${result.stderr}`), {
+      code: result.exitCode,
+      stdout: result.stdout,
+      stderr: result.stderr,
+    });
+  return result.stdout;
+}
