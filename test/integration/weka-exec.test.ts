@@ -162,24 +162,24 @@ describe('Weka CLI calls through Kubernetes exec', () => {
       const { containerId } = await joinNewCluster(run, pod);
       await run(containerDeactivateCall(containerId));
 
-      // The remove waits 3 s in the simulator; the node's kubelet stops 1 s into it. The
-      // apiserver then reports the exec as a success with no output, though nothing ran.
-      await sim(node, 'faults', '--latency-ms', '3000');
+      // The remove sleeps 3 s in the simulator before it runs; the node's kubelet stops once it has
+      // reached the node. The apiserver then reports the exec as a success with no output.
+      await sim(node, 'faults', '--latency-ms', '3000', '--latency-for', 'weka cluster container remove');
       const remove = transport.run(pod, containerRemoveCall(containerId).argv, { timeoutMs: 20_000 });
       const outcome = remove.then(
         (result) => ({ result }),
         (error: unknown) => ({ error }),
       );
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const waiting = async () => (await sim(node, 'faults', '--waiting')).trim();
+      await eventually('the remove to reach the node', async () => expect(await waiting()).toContain('remove'));
       await stopNodeKubelet(node);
       expect(await outcome).toMatchObject({ error: { kind: 'dropped', commandMayHaveRun: true } });
 
+      // A kubelet's stop does not stop what runs in the pod: the remove finishes on the node, and
+      // only the caller's probe can tell it did.
+      await eventually('the remove to finish on the node', async () => expect(await waiting()).toBe(''));
       await startNodeKubelet(node);
       await sim(node, 'faults', '--clear');
-      // The caller's probe settles it: the container is still there, so the remove runs again.
-      const listed = await run(containerStatusCall(containerId));
-      expect(listed.map((c) => c.containerId)).toEqual([containerId]);
-      await run(containerRemoveCall(containerId));
       expect(await run(containerStatusCall(containerId))).toEqual([]);
     },
   );

@@ -9,7 +9,7 @@ import { runClusterHealthCommand } from './cluster-health.js';
 import { loadClusters, saveClusters, type PodWekaEnv } from './cluster-state.js';
 import { runDeviceCommand } from './device-shape.js';
 import { failedDeviceCheck, runFailDriveCommand } from './failed-drives.js';
-import { drawFaults, latencyOf, readFaults, runFaultsCommand, type FaultDraw } from './faults.js';
+import { drawFaults, latencyOf, readFaults, runFaultsCommand, waitOutLatency, type FaultDraw } from './faults.js';
 import { runInitNode } from './init-node.js';
 import { runProcessCommand } from './processes.js';
 import { LockTimeoutError, sleep, withLock } from './lock.js';
@@ -59,6 +59,7 @@ export const SIM_USAGE = `usage:
   weka-sim --state DIR faults [--latency-ms N [--latency-for "TOOL WORD..."]] [--fail-rate P]
                               [--fail-after-effect-rate P] [--seed S]
   weka-sim --state DIR faults --clear
+  weka-sim --state DIR faults --waiting
   weka-sim --state DIR overcommit record|refuse
   weka-sim --state DIR process --name NAME gone|running
   weka-sim --state DIR cluster-health GUID [--status S] [--moving-data] [--progress P] [--failures N --percent P]
@@ -195,7 +196,7 @@ async function runTool(
 ): Promise<SimResult> {
   // Latency is spent outside the lock: a slow command does not stall the node's other commands.
   const latency = latencyOf(readFaults(paths), argv);
-  if (latency > 0) await sleep(latency);
+  if (latency > 0) await waitOutLatency(paths, argv, latency, sleep);
   return withLock(paths.nodeLock, () => {
     finishPendingCommit(paths);
     const settings = readFaults(paths);

@@ -2,9 +2,11 @@
 // numbers from a seeded sequence (one for "fail before effect", one for "fail after effect"), and
 // the draw counter is kept in the same file under the node lock, so a given seed and command
 // order always fail the same commands.
-import { basename } from 'node:path';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { integerArg, optional, parseArgs, positionals } from './args.js';
 import { isRecord, readJsonIfExists, removeIfExists, writeJsonAtomic } from './files.js';
+import { errorCode } from './lock.js';
 import type { SimPaths } from './node-records.js';
 import { UsageError, type ToolOutput } from './outcome.js';
 
@@ -30,7 +32,8 @@ export interface FaultDraw {
 export const FAULTS_USAGE = `usage:
   weka-sim --state DIR faults [--latency-ms N [--latency-for "TOOL WORD..."]] [--fail-rate P]
                               [--fail-after-effect-rate P] [--seed S]
-  weka-sim --state DIR faults --clear`;
+  weka-sim --state DIR faults --clear
+  weka-sim --state DIR faults --waiting`;
 
 export function readFaults(paths: SimPaths): FaultSettings | undefined {
   const value = readJsonIfExists(paths.faultsFile);
@@ -52,6 +55,44 @@ export function latencyOf(settings: FaultSettings | undefined, argv: readonly st
   return slowed ? settings.latencyMs : 0;
 }
 
+let waits = 0;
+
+/**
+ * Sleeps a command's latency with the command listed in the node's latencyWaitsDir meanwhile, so a
+ * test can tell that a command has reached the node and not yet run (`faults --waiting`).
+ */
+export async function waitOutLatency(
+  paths: SimPaths,
+  argv: readonly string[],
+  ms: number,
+  sleep: (ms: number) => Promise<void>,
+): Promise<void> {
+  mkdirSync(paths.latencyWaitsDir, { recursive: true });
+  const file = join(paths.latencyWaitsDir, `${process.pid}.${waits++}.json`);
+  writeJsonAtomic(file, { argv: [basename(argv[0] ?? ''), ...argv.slice(1)], since: new Date().toISOString() });
+  try {
+    await sleep(ms);
+  } finally {
+    removeIfExists(file);
+  }
+}
+
+/** The commands sleeping out their latency now, one JSON line each ({argv, since}), oldest first. */
+function listLatencyWaits(paths: SimPaths): string {
+  let names: string[];
+  try {
+    names = readdirSync(paths.latencyWaitsDir).filter((name) => name.endsWith('.json'));
+  } catch (err) {
+    if (errorCode(err) === 'ENOENT') return '';
+    throw err;
+  }
+  const waiting = names
+    .map((name) => readJsonIfExists(join(paths.latencyWaitsDir, name)))
+    .filter((wait): wait is Record<string, unknown> => isRecord(wait))
+    .sort((a, b) => String(a['since']).localeCompare(String(b['since'])));
+  return waiting.map((wait) => `${JSON.stringify(wait)}\n`).join('');
+}
+
 /** Draws this command's fate and records that it drew. Call under the node lock. */
 export function drawFaults(paths: SimPaths, settings: FaultSettings): FaultDraw {
   const n = settings.draws;
@@ -66,9 +107,14 @@ export function drawFaults(paths: SimPaths, settings: FaultSettings): FaultDraw 
 export function runFaultsCommand(args: readonly string[], paths: SimPaths): ToolOutput {
   const parsed = parseArgs(args, {
     values: ['--latency-ms', '--latency-for', '--fail-rate', '--fail-after-effect-rate', '--seed'],
-    flags: ['--clear'],
+    flags: ['--clear', '--waiting'],
   });
   positionals(parsed, []);
+  if (parsed.flags.has('--waiting')) {
+    if (parsed.values.size > 0 || parsed.flags.size > 1)
+      throw new UsageError(`--waiting takes no other options\n${FAULTS_USAGE}`);
+    return { stdout: listLatencyWaits(paths), changes: [] };
+  }
   if (parsed.flags.has('--clear')) {
     if (parsed.values.size > 0) throw new UsageError(`--clear takes no other options\n${FAULTS_USAGE}`);
     removeIfExists(paths.faultsFile);

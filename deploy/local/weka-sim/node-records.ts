@@ -65,6 +65,8 @@ export interface SimPaths {
   readonly nodeName: string;
   readonly devicesDir: string;
   readonly faultsFile: string;
+  /** One file per tool command sleeping out its injected latency (faults.ts). */
+  readonly latencyWaitsDir: string;
   /** The over-commit mode (overcommit.ts); absent: refuse. */
   readonly overcommitFile: string;
   readonly nodeLock: string;

@@ -26,6 +26,7 @@ export function simPaths(stateDir: string, clustersDir?: string): SimPaths {
     nodeName: basename(state),
     devicesDir: join(state, 'devices'),
     faultsFile: join(state, 'faults.json'),
+    latencyWaitsDir: join(state, 'latency-waits'),
     overcommitFile: join(state, 'overcommit.json'),
     nodeLock: join(state, 'lock'),
     logFile: join(state, 'commands.log'),

@@ -99,6 +99,21 @@ describe('weka-sim fault injection', () => {
     expect(await timed('weka-sign-drive', 'virtual', 'add', 'not-a-uuid')).toBeGreaterThanOrEqual(400);
   });
 
+  it('lists a command while it sleeps out its latency, and no longer once it has run', async () => {
+    const state = await signedNode(await simRoot());
+    await faults(state, '--latency-ms', '1500', '--latency-for', 'weka-sign-drive list');
+    expect((await faults(state, '--waiting')).stdout).toBe('');
+    const slow = tool(state, 'weka-sign-drive', 'list', '-j');
+    const listed = async () =>
+      (await faults(state, '--waiting')).stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { argv: string[] });
+    expect((await listed()).map((w) => w.argv)).toEqual([['weka-sign-drive', 'list', '-j']]);
+    await expectOk(slow);
+    expect(await listed()).toEqual([]);
+  });
+
   it('keeps settings per state directory and removes them on --clear', async () => {
     const root = await simRoot();
     const state = await signedNode(root, 'node-1');
@@ -119,6 +134,7 @@ describe('weka-sim fault injection', () => {
     ['--clear with settings', ['--clear', '--fail-rate', '1']],
     ['--latency-for without a latency', ['--latency-for', 'weka']],
     ['an empty --latency-for', ['--latency-ms', '5', '--latency-for', ' ']],
+    ['--waiting with settings', ['--waiting', '--latency-ms', '5']],
   ])('rejects %s', async (_why, args) => {
     expect((await sim('--state', nodeDir(await simRoot(), 'n'), 'faults', ...args)).exitCode).toBe(64);
   });
