@@ -17,6 +17,8 @@ import {
 } from '../support/operator.js';
 import { SIMULATED_BACKEND_PREFIX } from '../../deploy/local/shared-drives.js';
 import { clusterContainers, createWekaCluster, showDevice } from '../support/simulator.js';
+import { recordHistory } from '../support/histories.js';
+import { containerWorkflowId } from '../../src/protocol.js';
 
 const DEVICES = [{ path: '/dev/nvme0n1', capacityGiB: 3840, type: 'TLC' as const }];
 
@@ -86,6 +88,8 @@ describe('deleting a namespace with drive containers in it', () => {
       await core.deleteNamespacedPod({ namespace: ns, name: 'pod-gone', gracePeriodSeconds: 0 });
       await deleteNamespace(ns);
 
+      // The replay fixture of a container that waited for capacity until it was deleted.
+      await recordHistory(containerWorkflowId(uids[2]!), 'drive-container-waited-for-capacity');
       const ledger = ledgerOf(await core.readNode({ name: node }));
       for (const uid of uids) expect(ledger.containers[uid], `ledger entry of ${uid}`).toBeUndefined();
       const left = (await showDevice(node, DEVICES[0]!.path)).virtualDrives;

@@ -11,7 +11,8 @@ import { toolPaths } from '../../deploy/local/tools.js';
 import { temporalAddress, temporalNamespace } from './harness.js';
 
 const run = promisify(execFile);
-const dir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
+/** Histories of the code not yet released; a release renames the folder to its version (docs/releasing.md). */
+const dir = fileURLToPath(new URL('../fixtures/histories/unreleased/', import.meta.url));
 
 /** Records the workflow's latest run, or the run given (e.g. one that continued as new). */
 export async function recordHistory(workflowId: string, fixture: string, runId?: string): Promise<void> {

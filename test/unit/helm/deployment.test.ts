@@ -7,6 +7,7 @@ import { parseOperatorConfig, type OperatorConfig } from '../../../src/operator/
 import { temporalTarget } from '../../../deploy/operator/temporal-connection.js';
 import { POD_PRIORITY_CLASS, podPriorityClassObject } from '../../../src/manifests/pod-resources.js';
 import {
+  CHART_DIR,
   HELM_BUILD_TIMEOUT_MS,
   helmBinary,
   onlyOne,
@@ -122,7 +123,10 @@ describe("the chart's Deployment", () => {
 
   it('uses the chart appVersion as the default image tag', async () => {
     const { c } = await deployment({ values: { image: { repository: 'registry.example/weka-drives-operator' } } });
-    expect(c.image).toBe('registry.example/weka-drives-operator:0.1.0');
+    const chart = readFileSync(`${CHART_DIR}/Chart.yaml`, 'utf8');
+    const appVersion = /^appVersion: "(.+)"$/m.exec(chart)?.[1];
+    expect(appVersion).toBeDefined();
+    expect(c.image).toBe(`registry.example/weka-drives-operator:${appVersion}`);
   });
 });
 

@@ -1,19 +1,34 @@
-// Determinism: histories recorded from real runs (test/fixtures/histories, written by the
-// integration tests with RECORD_HISTORIES=1) replay against today's workflow code without a
-// non-determinism error. Before 1.0 the fixtures are re-recorded whenever a workflow changes; from
-// 1.0 on, a change that breaks this needs patched() (docs/production.md, "Workflow versioning").
+// Determinism across upgrades: the histories recorded from real runs of every released version
+// (test/fixtures/histories/<version>/, and unreleased/ for the code since the last release, written
+// by the integration tests with RECORD_HISTORIES=1) replay against today's workflow code without a
+// non-determinism error. A released version's histories never change after its release commit:
+// they stand for the workflows that version left running (docs/releasing.md).
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { RELEASES } from '../../support/releases.js';
 
 const run = promisify(execFile);
 const runner = fileURLToPath(new URL('./replay-histories.ts', import.meta.url));
-const fixtures = fileURLToPath(new URL('../../fixtures/histories/', import.meta.url));
+const corpus = fileURLToPath(new URL('../../fixtures/histories/', import.meta.url));
+const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const reordered = fileURLToPath(new URL('./fixtures/reordered-workflows.ts', import.meta.url));
+
+const UNRELEASED = 'unreleased';
+const versions = readdirSync(corpus, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
+/** The version checked out: a release commit holds its histories before deploy/releases.json names it. */
+const CURRENT = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string }).version;
+const released = [...new Set([...RELEASES.map((r) => r.version), ...versions.filter((v) => v === CURRENT)])];
+/** The newest corpus, which holds one history of each workflow path. */
+const newest = released.at(-1) ?? UNRELEASED;
 
 type Result = { workflowId: string; error?: string };
 
@@ -34,7 +49,25 @@ async function replay(dir: string, workflows?: string): Promise<{ code: number; 
   return { code, results };
 }
 
-/** One fixture per workflow type at least, with the teardown paths. */
+/** What a failed replay of `version`'s histories means and what to do about it. */
+function replayFailureMessage(version: string, failed: readonly Result[]): string {
+  const which = failed.map((r) => `${r.workflowId}: ${r.error ?? ''}`).join('\n  ');
+  if (version === UNRELEASED)
+    return (
+      `The workflow code no longer replays histories recorded since the last release:\n  ${which}\n` +
+      'No release has these histories, so if the change is meant, record them again ' +
+      '(RECORD_HISTORIES=1 with the integration test that writes each, docs/releasing.md).'
+    );
+  return (
+    `The workflow code no longer replays histories that release ${version} recorded:\n  ${which}\n` +
+    `A workflow's commands changed (which activities, timers, children or signals it issues, or their order), ` +
+    `so the workflows that ${version} left running would fail on upgrade. Keep the old path for them: ` +
+    `put the change inside if (patched('<change-id>')) { new } else { old } (docs/production.md, ` +
+    `"Workflow versioning"). Never record a released version's histories again.`
+  );
+}
+
+/** One history per workflow type at least, with the teardown paths, in the newest release's corpus. */
 const REQUIRED = [
   'drive-container-standalone',
   'drive-container-spec-fixed',
@@ -42,6 +75,7 @@ const REQUIRED = [
   'drive-container-cluster-member',
   'drive-container-teardown-refused',
   'drive-container-teardown-without-pod',
+  'drive-container-waited-for-capacity',
   'node-mutex-one-container',
   'node-mutex-batch',
   'node-mutex-continues-as-new',
@@ -56,24 +90,47 @@ const REQUIRED = [
   'cluster-device-set-released',
 ];
 
+const historiesIn = async (dir: string) =>
+  (await readdir(dir).catch(() => [])).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, ''));
+
 describe('workflow replay', () => {
-  it('replays every recorded history with the current workflow code', { timeout: 120_000 }, async () => {
-    const files = (await readdir(fixtures)).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, ''));
-    expect(files.sort()).toEqual([...REQUIRED].sort());
-    const { code, results } = await replay(fixtures);
-    expect(results.map((r) => r.workflowId).sort()).toEqual(files.sort());
-    expect(results.filter((r) => r.error)).toEqual([]);
+  it('keeps the histories of every release, the newest with one of each workflow path', async () => {
+    expect(versions.filter((v) => v !== UNRELEASED)).toEqual([...released].sort());
+    expect((await historiesIn(join(corpus, newest))).sort()).toEqual(expect.arrayContaining(REQUIRED));
+  });
+
+  it.each(RELEASES)(
+    'keeps the histories of $version as its release commit recorded them',
+    async ({ version, commit }) => {
+      const { stdout } = await run('git', ['diff', '--stat', commit, '--', `test/fixtures/histories/${version}/`], {
+        cwd: repo,
+      });
+      expect(stdout, `the histories of release ${version} changed since its commit ${commit}`).toBe('');
+    },
+  );
+
+  it.each(versions)('replays the histories of %s with the current workflow code', { timeout: 120_000 }, async (v) => {
+    const dir = join(corpus, v);
+    const { code, results } = await replay(dir);
+    expect(results.map((r) => r.workflowId).sort()).toEqual((await historiesIn(dir)).sort());
+    const failed = results.filter((r) => r.error);
+    if (failed.length > 0) expect.fail(replayFailureMessage(v, failed));
     expect(code).toBe(0);
   });
 
-  it('reports a workflow whose commands changed as non-deterministic', { timeout: 120_000 }, async () => {
+  it('fails a workflow whose commands changed, saying to patch the change', { timeout: 120_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'replay-'));
     try {
-      await copyFile(join(fixtures, 'drive-container-standalone.json'), join(dir, 'drive-container-standalone.json'));
+      const fixture = 'drive-container-standalone.json';
+      await copyFile(join(corpus, newest, fixture), join(dir, fixture));
       const { code, results } = await replay(dir, reordered);
       expect(code).toBe(1);
       expect(results).toHaveLength(1);
       expect(results[0]!.error).toMatch(/nondetermin/i);
+      if (newest !== UNRELEASED)
+        expect(replayFailureMessage(newest, results)).toMatch(
+          new RegExp(`release ${newest} recorded:\\n  drive-container-standalone: .*patched\\('<change-id>'\\)`, 's'),
+        );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
