@@ -13,10 +13,13 @@ export interface KubectlResult {
   stderr: string;
 }
 
-/** Runs kubectl with `args` on the test's control plane; a non-zero exit is a result, not an error. */
-export async function kubectl(args: readonly string[]): Promise<KubectlResult> {
+/**
+ * Runs kubectl with `args` on the test's control plane (or the one `kubeconfig` names); a non-zero
+ * exit is a result, not an error.
+ */
+export async function kubectl(args: readonly string[], kubeconfig?: string): Promise<KubectlResult> {
   const binary = await testToolBinary('kubectl', KUBECTL_BUILD_TIMEOUT_MS);
-  const kubeconfig = operatorControlPlane().kubeconfigPath;
+  kubeconfig ??= operatorControlPlane().kubeconfigPath;
   return new Promise((resolve) => {
     execFile(binary, ['--kubeconfig', kubeconfig, ...args], { maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;

@@ -403,8 +403,14 @@ export async function startOperatorProcess(
       ...env,
     },
   });
+  await untilWorkerRuns(p);
+  return p;
+}
+
+/** Waits until the operator process says its worker runs; fails at once if it exits first. */
+export async function untilWorkerRuns(p: OperatorProcess, what = 'the operator process'): Promise<void> {
   await eventually(
-    'the operator process to run its worker',
+    `${what} to run its worker`,
     async () => {
       if (!p.running()) throw new Error(`operator exited early:\n${p.output()}`);
       return p.output().includes('worker running') ? true : undefined;
@@ -413,7 +419,6 @@ export async function startOperatorProcess(
     // An operator that exited will not come back: say so now, not after the minute.
     { retryErrors: false },
   );
-  return p;
 }
 
 /**
