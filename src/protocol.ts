@@ -17,6 +17,7 @@ export const WORKFLOW = {
   manualOperation: 'manualOperationWorkflow',
   mutex: 'mutexWorkflow',
   driveVerification: 'driveVerificationWorkflow',
+  healthyClusters: 'healthyClustersWorkflow',
 } as const;
 
 /** The one drive verification workflow of the operator (its task queue): it looks at every node in turn. */
@@ -65,6 +66,32 @@ export interface MutexInput {
   historyLimit?: number;
   /** The most bytes of state carried through continue-as-new (default: the workflow's own limit). */
   carriedStateBytes?: number;
+}
+
+/**
+ * A campaign's wait, as a child workflow of its operation, until every Weka cluster with a container
+ * on `node` is healthy or the reason it is not changes from `shown`. Carried through continue-as-new.
+ */
+export interface HealthyClustersInput {
+  node: string;
+  /** The reason the operation shows now ('' at first). */
+  shown: string;
+  /** Looks made since `shown` was shown: the back-off before the next (0: look at once). */
+  looks: number;
+  /** Continue as new past this many history events (default: the workflow's own limit). */
+  historyLimit?: number;
+}
+
+/** How a wait for healthy clusters ended: they are healthy, or they are not for a new reason. */
+export type HealthyClustersAnswer = { allowed: true } | { allowed: false; why: string };
+
+/**
+ * The child of the operation of uid `operationUid` waiting for the clusters on `node` to be healthy.
+ * Made from the uid in the operation's input, never from the running workflow's id, so that a
+ * replay under another id (a recorded history) starts the same child.
+ */
+export function healthyClustersWorkflowId(operationUid: string, node: string): string {
+  return `${operationWorkflowId(operationUid)}/healthy-clusters/${node}`;
 }
 
 /** The signature of the drive-container, cluster and sign-drives workflows, for typed clients. */

@@ -4,3 +4,4 @@ export { driveContainerWorkflow } from './drive-container/index.js';
 export { manualOperationWorkflow } from './manual-operation/index.js';
 export { clusterWorkflow } from './cluster/index.js';
 export { driveVerificationWorkflow } from './drive-verification/index.js';
+export { healthyClustersWorkflow } from './healthy-clusters.js';

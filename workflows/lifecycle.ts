@@ -56,7 +56,7 @@ export function continuedRun(): boolean {
 }
 
 /** Whether this run is past its history limit (the input's, or HISTORY_LIMIT), or Temporal suggests continuing as new. */
-export function pastHistoryLimit(input: ObjectWorkflowInput): boolean {
+export function pastHistoryLimit(input: { historyLimit?: number }): boolean {
   const info = workflowInfo();
   return info.continueAsNewSuggested || info.historyLength > (input.historyLimit ?? HISTORY_LIMIT);
 }
@@ -109,6 +109,11 @@ export class Lifecycle {
   requestTeardown(): void {
     this.deleteRequested = true;
     this.scope.cancel();
+  }
+
+  /** The input's history limit, for a child workflow that continues as new by the same rule. */
+  get historyLimit(): number | undefined {
+    return this.input.historyLimit;
   }
 
   /** Adds what a new run (continued as new) is to carry beside the object's identity. */

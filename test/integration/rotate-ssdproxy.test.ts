@@ -29,7 +29,7 @@ import { sharedDrivesNode, startOperatorProcess, TEST_ALLOWED_IMAGES, testOperat
 import type { OperatorProcess } from '../support/operator-process.js';
 import { clearClusterHealth, createWekaCluster, setClusterHealth } from '../support/simulator.js';
 import { recordHistory } from '../support/histories.js';
-import { operationWorkflowId } from '../../src/protocol.js';
+import { healthyClustersWorkflowId, operationWorkflowId } from '../../src/protocol.js';
 
 const DEVICE: SimulatedDevice = { path: '/dev/nvme0n1', capacityGiB: 2000, type: 'TLC' };
 const NEW_IMAGE = 'quay.io/weka.io/weka-in-container:4.4.10.200';
@@ -136,6 +136,8 @@ describe('rotate-ssdproxy', () => {
       expect(reasons.filter((r) => r === 'SsdProxyRotated')).toHaveLength(2);
       expect(reasons).toContain('WaitingForHealthyClusters');
       await recordHistory(operationWorkflowId(done.metadata.uid!), 'rotate-ssdproxy-waited-then-rotated');
+      const wait = healthyClustersWorkflowId(done.metadata.uid!, nodes[0]!);
+      await recordHistory(wait, 'healthy-clusters-after-rotation');
 
       // A rotated proxy whose pod is lost is made again from its new image, not the operator's default.
       await core.deleteNamespacedPod({ namespace: operatorNamespace, name: proxyName(nodes[1]!) });

@@ -51,7 +51,8 @@ async function replay(dir: string, workflows?: string): Promise<{ code: number; 
 
 /** What a failed replay of `version`'s histories means and what to do about it. */
 function replayFailureMessage(version: string, failed: readonly Result[]): string {
-  const which = failed.map((r) => `${r.workflowId}: ${r.error ?? ''}`).join('\n  ');
+  // The SDK's message carries the whole history event: its start says what did not match.
+  const which = failed.map((r) => `${r.workflowId}: ${(r.error ?? '').slice(0, 600)}`).join('\n  ');
   if (version === UNRELEASED)
     return (
       `The workflow code no longer replays histories recorded since the last release:\n  ${which}\n` +
