@@ -89,6 +89,7 @@ const REQUIRED = [
   'drive-verification-sweeps',
   'cluster-formed-and-deleted',
   'cluster-device-set-released',
+  'healthy-clusters-after-rotation',
 ];
 
 const historiesIn = async (dir: string) =>
