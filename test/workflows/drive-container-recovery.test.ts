@@ -78,7 +78,9 @@ describe('a bring-up step that fails for good', () => {
     });
     await withWorker(world.activities(), async (taskQueue) => {
       await startContainer(world, taskQueue);
-      await phase(world, 'Ready', 10_000);
+      // Without the retry it would wait for a spec change that never comes: any bound tells them
+      // apart, and a generous one holds on a loaded machine (10 s failed once in CI).
+      await phase(world, 'Ready', 40_000);
       expect(count(world, 'signAndAddVirtualDrive')).toBe(2);
     });
   });
