@@ -9,6 +9,7 @@ import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toolStates } from '../../deploy/local/tools.js';
+import { shellQuote } from '../../deploy/local/weka-sim/shims.js';
 import type { Release } from './releases.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -34,7 +35,7 @@ export async function buildRelease(release: Release): Promise<ReleaseBuild> {
   if (existsSync(done)) return built;
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  await sh(`git -C ${quote(repoRoot)} archive ${release.commit} | tar -x -C ${quote(dir)}`);
+  await sh(`git -C ${shellQuote(repoRoot)} archive ${release.commit} | tar -x -C ${shellQuote(dir)}`);
   const sameLock =
     (await pinned(join(dir, 'package-lock.json'))) === (await pinned(join(repoRoot, 'package-lock.json')));
   if (sameLock) await symlink(join(repoRoot, 'node_modules'), join(dir, 'node_modules'), 'dir');
@@ -66,8 +67,4 @@ function sh(command: string, cwd = repoRoot): Promise<void> {
       code === 0 ? resolve() : reject(new Error(`${command} (in ${cwd}) exited ${code}:\n${output.slice(-4000)}`)),
     );
   });
-}
-
-function quote(word: string): string {
-  return `'${word.replace(/'/g, `'\\''`)}'`;
 }
