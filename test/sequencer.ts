@@ -5,14 +5,19 @@
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-/** The integration files that take longest, four at a time on two cores (docs/performance.md, "The CI run"), longest first. */
+/**
+ * The integration files that take longest, four at a time on two cores (docs/performance.md, "The
+ * CI run"), longest first, except that the chaos files, which run at most two at a time
+ * (test/support/heavy-files.ts), alternate with the others: a chaos file handed to a worker while
+ * two run would idle it.
+ */
 export const LONG_FILES = [
   'test/integration/chaos/chaos-profile.test.ts',
-  'test/integration/chaos/simulator-faults.test.ts',
   'test/integration/cluster-lifecycle.test.ts',
-  'test/integration/chaos/checker-teeth.test.ts',
+  'test/integration/chaos/simulator-faults.test.ts',
   'test/integration/sandbox.test.ts',
   'test/integration/device-sets.test.ts',
+  'test/integration/chaos/checker-teeth.test.ts',
   'test/integration/operator-restart.test.ts',
   'test/integration/watcher.test.ts',
   'test/integration/history-limits.test.ts',

@@ -67,12 +67,17 @@ export interface ChaosOptions {
   settleTimeoutMs?: number;
   /**
    * The names deleted and created again in the rollout are taken from the containers that are
-   * Ready by then (waited for), so that each deletion removes signed virtual drives from the
-   * devices; otherwise any, at any moment, which may be before anything was signed for it.
+   * Ready by then (waited for, up to READY_TO_RECREATE_MS whatever settleTimeoutMs says: a short
+   * settle is for containers that never settle, while this wait is the scenario's precondition),
+   * so that each deletion removes signed virtual drives from the devices; otherwise any, at any
+   * moment, which may be before anything was signed for it.
    */
   recreateReady?: boolean;
   log: (message: string) => void;
 }
+
+/** How long a rollout with recreateReady waits for its first Ready container. */
+const READY_TO_RECREATE_MS = 480_000;
 
 export interface FaultCount {
   injected: number;
@@ -484,7 +489,7 @@ class ChaosRun {
         const planned = all.filter((c) => names.has(`${c.namespace}/${c.name}`));
         return planned.length > 0 ? planned : undefined;
       },
-      this.o.settleTimeoutMs ?? 480_000,
+      READY_TO_RECREATE_MS,
       { intervalMs: 2_000 },
     );
     return this.random.sample(ready, Math.min(3, ready.length));

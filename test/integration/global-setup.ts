@@ -5,7 +5,7 @@
 // process or as a process) loads that bundle instead of bundling again, seconds of CPU each. And it
 // bundles the operator's source, which every operator process a test starts runs under plain
 // Node.js, as the image runs its build (deploy/operator/operator-bundle.ts says why not tsx).
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -24,6 +24,8 @@ declare module 'vitest' {
     workflowBundlePath: string;
     /** deploy/operator/main.ts, bundled from the sources under test (the script of operator processes). */
     operatorBundlePath: string;
+    /** Where the heavy files take their slots (test/support/heavy-files.ts). */
+    heavySlotsDir: string;
   }
 }
 
@@ -35,6 +37,8 @@ export async function setup(project: TestProject): Promise<void> {
   const count = integrationControlPlanes();
   bundleDir = await mkdtemp(join(tmpdir(), 'weka-workflows-'));
   const bundlePath = join(bundleDir, 'workflow-bundle.js');
+  const heavySlotsDir = join(bundleDir, 'heavy-slots');
+  await mkdir(heavySlotsDir);
   const bundled = writeWorkflowBundle(bundlePath);
   const operatorBundled = bundleOperatorSource(OPERATOR_SOURCE).then((b) => (operatorBundle = b));
   const booted = await Promise.allSettled(
@@ -70,6 +74,7 @@ export async function setup(project: TestProject): Promise<void> {
   const { bytes, ms } = (bundle as PromiseFulfilledResult<{ bytes: number; ms: number }>).value;
   console.log(`integration setup: workflows bundled in ${ms} ms (${(bytes / 1e6).toFixed(1)} MB) into ${bundlePath}`);
   project.provide('workflowBundlePath', bundlePath);
+  project.provide('heavySlotsDir', heavySlotsDir);
   const o = (operator as PromiseFulfilledResult<SourceBundle>).value;
   console.log(`integration setup: operator bundled in ${o.ms} ms (${(o.bytes / 1e6).toFixed(1)} MB) into ${o.path}`);
   project.provide('operatorBundlePath', o.path);

@@ -11,7 +11,7 @@ import type { SimulatedDevice } from '../../deploy/local/fake-nodes.js';
 import type { WekaContainer } from '../../src/api/index.js';
 import { type ObjectRef } from '../../src/api/names.js';
 import { eventually } from './async.js';
-import { createDriveContainers, deleteContainers, listContainers, phaseSummary } from './containers.js';
+import { createDriveContainers, deleteContainers, listContainers, laggardSummary, phaseSummary } from './containers.js';
 import {
   kubeConfig,
   removeNode,
@@ -120,7 +120,13 @@ export async function waitAllReady(refs: readonly ObjectRef[], timeoutMs: number
         : undefined;
     },
     timeoutMs,
-    { intervalMs: CHAOS_POLL_MS, progress: async () => phaseSummary(await listContainers(kc, namespace)) },
+    {
+      intervalMs: CHAOS_POLL_MS,
+      progress: async () => {
+        const all = await listContainers(kc, namespace);
+        return `${phaseSummary(all)}; ${laggardSummary(all)}`;
+      },
+    },
   );
 }
 

@@ -8,6 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { runChaos, reportTable } from '../../chaos/engine.js';
 import { FAULT_CLASSES } from '../../chaos/faults.js';
 import { chaosRandom } from '../../support/random.js';
+import { runAsHeavyFile } from '../../support/heavy-files.js';
+
+runAsHeavyFile();
 
 describe('chaos: the short profile', () => {
   it(

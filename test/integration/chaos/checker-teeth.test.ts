@@ -12,6 +12,9 @@
 import { describe, expect, it } from 'vitest';
 import { runChaos, reportTable } from '../../chaos/engine.js';
 import { chaosRandom } from '../../support/random.js';
+import { runAsHeavyFile } from '../../support/heavy-files.js';
+
+runAsHeavyFile();
 
 describe('chaos: the checker against a broken operator', () => {
   it(

@@ -20,6 +20,9 @@ import {
 import { deleteContainers, listContainers, phaseSummary } from '../../support/containers.js';
 import { kubeConfig } from '../../support/harness.js';
 import { chaosRandom } from '../../support/random.js';
+import { runAsHeavyFile } from '../../support/heavy-files.js';
+
+runAsHeavyFile();
 
 const CONTAINERS = 30;
 

@@ -15,8 +15,11 @@ import {
 } from '../../support/chaos.js';
 import { chaosRandom } from '../../support/random.js';
 import { sim, simulatorLog } from '../../support/simulator.js';
+import { runAsHeavyFile } from '../../support/heavy-files.js';
 
 const CONTAINERS = 30;
+
+runAsHeavyFile();
 
 let env: ChaosEnvironment | undefined;
 let operator: ChaosOperator | undefined;
