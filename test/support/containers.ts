@@ -198,19 +198,18 @@ export async function ensureNamespace(kc: KubeConfig, name: string): Promise<voi
 export const isReady = (c: WekaContainer): boolean => c.status?.phase === 'Ready';
 export const isAllocated = (c: WekaContainer): boolean => (c.status?.allocations?.virtualDrives?.length ?? 0) > 0;
 
-/** "Ready=12 Signing=3 ...", for progress lines and failure messages. */
 /**
  * The containers not Ready, or being deleted, each with its phase, how long it has been deleted and
  * its Ready condition: what a wait that timed out was waiting for (at most `limit` of them).
  */
 export function laggardSummary(containers: readonly WekaContainer[], limit = 5, now = Date.now()): string {
-  const laggards = containers.filter((c) => c.status?.phase !== 'Ready' || c.metadata.deletionTimestamp);
+  const laggards = containers.filter((c) => !isReady(c) || c.metadata.deletionTimestamp);
   const described = laggards.slice(0, limit).map((c) => {
     const deleted = c.metadata.deletionTimestamp;
     const since =
       deleted === undefined
         ? ''
-        : ` deleted ${Math.round((now - new Date(deleted as unknown as string).getTime()) / 1000)} s ago, finalizers [${(c.metadata.finalizers ?? []).join(', ')}]`;
+        : ` deleted ${Math.round((now - Date.parse(deleted)) / 1000)} s ago, finalizers [${(c.metadata.finalizers ?? []).join(', ')}]`;
     const ready = c.status?.conditions?.find((k) => k.type === 'Ready');
     const condition = ready ? `; Ready ${ready.reason}: ${ready.message.slice(0, 240)}` : '';
     return `${c.metadata.namespace}/${c.metadata.name} ${c.status?.phase ?? 'none'}${since}${condition}`;
@@ -219,6 +218,7 @@ export function laggardSummary(containers: readonly WekaContainer[], limit = 5, 
   return described.join('; ') + more;
 }
 
+/** "Ready=12 Signing=3 ...", for progress lines and failure messages. */
 export function phaseSummary(containers: readonly WekaContainer[]): string {
   const counts = new Map<string, number>();
   for (const c of containers) counts.set(c.status?.phase ?? 'none', (counts.get(c.status?.phase ?? 'none') ?? 0) + 1);

@@ -34,7 +34,7 @@ describe('what a wait for Ready containers says when it times out', () => {
         container(
           'b',
           'Deleting',
-          { deletionTimestamp: '2026-12-08T00:00:00Z' as never, finalizers: ['weka.weka.io/drive-sharing'] },
+          { deletionTimestamp: '2026-12-08T00:00:00Z', finalizers: ['weka.weka.io/drive-sharing'] },
           'removing virtual drive 2 of 4',
         ),
         container('c', 'Allocating'),
