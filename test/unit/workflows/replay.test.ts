@@ -116,10 +116,13 @@ describe('workflow replay', () => {
   let everyCorpus: ReturnType<typeof replay> | undefined;
   it.each(versions)('replays the histories of %s with the current workflow code', { timeout: 180_000 }, async (v) => {
     everyCorpus ??= replay(versions.map((version) => join(corpus, version)));
-    const results = (await everyCorpus).results.filter((r) => r.dir === v);
+    const { code, results: all } = await everyCorpus;
+    const results = all.filter((r) => r.dir === v);
     expect(results.map((r) => r.workflowId).sort()).toEqual((await historiesIn(join(corpus, v))).sort());
     const failed = results.filter((r) => r.error);
     if (failed.length > 0) expect.fail(replayFailureMessage(v, failed));
+    // The process ended as its results say: 0 when every history of every corpus replayed.
+    expect(code).toBe(all.some((r) => r.error) ? 1 : 0);
   });
 
   it('fails a workflow whose commands changed, saying to patch the change', { timeout: 120_000 }, async () => {
